@@ -1,0 +1,65 @@
+# actlab's interface: one target per job. `make report` and `make test` set everything up themselves.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# The torch wheel installed before anything else. The default is the CPU build that lies on this
+# kind of machine's disk; on a GPU box use e.g. `make setup TORCH=torch` to take PyPI's CUDA build.
+TORCH ?= torch==2.13.0
+# Debian packages the tests and default studies read: Fashion-MNIST, the Python docs (LM corpus),
+# and Chromium + its driver (the report is checked in a real browser).
+DEB_PACKAGES := dataset-fashion-mnist python3.11-doc chromium chromium-driver
+STAMP := $(VENV)/.actlab-installed
+PYTEST_ARGS ?=
+
+.PHONY: setup sysdeps test report report-full lab lint clean help
+
+help:
+	@echo "make report       default sweeps on CPU, HTML under reports/"
+	@echo "make report-full  paper-scale sweeps (hours; meant for a GPU box)"
+	@echo "make test         the test suite (under 10 minutes on 2 cores)"
+	@echo "make lab          JupyterLab with the project's kernel"
+	@echo "make lint         ruff"
+	@echo "make clean        remove runs/, reports/*.html and caches (keeps .venv)"
+
+setup: sysdeps $(STAMP)
+
+# Idempotent: reinstalls only when pyproject.toml changes.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "$(TORCH)"
+	$(PY) -m pip install --quiet -e ".[dev,dist]"
+	$(PY) -c "from actlab.notebooks import ensure_kernel; ensure_kernel()"
+	touch $(STAMP)
+
+# Debian packages: installed only where we are root with apt and they are missing.
+sysdeps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian packages:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	else \
+		echo "note: Debian packages missing:$$missing (not root or no apt); tests that need them will skip"; \
+	fi
+
+test: setup
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+report: setup
+	$(VENV)/bin/actlab report --out reports
+
+report-full: setup
+	$(VENV)/bin/actlab report --out reports --profile full
+
+lab: setup
+	$(VENV)/bin/jupyter lab notebooks
+
+lint: setup
+	$(VENV)/bin/ruff check actlab tests
+	$(VENV)/bin/ruff format --check actlab tests
+
+clean:
+	rm -rf runs reports/*.html reports/*.json .pytest_cache .ruff_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,113 @@
+"""Registry of fixed activation functions, by name.
+
+Why a registry: every study (Flex-Act candidates, SmartMixed pools, LM MLPs, the gallery) names
+activations as strings in papermill parameters and sweep files. One table maps those strings to
+modules, so a typo fails in one place with the list of valid names instead of deep in a run.
+
+Each entry carries its reference formula (docstring of the spec) and whether it is bounded, which
+the Flex-Act scale-bias analysis needs (bounded vs unbounded candidates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+LEAKY_RELU_SLOPE = 0.01
+
+
+class Identity(nn.Module):
+    """f(x) = x. Kept as its own class so `repr` names it like the other candidates."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+class ReLUSquared(nn.Module):
+    """f(x) = max(x, 0)^2 (Primer's ReLU², the xIELU paper's strongest non-gated baseline)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x).square()
+
+
+@dataclass(frozen=True)
+class ActivationSpec:
+    """One registry entry.
+
+    `formula` is the reference definition in plain math; tests check the module against an
+    independent closed form of it and of its derivative.
+    `bounded` is True when the range is bounded on both sides (Sigmoid, Tanh): Flex-Act's Cor. D.3
+    predicts routing drifts away from these as the pre-activation scale grows.
+    `trainable` marks activations with their own parameters (xIELU), which the router cannot share.
+    """
+
+    name: str
+    factory: Callable[[], nn.Module]
+    formula: str
+    bounded: bool
+    trainable: bool = False
+
+
+_REGISTRY: dict[str, ActivationSpec] = {}
+
+
+def register(spec: ActivationSpec) -> None:
+    """Add an activation under `spec.name`; a name may be registered once only."""
+    if spec.name in _REGISTRY:
+        raise ValueError(f"activation {spec.name!r} is already registered")
+    _REGISTRY[spec.name] = spec
+
+
+for _spec in (
+    ActivationSpec("relu", nn.ReLU, "max(x, 0)", bounded=False),
+    ActivationSpec("sigmoid", nn.Sigmoid, "1 / (1 + exp(-x))", bounded=True),
+    ActivationSpec("tanh", nn.Tanh, "(exp(x) - exp(-x)) / (exp(x) + exp(-x))", bounded=True),
+    ActivationSpec(
+        "leaky_relu",
+        lambda: nn.LeakyReLU(LEAKY_RELU_SLOPE),
+        f"x if x > 0 else {LEAKY_RELU_SLOPE} * x",
+        bounded=False,
+    ),
+    ActivationSpec("identity", Identity, "x", bounded=False),
+    ActivationSpec("elu", nn.ELU, "x if x > 0 else exp(x) - 1", bounded=False),
+    ActivationSpec(
+        "selu",
+        nn.SELU,
+        "scale * (x if x > 0 else alpha * (exp(x) - 1)), scale≈1.0507, alpha≈1.6733",
+        bounded=False,
+    ),
+    ActivationSpec("gelu", nn.GELU, "x * Phi(x), Phi the standard normal CDF (exact erf form)", bounded=False),
+    ActivationSpec("silu", nn.SiLU, "x * sigmoid(x)", bounded=False),
+    ActivationSpec("relu2", ReLUSquared, "max(x, 0)^2", bounded=False),
+):
+    register(_spec)
+
+
+def activation_names() -> list[str]:
+    """All registered names, in registration order (the order plots and tables use)."""
+    return list(_REGISTRY)
+
+
+def get_spec(name: str) -> ActivationSpec:
+    """The registry entry for `name`; an unknown name fails with the list of valid ones."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        valid = ", ".join(_REGISTRY)
+        raise ValueError(f"unknown activation {name!r}; valid names are: {valid}") from None
+
+
+def get_activation(name: str) -> nn.Module:
+    """A fresh module for `name` (fresh so trainable activations never share parameters)."""
+    return get_spec(name).factory()
+
+
+def value_and_derivative(name: str, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """f(x) and f'(x) by autograd, elementwise; used by the gallery and the Flex-Act pseudo-target."""
+    x = x.detach().clone().requires_grad_(True)
+    y = get_activation(name)(x)
+    (dy,) = torch.autograd.grad(y.sum(), x)
+    return y.detach(), dy.detach()

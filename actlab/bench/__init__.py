@@ -1,0 +1,16 @@
+"""Benchmarks: speed and memory as ratios against a baseline, measured in one run.
+
+Why ratios in one run: these machines are shared and their speed drifts, so an absolute time
+means little; the ratio of two medians taken interleaved (A B A B ...) in the same process does.
+Each benchmark module `actlab.bench.<name>` defines `run(quick: bool) -> dict` returning a
+`BenchReport` as a dict (see `actlab.bench.timing`). `actlab bench [NAME ...]` runs them.
+"""
+
+from __future__ import annotations
+
+# Benchmark name -> module under actlab.bench. Each lands with the issue that sets its targets.
+BENCHMARKS: dict[str, str] = {
+    "activations": "actlab.bench.activations",
+    "routing": "actlab.bench.routing",
+    "sweep": "actlab.bench.sweep",
+}

@@ -1,0 +1,70 @@
+"""The `actlab` command line.
+
+Why this shape: each subcommand lives in its own module under `actlab.commands` and exposes
+`configure(parser)` and `run(args) -> int`, so a new capability adds one module and one line in
+`SUBCOMMANDS` without touching the others. Errors print one line to stderr and exit non-zero;
+`--debug` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from actlab import __version__
+
+# name -> (module under actlab.commands, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "derive": ("derive", "derive an integrated-gradient activation symbolically (xIELU, xIPReLU, ...)"),
+    "check": ("check", "check Flex-Act's gradient propositions against autograd"),
+    "sweep": ("sweep", "run a papermill notebook over a parameter grid and seeds"),
+    "report": ("report", "execute the report notebooks and build the HTML site under reports/"),
+    "bench": ("bench", "benchmarks: ratios against a baseline measured in one run"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser; subcommand modules are imported here only to add their arguments."""
+    parser = argparse.ArgumentParser(
+        prog="actlab",
+        description="Test published claims about activation functions, and your own.",
+    )
+    parser.add_argument("--version", action="version", version=f"actlab {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        sub_parser = sub.add_parser(name, help=help_text, description=help_text)
+        module = _command_module(module_name)
+        module.configure(sub_parser)
+        sub_parser.set_defaults(_run=module.run)
+    return parser
+
+
+def _command_module(module_name: str):  # noqa: ANN202 - a module object
+    return importlib.import_module(f"actlab.commands.{module_name}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print("actlab: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # one line for users; the traceback only on request
+        if args.debug:
+            raise
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        print(f"actlab {args.command}: error: {message}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

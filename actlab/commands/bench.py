@@ -1,0 +1,38 @@
+"""`actlab bench [NAME ...]`: run benchmarks and write their ratios to JSON."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+from pathlib import Path
+
+from actlab.bench import BENCHMARKS
+from actlab.errors import ActlabError
+from actlab.io import atomic_write_json
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="*", help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (noisier; for smoke tests)")
+    parser.add_argument("--out", type=Path, default=Path("reports/bench.json"), help="JSON output file")
+
+
+def run(args: argparse.Namespace) -> int:
+    names = args.names or list(BENCHMARKS)
+    unknown = [name for name in names if name not in BENCHMARKS]
+    if unknown:
+        raise ActlabError(f"unknown benchmark {unknown[0]!r}; choose from: {', '.join(BENCHMARKS)}")
+    results = {}
+    if args.out.exists():  # keep earlier benchmarks' results when only some are rerun
+        results = json.loads(args.out.read_text(encoding="utf-8"))
+    for name in names:
+        module = importlib.import_module(BENCHMARKS[name])
+        report = module.run(quick=args.quick)
+        results[name] = report
+        for row in report["ratios"]:
+            target = "" if row["target"] is None else f"  target <= {row['target']:.2f}  met={row['met']}"
+            print(f"{name:12s} {row['what']:55s} {row['ratio']:.3f}x{target}")
+    atomic_write_json(args.out, results)
+    print(f"wrote {args.out}")
+    return 0

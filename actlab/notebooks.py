@@ -1,0 +1,85 @@
+"""Executing papermill notebooks and rendering them to HTML.
+
+Why one module: every report page and every sweep run executes a template notebook the same way:
+with the project's own named kernel (so a venv's notebooks never run in some other Python),
+into an output folder (so the template is never overwritten), and renders it with code hidden.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from actlab.errors import ActlabError
+
+KERNEL_NAME = "actlab"
+
+
+def ensure_kernel(name: str = KERNEL_NAME) -> str:
+    """Install a Jupyter kernel spec named `name` that runs *this* interpreter, if it is missing.
+
+    The spec goes into `sys.prefix` (the venv), so nothing outside the project changes.
+    """
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    manager = KernelSpecManager()
+    try:
+        spec = manager.get_kernel_spec(name)
+        if Path(spec.argv[0]).resolve() == Path(sys.executable).resolve():
+            return name
+    except NoSuchKernel:
+        pass
+    from ipykernel.kernelspec import install
+
+    install(kernel_name=name, display_name=f"Python (actlab, {sys.prefix})", prefix=sys.prefix)
+    return name
+
+
+def execute(
+    template: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    parameters: dict[str, Any] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    timeout: float | None = None,
+) -> Path:
+    """Run `template` with papermill into `output`; failures raise papermill's own error.
+
+    `PapermillExecutionError` (with `ename`, `evalue`, `cell_index`) is left to the caller, which
+    decides whether a failure ends a sweep (never) or a report build (yes).
+    """
+    import papermill as pm
+
+    template, output = Path(template), Path(output)
+    if not template.is_file():
+        raise ActlabError(f"notebook {template} not found; give a path to an .ipynb template")
+    if template.resolve() == output.resolve():
+        raise ActlabError(f"refusing to overwrite the template {template} with its executed copy")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    pm.execute_notebook(
+        str(template),
+        str(output),
+        parameters=parameters or {},
+        kernel_name=ensure_kernel(),
+        cwd=str(cwd) if cwd is not None else str(output.parent),
+        progress_bar=False,
+        execution_timeout=timeout,
+    )
+    return output
+
+
+def to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[str], show_code: bool = False) -> Path:
+    """Render an executed notebook to standalone HTML with images embedded; code hidden by default."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    from actlab.io import atomic_write_text
+
+    exporter = HTMLExporter(
+        exclude_input=not show_code,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
+    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
+    return atomic_write_text(html, body)

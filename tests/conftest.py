@@ -1,0 +1,18 @@
+"""Shared test fixtures. Tests run on CPU only; GPU paths skip with a reason."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Tests are CPU tests: never let a stray CUDA device change numerics or placement.
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO_ROOT

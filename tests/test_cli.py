@@ -1,0 +1,44 @@
+"""The console script: help lists the subcommands; errors are one line without a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from actlab import cli
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "actlab", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_help_lists_every_subcommand():
+    result = _run("--help")
+    assert result.returncode == 0
+    for name in cli.SUBCOMMANDS:
+        assert name in result.stdout
+
+
+def test_version():
+    result = _run("--version")
+    assert result.returncode == 0 and result.stdout.startswith("actlab ")
+
+
+def test_error_is_one_line_without_traceback(tmp_path):
+    result = _run("report", "--notebooks", str(tmp_path / "missing"))
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "not found" in result.stderr
+
+
+def test_debug_shows_traceback(tmp_path):
+    result = _run("--debug", "report", "--notebooks", str(tmp_path / "missing"))
+    assert result.returncode != 0 and "Traceback" in result.stderr
+
+
+def test_import_time_error_for_unknown_activation():
+    code = "import actlab; actlab.activations.get_activation('nope')"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "valid names are: relu, sigmoid" in result.stderr
