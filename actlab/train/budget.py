@@ -1,0 +1,126 @@
+"""Training budgets: how much a run gets, what it used, and the arithmetic between the two.
+
+Why its own module: the reviewers' main objection to SmartMixed and xIELU is unmatched compute
+(epochs in one case, wall-clock in the other). A budget that is checked in one place, met exactly
+and recorded exactly is what lets a study claim "same budget" and show it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BUDGET_KINDS = ("epochs", "steps", "samples", "tokens", "seconds")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much training a run gets: `amount` of `kind`.
+
+    kinds: `epochs`, `steps`, `samples`, `tokens` (an LM batch of B sequences of length T is B*T
+    tokens; for non-LM tasks a token is a sample) or wall-clock `seconds` of the training loop
+    (evaluation and checkpoint writing do not count, so evaluating more often never shortens
+    training). Count budgets are met exactly: the last batch is trimmed to fit.
+    """
+
+    kind: str
+    amount: float
+
+    def __post_init__(self) -> None:
+        if self.kind not in BUDGET_KINDS:
+            raise ValueError(f"unknown budget kind {self.kind!r}; valid kinds are: {', '.join(BUDGET_KINDS)}")
+        if not self.amount > 0:
+            raise ValueError(f"a {self.kind} budget must be > 0, got {self.amount!r}")
+        if self.kind != "seconds" and float(self.amount) != int(self.amount):
+            raise ValueError(f"a {self.kind} budget must be a whole number, got {self.amount!r}")
+
+    @classmethod
+    def epochs(cls, n: int) -> Budget:
+        return cls("epochs", n)
+
+    @classmethod
+    def steps(cls, n: int) -> Budget:
+        return cls("steps", n)
+
+    @classmethod
+    def samples(cls, n: int) -> Budget:
+        return cls("samples", n)
+
+    @classmethod
+    def tokens(cls, n: int) -> Budget:
+        return cls("tokens", n)
+
+    @classmethod
+    def seconds(cls, s: float) -> Budget:
+        return cls("seconds", s)
+
+
+@dataclass
+class BudgetUsed:
+    """What a run actually consumed. Counts are exact; `epochs` is samples seen / training-set size."""
+
+    epochs: float = 0.0
+    epochs_completed: int = 0
+    steps: int = 0
+    samples: int = 0
+    tokens: int = 0
+    seconds: float = 0.0  # wall-clock of the training loop, evaluation and checkpoints excluded
+    wall_seconds: float = 0.0  # everything, evaluation and checkpoints included
+
+    def amount(self, kind: str) -> float:
+        """The used amount in the units of a budget `kind`."""
+        return {
+            "epochs": self.epochs_completed,
+            "steps": self.steps,
+            "samples": self.samples,
+            "tokens": self.tokens,
+            "seconds": self.seconds,
+        }[kind]
+
+
+@dataclass(frozen=True)
+class BudgetMeter:
+    """Budget arithmetic for one run: `n_train` examples, each `unit_tokens` tokens (LM: seq_len)."""
+
+    budget: Budget
+    n_train: int
+    unit_tokens: int = 1
+
+    def __post_init__(self) -> None:
+        if self.budget.kind == "tokens" and self.budget.amount % self.unit_tokens:
+            raise ValueError(
+                f"a token budget must be a multiple of the sequence length {self.unit_tokens} "
+                f"to be met exactly; got {int(self.budget.amount)}"
+            )
+
+    def exhausted(self, used: BudgetUsed) -> bool:
+        return used.amount(self.budget.kind) >= self.budget.amount
+
+    def rows_allowed(self, used: BudgetUsed, rows: int) -> int:
+        """Trim a batch of `rows` examples so a samples/tokens budget is met exactly, never overshot."""
+        if self.budget.kind == "samples":
+            return min(rows, int(self.budget.amount) - used.samples)
+        if self.budget.kind == "tokens":
+            return min(rows, (int(self.budget.amount) - used.tokens) // self.unit_tokens)
+        return rows
+
+    def progress_after(self, used: BudgetUsed, rows: int, step_seconds: float) -> float:
+        """Fraction of the budget used once a step of `rows` is done (drives the lr schedule).
+
+        For a seconds budget the step's duration is not known in advance: `step_seconds` (the
+        previous step's) stands in.
+        """
+        return (self.units_used(used) + self.units(rows, step_seconds)) / self.budget.amount
+
+    def units(self, rows: int, step_seconds: float) -> float:
+        """One step of `rows` examples, in the budget's units."""
+        return {
+            "steps": 1,
+            "epochs": rows / self.n_train,
+            "samples": rows,
+            "tokens": rows * self.unit_tokens,
+            "seconds": step_seconds,
+        }[self.budget.kind]
+
+    def units_used(self, used: BudgetUsed) -> float:
+        """Everything used so far, in the budget's units (fractional epochs count)."""
+        return used.samples / self.n_train if self.budget.kind == "epochs" else used.amount(self.budget.kind)

@@ -1,0 +1,92 @@
+"""Where a run executes: device choice, bf16 autocast, optional torch.compile.
+
+Why one module: the same study code must run on this CPU machine and use a GPU automatically when
+one is there. Choosing the device, the precision and the compiled path in one place keeps those
+decisions visible (they are recorded with every result) instead of scattered `if cuda` branches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from collections.abc import Iterator
+
+import torch
+from torch import nn
+
+from actlab.errors import ActlabError
+
+DEVICE_ENV = "ACTLAB_DEVICE"
+
+
+def pick_device(preference: str | None = None) -> torch.device:
+    """cuda, then mps, then cpu, unless `preference` (or $ACTLAB_DEVICE) names one.
+
+    An explicit device that is not available is an error, never a silent fallback: a study that
+    asked for a GPU must not quietly spend hours on the CPU.
+    """
+    choice = preference or os.environ.get(DEVICE_ENV) or "auto"
+    if choice == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if _mps_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        device = torch.device(choice)
+    except RuntimeError:
+        raise ValueError(f"unknown device {choice!r}; use auto, cpu, cuda, cuda:N or mps") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ActlabError(f"device {choice!r} requested but CUDA is not available; use device='cpu' or 'auto'")
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise ActlabError(f"device {choice!r} requested but only {torch.cuda.device_count()} CUDA device(s) exist")
+    if device.type == "mps" and not _mps_available():
+        raise ActlabError(f"device {choice!r} requested but MPS is not available; use device='cpu' or 'auto'")
+    if device.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"unsupported device {choice!r}; use auto, cpu, cuda, cuda:N or mps")
+    return device
+
+
+def _mps_available() -> bool:
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend is not None and backend.is_available())
+
+
+def uses_bf16(device: torch.device, enabled: bool = True) -> bool:
+    """bf16 autocast only on CUDA devices that support it (CPU/MPS stay float32 for exact repeats)."""
+    return enabled and device.type == "cuda" and torch.cuda.is_bf16_supported()
+
+
+@contextlib.contextmanager
+def autocast(device: torch.device, enabled: bool = True) -> Iterator[None]:
+    """bf16 autocast on CUDA, a no-op elsewhere."""
+    if uses_bf16(device, enabled):
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            yield
+    else:
+        yield
+
+
+def maybe_compile(model: nn.Module, enabled: bool, backend: str = "inductor") -> nn.Module:
+    """`torch.compile(model)` when enabled; the eager model otherwise.
+
+    The compiled wrapper shares parameters with `model`, so state dicts are always taken from the
+    eager module. If compilation is impossible here the run continues eagerly with a warning that
+    says why: loud, never silent.
+    """
+    if not enabled:
+        return model
+    try:
+        return torch.compile(model, backend=backend)
+    except Exception as exc:  # noqa: BLE001 - any failure to set up compile falls back, loudly
+        warnings.warn(f"torch.compile unavailable ({exc}); training eagerly", RuntimeWarning, stacklevel=2)
+        return model
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for queued GPU work, so wall-clock budgets time real work, not kernel launches."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()

@@ -1,0 +1,335 @@
+"""The one training loop every study uses.
+
+Why one loop: a comparison between activations is fair only if every arm trains under the same
+rules. Here the rules are fixed once: a budget (epochs, steps, samples/tokens or seconds) met
+exactly and recorded; a schedule that follows the budget; regularisers added to the task loss and
+logged apart; best-checkpoint selection by a validation metric; divergence recorded, not raised;
+checkpoints that resume bit for bit.
+
+One step: slice the batch (seeded per-epoch order) -> forward -> task loss + regulariser -> stop if
+non-finite -> backward -> clip -> stop if the gradient norm is non-finite -> set lr -> optimizer
+step -> step callbacks -> metrics -> evaluation -> checkpoint.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from actlab.train import checkpoint as ckpt
+from actlab.train.budget import Budget, BudgetMeter, BudgetUsed
+from actlab.train.config import TrainConfig, result_shaping_fields
+from actlab.train.device import autocast, maybe_compile, pick_device, synchronize
+from actlab.train.evaluate import evaluate, regularization_loss, task_loss
+from actlab.train.metrics import MetricsLog, ProgressBar
+from actlab.train.optim import build_optimizer, lr_factor, set_lr
+from actlab.train.seeding import capture_rng_state, epoch_permutation, restore_rng_state, seed_everything
+from actlab.train.state import TrainResult, TrainState
+
+Data = tuple[torch.Tensor, torch.Tensor]
+
+
+def train(
+    model: nn.Module,
+    train_data: Data,
+    config: TrainConfig,
+    budget: Budget,
+    *,
+    val_data: Data | None = None,
+    callbacks: Sequence[Any] = (),
+    metrics_path: str | Path | None = None,
+    checkpoint_path: str | Path | None = None,
+    checkpoint_every: int = 0,
+    resume_from: str | Path | None = None,
+    progress: bool | None = None,
+) -> TrainResult:
+    """Train `model` in place on `train_data` = (x, y) until `budget` is used; never raises on NaN/inf.
+
+    `checkpoint_path` receives a checkpoint every `checkpoint_every` steps (0: only when the run
+    ends or a callback stops it); `resume_from` continues such a checkpoint to `budget`. With the
+    same seed, data and config, an interrupted-and-resumed run ends with the same weights as one
+    that never stopped. `progress` None shows a bar only when stderr is a terminal.
+    """
+    threads = torch.get_num_threads()
+    if config.num_threads is not None:
+        torch.set_num_threads(config.num_threads)
+    try:
+        run = _Run(model, train_data, config, budget, val_data, callbacks, checkpoint_path, checkpoint_every)
+        if resume_from is not None:
+            run.restore(ckpt.load_checkpoint(resume_from))
+        run.log = MetricsLog(metrics_path, resume_step=run.used.steps if resume_from is not None else None)
+        return run.execute(progress, None if metrics_path is None else str(metrics_path))
+    finally:
+        torch.set_num_threads(threads)
+
+
+class _Run:
+    """One training run's mutable state; `train` is its only public entry."""
+
+    def __init__(self, model, train_data, config, budget, val_data, callbacks, checkpoint_path, checkpoint_every):
+        self.x, self.y = _check_data(train_data, "train_data")
+        self.val_data = None if val_data is None else _check_data(val_data, "val_data")
+        self.config, self.budget = config, budget
+        self.n = len(self.x)
+        # An LM row of T positions is T tokens; any other example counts as one token.
+        self.unit_tokens = self.x[0].numel() if config.task == "lm" else 1
+        self.meter = BudgetMeter(budget, self.n, self.unit_tokens)
+        self.batches_per_epoch = math.ceil(self.n / config.batch_size)
+        self.device = pick_device(config.device)
+        seed_everything(config.seed)
+        self.model = model.to(self.device)
+        self.runner = maybe_compile(self.model, config.compile, config.compile_backend)
+        self.optimizer = build_optimizer(self.model, config)
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.used = BudgetUsed()
+        self.state = TrainState(config, budget, self.model, self.optimizer, self.used)
+        self.callbacks = list(callbacks)
+        self.step_hooks = [cb.on_step_end for cb in self.callbacks if hasattr(cb, "on_step_end")]
+        self.epoch_hooks = [_epoch_hook(cb) for cb in self.callbacks]
+        self.checkpoint_path, self.checkpoint_every = checkpoint_path, checkpoint_every
+        self.epoch_sums = [0.0, 0.0, 0]  # task loss * rows, regulariser * rows, rows (this epoch)
+        self.best: dict[str, Any] = {"metric": None, "epoch": None, "step": None, "weights": None}
+        self.last_eval: dict[str, float] = {}
+        self.last_eval_step = -1
+        self.step_seconds = 0.0
+        self.log = MetricsLog(None)
+
+    # ------------------------------------------------------------------ the loop
+    def execute(self, progress: bool | None, metrics_path: str | None) -> TrainResult:
+        status, diverged_at, clean_stop = "ok", None, True
+        self.clock = {"start": time.perf_counter(), "seconds": self.used.seconds, "wall": self.used.wall_seconds}
+        self.clock["excluded"] = 0.0  # evaluation and checkpoint time, not charged to the budget
+        bar = ProgressBar(self.budget.amount, self.budget.kind, progress, initial=self.meter.units_used(self.used))
+        order_epoch, order = -1, torch.empty(0)
+        try:
+            while True:
+                if self.state.batch_in_epoch >= self.batches_per_epoch:
+                    status, diverged_at = self._finish_epoch()
+                elif self.meter.exhausted(self.used):
+                    break
+                else:
+                    if order_epoch != self.state.epoch:
+                        order_epoch = self.state.epoch
+                        order = epoch_permutation(self.n, self.config.seed, order_epoch)
+                    status, diverged_at = self._train_step(order, bar)
+                if status == "diverged" or self.state.stop:
+                    break
+        except KeyboardInterrupt:  # Ctrl-C mid-step: state may be half-updated, so keep the last checkpoint
+            self.state.stop, clean_stop = True, False
+        finally:
+            bar.close()
+        finished = self.meter.exhausted(self.used) and self.state.batch_in_epoch < self.batches_per_epoch
+        if status == "ok" and self.state.stop and not finished:
+            status = "interrupted"
+        if status == "ok" and self.val_data is not None and self.last_eval_step != self.used.steps:
+            status, diverged_at = self._evaluate()
+        if status != "diverged" and clean_stop and self.checkpoint_path is not None:
+            self._save_checkpoint()
+        self._tick()
+        if self.config.restore_best and self.best["weights"] is not None:
+            self.model.load_state_dict(self.best["weights"])
+        result = self._result(status, diverged_at, metrics_path)
+        self.log.append({"kind": "end", "step": self.used.steps, **result.to_dict()})
+        return result
+
+    def _tick(self) -> None:
+        """Update the clocks: loop time minus excluded time is what a seconds budget counts."""
+        elapsed = time.perf_counter() - self.clock["start"]
+        self.used.seconds = self.clock["seconds"] + elapsed - self.clock["excluded"]
+        self.used.wall_seconds = self.clock["wall"] + elapsed
+
+    def _train_step(self, order: torch.Tensor, bar: ProgressBar) -> tuple[str, int | None]:
+        B, b = self.config.batch_size, self.state.batch_in_epoch
+        seconds_before = self.used.seconds
+        index = order[b * B : (b + 1) * B]
+        index = index[: self.meter.rows_allowed(self.used, len(index))]
+        rows = len(index)
+        x, y = self.x[index].to(self.device), self.y[index].to(self.device)
+        self.model.train()
+        with autocast(self.device, self.config.bf16):
+            output = self.runner(x)
+        loss = task_loss(output, y, self.config.task)
+        reg = regularization_loss(self.model)
+        total = loss if reg is None else loss + reg
+        loss_value, reg_value = loss.item(), (0.0 if reg is None else reg.item())
+        if not (math.isfinite(loss_value) and math.isfinite(reg_value)):
+            return self._diverged(loss=loss_value, reg_loss=reg_value)
+        self.optimizer.zero_grad(set_to_none=True)
+        total.backward()
+        max_norm = self.config.grad_clip if self.config.grad_clip is not None else math.inf
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm).item()
+        if not math.isfinite(grad_norm):
+            return self._diverged(loss=loss_value, reg_loss=reg_value, grad_norm=grad_norm)
+        lr = self.config.lr * lr_factor(self.config, self.meter.progress_after(self.used, rows, self.step_seconds))
+        set_lr(self.optimizer, lr)
+        self.optimizer.step()
+        synchronize(self.device)
+        self._tick()
+        self.step_seconds = self.used.seconds - seconds_before
+        self.used.steps += 1
+        self.used.samples += rows
+        self.used.tokens += rows * self.unit_tokens
+        self.used.epochs = self.used.samples / self.n
+        self.state.batch_in_epoch += 1
+        self.epoch_sums = [self.epoch_sums[0] + loss_value * rows, self.epoch_sums[1] + reg_value * rows,
+                           self.epoch_sums[2] + rows]  # fmt: skip
+        bar.update(self.meter.units(rows, self.step_seconds), loss_value)
+        self.state.metrics = {"kind": "step", **self._counters(), "loss": loss_value, "reg_loss": reg_value,
+                              "lr": lr, "grad_norm": grad_norm}  # fmt: skip
+        for hook in self.step_hooks:
+            hook(self.state)
+        if self.config.log_every and self.used.steps % self.config.log_every == 0:
+            self.log.append(self.state.metrics)
+        if self.val_data is not None and self.config.eval_every and self.used.steps % self.config.eval_every == 0:
+            status, diverged_at = self._evaluate(record=True)
+            if status == "diverged":
+                return status, diverged_at
+        if self.checkpoint_every and self.used.steps % self.checkpoint_every == 0 and self.checkpoint_path:
+            self._save_checkpoint()
+        return "ok", None
+
+    def _finish_epoch(self) -> tuple[str, int | None]:
+        self.state.epoch += 1
+        self.state.batch_in_epoch = 0
+        self.used.epochs_completed = self.state.epoch
+        loss_sum, reg_sum, rows = self.epoch_sums
+        record = {"kind": "epoch", **self._counters(), "train_loss": loss_sum / rows, "train_reg_loss": reg_sum / rows}
+        self.epoch_sums = [0.0, 0.0, 0]
+        status, diverged_at = "ok", None
+        if self.val_data is not None:
+            status, diverged_at = self._evaluate()
+            record.update(self.last_eval)
+        self.state.metrics = record
+        for hook in self.epoch_hooks:
+            hook(self.state)
+        self.log.append(self.state.metrics)
+        self._update_best(self.state.metrics)
+        return status, diverged_at
+
+    # ------------------------------------------------------------------ evaluation and best weights
+    def _evaluate(self, record: bool = False) -> tuple[str, int | None]:
+        started = time.perf_counter()
+        self.last_eval = evaluate(self.model, self.val_data, self.config.task, batch_size=self.config.eval_batch_size,
+                                  device=self.device, bf16=self.config.bf16)  # fmt: skip
+        self.last_eval_step = self.used.steps
+        if record:
+            self.log.append({"kind": "eval", **self._counters(), **self.last_eval})
+        self._update_best(self.last_eval)
+        self.clock["excluded"] += time.perf_counter() - started
+        if not all(math.isfinite(value) for value in self.last_eval.values()):
+            return self._diverged(**self.last_eval, during="evaluation", at_step=self.used.steps)
+        return "ok", None
+
+    def _update_best(self, metrics: dict[str, Any]) -> None:
+        value = metrics.get(self.config.select_metric)
+        if not isinstance(value, float | int) or not math.isfinite(value) or self.best["step"] == self.used.steps:
+            return
+        previous = self.best["metric"]
+        if previous is None or (value < previous if self.config.select_mode == "min" else value > previous):
+            weights = ckpt.cpu_state_dict(self.model)
+            self.best = {"metric": value, "epoch": self.state.epoch, "step": self.used.steps, "weights": weights}
+
+    def _diverged(self, during: str = "training", at_step: int | None = None, **values: float) -> tuple[str, int]:
+        step = self.used.steps + 1 if at_step is None else at_step
+        self.log.append({"kind": "diverged", "step": step, "during": during, **values})
+        return "diverged", step
+
+    def _counters(self) -> dict[str, Any]:
+        return {"epoch": self.state.epoch, "step": self.used.steps, "samples": self.used.samples,
+                "tokens": self.used.tokens, "seconds": self.used.seconds}  # fmt: skip
+
+    # ------------------------------------------------------------------ checkpoints
+    def _save_checkpoint(self) -> None:
+        started = time.perf_counter()
+        self._tick()
+        ckpt.save_checkpoint(self.checkpoint_path, {
+            "config": result_shaping_fields(self.config),
+            "n_train": self.n,
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "used": vars(self.used).copy(),
+            "position": {"epoch": self.state.epoch, "batch_in_epoch": self.state.batch_in_epoch},
+            "epoch_sums": list(self.epoch_sums),
+            "step_seconds": self.step_seconds,
+            "best": self.best,
+            "last_eval": {"metrics": self.last_eval, "step": self.last_eval_step},
+            "rng": capture_rng_state(),
+            "callbacks": [cb.state_dict() if hasattr(cb, "state_dict") else None for cb in self.callbacks],
+        })  # fmt: skip
+        self.clock["excluded"] += time.perf_counter() - started
+
+    def restore(self, payload: dict[str, Any]) -> None:
+        saved, current = payload["config"], result_shaping_fields(self.config)
+        differing = sorted(key for key in current if saved.get(key) != current[key])
+        if differing:
+            raise ValueError(f"cannot resume: the config differs from the checkpoint's in {', '.join(differing)}")
+        if payload["n_train"] != self.n:
+            raise ValueError(f"cannot resume: the checkpoint trained on {payload['n_train']} examples, not {self.n}")
+        self.model.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        for key, value in payload["used"].items():
+            setattr(self.used, key, value)
+        self.state.epoch = payload["position"]["epoch"]
+        self.state.batch_in_epoch = payload["position"]["batch_in_epoch"]
+        self.epoch_sums = list(payload["epoch_sums"])
+        self.step_seconds = payload["step_seconds"]
+        self.best = payload["best"]
+        self.last_eval, self.last_eval_step = payload["last_eval"]["metrics"], payload["last_eval"]["step"]
+        for callback, saved_state in zip(self.callbacks, payload["callbacks"], strict=False):
+            if saved_state is not None and hasattr(callback, "load_state_dict"):
+                callback.load_state_dict(saved_state)
+        restore_rng_state(payload["rng"])
+
+    def _result(self, status: str, diverged_at: int | None, metrics_path: str | None) -> TrainResult:
+        """`final_metrics`: the last evaluation (of the final weights, before any `restore_best`) and
+        the mean training loss of the last (possibly partial) epoch."""
+        final = dict(self.last_eval)
+        loss_sum, _, rows = self.epoch_sums
+        if rows:
+            final["train_loss"] = loss_sum / rows
+        elif "train_loss" in self.state.metrics:
+            final["train_loss"] = self.state.metrics["train_loss"]
+        has_best = self.best["metric"] is not None
+        return TrainResult(
+            status=status,
+            budget=self.budget,
+            used=self.used,
+            diverged_at_step=diverged_at,
+            best_metric_name=self.config.select_metric if has_best else None,
+            best_metric=self.best["metric"],
+            best_epoch=self.best["epoch"],
+            best_step=self.best["step"],
+            final_metrics=final,
+            metrics_path=metrics_path,
+            checkpoint_path=None if self.checkpoint_path is None else str(self.checkpoint_path),
+            device=str(self.device),
+            threads=torch.get_num_threads(),
+        )
+
+
+def _epoch_hook(callback: Any) -> Callable[[TrainState], None]:
+    if hasattr(callback, "on_epoch_end"):
+        return callback.on_epoch_end
+    if hasattr(callback, "on_step_end"):
+        return lambda state: None
+    if callable(callback):
+        return callback
+    raise ValueError(f"callback {callback!r} is neither callable nor has on_epoch_end/on_step_end")
+
+
+def _check_data(data: Data, name: str) -> Data:
+    try:
+        x, y = data
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair of tensors (x, y)") from None
+    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+        raise ValueError(f"{name} must be a pair of tensors (x, y), got {type(x).__name__}, {type(y).__name__}")
+    if len(x) != len(y) or len(x) == 0:
+        raise ValueError(f"{name}: x and y must have the same, non-zero length; got {len(x)} and {len(y)}")
+    return x, y
