@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
 import torch
 
@@ -11,9 +14,9 @@ from actlab.errors import ActlabError
 
 
 @pytest.mark.skipif(
-    not DEFAULT_CORPUS.is_dir(),
-    reason="Debian package python3.11-doc not installed and not installable here (run `make setup` as root)",
-)
+    not DEFAULT_CORPUS.is_dir() and not (os.geteuid() == 0 and shutil.which("apt-get")),
+    reason="Debian package python3.11-doc is missing and cannot be installed here (not root, or no apt)",
+)  # where `make setup` could have installed it, a missing corpus fails instead of skipping
 def test_default_corpus_is_the_python_docs():
     data = load_dataset("text", seed=0, seq_len=64)
     x, y = data.train

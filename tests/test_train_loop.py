@@ -232,3 +232,17 @@ def test_compiled_model_trains_like_the_eager_one(digits):
         train(model, digits.train, config, Budget.steps(5))
         finals.append(_weights(model))
     _assert_bitwise_equal(*finals)
+
+
+def test_evaluators_add_metrics_that_can_select_the_best_checkpoint(digits, tmp_path):
+    def test_accuracy(model):
+        assert not model.training and not torch.is_grad_enabled()
+        return {"test_accuracy": evaluate(model, digits.test, "classification", prefix="test")["test_accuracy"]}
+
+    config = dataclasses.replace(RICH, eval_every=4, select_metric="test_accuracy", select_mode="max")
+    result = train(_mlp(0), digits.train, config, Budget.steps(12), evaluators=[test_accuracy],
+                   metrics_path=tmp_path / "m.jsonl")  # fmt: skip
+    evals = [r for r in read_metrics(tmp_path / "m.jsonl") if "test_accuracy" in r and r["kind"] != "end"]
+    assert [(r["kind"], r["step"]) for r in evals] == [("eval", 4), ("eval", 8), ("epoch", 11), ("eval", 12)]
+    best = max(evals, key=lambda r: r["test_accuracy"])
+    assert (result.best_metric, result.best_step) == (best["test_accuracy"], best["step"])

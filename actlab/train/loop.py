@@ -42,6 +42,7 @@ def train(
     budget: Budget,
     *,
     val_data: Data | None = None,
+    evaluators: Sequence[Callable[[nn.Module], dict[str, float]]] = (),
     callbacks: Sequence[Any] = (),
     metrics_path: str | Path | None = None,
     checkpoint_path: str | Path | None = None,
@@ -51,6 +52,9 @@ def train(
 ) -> TrainResult:
     """Train `model` in place on `train_data` = (x, y) until `budget` is used; never raises on NaN/inf.
 
+    Each evaluation (every `config.eval_every` steps, at each epoch end and at the end) computes
+    the task metrics on `val_data` plus whatever `evaluators` (`model -> {name: value}`, called in
+    eval mode without gradients) return; `config.select_metric` may name any of them.
     `checkpoint_path` receives a checkpoint every `checkpoint_every` steps (0: only when the run
     ends or a callback stops it); `resume_from` continues such a checkpoint to `budget`. With the
     same seed, data and config, an interrupted-and-resumed run ends with the same weights as one
@@ -61,6 +65,7 @@ def train(
         torch.set_num_threads(config.num_threads)
     try:
         run = _Run(model, train_data, config, budget, val_data, callbacks, checkpoint_path, checkpoint_every)
+        run.evaluators = list(evaluators)
         if resume_from is not None:
             run.restore(ckpt.load_checkpoint(resume_from))
         run.log = MetricsLog(metrics_path, resume_step=run.used.steps if resume_from is not None else None)
@@ -99,6 +104,7 @@ class _Run:
         self.last_eval_step = -1
         self.step_seconds = 0.0
         self.log = MetricsLog(None)
+        self.evaluators: list[Callable[[nn.Module], dict[str, float]]] = []
 
     # ------------------------------------------------------------------ the loop
     def execute(self, progress: bool | None, metrics_path: str | None) -> TrainResult:
@@ -127,7 +133,7 @@ class _Run:
         finished = self.meter.exhausted(self.used) and self.state.batch_in_epoch < self.batches_per_epoch
         if status == "ok" and self.state.stop and not finished:
             status = "interrupted"
-        if status == "ok" and self.val_data is not None and self.last_eval_step != self.used.steps:
+        if status == "ok" and self._evaluates() and self.last_eval_step != self.used.steps:
             status, diverged_at = self._evaluate()
         if status != "diverged" and clean_stop and self.checkpoint_path is not None:
             self._save_checkpoint()
@@ -186,7 +192,7 @@ class _Run:
             hook(self.state)
         if self.config.log_every and self.used.steps % self.config.log_every == 0:
             self.log.append(self.state.metrics)
-        if self.val_data is not None and self.config.eval_every and self.used.steps % self.config.eval_every == 0:
+        if self._evaluates() and self.config.eval_every and self.used.steps % self.config.eval_every == 0:
             status, diverged_at = self._evaluate(record=True)
             if status == "diverged":
                 return status, diverged_at
@@ -202,7 +208,7 @@ class _Run:
         record = {"kind": "epoch", **self._counters(), "train_loss": loss_sum / rows, "train_reg_loss": reg_sum / rows}
         self.epoch_sums = [0.0, 0.0, 0]
         status, diverged_at = "ok", None
-        if self.val_data is not None:
+        if self._evaluates():
             status, diverged_at = self._evaluate()
             record.update(self.last_eval)
         self.state.metrics = record
@@ -215,8 +221,16 @@ class _Run:
     # ------------------------------------------------------------------ evaluation and best weights
     def _evaluate(self, record: bool = False) -> tuple[str, int | None]:
         started = time.perf_counter()
-        self.last_eval = evaluate(self.model, self.val_data, self.config.task, batch_size=self.config.eval_batch_size,
-                                  device=self.device, bf16=self.config.bf16)  # fmt: skip
+        self.last_eval = {}
+        if self.val_data is not None:
+            self.last_eval = evaluate(self.model, self.val_data, self.config.task, device=self.device,
+                                      batch_size=self.config.eval_batch_size, bf16=self.config.bf16)  # fmt: skip
+        if self.evaluators:
+            self.model.eval()
+            with torch.no_grad():
+                for evaluator in self.evaluators:
+                    self.last_eval.update({name: float(value) for name, value in evaluator(self.model).items()})
+            self.model.train()
         self.last_eval_step = self.used.steps
         if record:
             self.log.append({"kind": "eval", **self._counters(), **self.last_eval})
@@ -225,6 +239,9 @@ class _Run:
         if not all(math.isfinite(value) for value in self.last_eval.values()):
             return self._diverged(**self.last_eval, during="evaluation", at_step=self.used.steps)
         return "ok", None
+
+    def _evaluates(self) -> bool:
+        return self.val_data is not None or bool(self.evaluators)
 
     def _update_best(self, metrics: dict[str, Any]) -> None:
         value = metrics.get(self.config.select_metric)
