@@ -1,0 +1,213 @@
+"""Built-in gradient-first derivations (xIELU, xIPReLU, xIEP), user-typed ones, and the checks behind `--check`.
+
+Why these three: xIELU and xIPReLU are the paper's activations (arXiv 2411.13010, Eqs. 9 and 12); xIEP is the
+paper repository's cubic variant (integral of a PolyReLU-shaped gradient, two trainable scales on x > 0), which
+shows the recipe is not specific to one alpha per branch. The base gradients are the *shapes* the paper picks:
+
+- xIELU: ELU-shaped. x > 0: 2x (ReLU²'s gradient, linearly increasing); x <= 0: e^x - 1 (ELU on x <= 0, which is
+  0 at 0 so f' is continuous, and tends to -1 so alpha_n > beta gives negative-valued gradients).
+- xIPReLU: PReLU-shaped. x > 0: 2x; x <= 0: 2x.
+- xIEP: x > 0: 3x² (scale alpha_p3) and 2x (scale alpha_p2); x <= 0: e^x - 1 as in xIELU.
+
+The reference closed forms below are transcribed from `REFERENCE_FACTS.md` (the paper's equations), never from
+SymPy's output: `run_checks` asserts `simplify(derived - reference) == 0` for each branch.
+"""
+
+from __future__ import annotations
+
+import functools
+import tokenize
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+import sympy as sp
+from sympy.parsing.sympy_parser import parse_expr, standard_transformations
+
+from actlab.symbolic import Derivation, alpha_n, alpha_p, beta, gradient_first, x
+
+s_n = sp.Symbol("s_n", positive=True)  # softplus(a_n) > 0, so xIELU's alpha_n = beta + s_n > beta
+alpha_p3 = sp.Symbol("alpha_p3", positive=True)
+alpha_p2 = sp.Symbol("alpha_p2", positive=True)
+
+# The paper's claims about the gradient, checked against what SymPy proves.
+_PAPER_CLAIMS = {"C1 at 0": True, "f'(x <= 0) goes below 0": True, "f'(x > 0) increasing": True}
+
+# (x > 0, x <= 0) closed forms as published; typed from REFERENCE_FACTS.md, independent of the derivation.
+REFERENCE_CLOSED_FORMS: dict[str, tuple[sp.Expr, sp.Expr]] = {
+    "xielu": (alpha_p * x**2 + beta * x, alpha_n * (sp.exp(x) - 1) - alpha_n * x + beta * x),
+    "xiprelu": (alpha_p * x**2 + beta * x, alpha_n * x**2 + beta * x),
+    "xiep": (alpha_p3 * x**3 + alpha_p2 * x**2 + beta * x, alpha_n * (sp.exp(x) - 1) - alpha_n * x + beta * x),
+}
+
+
+@functools.cache
+def xielu() -> Derivation:
+    """xIELU: alpha_p = softplus(a_p), alpha_n = beta + softplus(a_n) (so the x <= 0 gradient can go negative)."""
+    return gradient_first(
+        "xIELU",
+        positive=2 * x,
+        negative=sp.exp(x) - 1,
+        constraints={alpha_n: beta + s_n},
+        expected=_PAPER_CLAIMS,
+        description="integrated ELU-shaped gradient: 2x on x > 0, e^x - 1 on x <= 0",
+    )
+
+
+@functools.cache
+def xiprelu() -> Derivation:
+    """xIPReLU: both alphas are plain softplus, so alpha_n > 0 and f' = 2 alpha_n x + beta -> -oo as x -> -oo."""
+    return gradient_first(
+        "xIPReLU",
+        positive=2 * x,
+        negative=2 * x,
+        expected=_PAPER_CLAIMS,
+        description="integrated PReLU-shaped gradient: 2x on both sides, separate trainable scales",
+    )
+
+
+@functools.cache
+def xiep() -> Derivation:
+    """xIEP (paper repository): cubic x > 0 branch with two trainable scales; x <= 0 as in xIELU."""
+    return gradient_first(
+        "xIEP",
+        positive=[(alpha_p3, 3 * x**2), (alpha_p2, 2 * x)],
+        negative=sp.exp(x) - 1,
+        constraints={alpha_n: beta + s_n},
+        expected=_PAPER_CLAIMS,
+        description="integrated PolyReLU-shaped gradient: 3x² and 2x on x > 0, e^x - 1 on x <= 0",
+    )
+
+
+BUILTINS: dict[str, Callable[[], Derivation]] = {"xielu": xielu, "xiprelu": xiprelu, "xiep": xiep}
+
+
+def get_derivation(name: str) -> Derivation:
+    """A built-in derivation by name; an unknown name fails with the list of valid ones."""
+    try:
+        return BUILTINS[name]()
+    except KeyError:
+        raise ValueError(f"unknown derivation {name!r}; built-ins are: {', '.join(BUILTINS)}") from None
+
+
+def parse_base_gradient(text: str, side: str) -> sp.Expr:
+    """A user-typed base gradient in x (`"x**2"`, `"exp(x)"`); anything else is one clear error."""
+    try:
+        expr = parse_expr(text, local_dict={"x": x}, transformations=standard_transformations)
+    except (SyntaxError, TypeError, ValueError, sp.SympifyError, tokenize.TokenError) as error:
+        raise ValueError(
+            f"cannot parse base gradient {text!r} for {side}: {error}; write e.g. 2*x or exp(x) - 1"
+        ) from None
+    if not isinstance(expr, sp.Expr):
+        raise ValueError(f"base gradient {text!r} for {side} is not an expression in x")
+    unknown = expr.free_symbols - {x}
+    if unknown:
+        names = ", ".join(sorted(map(str, unknown)))
+        raise ValueError(f"base gradient {text!r} for {side} uses {names}; it may only use x")
+    return expr
+
+
+def custom(positive: str, negative: str) -> Derivation:
+    """The recipe on user-typed base gradients; alphas and beta are positive (softplus), no paper claims."""
+    return gradient_first(
+        "custom",
+        positive=parse_base_gradient(positive, "x > 0"),
+        negative=parse_base_gradient(negative, "x <= 0"),
+        description=f"user base gradient: {positive} on x > 0, {negative} on x <= 0",
+    )
+
+
+@dataclass(frozen=True)
+class Check:
+    """One pass/fail line of `actlab derive --check`."""
+
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+def symbolic_checks(derivation: Derivation, reference: tuple[sp.Expr, sp.Expr] | None) -> list[Check]:
+    """Closed forms vs the published ones, d/dx of each closed form vs its gradient, and the proved properties."""
+    checks = []
+    for branch, ref in zip(derivation.branches, reference or (None, None), strict=True):
+        residual = sp.simplify(sp.diff(branch.closed_form, x) - branch.gradient)
+        checks.append(Check(f"d/dx f = f' on {branch.side}", residual == 0, f"residual {residual}"))
+        if ref is not None:
+            difference = sp.simplify(branch.closed_form - ref)
+            checks.append(
+                Check(f"closed form on {branch.side} = reference", difference == 0, f"difference {difference}")
+            )
+    for prop in derivation.properties:
+        if prop.name in ("f(0) = 0", "continuous at 0"):
+            checks.append(Check(prop.name, prop.holds is True, f"SymPy: {prop.result}"))
+        elif prop.expected is not None:
+            passed = prop.holds is prop.expected
+            checks.append(Check(f"{prop.name} (paper: {prop.expected})", passed, f"SymPy: {prop.result}"))
+    return checks
+
+
+def numeric_checks(derivation: Derivation, seed: int = 0, points: int = 64) -> list[Check]:
+    """The symbolic gradient vs autograd of the generated f, and `gradcheck` of the symbolic-backward Function.
+
+    Style rule 7: every symbolic result is checked twice, symbolically and then numerically, in float64 at
+    seeded random points and random positive parameter values.
+    """
+    import torch
+
+    from actlab.symbolic_torch import apply_symbolic, torch_kernels
+
+    kernels = torch_kernels(derivation)
+    generator = torch.Generator().manual_seed(seed)
+    x_ = (torch.rand(points, generator=generator, dtype=torch.float64) * 8 - 4).requires_grad_(True)
+    params = [
+        (torch.rand((), generator=generator, dtype=torch.float64) + 0.25).requires_grad_(True)
+        for _ in derivation.parameters
+    ]
+    beta_ = 0.5
+    value = kernels.value(x_, params, beta_)
+    autograd_dx = torch.autograd.grad(value.sum(), x_)[0]
+    symbolic_dx = kernels.d_dx(x_.detach(), [p.detach() for p in params], beta_)
+    error = (autograd_dx - symbolic_dx).abs().max().item()
+    checks = [Check("symbolic f' = autograd of generated f (float64)", error <= 1e-10, f"max abs error {error:.2e}")]
+    small = (x_.detach()[:12].clone().requires_grad_(True), *[p.detach().clone().requires_grad_(True) for p in params])
+    passed = torch.autograd.gradcheck(
+        lambda xx, *pp: apply_symbolic(kernels, xx, pp, beta_), small, raise_exception=False
+    )
+    checks.append(Check("gradcheck of the symbolic-backward Function (float64, x and alphas)", bool(passed)))
+    return checks
+
+
+def run_checks(derivation: Derivation, name: str | None = None, seed: int = 0) -> list[Check]:
+    """All checks for `derivation`; `name` selects the published closed form to compare with, if there is one."""
+    reference = REFERENCE_CLOSED_FORMS.get(name) if name else None
+    return symbolic_checks(derivation, reference) + numeric_checks(derivation, seed=seed)
+
+
+def curves(
+    names: str | list[str], alpha_values: str | list[float], x_min: float, x_max: float, points: int, beta_: float = 0.5
+) -> pd.DataFrame:
+    """Long table (activation, alpha, x, quantity in {f(x), f'(x)}, value) from the generated torch code.
+
+    Every trainable scale of a derivation is set to the same `alpha`, so one curve per alpha value. Values come
+    from `actlab.symbolic_torch` (the derived expressions), f' from the symbolic gradient.
+    """
+    import torch
+
+    from actlab.symbolic_torch import torch_kernels
+
+    if not x_min < x_max or points < 2:
+        raise ValueError(f"need x_min < x_max and points >= 2, got {x_min}, {x_max}, {points}")
+    names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+    if isinstance(alpha_values, str):
+        alpha_values = [float(a) for a in alpha_values.split(",")]
+    x_ = torch.linspace(x_min, x_max, points, dtype=torch.float64)
+    frames = []
+    for name in names:
+        derivation = get_derivation(name)
+        kernels = torch_kernels(derivation)
+        for alpha in alpha_values:
+            params = [alpha] * len(derivation.parameters)
+            for quantity, y in (("f(x)", kernels.value(x_, params, beta_)), ("f'(x)", kernels.d_dx(x_, params, beta_))):
+                frame = {"activation": derivation.name, "alpha": alpha, "x": x_.numpy(), "quantity": quantity}
+                frames.append(pd.DataFrame({**frame, "value": y.numpy()}))
+    return pd.concat(frames, ignore_index=True)

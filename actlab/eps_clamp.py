@@ -1,0 +1,127 @@
+"""What the `eps` clamp in xIELU implementations does to f and f' near 0, symbolically and numerically.
+
+Implementations compute the x <= 0 branch as `alpha_n * expm1(min(x, c)) - alpha_n * x + beta * x` inside a
+`torch.where(x > 0, ...)`. The clamp exists because `where` differentiates both branches: without it, `exp(x)`
+overflows for large positive x in the unselected branch and its backward gives `0 * inf = nan`.
+
+The sign of c matters (REFERENCE_FACTS.md):
+- c < 0 (Hugging Face / vLLM / Megatron `min(x, eps)` with eps = -1e-6, and the paper repository's
+  `min(x, -eps)` with eps = 1e-6: both give c = -1e-6) freezes `expm1` on (c, 0]. There f is a line of slope
+  beta - alpha_n (f' = -0.3 at the default alphas instead of beta = 0.5), and f(0) = alpha_n * expm1(c) != 0:
+  a jump of -alpha_n * expm1(c) between f(0) and f(0+) = 0.
+- c >= 0 (the `eps = +1e-6` of some kernel tests, or actlab's c = 0) leaves x <= 0 exact: no jump, f'(0-) = beta.
+
+`symbolic_effect` derives these with SymPy for a given c; `numeric_effect` measures them on a torch
+implementation of the same formula. Tests and the notebook compare the two.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import sympy as sp
+import torch
+
+from actlab.symbolic import alpha_n, beta, x
+
+
+@dataclass(frozen=True)
+class ClampConvention:
+    """How one code base writes the clamp, and the effective c in `min(x, c)`."""
+
+    name: str
+    written: str
+    clamp: str  # a decimal string, so SymPy sees the exact value (e.g. "-1e-6" is -1/1000000)
+
+
+CONVENTIONS: tuple[ClampConvention, ...] = (
+    ClampConvention("Hugging Face / vLLM / Megatron", "expm1(min(x, eps)), eps = -1e-6", "-1e-6"),
+    ClampConvention("paper repository", "expm1(min(x, -eps)), eps = 1e-6", "-1e-6"),
+    ClampConvention("CUDA kernel tests", "expm1(min(x, eps)), eps = +1e-6", "1e-6"),
+    ClampConvention("actlab", "expm1(clamp(x, max=0))", "0"),
+)
+
+
+def clamped_negative_branch(clamp: str | sp.Expr) -> sp.Expr:
+    """The x <= 0 branch as implementations compute it, with the clamp written as SymPy's `Min`."""
+    c = sp.Rational(clamp) if isinstance(clamp, str) else clamp
+    return alpha_n * (sp.exp(sp.Min(x, c)) - 1) - alpha_n * x + beta * x
+
+
+def symbolic_effect(clamp: str) -> dict[str, sp.Expr]:
+    """f(0), the jump f(0+) - f(0), and f'(0-) of the clamped formula, exactly (f(0+) = 0 on the x > 0 branch)."""
+    f_c = clamped_negative_branch(clamp)
+    value_at_0 = sp.simplify(f_c.subs(x, 0))
+    return {
+        "f(0)": value_at_0,
+        "jump f(0+) - f(0)": sp.simplify(0 - value_at_0),
+        "f'(0-)": sp.simplify(sp.limit(sp.diff(f_c, x), x, 0, "-")),
+        "exact f'(0-)": beta,
+    }
+
+
+def xielu_with_clamp(
+    x_: torch.Tensor, clamp: float, alpha_p_: float = 0.8, alpha_n_: float = 0.8, beta_: float = 0.5
+) -> torch.Tensor:
+    """The implementations' formula, `where(x > 0, ..., alpha_n * expm1(min(x, c)) - alpha_n x + beta x)`."""
+    c = torch.tensor(clamp, dtype=x_.dtype)
+    return torch.where(
+        x_ > 0,
+        alpha_p_ * x_ * x_ + beta_ * x_,
+        alpha_n_ * torch.expm1(torch.minimum(x_, c)) - alpha_n_ * x_ + beta_ * x_,
+    )
+
+
+def numeric_effect(
+    clamp: float, alpha_n_: float = 0.8, beta_: float = 0.5, dtype: torch.dtype = torch.float64, x_left: float = -1e-9
+) -> dict[str, float]:
+    """The same three quantities measured on `xielu_with_clamp`: f(0), f(tiny) - f(0), autograd f'(x_left)."""
+    zero = torch.zeros(1, dtype=dtype)
+    tiny = torch.full((1,), torch.finfo(dtype).tiny, dtype=dtype)  # f(tiny) = beta * tiny, i.e. f(0+)
+    value_at_0 = xielu_with_clamp(zero, clamp, alpha_n_=alpha_n_, beta_=beta_).item()
+    value_right = xielu_with_clamp(tiny, clamp, alpha_n_=alpha_n_, beta_=beta_).item()
+    left = torch.full((1,), x_left, dtype=dtype, requires_grad=True)
+    (slope,) = torch.autograd.grad(xielu_with_clamp(left, clamp, alpha_n_=alpha_n_, beta_=beta_).sum(), left)
+    return {"f(0)": value_at_0, "jump f(0+) - f(0)": value_right - value_at_0, "f'(0-)": slope.item()}
+
+
+def analysis_rows(alpha_n_: float = 0.8, beta_: float = 0.5, dtype: torch.dtype = torch.float64) -> list[dict]:
+    """One row per convention: the symbolic results, their values at (alpha_n, beta), and the measured ones."""
+    rows = []
+    for convention in CONVENTIONS:
+        exact = symbolic_effect(convention.clamp)
+        at = {alpha_n: alpha_n_, beta: beta_}
+        measured = numeric_effect(float(convention.clamp), alpha_n_=alpha_n_, beta_=beta_, dtype=dtype)
+        row = {"convention": convention.name, "written": convention.written, "c": convention.clamp}
+        for key in ("f(0)", "jump f(0+) - f(0)", "f'(0-)"):
+            row[f"{key} (SymPy)"] = str(exact[key])
+            row[f"{key} at alphas"] = float(exact[key].subs(at))
+            row[f"{key} measured"] = measured[key]
+        rows.append(row)
+    return rows
+
+
+def zoom_curves(alpha_n_: float = 0.8, beta_: float = 0.5, half_width: float = 3e-6, points: int = 601) -> pd.DataFrame:
+    """Long table (clamp, x, quantity, value) of f and autograd f' on [-half_width, half_width], float64.
+
+    One curve per distinct clamp c (conventions sharing a c are named together), so the jump at 0 and the
+    wrong slope on (c, 0] are visible next to the exact curve.
+    """
+    if half_width <= 0 or points < 2:
+        raise ValueError(f"need half_width > 0 and points >= 2, got {half_width}, {points}")
+    names: dict[str, list[str]] = {}
+    for convention in CONVENTIONS:
+        names.setdefault(convention.clamp, []).append(convention.name)
+    half = points // 2 + 1  # both halves end exactly at 0, so f(0) itself is on the curve
+    left = torch.linspace(-half_width, 0.0, half, dtype=torch.float64)
+    x_ = torch.cat([left, -left.flip(0)[1:]])
+    frames = []
+    for clamp, owners in names.items():
+        leaf = x_.clone().requires_grad_(True)
+        value = xielu_with_clamp(leaf, float(clamp), alpha_n_=alpha_n_, beta_=beta_)
+        (slope,) = torch.autograd.grad(value.sum(), leaf)
+        label = f"c = {clamp} ({', '.join(owners)})"
+        for quantity, y in (("f(x)", value.detach()), ("f'(x)", slope)):
+            frames.append(pd.DataFrame({"clamp": label, "x": x_.numpy(), "quantity": quantity, "value": y.numpy()}))
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,158 @@
+"""Torch code generated from a `Derivation`: f, its gradient, and an autograd Function whose backward is symbolic.
+
+Why generate rather than hand-write: the module's fast path and the notebook's plots must be the derived math,
+not a second transcription of it. Expressions go through SymPy's C99 rewrites first (`exp(x) - 1` becomes
+`expm1(x)`), so the generated code keeps full precision near 0.
+
+Each branch is evaluated on its own side only: the x > 0 branch sees `clamp(x, min=0)` and the x <= 0 branch
+`clamp(x, max=0)`. The selected branch is unchanged, and the other one stays finite (no `exp` overflow), so
+`torch.where` never multiplies a zero gradient by an infinity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import sympy as sp
+import torch
+from sympy.codegen.cfunctions import expm1, log1p
+from sympy.codegen.rewriting import optimize, optims_c99
+from sympy.printing.pytorch import TorchPrinter
+
+from actlab.symbolic import Branch, Derivation, beta, x
+
+TensorFn = Callable[..., torch.Tensor]
+
+
+class _Printer(TorchPrinter):
+    """SymPy's torch printer plus the C99 functions that keep precision (`expm1`, `log1p`)."""
+
+    mapping = {**TorchPrinter.mapping, expm1: "torch.expm1", log1p: "torch.log1p"}
+
+
+def lambdify_torch(args: Sequence[sp.Symbol], expr: sp.Expr | Sequence[sp.Expr]) -> TensorFn:
+    """A torch function of `args` computing `expr` (or a list of expressions, sharing common subexpressions)."""
+    if isinstance(expr, sp.Basic):
+        rewritten = optimize(sp.sympify(expr), optims_c99)
+    else:
+        rewritten = [optimize(sp.sympify(e), optims_c99) for e in expr]
+    return sp.lambdify(list(args), rewritten, modules=[{"torch": torch}], printer=_Printer, cse=True)
+
+
+@dataclass(frozen=True)
+class BranchKernels:
+    """Generated torch functions of (x, *parameters, beta) for one branch.
+
+    `partials` returns [df/dx, df/dparameter_0, ...] in one call, so shared pieces (`expm1(x)`) run once.
+    """
+
+    value: TensorFn
+    partials: TensorFn
+
+
+def _branch_kernels(branch: Branch, parameters: Sequence[sp.Symbol]) -> BranchKernels:
+    args = [x, *parameters, beta]
+    partials = [sp.diff(branch.closed_form, x), *(sp.diff(branch.closed_form, p) for p in parameters)]
+    return BranchKernels(value=lambdify_torch(args, branch.closed_form), partials=lambdify_torch(args, partials))
+
+
+def _full(value: torch.Tensor | float, like: torch.Tensor) -> torch.Tensor:
+    """Broadcast a generated result (possibly a Python number for a constant expression) to `like`."""
+    return torch.as_tensor(value, dtype=like.dtype, device=like.device).expand_as(like)
+
+
+@dataclass(frozen=True)
+class TorchKernels:
+    """f and its partial derivatives as torch functions, for one derivation."""
+
+    name: str
+    parameter_names: tuple[str, ...]
+    positive: BranchKernels
+    negative: BranchKernels
+
+    def value(
+        self, x_: torch.Tensor, params: Sequence[torch.Tensor | float], beta_: float, clamp: bool = True
+    ) -> torch.Tensor:
+        """f(x), elementwise.
+
+        With `clamp`, each branch sees only its own side of 0, which autograd through this function needs (see
+        the module docstring). Without it (inside `SymbolicActivationFunction`, where no tape is recorded), the
+        unselected branch may overflow but `where` discards it, and two passes over x are saved.
+        """
+        x_pos, x_neg = (torch.clamp(x_, min=0.0), torch.clamp(x_, max=0.0)) if clamp else (x_, x_)
+        value_pos = _full(self.positive.value(x_pos, *params, beta_), x_)
+        value_neg = _full(self.negative.value(x_neg, *params, beta_), x_)
+        return torch.where(x_ > 0, value_pos, value_neg)
+
+    def partials(self, x_: torch.Tensor, params: Sequence[torch.Tensor | float], beta_: float) -> list[torch.Tensor]:
+        """[f'(x), df/dparameter_0, ...] elementwise, from the symbolic gradient (x = 0 takes the x <= 0 side).
+
+        Plain evaluation, never differentiated: an overflowing unselected branch is discarded by `where`.
+        """
+        positive = self.positive.partials(x_, *params, beta_)
+        negative = self.negative.partials(x_, *params, beta_)
+        mask = x_ > 0
+        return [torch.where(mask, _full(p, x_), _full(n, x_)) for p, n in zip(positive, negative, strict=True)]
+
+    def d_dx(self, x_: torch.Tensor, params: Sequence[torch.Tensor | float], beta_: float) -> torch.Tensor:
+        """f'(x) from the symbolic gradient."""
+        return self.partials(x_, params, beta_)[0]
+
+    def __call__(self, x_: torch.Tensor, beta_: float = 0.5, **params: torch.Tensor | float) -> torch.Tensor:
+        """f(x) with parameters by name (`alpha_p=..., alpha_n=...`): the derivation's torch-callable."""
+        missing = [name for name in self.parameter_names if name not in params]
+        if missing or set(params) - set(self.parameter_names):
+            raise ValueError(f"{self.name} takes parameters {', '.join(self.parameter_names)}; got {', '.join(params)}")
+        return self.value(x_, [params[name] for name in self.parameter_names], beta_)
+
+
+def torch_kernels(derivation: Derivation) -> TorchKernels:
+    """Generate the torch functions of a derivation (a few hundred ms of SymPy; cache the result)."""
+    parameters = derivation.parameters
+    return TorchKernels(
+        name=derivation.name,
+        parameter_names=tuple(str(p) for p in parameters),
+        positive=_branch_kernels(derivation.positive, parameters),
+        negative=_branch_kernels(derivation.negative, parameters),
+    )
+
+
+class SymbolicActivationFunction(torch.autograd.Function):
+    """Forward from the closed form, backward from the symbolic partial derivatives (not from autograd's tape).
+
+    Saves only x and the parameters, so memory matches a hand-written kernel. Parameter gradients are reduced
+    to the parameters' own shapes (scalars for xIELU's one pair per module).
+    """
+
+    @staticmethod
+    def forward(ctx, x_: torch.Tensor, beta_: float, kernels: TorchKernels, *params: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x_, *params)
+        ctx.beta, ctx.kernels = beta_, kernels
+        return kernels.value(x_, params, beta_, clamp=False)  # forward records no tape
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor):  # noqa: ANN205 - autograd's contract
+        x_, *params = ctx.saved_tensors
+        kernels: TorchKernels = ctx.kernels
+        d_dx, *d_dparams = kernels.partials(x_, params, ctx.beta)
+        grad_x = grad_output * d_dx if ctx.needs_input_grad[0] else None
+        grad_params = [
+            _reduce_to(grad_output, partial, param) if ctx.needs_input_grad[3 + index] else None
+            for index, (partial, param) in enumerate(zip(d_dparams, params, strict=True))
+        ]
+        return grad_x, None, None, *grad_params
+
+
+def _reduce_to(grad_output: torch.Tensor, partial: torch.Tensor, param: torch.Tensor) -> torch.Tensor:
+    """sum(grad_output * partial) reduced to the shape of `param`; a scalar takes one fused dot product."""
+    if param.dim() == 0:
+        return torch.dot(grad_output.reshape(-1), partial.reshape(-1))
+    return (grad_output * partial).sum_to_size(param.shape)
+
+
+def apply_symbolic(
+    kernels: TorchKernels, x_: torch.Tensor, params: Sequence[torch.Tensor], beta_: float
+) -> torch.Tensor:
+    """f(x) through `SymbolicActivationFunction` (differentiable in x and every parameter)."""
+    return SymbolicActivationFunction.apply(x_, beta_, kernels, *params)
