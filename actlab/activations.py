@@ -86,6 +86,40 @@ for _spec in (
     register(_spec)
 
 
+# Trainable integrated-gradient activations (arXiv 2411.13010); actlab.nn is imported only when one is built.
+def _xielu() -> nn.Module:
+    from actlab.nn import XIELU
+
+    return XIELU()
+
+
+def _xiprelu() -> nn.Module:
+    from actlab.nn import XIPReLU
+
+    return XIPReLU()
+
+
+register(
+    ActivationSpec(
+        "xielu",
+        _xielu,
+        "alpha_p x^2 + beta x if x > 0 else alpha_n (exp(x) - 1) - alpha_n x + beta x; "
+        "alpha_p = softplus(a_p), alpha_n = beta + softplus(a_n), beta = 0.5",
+        bounded=False,
+        trainable=True,
+    )
+)
+register(
+    ActivationSpec(
+        "xiprelu",
+        _xiprelu,
+        "alpha_p x^2 + beta x if x > 0 else alpha_n x^2 + beta x; alpha = softplus(a), beta = 0.5",
+        bounded=False,
+        trainable=True,
+    )
+)
+
+
 def activation_names() -> list[str]:
     """All registered names, in registration order (the order plots and tables use)."""
     return list(_REGISTRY)

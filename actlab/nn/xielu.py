@@ -1,0 +1,191 @@
+"""xIELU and xIPReLU (arXiv 2411.13010) as `nn.Module`s: an eager reference path and a fast path, chosen in one place.
+
+Paths (`select_path` is the only place that picks one):
+- "eager": `xielu_reference` / `xiprelu_reference`, plain torch ops; the definition every other path must match.
+- "compile": the same reference function through `torch.compile` (one fused elementwise kernel forward, one
+  backward, including the two parameter-gradient reductions). The default ("auto") when it works.
+- "function": `actlab.symbolic_torch.SymbolicActivationFunction`, an autograd Function whose forward is the
+  derived closed form and whose backward is the symbolic gradient (`actlab.derivations`), not autograd's tape.
+
+If `torch.compile` fails (no C++ compiler, unsupported platform), the module warns once with the reason and
+uses "function" from then on: loud, never silent. Inside an outer `torch.compile`, the reference path is used so
+the outer graph fuses it.
+
+Why parameters are cast to the input's dtype: other implementations keep fp32 alphas, so a bf16/fp16 input is
+promoted to fp32 (or rejected by the fused kernel). Here the output dtype is always the input dtype.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import warnings
+from collections.abc import Callable
+from typing import ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+BETA = 0.5  # fixed, not trained (paper §3)
+ALPHA_INIT = 0.8  # alpha_p and alpha_n at initialisation (paper §3, reference code)
+PATHS = ("eager", "compile", "function")
+
+_log = logging.getLogger("actlab.nn")
+_compiled: dict[str, Callable[..., torch.Tensor]] = {}
+_compile_failure: str | None = None
+
+
+def xielu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
+    """xIELU(x) = alpha_p x² + beta x for x > 0;  alpha_n (e^x − 1) − alpha_n x + beta x for x <= 0.
+
+    Written as a sum over the two sides, `x_pos = clamp(x, min=0)` and `x_neg = clamp(x, max=0)`: each side is
+    exactly 0 on the other, so this equals the two-branch `where` bit for bit, with no overflow in the unused
+    side (the reason other code clamps `expm1`'s argument at all). The clamp is at c = 0, not at eps = -1e-6:
+    any c >= 0 leaves x <= 0 exact, while c < 0 turns f into a line of slope beta - alpha_n on (c, 0] and makes
+    f(0) = alpha_n expm1(c) != 0, a jump at 0 (derived and measured in `actlab.eps_clamp`). With c = 0,
+    f(0) = 0 exactly and f'(0) = beta from both sides, as the derivation says.
+    """
+    x_pos = torch.clamp(x, min=0.0)
+    x_neg = torch.clamp(x, max=0.0)
+    return alpha_p * x_pos * x_pos + alpha_n * (torch.expm1(x_neg) - x_neg) + beta * x
+
+
+def xiprelu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
+    """xIPReLU(x) = alpha_p x² + beta x for x > 0;  alpha_n x² + beta x for x <= 0 (same two-sided sum form)."""
+    x_pos = torch.clamp(x, min=0.0)
+    x_neg = torch.clamp(x, max=0.0)
+    return alpha_p * x_pos * x_pos + alpha_n * x_neg * x_neg + beta * x
+
+
+REFERENCES: dict[str, Callable[..., torch.Tensor]] = {"xielu": xielu_reference, "xiprelu": xiprelu_reference}
+
+
+def select_path(requested: str = "auto") -> str:
+    """The one place an implementation is chosen: "auto" means "compile" unless compiling failed before."""
+    if requested != "auto" and requested not in PATHS:
+        raise ValueError(f"unknown path {requested!r}; choose from: auto, {', '.join(PATHS)}")
+    if torch.compiler.is_compiling():  # an outer torch.compile fuses the reference itself
+        return "eager"
+    if requested in ("auto", "compile"):
+        return "function" if _compile_failure is not None else "compile"
+    return requested
+
+
+def fast_path_status() -> dict[str, str | None]:
+    """What "auto" resolves to now, and why compile was abandoned if it was (recorded by benchmarks)."""
+    return {"auto": select_path("auto"), "compile_failure": _compile_failure}
+
+
+def _compiled_reference(kind: str) -> Callable[..., torch.Tensor]:
+    if kind not in _compiled:
+        _compiled[kind] = torch.compile(REFERENCES[kind], fullgraph=True)
+    return _compiled[kind]
+
+
+def _fall_back(error: Exception) -> None:
+    global _compile_failure
+    _compile_failure = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+    message = f"actlab.nn: torch.compile fast path failed ({_compile_failure}); using the symbolic autograd Function"
+    _log.warning(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+@functools.cache
+def _symbolic_kernels(kind: str):  # noqa: ANN202 - TorchKernels, imported lazily with SymPy
+    from actlab.derivations import get_derivation
+    from actlab.symbolic_torch import torch_kernels
+
+    return torch_kernels(get_derivation(kind))
+
+
+def integrated_activation(
+    kind: str, x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float, path: str = "auto"
+) -> torch.Tensor:
+    """Functional xIELU/xIPReLU (`kind`) on already-constrained alphas, through the path `select_path` picks."""
+    if kind not in REFERENCES:
+        raise ValueError(f"unknown activation kind {kind!r}; choose from: {', '.join(REFERENCES)}")
+    chosen = select_path(path)
+    if chosen == "compile":
+        try:
+            return _compiled_reference(kind)(x, alpha_p, alpha_n, beta)
+        except Exception as error:  # loud fallback: warn with the reason, then never retry
+            _fall_back(error)
+            chosen = "function"
+    if chosen == "function":
+        from actlab.symbolic_torch import apply_symbolic
+
+        return apply_symbolic(_symbolic_kernels(kind), x, (alpha_p, alpha_n), beta)
+    return REFERENCES[kind](x, alpha_p, alpha_n, beta)
+
+
+def _inverse_softplus(value: float) -> float:
+    """a with softplus(a) = value, computed in float64 (value > 0)."""
+    return math.log(math.expm1(value))
+
+
+class _IntegratedGradientActivation(nn.Module):
+    """Shared body: one trainable scalar pair (a_p, a_n), alphas through softplus, fixed beta, a chosen path."""
+
+    kind: ClassVar[str]
+    alpha_n_above_beta: ClassVar[bool]  # xIELU: alpha_n = beta + softplus(a_n); xIPReLU: softplus(a_n)
+
+    def __init__(
+        self, alpha_p_init: float = ALPHA_INIT, alpha_n_init: float = ALPHA_INIT, beta: float = BETA, path: str = "auto"
+    ) -> None:
+        super().__init__()
+        select_path(path)  # an unknown path fails here, not at the first forward
+        self.beta = float(beta)
+        self.path = path
+        offset = self.beta if self.alpha_n_above_beta else 0.0
+        if alpha_p_init <= 0:
+            raise ValueError(f"alpha_p_init must be > 0 (alpha_p = softplus(a_p)); got {alpha_p_init}")
+        if alpha_n_init <= offset:
+            bound = "beta" if self.alpha_n_above_beta else "0"
+            raise ValueError(f"alpha_n_init must be > {bound} = {offset} for {type(self).__name__}; got {alpha_n_init}")
+        self._alpha_n_offset = offset
+        self.a_p = nn.Parameter(torch.tensor(_inverse_softplus(alpha_p_init)))
+        self.a_n = nn.Parameter(torch.tensor(_inverse_softplus(alpha_n_init - offset)))
+
+    @property
+    def alpha_p(self) -> torch.Tensor:
+        """alpha_p = softplus(a_p) > 0."""
+        return F.softplus(self.a_p)
+
+    @property
+    def alpha_n(self) -> torch.Tensor:
+        """alpha_n = offset + softplus(a_n) (offset beta for xIELU, 0 for xIPReLU)."""
+        return self._alpha_n_offset + F.softplus(self.a_n)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not torch.is_floating_point(x):
+            raise ValueError(f"{type(self).__name__} needs a floating-point input, got {x.dtype}; cast with x.float()")
+        alpha_p, alpha_n = self.alpha_p.to(x.dtype), self.alpha_n.to(x.dtype)
+        return integrated_activation(self.kind, x, alpha_p, alpha_n, self.beta, self.path)
+
+    def extra_repr(self) -> str:
+        alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"
+        return f"{alphas}, beta={self.beta}, path={self.path!r}"
+
+
+class XIELU(_IntegratedGradientActivation):
+    """xIELU: integral of alpha * (ELU-shaped gradient) + beta; see `xielu_reference` for the formula.
+
+    alpha_p = softplus(a_p), alpha_n = beta + softplus(a_n), both 0.8 at init, beta = 0.5 fixed: the x <= 0
+    gradient alpha_n (e^x - 1) + beta then reaches down to beta - alpha_n < 0. The paper excludes a_p and a_n
+    from weight decay. Any input shape and float dtype; the output has the input's dtype.
+    """
+
+    kind = "xielu"
+    alpha_n_above_beta = True
+
+
+class XIPReLU(_IntegratedGradientActivation):
+    """xIPReLU: integral of alpha * (PReLU-shaped gradient) + beta; see `xiprelu_reference` for the formula.
+
+    alpha_p = softplus(a_p), alpha_n = softplus(a_n), both 0.8 at init, beta = 0.5 fixed.
+    """
+
+    kind = "xiprelu"
+    alpha_n_above_beta = False

@@ -1,0 +1,183 @@
+"""XIELU / XIPReLU modules: defaults, exact 0 at 0, dtypes and shapes, gradcheck on every path, loud fallback.
+
+`torch.compile` warms up slowly on CPU, so compiled-path tests are few and use small tensors.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from actlab import activations, derivations
+from actlab.nn import XIELU, XIPReLU, integrated_activation, select_path
+from actlab.nn import xielu as xielu_module
+from actlab.symbolic_torch import torch_kernels
+
+MODULES = [XIELU, XIPReLU]
+CHEAP_PATHS = ["eager", "function"]
+
+
+@pytest.fixture
+def fresh_compile_state(monkeypatch):
+    """Each fallback test starts as if compile had never failed, and leaves no trace behind."""
+    monkeypatch.setattr(xielu_module, "_compile_failure", None)
+    monkeypatch.setattr(xielu_module, "_compiled", {})
+
+
+@pytest.mark.parametrize("cls", MODULES)
+def test_reference_defaults(cls):
+    module = cls()
+    assert module.alpha_p.item() == pytest.approx(0.8, rel=1e-6)
+    assert module.alpha_n.item() == pytest.approx(0.8, rel=1e-6)
+    assert module.beta == 0.5
+    assert [(name, tuple(p.shape)) for name, p in module.named_parameters()] == [("a_p", ()), ("a_n", ())]
+
+
+def test_xielu_alpha_n_is_beta_plus_softplus():
+    module = XIELU(alpha_n_init=0.9)
+    assert module.a_n.item() == pytest.approx(torch.log(torch.expm1(torch.tensor(0.4))).item(), rel=1e-6)
+    assert module.alpha_n.item() == pytest.approx(0.5 + F.softplus(module.a_n).item())
+
+
+@pytest.mark.parametrize("path", ["auto", "eager", "function", "compile"])
+def test_zero_maps_to_exactly_zero(path):
+    assert XIELU(path=path)(torch.zeros(1)).item() == 0.0
+
+
+@pytest.mark.parametrize("path", CHEAP_PATHS)
+@pytest.mark.parametrize("cls", MODULES)
+def test_continuous_at_zero_in_float64_and_slope_beta(cls, path):
+    module = cls(path=path).double()
+    x = torch.tensor([-1e-12, -1e-15, -1e-300, 0.0, 1e-300, 1e-15, 1e-12], dtype=torch.float64, requires_grad=True)
+    y = module(x)
+    assert y.abs().max().item() <= 1e-12
+    (slope,) = torch.autograd.grad(y.sum(), x)
+    assert torch.allclose(slope, torch.full_like(slope, 0.5), atol=1e-11)  # C¹: f'(0) = beta from both sides
+
+
+@pytest.mark.parametrize("path", CHEAP_PATHS)
+@pytest.mark.parametrize("cls", MODULES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_any_float_dtype_and_shape_keeps_the_input_dtype(cls, path, dtype):
+    module = cls(path=path)
+    for shape in [(), (7,), (2, 3, 4, 5)]:
+        x = torch.randn(shape, dtype=dtype, requires_grad=True)
+        y = module(x)
+        assert y.dtype == dtype and y.shape == x.shape
+        y.sum().backward()
+        assert x.grad.dtype == dtype
+        assert module.a_p.grad.dtype == torch.float32 and torch.isfinite(module.a_p.grad)
+
+
+def test_non_float_input_and_bad_arguments_fail_clearly():
+    with pytest.raises(ValueError, match="floating-point input"):
+        XIELU(path="eager")(torch.arange(3))
+    with pytest.raises(ValueError, match="alpha_n_init must be > beta"):
+        XIELU(alpha_n_init=0.5)
+    with pytest.raises(ValueError, match="alpha_p_init must be > 0"):
+        XIPReLU(alpha_p_init=0.0)
+    with pytest.raises(ValueError, match="unknown path 'fast'"):
+        XIELU(path="fast")
+
+
+def _functional(cls, path):
+    """f(x; a_p, a_n) through softplus, so gradcheck covers the raw parameters' gradients too."""
+    offset = 0.5 if cls is XIELU else 0.0
+
+    def f(x, a_p, a_n):
+        return integrated_activation(cls.kind, x, F.softplus(a_p), offset + F.softplus(a_n), 0.5, path)
+
+    return f
+
+
+def _gradcheck_inputs(seed: int):
+    generator = torch.Generator().manual_seed(seed)
+    x = (torch.rand(2, 9, generator=generator, dtype=torch.float64) * 8 - 4).requires_grad_(True)
+    a_p = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    a_n = torch.tensor(-0.2, dtype=torch.float64, requires_grad=True)
+    return x, a_p, a_n
+
+
+@pytest.mark.parametrize("path", [*CHEAP_PATHS, "compile"])
+@pytest.mark.parametrize("cls", MODULES)
+def test_gradcheck_float64_with_parameter_gradients(cls, path):
+    inputs = _gradcheck_inputs(seed=3)
+    assert torch.autograd.gradcheck(_functional(cls, path), inputs)
+    torch.testing.assert_close(
+        _functional(cls, path)(*inputs), _functional(cls, "eager")(*inputs), rtol=1e-12, atol=1e-15
+    )
+
+
+# XIPReLU's compiled path is covered above (same machinery); each extra compile costs seconds on CPU.
+@pytest.mark.parametrize(("cls", "fast"), [(XIELU, "function"), (XIELU, "compile"), (XIPReLU, "function")])
+def test_fast_path_equals_reference(cls, fast):
+    generator = torch.Generator().manual_seed(4)
+    x = torch.randn(64, 33, generator=generator) * 3
+    reference, candidate = cls(path="eager"), cls(path=fast)
+    x_ref, x_fast = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    y_ref, y_fast = reference(x_ref), candidate(x_fast)
+    torch.testing.assert_close(y_fast, y_ref, rtol=1e-6, atol=1e-6)
+    grad = torch.randn(x.shape, generator=generator)
+    y_ref.backward(grad)
+    y_fast.backward(grad)
+    torch.testing.assert_close(x_fast.grad, x_ref.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(candidate.a_p.grad, reference.a_p.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(candidate.a_n.grad, reference.a_n.grad, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("cls", MODULES)
+def test_module_equals_the_symbolic_torch_callable_at_random_points(cls):
+    module = cls(alpha_p_init=0.6, alpha_n_init=1.2, path="eager").double()
+    kernels = torch_kernels(derivations.get_derivation(cls.kind))
+    x = torch.randn(200, generator=torch.Generator().manual_seed(5), dtype=torch.float64) * 5
+    expected = kernels(x, beta_=0.5, alpha_p=module.alpha_p.detach(), alpha_n=module.alpha_n.detach())
+    torch.testing.assert_close(module(x).detach(), expected, rtol=1e-12, atol=1e-12)
+
+
+# Inputs whose true f, f' and parameter gradients are finite, but where an unclamped unused branch overflows:
+# exp(200) in float32 and exp(100), (-300)² in float16.
+FAR_FROM_ZERO = [(torch.float32, [-1e4, -1.0, 1.0, 200.0]), (torch.float16, [-300.0, -1.0, 1.0, 100.0])]
+
+
+@pytest.mark.parametrize("path", CHEAP_PATHS)
+@pytest.mark.parametrize(("dtype", "values"), FAR_FROM_ZERO)
+def test_xielu_gradients_stay_finite_far_from_zero(path, dtype, values):
+    """The unselected branch must not overflow into nan gradients (the reason implementations clamp at all)."""
+    module = XIELU(path=path)
+    x = torch.tensor(values, dtype=dtype, requires_grad=True)
+    y = module(x)
+    y.sum().backward()
+    assert torch.isfinite(y).all() and torch.isfinite(x.grad).all()
+    assert torch.isfinite(module.a_p.grad) and torch.isfinite(module.a_n.grad)
+
+
+def test_compile_failure_falls_back_loudly_to_the_symbolic_function(monkeypatch, fresh_compile_state):
+    def broken(kind):
+        raise RuntimeError("no C++ compiler found")
+
+    monkeypatch.setattr(xielu_module, "_compiled_reference", broken)
+    module, reference = XIELU(), XIELU(path="eager")
+    x = torch.linspace(-3, 3, 13)
+    with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler found"):
+        y = module(x)
+    torch.testing.assert_close(y, reference(x))
+    assert select_path("auto") == "function"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once, then quietly on the recorded fallback
+        module(x)
+
+
+def test_auto_prefers_compile_and_eager_inside_an_outer_compile(monkeypatch, fresh_compile_state):
+    assert select_path("auto") == "compile"
+    assert select_path("function") == "function"
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    assert select_path("auto") == "eager"
+
+
+def test_registry_builds_trainable_modules():
+    assert isinstance(activations.get_activation("xielu"), XIELU)
+    assert isinstance(activations.get_activation("xiprelu"), XIPReLU)
+    assert activations.get_spec("xielu").trainable and not activations.get_spec("xielu").bounded
