@@ -1,4 +1,11 @@
-"""`actlab derive`: placeholder until symbolic derivations land; it says so rather than pretending to work."""
+"""`actlab derive`: run the gradient-first recipe and print closed forms, gradients and proved properties.
+
+    actlab derive xielu [--latex] [--check]
+    actlab derive --pos "x**2" --neg "exp(x)"      # your own base gradients
+
+`--check` also verifies every result a second way (reference closed forms, d/dx, autograd, gradcheck) and
+exits 1 if any check fails.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +15,80 @@ from actlab.errors import ActlabError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    from actlab.derivations import BUILTINS  # the names only; SymPy work happens in run()
+
+    parser.add_argument("name", nargs="?", help=f"a built-in derivation: {', '.join(BUILTINS)}")
+    parser.add_argument("--pos", metavar="EXPR", help="your base gradient for x > 0, in x (e.g. 'x**2')")
+    parser.add_argument("--neg", metavar="EXPR", help="your base gradient for x <= 0, in x (e.g. 'exp(x)')")
+    parser.add_argument("--latex", action="store_true", help="also print f and f' as LaTeX")
+    parser.add_argument("--check", action="store_true", help="verify symbolically and numerically; exit 1 on failure")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the numeric checks' random points")
+
+
+def _derivation(args: argparse.Namespace):  # noqa: ANN202 - a Derivation (SymPy imported lazily)
+    from actlab import derivations
+
+    custom = args.pos is not None or args.neg is not None
+    if custom and args.name:
+        raise ActlabError("give either a built-in name or --pos/--neg, not both")
+    if custom:
+        if args.pos is None or args.neg is None:
+            raise ActlabError("a custom derivation needs both --pos and --neg (base gradients for x > 0 and x <= 0)")
+        return derivations.custom(args.pos, args.neg)
+    if not args.name:
+        raise ActlabError(f"name a derivation ({', '.join(derivations.BUILTINS)}) or give --pos and --neg")
+    try:
+        return derivations.get_derivation(args.name)
+    except ValueError as error:
+        raise ActlabError(str(error)) from None
+
+
+def _print_derivation(derivation, reference) -> None:  # noqa: ANN001 - SymPy objects
+    import sympy as sp
+
+    from actlab.symbolic import properties_table
+
+    print(f"{derivation.name}: {derivation.description}")
+    if derivation.constraints:
+        subs = ", ".join(f"{k} = {v}" for k, v in derivation.constraints.items())
+        print(f"trainable parameterisation: {subs} (s_* = softplus(...) > 0)")
+    for branch, ref in zip(derivation.branches, reference or (None, None), strict=True):
+        base = " + ".join(f"{alpha} * ({g})" for alpha, g in branch.terms)
+        print(f"\n{branch.side}:")
+        print(f"  f'(x) = {base} + beta  =  {branch.gradient}")
+        print(f"  f(x)  = {branch.closed_form}")
+        if ref is not None:
+            same = sp.simplify(branch.closed_form - ref) == 0
+            print(f"  reference f(x) = {ref}  ({'matches' if same else 'DIFFERS'})")
+    constants = ", ".join(f"{k} = {v}" for k, v in derivation.constants.items())
+    print(f"\nintegration constants (f(0) = 0, continuous): {constants}")
+    print("\nproperties (SymPy; 'for free alphas' is before the parameterisation):")
+    rows = properties_table(derivation)
+    width = max(len(row["property"]) for row in rows)
+    for row in rows:
+        extra = (
+            f"   [free alphas: {row['for free alphas']}]" if row["for free alphas"] not in ("", row["result"]) else ""
+        )
+        claim = f"   (paper: {row['paper claims']})" if row["paper claims"] else ""
+        print(f"  {row['property']:<{width}}  {row['result']}{extra}{claim}")
 
 
 def run(args: argparse.Namespace) -> int:
-    raise ActlabError("'actlab derive' is not implemented yet in this version (symbolic derivations are still to come)")
+    from actlab import derivations
+
+    derivation = _derivation(args)
+    reference = derivations.REFERENCE_CLOSED_FORMS.get(args.name) if args.name else None
+    _print_derivation(derivation, reference)
+    if args.latex:
+        print("\nLaTeX:")
+        print(derivation.latex())
+    if not args.check:
+        return 0
+    checks = derivations.run_checks(derivation, args.name, seed=args.seed)
+    print("\nchecks:")
+    for check in checks:
+        detail = f"  ({check.detail})" if check.detail else ""
+        print(f"  {'PASS' if check.passed else 'FAIL'}  {check.name}{detail}")
+    failed = sum(not check.passed for check in checks)
+    print(f"{len(checks) - failed}/{len(checks)} checks passed")
+    return 1 if failed else 0
