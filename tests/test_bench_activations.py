@@ -1,0 +1,39 @@
+"""Smoke test of `actlab bench activations`: the report's JSON shape on a tiny block (not a timed test)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from actlab.bench import activations as bench
+
+
+def test_tiny_run_has_the_report_shape_and_the_target():
+    config = bench.BlockConfig(tokens=32, d_model=8, hidden=24, repeats=2, warmup=1, use_compile=False)
+    report = json.loads(json.dumps(bench.run_config(config)))  # JSON-serialisable as written
+    assert report["name"] == "activations"
+    assert set(report["medians_s"]) == {
+        "relu2 eager",
+        "xielu eager",
+        "xielu fast",
+        "xielu symbolic Function",
+        "swiglu eager",
+    }
+    assert all(seconds > 0 for seconds in report["medians_s"].values())
+    headline = report["ratios"][0]
+    assert headline["candidate"] == "xielu fast" and headline["baseline"] == "relu2 eager"
+    assert headline["target"] == bench.FAST_XIELU_TARGET and headline["met"] == (headline["ratio"] <= 1.03)
+    assert headline["ratio"] == pytest.approx(report["medians_s"]["xielu fast"] / report["medians_s"]["relu2 eager"])
+    details = headline["details"]
+    assert details["block"]["gated_hidden"] == 16
+    assert details["parameters"]["standard MLP (2 d h)"] == details["parameters"]["SwiGLU (3 d 2h/3)"] == 384
+    assert details["xielu fast path"]["requested"] == "function"
+    assert "cpus" in report["machine"]
+
+
+def test_block_sizes_are_validated():
+    with pytest.raises(ValueError, match="divisible by 3"):
+        bench.run_config(bench.BlockConfig(hidden=100))
+    with pytest.raises(ValueError, match="positive"):
+        bench.run_config(bench.BlockConfig(tokens=0))
