@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
+import shutil
 import time
 
 import pytest
@@ -10,6 +13,7 @@ import torch
 from torch import nn
 
 from actlab.data import load_dataset
+from actlab.data.text import DEFAULT_CORPUS
 from actlab.models import LMConfig, build_lm, build_mlp
 from actlab.train import Budget, TrainConfig, evaluate, read_metrics, seed_everything, train
 
@@ -246,3 +250,32 @@ def test_evaluators_add_metrics_that_can_select_the_best_checkpoint(digits, tmp_
     assert [(r["kind"], r["step"]) for r in evals] == [("eval", 4), ("eval", 8), ("epoch", 11), ("eval", 12)]
     best = max(evals, key=lambda r: r["test_accuracy"])
     assert (result.best_metric, result.best_step) == (best["test_accuracy"], best["step"])
+
+
+@pytest.mark.skipif(
+    not DEFAULT_CORPUS.is_dir() and not (os.geteuid() == 0 and shutil.which("apt-get")),
+    reason="Debian package python3.11-doc is missing and cannot be installed here (not root, or no apt)",
+)
+def test_tiny_lm_on_the_text_corpus_beats_the_unigram_entropy():
+    data = load_dataset("text", seed=0, seq_len=32, max_bytes=400_000)
+    val = (data.val[0][:1000], data.val[1][:1000])
+    counts = torch.bincount(val[1].flatten().long(), minlength=256).float()
+    p = counts[counts > 0] / counts.sum()
+    unigram_entropy = float(-(p * p.log()).sum())  # the best loss without looking at context, in nats
+    seed_everything(0)
+    model = build_lm(LMConfig(seq_len=32, d_model=32, n_layers=1, n_heads=2))
+    config = TrainConfig(task="lm", lr=3e-3, batch_size=32, num_threads=1)
+    result = train(model, data.train, config, Budget.tokens(32 * 32 * 120), val_data=val)
+    assert result.status == "ok" and result.used.tokens == 32 * 32 * 120 and result.used.steps == 120
+    assert result.final_metrics["val_loss"] < unigram_entropy
+    assert result.final_metrics["val_perplexity"] == pytest.approx(math.exp(result.final_metrics["val_loss"]))
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_progress_bar_shows_only_when_asked(capsys, progress):
+    seed_everything(0)
+    x, y = torch.randn(40, 2), torch.randn(40, 1)
+    train(build_mlp(2, [4], 1), (x, y), TrainConfig(task="regression", batch_size=8, num_threads=1), Budget.steps(5),
+          progress=progress)  # fmt: skip
+    err = capsys.readouterr().err
+    assert ("5/5" in err) == progress

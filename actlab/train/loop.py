@@ -52,6 +52,9 @@ def train(
 ) -> TrainResult:
     """Train `model` in place on `train_data` = (x, y) until `budget` is used; never raises on NaN/inf.
 
+    The run seeds everything with `config.seed` (data order, dropout, Gumbel noise); call
+    `seed_everything(seed)` before building `model` so that its initial weights repeat too.
+
     Each evaluation (every `config.eval_every` steps, at each epoch end and at the end) computes
     the task metrics on `val_data` plus whatever `evaluators` (`model -> {name: value}`, called in
     eval mode without gradients) return; `config.select_metric` may name any of them.
