@@ -1,0 +1,316 @@
+"""`actlab bench routing`: what routing costs in training, as ratios against plain MLPs in one run.
+
+Flex-Act: a 4-hidden-layer MLP with a FlexAct router in every hidden layer (soft, alpha = 0.3,
+the regulariser on, lean mixture, torch.compile'd kernels) against the same MLP with ReLU. One
+training step = forward, cross-entropy + regulariser, backward, Adam step. Also reported, without
+target: the eager lean kernels and the plain-autograd reference mixture.
+
+SmartMixed phase 2: the frozen `GroupedActivation` MLP against a single-activation (ReLU) MLP of
+the same shape, against the naive version that evaluates all six activations on every unit and
+masks, and against the public code's gather/scatter per activation.
+
+Memory: bytes of the tensors autograd saves for backward, counted with
+`torch.autograd.graph.saved_tensors_hooks` during one forward, two ways:
+- `unique`: distinct storages that are not parameters (what the graph really keeps alive: ReLU's
+  output and the next Linear's input are one tensor, counted once);
+- `packed`: every pack, parameters included (the simple sum, which counts shared tensors twice).
+Peak RSS of a fresh process that builds one arm and runs a few steps is reported as well, as the
+rise above the RSS after building the model (eager kernels there, so compilation's own memory does
+not set the peak).
+
+Threads: `threads=1` by default. These machines are shared; when other processes load the cores,
+every multi-threaded op waits at an OpenMP barrier for a descheduled thread, which penalises an
+implementation by its number of ops rather than its work (we measured ReLU fwd+bwd at 0.3 ms on
+one thread and 11 ms on two under load). One thread gives ratios that mean something; pass a
+config with `threads=0` (all cores) on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+
+import torch
+from torch import nn
+
+from actlab.activations import get_activation
+from actlab.bench.timing import BenchReport, Ratio, interleaved_medians, machine_description
+from actlab.routing import FlexAct, SmartMixed, freeze_mlp, recompute_routed_outputs, total_regularization
+from actlab.routing.memory import pack_routed
+from actlab.routing.smartmixed import SMARTMIXED_POOL
+
+STEP_TARGET = 1.10  # Flex-Act all layers / ReLU step time (issue C; the paper: 1.80x ResNet-18, 1.60x ResNet-34)
+MEMORY_TARGET = 1.15  # Flex-Act / ReLU saved-tensor bytes (the paper's peak memory: 1.54x)
+GROUPED_TARGET = 1.10  # SmartMixed grouped phase 2 / single activation step time
+
+
+@dataclass(frozen=True)
+class RoutingBenchConfig:
+    """Sizes and repeats; the defaults are the stated benchmark, `quick` shrinks them for smoke tests."""
+
+    batch: int = 256
+    width: int = 1024
+    hidden_layers: int = 4
+    inputs: int = 784  # MNIST-sized input
+    outputs: int = 10
+    repeats: int = 30
+    warmup: int = 3
+    compile: bool = True
+    seed: int = 0
+    threads: int = 1  # torch threads during the benchmark; 0 = torch's default (all cores)
+
+
+QUICK = RoutingBenchConfig(batch=16, width=32, hidden_layers=2, inputs=20, repeats=2, warmup=1, compile=False)
+
+
+def _set_threads(config: RoutingBenchConfig) -> None:
+    if config.threads > 0:
+        torch.set_num_threads(config.threads)
+
+
+def build_mlp(config: RoutingBenchConfig, activation: Callable[[int], nn.Module]) -> nn.Sequential:
+    """Linear, act, ..., Linear (actlab's MLP shape) with `activation(width)` per hidden layer."""
+    torch.manual_seed(config.seed)
+    layers: list[nn.Module] = [nn.Linear(config.inputs, config.width)]
+    for index in range(config.hidden_layers):
+        out = config.width if index < config.hidden_layers - 1 else config.outputs
+        layers += [activation(config.width), nn.Linear(config.width, out)]
+    return nn.Sequential(*layers)
+
+
+class MaskAllSix(nn.Module):
+    """Naive phase 2: every activation on every unit, then per-unit 0/1 masks select one."""
+
+    def __init__(self, choices: list[str]) -> None:
+        super().__init__()
+        self.activations = nn.ModuleList(get_activation(name) for name in SMARTMIXED_POOL)
+        rows = [torch.tensor([c == name for c in choices], dtype=torch.float32) for name in SMARTMIXED_POOL]
+        self.register_buffer("masks", torch.stack(rows))  # (6, width)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        out = torch.zeros_like(h)
+        for mask, activation in zip(self.masks, self.activations, strict=True):
+            out = out + mask * activation(h)
+        return out
+
+
+class GatherScatter(nn.Module):
+    """The public code's phase 2: `out[:, idx] = fn(x[:, idx])` for each activation."""
+
+    def __init__(self, choices: list[str]) -> None:
+        super().__init__()
+        self.activations = nn.ModuleList(get_activation(name) for name in SMARTMIXED_POOL)
+        for k, name in enumerate(SMARTMIXED_POOL):
+            self.register_buffer(f"idx{k}", torch.tensor([j for j, c in enumerate(choices) if c == name]))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(h)
+        for k, activation in enumerate(self.activations):
+            idx = getattr(self, f"idx{k}")
+            if idx.numel():
+                out[:, idx] = activation(h[:, idx])
+        return out
+
+
+def _train_step(model: nn.Module, config: RoutingBenchConfig, recompute: bool = False) -> Callable[[], None]:
+    generator = torch.Generator().manual_seed(config.seed)
+    x = torch.randn(config.batch, config.inputs, generator=generator)
+    y = torch.randint(config.outputs, (config.batch,), generator=generator)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        with recompute_routed_outputs() if recompute else contextlib.nullcontext():
+            loss = nn.functional.cross_entropy(model(x), y) + total_regularization(model)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def saved_tensor_bytes(model: nn.Module, config: RoutingBenchConfig, recompute: bool = False) -> dict[str, int]:
+    """Bytes autograd saves in one training forward: unique non-parameter storages, and every pack.
+
+    With `recompute`, router outputs are packed as their recipe (as `recompute_routed_outputs`
+    does) and the recipe's tensors are counted instead.
+    """
+    x = torch.randn(config.batch, config.inputs)
+    y = torch.randint(config.outputs, (config.batch,))
+    parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    seen: set[int] = set()
+    totals = {"unique": 0, "packed": 0}
+
+    def count(tensor: torch.Tensor) -> None:
+        storage = tensor.untyped_storage()
+        totals["packed"] += tensor.numel() * tensor.element_size()
+        pointer = storage.data_ptr()
+        if pointer not in seen and pointer not in parameters:
+            seen.add(pointer)
+            totals["unique"] += storage.nbytes()
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        packed = pack_routed(tensor) if recompute else tensor
+        if packed is tensor:
+            count(tensor)
+        else:
+            for part in packed[1]:
+                if isinstance(part, torch.Tensor):
+                    count(part)
+        return tensor
+
+    model.train()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        loss = nn.functional.cross_entropy(model(x), y) + total_regularization(model)
+    del loss
+    return totals
+
+
+def flexact_arms(config: RoutingBenchConfig) -> dict[str, nn.Module]:
+    """The MLPs compared for Flex-Act (same seed, same Linear weights)."""
+    return {
+        "relu": build_mlp(config, lambda w: nn.ReLU()),
+        "flexact": build_mlp(config, lambda w: FlexAct(compile=config.compile)),
+        "flexact_recompute": build_mlp(config, lambda w: FlexAct(compile=config.compile)),
+        "flexact_eager": build_mlp(config, lambda w: FlexAct()),
+        "flexact_reference": build_mlp(config, lambda w: FlexAct(implementation="reference")),
+    }
+
+
+def smartmixed_arms(config: RoutingBenchConfig) -> dict[str, nn.Module]:
+    """Phase-2 MLPs: grouped (frozen from SmartMixed logits), single ReLU, mask-all-six, gather/scatter."""
+    generator = torch.Generator().manual_seed(config.seed)
+
+    def smart(width: int) -> SmartMixed:
+        module = SmartMixed(width, seed=config.seed)
+        with torch.no_grad():
+            module.logits.normal_(generator=generator)  # a spread of choices, as after phase 1
+        return module
+
+    phase1 = build_mlp(config, smart)
+    choices = [m.choices() for m in phase1 if isinstance(m, SmartMixed)]
+    for_masks, for_gather = iter(choices), iter(choices)
+    return {
+        "grouped": freeze_mlp(phase1),
+        "single_relu": build_mlp(config, lambda w: nn.ReLU()),
+        "mask_all_six": build_mlp(config, lambda w: MaskAllSix(next(for_masks))),
+        "gather_scatter": build_mlp(config, lambda w: GatherScatter(next(for_gather))),
+    }
+
+
+def peak_rss_mb(arm: str, config: RoutingBenchConfig, steps: int = 3) -> dict[str, float]:
+    """Peak RSS (MB) of a fresh process running `steps` steps of one Flex-Act arm, and its rise over setup."""
+    code = (
+        "import json,sys;from actlab.bench.routing import _rss_child, RoutingBenchConfig;"
+        f"print(_rss_child({arm!r}, RoutingBenchConfig(**json.loads(sys.argv[1])), {steps}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(asdict(config))],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=900,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _current_rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def _rss_child(arm: str, config: RoutingBenchConfig, steps: int) -> str:
+    _set_threads(config)
+    eager = replace(config, compile=False)
+    activation = {"relu": lambda w: nn.ReLU()}.get(arm, lambda w: FlexAct())
+    model = build_mlp(eager, activation)
+    step = _train_step(model, eager, recompute=arm == "flexact_recompute")
+    setup = _current_rss_mb()
+    for _ in range(steps):
+        step()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB
+    return json.dumps({"peak_mb": peak, "setup_mb": setup, "rise_mb": peak - setup})
+
+
+FLEX_LABELS = {
+    "flexact": "Flex-Act all layers (compiled lean)",
+    "flexact_recompute": "Flex-Act all layers (lean + recompute_routed_outputs)",
+    "flexact_eager": "Flex-Act all layers (eager lean kernels)",
+    "flexact_reference": "Flex-Act all layers (plain autograd mixture)",
+}
+
+
+def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio], dict[str, float]]:
+    sizes = asdict(config)
+    flex = flexact_arms(config)
+    recompute = {name: name == "flexact_recompute" for name in flex}
+    memory = {name: saved_tensor_bytes(model, config, recompute[name]) for name, model in flex.items()}
+    steps = {name: _train_step(model, config, recompute[name]) for name, model in flex.items()}
+    for step in steps.values():  # compile and warm up outside the timed loop
+        step()
+    times = interleaved_medians(steps, repeats=config.repeats, warmup=config.warmup)
+    ratios = []
+    for name in ("flexact", "flexact_recompute", "flexact_eager", "flexact_reference"):
+        compiled = config.compile and name in ("flexact", "flexact_recompute")
+        target = STEP_TARGET if name == "flexact" else None
+        details = {"sizes": sizes, "compiled": compiled, "optimizer": "Adam", "alpha": 0.3}
+        ratios.append(
+            Ratio(f"{FLEX_LABELS[name]} step", name, "relu", times[name] / times["relu"], target, details=details)
+        )
+    for kind in ("unique", "packed"):
+        for name in ("flexact", "flexact_recompute", "flexact_reference"):
+            target = MEMORY_TARGET if kind == "unique" and name == "flexact" else None
+            details = {"bytes": memory[name][kind], "baseline_bytes": memory["relu"][kind], "sizes": sizes}
+            ratio = memory[name][kind] / memory["relu"][kind]
+            what = f"{FLEX_LABELS[name]} saved bytes ({kind})"
+            ratios.append(Ratio(what, name, "relu", ratio, target, unit="bytes", details=details))
+    if not quick:
+        rss = {name: peak_rss_mb(name, config) for name in ("relu", "flexact", "flexact_recompute")}
+        for name in ("flexact", "flexact_recompute"):
+            what = f"{FLEX_LABELS[name]} peak RSS rise over setup (fresh process)"
+            ratio = rss[name]["rise_mb"] / rss["relu"]["rise_mb"]
+            ratios.append(Ratio(what, name, "relu", ratio, unit="MB", details=rss))
+    return ratios, {f"flexact/{k}": v for k, v in times.items()}
+
+
+def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[str, float]]:
+    smart = smartmixed_arms(config)
+    steps = {name: _train_step(model, config) for name, model in smart.items()}
+    times = interleaved_medians(steps, repeats=config.repeats, warmup=config.warmup)
+    ratios = []
+    for name, baseline, target in (
+        ("grouped", "single_relu", GROUPED_TARGET),
+        ("grouped", "mask_all_six", None),
+        ("gather_scatter", "single_relu", None),
+    ):
+        what = f"SmartMixed phase 2 {name} vs {baseline} step"
+        details = {"sizes": asdict(config), "optimizer": "Adam"}
+        ratios.append(Ratio(what, name, baseline, times[name] / times[baseline], target, details=details))
+    return ratios, {f"smartmixed/{k}": v for k, v in times.items()}
+
+
+def run(quick: bool = False, config: RoutingBenchConfig | None = None) -> dict:
+    """Both comparisons; ratios from medians of interleaved repeats in this one process."""
+    config = config or (QUICK if quick else RoutingBenchConfig())
+    threads_before = torch.get_num_threads()
+    load_before = os.getloadavg()
+    if config.threads > 0:
+        torch.set_num_threads(config.threads)
+    try:
+        flex_ratios, flex_times = _flexact_ratios(config, quick)
+        smart_ratios, smart_times = _smartmixed_ratios(config)
+        machine = machine_description() | {"config": asdict(config)}
+    finally:
+        torch.set_num_threads(threads_before)
+    machine["load_average_before_after"] = [list(load_before), list(os.getloadavg())]
+    return BenchReport(
+        "routing", flex_ratios + smart_ratios, medians_s=flex_times | smart_times, machine=machine
+    ).to_dict()
+
+
+__all__ = ["QUICK", "RoutingBenchConfig", "run"]

@@ -1,0 +1,43 @@
+"""Routing layers: activations chosen by Gumbel-Softmax during training, fixed afterwards.
+
+- `FlexAct` (flexact.py): one router per layer, soft or straight-through, with the gradient-norm
+  regulariser and Table 6's alternatives (regularizers.py).
+- `SmartMixed` (smartmixed.py): one router per neuron, hard straight-through; `freeze_mlp`
+  (grouped.py) turns it into a `GroupedActivation` on contiguous slices for phase 2.
+- `LeanMixture` (mixture.py): the mixture as an autograd Function that saves only h and p;
+  `recompute_routed_outputs()` (memory.py) also keeps the router output out of the graph.
+- Temperature schedules (schedules.py) and Gumbel helpers (gumbel.py).
+"""
+
+from __future__ import annotations
+
+from actlab.routing.flexact import DEFAULT_CANDIDATES, FlexAct, FlexActConfig, total_regularization
+from actlab.routing.grouped import GroupedActivation, choice_counts, freeze_mlp, group_mlp
+from actlab.routing.memory import recompute_routed_outputs
+from actlab.routing.mixture import LeanMixture, lean_mixture, reference_mixture
+from actlab.routing.schedules import ConstantTau, ExponentialTau, LinearTau, TauSchedule, make_schedule, routers
+from actlab.routing.smartmixed import SMARTMIXED_POOL, SmartMixed, SmartMixedConfig
+
+__all__ = [
+    "DEFAULT_CANDIDATES",
+    "SMARTMIXED_POOL",
+    "ConstantTau",
+    "ExponentialTau",
+    "FlexAct",
+    "FlexActConfig",
+    "GroupedActivation",
+    "LeanMixture",
+    "LinearTau",
+    "SmartMixed",
+    "SmartMixedConfig",
+    "TauSchedule",
+    "choice_counts",
+    "freeze_mlp",
+    "group_mlp",
+    "lean_mixture",
+    "make_schedule",
+    "recompute_routed_outputs",
+    "reference_mixture",
+    "routers",
+    "total_regularization",
+]

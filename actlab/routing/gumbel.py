@@ -1,0 +1,70 @@
+"""Gumbel noise and the (hard) Gumbel-Softmax, with the noise as an explicit argument.
+
+Why explicit noise: Flex-Act's Propositions 1 and 2 hold for the soft relaxation *with the Gumbel
+noise held fixed*, so the theory checks must be able to pass the same `g` to autograd and to the
+closed form. Routers draw `g` with `sample_gumbel` (seeded through a generator) and hand it here.
+
+Two noise formulas exist in the wild:
+- `sample_gumbel`: g = -log(-log U), U ~ Uniform(0, 1), with U kept away from 0 and 1 so g is finite;
+- `reference_gumbel`: SmartMixed's public code, g = -log(-log(U + 1e-20) + 1e-20).
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def _uniform(
+    shape: tuple[int, ...], generator: torch.Generator | None, dtype: torch.dtype, device: torch.device | str | None
+) -> torch.Tensor:
+    return torch.rand(shape, generator=generator, dtype=dtype, device=device)
+
+
+def sample_gumbel(
+    shape: tuple[int, ...],
+    *,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """Standard Gumbel(0, 1) noise g = -log(-log U); U is clamped to the open interval (0, 1)."""
+    tiny = torch.finfo(dtype).tiny
+    u = _uniform(shape, generator, dtype, device).clamp_(min=tiny, max=1.0 - torch.finfo(dtype).eps)
+    return -torch.log(-torch.log(u))
+
+
+def reference_gumbel(
+    shape: tuple[int, ...],
+    *,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """SmartMixed's public-code noise: -log(-log(U + 1e-20) + 1e-20) (kept for `reference` mode)."""
+    u = _uniform(shape, generator, dtype, device)
+    return -torch.log(-torch.log(u + 1e-20) + 1e-20)
+
+
+def gumbel_softmax(logits: torch.Tensor, noise: torch.Tensor | None, tau: float) -> torch.Tensor:
+    """p = softmax((log pi + g) / tau) over the last axis; `noise=None` gives the noise-free softmax."""
+    if tau <= 0:
+        raise ValueError(f"tau must be > 0, got {tau}")
+    z = logits if noise is None else logits + noise
+    return torch.softmax(z / tau, dim=-1)
+
+
+def straight_through(p_soft: torch.Tensor) -> torch.Tensor:
+    """One-hot argmax in the forward pass, the soft probabilities' gradient in the backward pass.
+
+    This is `(y_hard - y_soft).detach() + y_soft`, the estimator SmartMixed's code uses. Its gradient
+    is *not* the gradient of the hard forward value; `actlab.theory` measures how far off it is.
+    """
+    index = p_soft.argmax(dim=-1, keepdim=True)
+    p_hard = torch.zeros_like(p_soft).scatter_(-1, index, 1.0)
+    return (p_hard - p_soft).detach() + p_soft
+
+
+def one_hot_argmax(logits: torch.Tensor) -> torch.Tensor:
+    """The deterministic choice argmax(log pi) as a one-hot tensor (no gradient)."""
+    index = logits.argmax(dim=-1, keepdim=True)
+    return torch.zeros_like(logits).scatter_(-1, index, 1.0)

@@ -1,0 +1,53 @@
+"""Opt-in: keep a router's output out of the autograd graph and recompute it when needed.
+
+Why: `LeanMixture` saves only (h, p), but the Linear layer after the router still saves its input
+x = sum_k p_k sigma_k(h) for its weight gradient. ReLU networks get that tensor for free (ReLU
+saves its own output, the same tensor), so a Flex-Act layer keeps two (B, width) tensors alive
+where ReLU keeps one. Inside `recompute_routed_outputs()`, any saved tensor that is a FlexAct
+output is stored as its recipe (h, p) instead and recomputed from it in backward: one extra fused
+forward per layer buys ReLU's activation memory.
+
+It is a context manager, not a default, because it changes what every saved tensor in the block
+goes through (PyTorch's `saved_tensors_hooks`), which a user should choose knowingly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from actlab.routing.mixture import MixturePlan, kernels
+
+RECIPE_ATTRIBUTE = "_actlab_routed_recipe"
+
+
+def tag_output(x: torch.Tensor, h: torch.Tensor, p: torch.Tensor, plan: MixturePlan, compiled: bool) -> None:
+    """Remember how to recompute the router output `x` (called by FlexAct's lean forward)."""
+    setattr(x, RECIPE_ATTRIBUTE, (h.detach(), p.detach(), plan, compiled))
+
+
+def pack_routed(tensor: torch.Tensor) -> Any:
+    """The recipe of a tagged router output, or the tensor itself."""
+    recipe = getattr(tensor, RECIPE_ATTRIBUTE, None)
+    return ("routed", recipe) if recipe is not None else tensor
+
+
+def unpack_routed(packed: Any) -> torch.Tensor:
+    """Inverse of `pack_routed`: recompute x = sum_k p_k sigma_k(h) from its recipe."""
+    if isinstance(packed, tuple) and len(packed) == 2 and packed[0] == "routed":
+        h, p, plan, compiled = packed[1]
+        forward, _ = kernels(plan, False, compiled)
+        with torch.no_grad():
+            x, _ = forward(h, p)
+        return x
+    return packed
+
+
+@contextlib.contextmanager
+def recompute_routed_outputs() -> Iterator[None]:
+    """Within this block, router outputs saved by later layers are recomputed in backward."""
+    with torch.autograd.graph.saved_tensors_hooks(pack_routed, unpack_routed):
+        yield

@@ -1,0 +1,78 @@
+"""Flex-Act's gradient-norm regulariser and the alternatives of its Table 6.
+
+The regulariser (§3.3, App. D.5):
+    g_bar_k = batch mean of ||d sigma_k(h) / dh||_2
+    p_tilde = softmax(-g_bar / lambda)
+    L_reg   = alpha * KL(p_tilde || p)          (summed over routed layers)
+so candidates with large gradients (relu, leaky_relu, identity) get a *small* target probability,
+counteracting the scale bias of Cor. D.3.
+
+Table 6's alternatives, each a switch so a study can compare them:
+- `clip_logit_gradient`: clip the norm of dL/d log pi (D.4 predicts no effect on the ordering);
+- `norm_clip` in `pseudo_target`: build p_tilde from clipped norms min(||sigma'||, c);
+- `normalize_branches`: a_k / ||a_k|| per sample (eq. 19).
+
+On lambda: §3.3 calls the pseudo-target temperature lambda, D.5 calls it phi, and App. B writes
+p_tilde ∝ exp(-g_bar / tau), i.e. couples it to the routing temperature. actlab's default
+(`pseudo_temperature=None`) follows App. B: lambda = the router's current tau. Pass a number to
+decouple it.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def pseudo_target(g: torch.Tensor, lam: float, norm_clip: float | None = None) -> torch.Tensor:
+    """p_tilde = softmax(-g_bar / lambda), g (B, K) per-sample gradient norms -> (K,).
+
+    `norm_clip` clips each per-sample norm at c before averaging (Table 6's "KL + clipped norms").
+    """
+    if lam <= 0:
+        raise ValueError(f"the pseudo-target temperature lambda must be > 0, got {lam}")
+    if norm_clip is not None:
+        g = g.clamp(max=norm_clip)
+    g_bar = g.mean(dim=0)
+    return torch.softmax(-g_bar / lam, dim=-1)
+
+
+def kl_to_target(p_tilde: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """KL(p_tilde || p) = sum_k p_tilde_k (log p_tilde_k - log p_k); averaged over samples when p is (B, K).
+
+    With p_tilde fixed this has gradient (1/tau)(p_k - p_tilde_k) in log pi (Prop. 2, eq. 22).
+    """
+    log_p = torch.log(p.clamp_min(torch.finfo(p.dtype).tiny))
+    log_target = torch.log(p_tilde.clamp_min(torch.finfo(p_tilde.dtype).tiny))
+    per_row = (p_tilde * (log_target - log_p)).sum(dim=-1)
+    return per_row.mean() if per_row.dim() > 0 else per_row
+
+
+class _ClipGradNorm(torch.autograd.Function):
+    """Identity forward; backward rescales the incoming gradient to norm <= max_norm."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, max_norm: float):  # noqa: ANN205
+        ctx.max_norm = max_norm
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # noqa: ANN205
+        norm = grad.norm()
+        scale = torch.clamp(ctx.max_norm / (norm + 1e-12), max=1.0)
+        return grad * scale, None
+
+
+def clip_logit_gradient(logits: torch.Tensor, max_norm: float | None) -> torch.Tensor:
+    """`logits` unchanged, but the gradient reaching them is clipped to norm `max_norm` (Table 6 row 2)."""
+    if max_norm is None:
+        return logits
+    if max_norm <= 0:
+        raise ValueError(f"logit gradient clip must be > 0, got {max_norm}")
+    return _ClipGradNorm.apply(logits, max_norm)
+
+
+def normalize_branches(a: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
+    """a_hat_k = a_k / ||a_k|| per sample, a (K, B, *features) (eq. 19, Table 6 "output normalisation")."""
+    flat = a.reshape(a.shape[0], a.shape[1], -1)
+    norm = flat.norm(dim=-1).clamp_min(eps)
+    return a / norm.reshape(a.shape[0], a.shape[1], *([1] * (a.dim() - 2)))

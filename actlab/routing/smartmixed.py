@@ -1,0 +1,127 @@
+"""SmartMixed: every hidden neuron picks its own activation by hard Gumbel-Softmax (phase 1).
+
+    y_j = ST(softmax((logits_j + g_j) / tau)),   out_j = sum_k y_jk sigma_k(h_j),   j = 1..width
+
+Two modes, because the public code (github omidvaramin/SmartMixed) makes choices a faithful
+reproduction must keep but a user may not want (see shared/REFERENCE_FACTS.md):
+- `reference`: one noise sample per forward shared by the whole batch, noise also in eval mode,
+  candidate outputs and the mixed output clamped to [-10, 10], noise -log(-log(U+1e-20)+1e-20);
+- `corrected` (default): one noise sample per example, no clamps, and eval mode uses the
+  noise-free argmax, so the phase-1 network in eval computes exactly what `freeze_mlp` keeps.
+
+Phase 2 (`actlab.routing.grouped.freeze_mlp`) turns the learned argmax into a `GroupedActivation`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+from torch import nn
+
+from actlab.activations import get_activation, get_spec
+from actlab.routing.gumbel import reference_gumbel, sample_gumbel, straight_through
+
+SMARTMIXED_POOL: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "elu", "selu")
+MODES = ("corrected", "reference")
+REFERENCE_CLAMP = 10.0
+
+
+@dataclass(frozen=True)
+class SmartMixedConfig:
+    """SmartMixed's switches; defaults follow the public code except where `mode` says otherwise."""
+
+    candidates: tuple[str, ...] = SMARTMIXED_POOL
+    tau: float = 0.3  # every call site of the public code
+    hard: bool = True  # straight-through one-hot, as in the public code
+    mode: str = "corrected"  # or "reference" (see the module docstring)
+    init_bump: float = 0.001  # logits start at 0 with one random entry per neuron set to this
+
+    def __post_init__(self) -> None:
+        candidates = (self.candidates,) if isinstance(self.candidates, str) else tuple(self.candidates)
+        object.__setattr__(self, "candidates", candidates)
+        if not candidates:
+            raise ValueError("SmartMixed needs at least one candidate activation")
+        for name in candidates:
+            get_spec(name)
+        if len(set(candidates)) != len(candidates):
+            raise ValueError(f"candidates must be distinct, got {candidates}")
+        if not isinstance(self.tau, (int, float)) or not self.tau > 0:
+            raise ValueError(f"tau must be a number > 0, got {self.tau!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+
+
+class SmartMixed(nn.Module):
+    """Per-neuron router over `width` hidden units: logits (width, K)."""
+
+    def __init__(
+        self,
+        width: int,
+        config: SmartMixedConfig | None = None,
+        *,
+        seed: int | None = None,
+        generator: torch.Generator | None = None,
+        **overrides: Any,
+    ) -> None:
+        super().__init__()
+        if width < 1:
+            raise ValueError(f"width must be >= 1, got {width}")
+        self.config = replace(config or SmartMixedConfig(), **overrides)
+        self.width = width
+        self.tau = self.config.tau
+        self.generator = generator
+        self.activations = nn.ModuleList(get_activation(name) for name in self.config.candidates)
+        init = torch.Generator().manual_seed(seed) if seed is not None else generator
+        logits = torch.zeros(width, len(self.config.candidates))
+        bumped = torch.randint(len(self.config.candidates), (width,), generator=init)
+        logits[torch.arange(width), bumped] = self.config.init_bump
+        self.logits = nn.Parameter(logits)
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        return self.config.candidates
+
+    def extra_repr(self) -> str:
+        return f"width={self.width}, candidates={list(self.candidates)}, tau={self.tau}, mode={self.config.mode}"
+
+    def routing_probs(self) -> torch.Tensor:
+        """softmax(logits) per neuron, (width, K), detached."""
+        return torch.softmax(self.logits.detach(), dim=-1)
+
+    def choice_indices(self) -> torch.Tensor:
+        """Noise-free argmax per neuron (width,): what phase 2 freezes."""
+        return self.logits.detach().argmax(dim=-1)
+
+    def choices(self) -> list[str]:
+        """Per-neuron activation names of the noise-free argmax."""
+        return [self.candidates[int(i)] for i in self.choice_indices()]
+
+    def _weights(self, h: torch.Tensor) -> torch.Tensor:
+        reference = self.config.mode == "reference"
+        shape = self.logits.shape if reference else (h.shape[0], *self.logits.shape)
+        noise_fn = reference_gumbel if reference else sample_gumbel
+        g = noise_fn(tuple(shape), generator=self.generator, dtype=h.dtype, device=h.device)
+        if not self.tau > 0:
+            raise ValueError(f"tau must be > 0, got {self.tau}")
+        y = torch.softmax((self.logits.to(h.dtype) + g) / self.tau, dim=-1)
+        return straight_through(y) if self.config.hard else y
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        if h.dim() != 2 or h.shape[1] != self.width:
+            raise ValueError(f"SmartMixed expects input (batch, {self.width}), got {tuple(h.shape)}")
+        reference = self.config.mode == "reference"
+        if not self.training and not reference:  # noise-free argmax: exactly the frozen network
+            index = self.choice_indices()
+            out = torch.empty_like(h)
+            for k, activation in enumerate(self.activations):
+                columns = (index == k).nonzero().squeeze(-1)
+                if columns.numel():
+                    out[:, columns] = activation(h[:, columns])
+            return out
+        a = torch.stack([activation(h) for activation in self.activations], dim=-1)  # (B, width, K)
+        if reference:
+            a = a.clamp(-REFERENCE_CLAMP, REFERENCE_CLAMP)
+        out = (a * self._weights(h)).sum(-1)
+        return out.clamp(-REFERENCE_CLAMP, REFERENCE_CLAMP) if reference else out

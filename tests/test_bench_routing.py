@@ -1,0 +1,50 @@
+"""`actlab bench routing` smoke test: the JSON shape and the saved-tensor accounting (nothing timed)."""
+
+from __future__ import annotations
+
+import json
+
+import torch
+
+from actlab.bench import BENCHMARKS, routing
+
+
+def test_quick_run_has_every_ratio_with_its_target():
+    report = routing.run(quick=True)
+    json.dumps(report)  # serialisable as written by `actlab bench`
+    assert BENCHMARKS["routing"] == "actlab.bench.routing"
+    rows = {row["what"]: row for row in report["ratios"]}
+    targets = {row["what"]: row["target"] for row in report["ratios"] if row["target"] is not None}
+    assert targets == {
+        "Flex-Act all layers (compiled lean) step": routing.STEP_TARGET,
+        "Flex-Act all layers (compiled lean) saved bytes (unique)": routing.MEMORY_TARGET,
+        "SmartMixed phase 2 grouped vs single_relu step": routing.GROUPED_TARGET,
+    }
+    for row in rows.values():
+        assert row["ratio"] > 0 and row["unit"] in ("time", "bytes", "MB")
+        assert row["met"] is None or row["met"] == (row["ratio"] <= row["target"])
+    assert report["machine"]["config"]["width"] == routing.QUICK.width
+    assert len(report["machine"]["load_average_before_after"]) == 2
+
+
+def test_saved_tensor_accounting():
+    config = routing.QUICK
+    arms = routing.flexact_arms(config)
+    relu = routing.saved_tensor_bytes(arms["relu"], config)
+    lean = routing.saved_tensor_bytes(arms["flexact_eager"], config)
+    recompute = routing.saved_tensor_bytes(arms["flexact_recompute"], config, recompute=True)
+    plain = routing.saved_tensor_bytes(arms["flexact_reference"], config)
+    hidden = config.batch * config.width * 4  # one float32 (batch, width) tensor
+    # ReLU keeps one (batch, width) tensor per hidden layer; lean Flex-Act keeps h and x.
+    assert lean["unique"] - relu["unique"] >= config.hidden_layers * hidden
+    assert abs(recompute["unique"] - relu["unique"]) < hidden / 4
+    assert plain["unique"] > 3 * lean["unique"]
+
+
+def test_phase2_arms_compute_the_same_function():
+    arms = routing.smartmixed_arms(routing.QUICK)
+    x = torch.randn(8, routing.QUICK.inputs)
+    with torch.no_grad():
+        grouped = arms["grouped"].eval()(x)
+        for name in ("mask_all_six", "gather_scatter"):
+            torch.testing.assert_close(arms[name].eval()(x), grouped, rtol=1e-5, atol=1e-6)

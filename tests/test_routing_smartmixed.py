@@ -1,0 +1,112 @@
+"""SmartMixed phase 1, freezing to contiguous groups (same function), reference vs corrected mode."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from actlab.activations import get_activation
+from actlab.routing import GroupedActivation, SmartMixed, choice_counts, freeze_mlp, group_mlp
+from actlab.routing.smartmixed import SMARTMIXED_POOL
+
+
+def _phase1(widths=(24, 16, 12), seed=0, **kwargs) -> nn.Sequential:
+    torch.manual_seed(seed)
+    layers: list[nn.Module] = [nn.Linear(10, widths[0])]
+    for i, width in enumerate(widths):
+        router = SmartMixed(width, seed=seed + i, **kwargs)
+        with torch.no_grad():
+            router.logits.normal_(generator=torch.Generator().manual_seed(seed + 10 + i))
+        out = widths[i + 1] if i + 1 < len(widths) else 3
+        layers += [router, nn.Linear(width, out)]
+    return nn.Sequential(*layers)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_freezing_preserves_the_function_in_eval_mode(seed):
+    model = _phase1(seed=seed).eval()
+    x = 3 * torch.randn(64, 10)
+    before = model(x)
+    frozen = freeze_mlp(model).eval()
+    assert not any(isinstance(m, SmartMixed) for m in frozen)
+    torch.testing.assert_close(frozen(x), before, rtol=0, atol=1e-6)
+    counts = choice_counts(frozen)
+    assert counts == choice_counts(model)
+    assert [sum(c.values()) for c in counts] == [24, 16, 12]
+    for module in frozen:
+        if isinstance(module, GroupedActivation):
+            assert module.order is None  # contiguous slices: no gather, no scatter
+            names = [name for name, _ in module.groups]
+            assert len(names) == len(set(names))
+
+
+def test_reinit_reproduces_the_public_code_fresh_weights():
+    model = _phase1()
+    a = freeze_mlp(model, reinit=True, seed=7)
+    b = freeze_mlp(model, reinit=True, seed=7)
+    kept = freeze_mlp(model)
+    assert torch.equal(a[0].weight, b[0].weight)
+    assert not torch.equal(a[0].weight, kept[0].weight)
+    assert choice_counts(a) == choice_counts(kept)
+
+
+def test_from_assignment_is_exactly_the_per_neuron_assignment():
+    choices = ["tanh", "relu", "selu", "relu", "sigmoid", "tanh", "elu", "leaky_relu"]
+    module = GroupedActivation.from_assignment(choices)
+    assert module.assignment() == choices
+    h = 4 * torch.randn(5, len(choices))
+    expected = torch.stack([get_activation(c)(h[:, j]) for j, c in enumerate(choices)], dim=1)
+    torch.testing.assert_close(module(h), expected)
+
+
+def test_group_mlp_requires_the_mlp_shape():
+    seq = nn.Sequential(nn.Linear(3, 4), nn.ReLU())
+    with pytest.raises(ValueError, match="between two nn.Linear"):
+        group_mlp(seq, {1: ["relu"] * 4})
+    with pytest.raises(ValueError, match="nothing to freeze"):
+        freeze_mlp(nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1)))
+
+
+def test_hard_training_forward_picks_one_activation_per_unit_and_sample():
+    router = SmartMixed(7, generator=torch.Generator().manual_seed(0)).double()
+    h = 2 * torch.randn(30, 7, dtype=torch.float64)
+    out = router(h)
+    branches = torch.stack([get_activation(n).double()(h) for n in SMARTMIXED_POOL], dim=-1)
+    assert ((branches - out.unsqueeze(-1)).abs() < 1e-12).any(-1).all()
+    out.sum().backward()
+    assert router.logits.grad is not None and router.logits.grad.abs().sum() > 0
+
+
+def test_reference_mode_shares_noise_clamps_and_is_noisy_in_eval():
+    h = torch.randn(1, 50).repeat(20, 1) * 30  # 20 identical rows, large values
+    reference = SmartMixed(50, mode="reference", generator=torch.Generator().manual_seed(0))
+    corrected = SmartMixed(50, generator=torch.Generator().manual_seed(0))
+    out_ref = reference(h)
+    torch.testing.assert_close(out_ref, out_ref[:1].expand_as(out_ref))  # one noise draw for the whole batch
+    assert out_ref.abs().max() <= 10.0
+    out_cor = corrected(h)
+    assert (out_cor - out_cor[:1]).abs().max() > 0.1  # per-sample noise: rows choose differently
+    reference.eval()
+    corrected.eval()
+    evals_ref = {tuple(reference(h)[0].tolist()) for _ in range(5)}
+    assert len(evals_ref) > 1  # the public code applies noise in eval too
+    assert torch.equal(corrected(h), corrected(h))
+
+
+def test_bad_configuration_raises_value_error():
+    with pytest.raises(ValueError, match="tau"):
+        SmartMixed(4, tau=0)
+    with pytest.raises(ValueError, match="mode"):
+        SmartMixed(4, mode="paper")
+    with pytest.raises(ValueError, match="unknown activation"):
+        SmartMixed(4, candidates=("relu", "swish"))
+    with pytest.raises(ValueError, match="expects input"):
+        SmartMixed(4)(torch.randn(2, 5))
+
+
+def test_initial_logits_follow_the_public_code():
+    router = SmartMixed(100, seed=3)
+    logits = router.logits.detach()
+    assert torch.equal((logits != 0).sum(-1), torch.ones(100, dtype=torch.long))
+    assert torch.allclose(logits.max(-1).values, torch.full((100,), 0.001))
