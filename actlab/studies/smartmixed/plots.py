@@ -1,0 +1,109 @@
+"""Figures for the SmartMixed notebooks; each takes what `analysis`/`layers` return and draws it.
+
+Why apart: plotting never computes a statistic (rliable's split), so a figure can be restyled
+without touching a number the claims use.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from actlab.routing.smartmixed import SMARTMIXED_POOL
+from actlab.studies.smartmixed.run import RunRecord
+
+COLORS = dict(zip(SMARTMIXED_POOL, plt.get_cmap("tab10").colors, strict=False))
+
+
+def curves(result: RunRecord):  # noqa: ANN201 - a matplotlib Figure
+    """Validation accuracy per epoch: SmartMixed's phase 1 then each phase-2 arm, and the fixed arms."""
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    phase1 = result.phase1.get("curve", [])
+    if phase1:
+        ax.plot(range(1, len(phase1) + 1), phase1, color="black", lw=2, label="phase 1 (routed)")
+        ax.axvline(len(phase1) + 0.5, color="grey", ls=":", lw=1)
+    for arm in result.arms:
+        if not arm.curve:
+            continue
+        offset = len(phase1) if arm.init else 0
+        style = "-" if arm.init in ("", "carry") else "--"
+        ax.plot(range(offset + 1, offset + len(arm.curve) + 1), arm.curve, style, lw=1, label=arm.arm)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation accuracy")
+    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def accuracy(table: pd.DataFrame, order: list[str]):  # noqa: ANN201
+    """Mean test accuracy with its 95% CI per arm, one panel per architecture."""
+    architectures = list(dict.fromkeys(table.architecture))
+    fig, axes = plt.subplots(1, len(architectures), figsize=(4.2 * len(architectures), 0.32 * len(order) + 1.2),
+                             sharey=True, squeeze=False)  # fmt: skip
+    for ax, architecture in zip(axes[0], architectures, strict=True):
+        block = table[table.architecture == architecture].set_index("arm").reindex(order)
+        y = np.arange(len(order))
+        err = np.vstack([block["mean"] - block.ci_low, block.ci_high - block["mean"]]) * 100
+        colors = ["tab:red" if name.startswith("smartmixed") else "tab:blue" for name in order]
+        ax.errorbar(block["mean"] * 100, y, xerr=err, fmt="none", ecolor=colors, capsize=2)
+        ax.scatter(block["mean"] * 100, y, c=colors, s=14, zorder=3)
+        ax.set_title(architecture, fontsize=9)
+        ax.set_xlabel("test accuracy (%)")
+        ax.set_yticks(y, order, fontsize=8)
+        ax.invert_yaxis()
+    fig.tight_layout()
+    return fig
+
+
+def rank_distribution(distribution: pd.DataFrame):  # noqa: ANN201
+    """Stacked fraction of architectures in which each strategy takes rank 1, 2, ..."""
+    fig, ax = plt.subplots(figsize=(6, 3))
+    left = np.zeros(len(distribution))
+    cmap = plt.get_cmap("viridis", distribution.shape[1])
+    for i, rank in enumerate(distribution.columns):
+        ax.barh(distribution.index, distribution[rank], left=left, color=cmap(i), label=f"rank {rank}")
+        left += distribution[rank].to_numpy()
+    ax.set_xlabel("fraction of architectures")
+    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    ax.invert_yaxis()
+    fig.tight_layout()
+    return fig
+
+
+def depth_shares(shares: pd.DataFrame):  # noqa: ANN201
+    """Stacked choice shares by normalised depth bin, one panel per architecture."""
+    architectures = list(dict.fromkeys(shares.architecture))
+    fig, axes = plt.subplots(1, len(architectures), figsize=(3.6 * len(architectures), 3), sharey=True,
+                             squeeze=False)  # fmt: skip
+    choices = [c for c in SMARTMIXED_POOL if c in shares.columns]
+    for ax, architecture in zip(axes[0], architectures, strict=True):
+        block = shares[shares.architecture == architecture]
+        bottom = np.zeros(len(block))
+        labels = [f"{d:.1f}" for d in block.depth_bin]
+        for choice in choices:
+            ax.bar(labels, block[choice], bottom=bottom, color=COLORS[choice], label=choice)
+            bottom += block[choice].to_numpy()
+        ax.set_title(architecture, fontsize=9)
+        ax.set_xlabel("normalised depth (bin start)")
+    axes[0][0].set_ylabel("share of neurons")
+    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    return fig
+
+
+def phases(table: pd.DataFrame):  # noqa: ANN201
+    """Per architecture: phase-1, argmax and phase-2 (carry / reinit) test accuracy, seeds as lines."""
+    columns = [c for c in ("phase1", "phase1_argmax", "phase2_carry", "phase2_reinit") if c in table]
+    architectures = list(dict.fromkeys(table.architecture))
+    fig, axes = plt.subplots(1, len(architectures), figsize=(3.6 * len(architectures), 3), sharey=True,
+                             squeeze=False)  # fmt: skip
+    for ax, architecture in zip(axes[0], architectures, strict=True):
+        block = table[table.architecture == architecture]
+        for _, row in block.iterrows():
+            ax.plot(columns, row[columns].to_numpy(dtype=float) * 100, "o-", color="grey", alpha=0.6, lw=1)
+        ax.set_title(architecture, fontsize=9)
+        ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+    axes[0][0].set_ylabel("test accuracy (%)")
+    fig.tight_layout()
+    return fig

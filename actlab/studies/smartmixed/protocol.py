@@ -1,0 +1,115 @@
+"""The training protocol shared by every arm: networks, optimiser settings, the freeze point.
+
+Why one module: the compute-matching critique is about arms that differ in more than the
+activation. Here every arm is built after `seed_everything(seed)` with routers that draw their
+initial logits from their own generator, so the Linear layers of the phase-1 network, of every
+fixed baseline and of a `reinit` phase-2 network start from the very same weights; every arm uses
+one `TrainConfig` (Adam, lr, batch, clipping, best-validation-loss checkpoint); and SmartMixed's
+phase 1 + phase 2 add up to the fixed baselines' budget exactly (`RunConfig.phase_budgets`).
+
+`reference` mode also appends `nn.Softmax` to every network, as the public code does before its
+`CrossEntropyLoss` (softmax applied twice); `corrected` mode trains on logits.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import torch
+from torch import nn
+
+from actlab.models import build_mlp
+from actlab.routing import SmartMixed, SmartMixedConfig, freeze_mlp, group_mlp
+from actlab.studies.smartmixed.assignments import Assignment
+from actlab.studies.smartmixed.config import RunConfig
+from actlab.train import Budget, TrainConfig, seed_everything
+
+ROUTER_SEED_STRIDE = 1000  # router r of seed s draws its initial bump from generator s * 1000 + r
+
+
+def train_config(config: RunConfig) -> TrainConfig:
+    """The one optimiser setup of every arm and phase (the public code's Adam, batch and clipping)."""
+    return TrainConfig(
+        optimizer="adam",
+        lr=config.lr,
+        betas=(0.9, 0.999),
+        batch_size=config.batch_size,
+        grad_clip=config.grad_clip,
+        seed=config.seed,
+        select_metric="val_loss",  # the public code keeps the checkpoint with the best validation loss
+        select_mode="min",
+        restore_best=True,
+        device=config.device,
+        num_threads=config.num_threads,
+    )
+
+
+def build_network(config: RunConfig, in_features: int, n_classes: int, activation: str) -> nn.Sequential:
+    """A fresh network for `activation` ('smartmixed' or a registry name), seeded by `config.seed`.
+
+    Routers never touch the global RNG (each has its own seeded generator for its initial logits),
+    so the Linear weights are identical whatever the activation: the same initialisation for all arms.
+    """
+    seed_everything(config.seed)
+    if activation == "smartmixed":
+        counter = itertools.count()
+        router_config = SmartMixedConfig(tau=config.tau, mode=config.mode)
+
+        def router(width: int) -> SmartMixed:
+            return SmartMixed(width, router_config, seed=config.seed * ROUTER_SEED_STRIDE + next(counter))
+
+        choice = router
+    else:
+        choice = activation
+    model = build_mlp(in_features, list(config.widths), n_classes, choice)
+    if config.mode == "reference":
+        model.append(nn.Softmax(dim=-1))
+    return model
+
+
+def phase_budgets(config: RunConfig) -> tuple[Budget, Budget, Budget]:
+    """(phase 1, phase 2, total) budgets; phase 1 + phase 2 = total, the fixed baselines' budget."""
+    first, second = config.phase_budgets()
+    kind = config.budget_kind
+    as_amount = float if kind == "seconds" else int
+    return Budget(kind, as_amount(first)), Budget(kind, as_amount(second)), Budget(kind, as_amount(config.total))
+
+
+def phase2_network(phase1: nn.Sequential, assignment: Assignment | None, init: str, seed: int) -> nn.Sequential:
+    """The network phase 2 trains: the learned argmax (`assignment=None`) or a control assignment.
+
+    `carry` keeps the phase-1 weights (units are only permuted with their weights, so with the
+    learned assignment the function is unchanged); `reinit` draws fresh Linear weights from
+    `seed`, like the public code's new phase-2 network (and equal to every arm's initial weights).
+    """
+    if init not in ("carry", "reinit"):
+        raise ValueError(f"phase-2 init must be carry or reinit, got {init!r}")
+    if assignment is None:
+        return freeze_mlp(phase1, reinit=init == "reinit", seed=seed)
+    network = group_mlp(phase1, assignment)
+    if init == "reinit":
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            for module in network.modules():
+                if isinstance(module, nn.Linear):
+                    module.reset_parameters()
+    return network
+
+
+@torch.no_grad()
+def max_output_difference(a: nn.Module, b: nn.Module, x: torch.Tensor) -> float:
+    """max |a(x) - b(x)| in eval mode: 0 up to float rounding when two networks compute one function."""
+    was = a.training, b.training
+    a.eval()
+    b.eval()
+    try:
+        device = next(a.parameters()).device
+        return float((a(x.to(device)) - b(x.to(device))).abs().max().item())
+    finally:
+        a.train(was[0])
+        b.train(was[1])
+
+
+def linear_weights(model: nn.Module) -> list[torch.Tensor]:
+    """The Linear weights in depth order (to check that arms share their initialisation)."""
+    return [module.weight.detach().clone() for module in model.modules() if isinstance(module, nn.Linear)]
