@@ -1,15 +1,68 @@
-"""`actlab sweep`: placeholder until sweeps land; it says so rather than pretending to work."""
+"""`actlab sweep SPEC`: run a notebook over a grid of parameters and seeds, resuming what is done."""
 
 from __future__ import annotations
 
 import argparse
-
-from actlab.errors import ActlabError
+import sys
+from pathlib import Path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("spec", type=Path, help="the sweep's YAML file")
+    parser.add_argument(
+        "--executor", choices=("local", "dask", "slurm"), default="local", help="where runs execute (default: local)"
+    )
+    parser.add_argument("--workers", type=int, default=1, help="runs at a time (default: 1)")
+    parser.add_argument("--retry-failed", action="store_true", help="rerun the runs that failed (only those)")
+    parser.add_argument("--dry-run", action="store_true", help="list the runs and what would run; run nothing")
+    parser.add_argument("--runs", type=Path, default=Path("runs"), help="runs folder (default: runs)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    dask = parser.add_argument_group("dask")
+    dask.add_argument("--address", help="scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
+    slurm = parser.add_argument_group("slurm (submitit)")
+    slurm.add_argument("--partition", help="SLURM partition")
+    slurm.add_argument("--time", type=int, default=60, help="time limit per run in minutes (default: 60)")
+    slurm.add_argument("--gpus", type=int, default=0, help="GPUs per run (default: 0)")
+    slurm.add_argument("--cpus", type=int, default=1, help="CPUs per run (default: 1)")
+    slurm.add_argument("--cluster", help="submitit cluster: slurm (default when available), local, debug")
 
 
 def run(args: argparse.Namespace) -> int:
-    raise ActlabError("'actlab sweep' is not implemented yet in this version (sweeps are still to come)")
+    from actlab.sweep import ExecutorOptions, load_spec, run_sweep
+
+    spec = load_spec(args.spec)
+    options = ExecutorOptions(
+        kind=args.executor,
+        workers=args.workers,
+        address=args.address,
+        partition=args.partition,
+        time_min=args.time,
+        gpus=args.gpus,
+        cpus_per_task=args.cpus,
+        cluster=args.cluster,
+    )
+    outcome = run_sweep(
+        spec,
+        runs_dir=args.runs,
+        options=options,
+        retry_failed=args.retry_failed,
+        dry_run=args.dry_run,
+        progress=not args.no_progress,
+    )
+    if args.dry_run:
+        to_run = set(outcome.to_run)
+        for run in outcome.runs:
+            state = "run " if run.run_id in to_run else "skip"
+            print(f"{state}  {run.run_id}  {' '.join(f'{k}={v}' for k, v in run.labels.items())}")
+        print(f"{spec.name}: {len(outcome.runs)} runs, {len(outcome.to_run)} to run -> {outcome.folder}")
+        return 0
+    for run_id in outcome.failed:
+        status = outcome.statuses[run_id]
+        where = f" in cell {status['cell_index']}" if status.get("cell_index") is not None else ""
+        print(f"failed  {run_id}  {status.get('ename')}: {status.get('evalue')}{where}", file=sys.stderr)
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(outcome.counts().items()))
+    print(f"{spec.name}: ran {len(outcome.to_run)}, skipped {len(outcome.skipped)}; {counts}")
+    print(f"results: {outcome.results_csv}")
+    if outcome.failed:
+        print(f"{len(outcome.failed)} run(s) failed; rerun them with --retry-failed", file=sys.stderr)
+    return 1 if outcome.failed else 0

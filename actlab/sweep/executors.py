@@ -1,0 +1,200 @@
+"""Where sweep runs execute: a local process pool, a Dask cluster, or SLURM via submitit.
+
+Why one interface: the runner only needs `submit_many(fn, items) -> [concurrent.futures.Future]`
+and `shutdown()`, so a sweep that outgrows one machine moves to an existing distributed engine by
+changing `--executor`, not code. Each executor is a `concurrent.futures.Executor`; runs are
+independent and write their own folders, so the executors never ship results back beyond a small
+status dict (losing that dict loses nothing: the run folder holds everything).
+
+- `local`: `ProcessPoolExecutor` with N workers (forked from a clean forkserver that pre-imported them).
+- `dask`: `distributed.Client` at `address`, or a `LocalCluster` of N single-threaded worker
+  processes; tasks are submitted with `pure=False` (a rerun must run, not reuse a cached result).
+- `slurm`: `submitit.AutoExecutor`; the whole sweep is one job array (`map_array`) with partition,
+  time limit and GPUs per job; `cluster="local"` runs the same path on this machine (tests).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from actlab.errors import ActlabError
+
+EXECUTORS = ("local", "dask", "slurm")
+
+
+@dataclass
+class ExecutorOptions:
+    """Everything an executor may need; each kind reads only its own fields."""
+
+    kind: str = "local"
+    workers: int = 1
+    address: str | None = None  # dask: scheduler address; None starts a LocalCluster
+    folder: Path | None = None  # slurm: submitit's logs and pickles (default: runs/<sweep>/.submitit)
+    partition: str | None = None  # slurm partition
+    time_min: int = 60  # slurm time limit per run, minutes
+    gpus: int = 0  # slurm GPUs per run
+    cpus_per_task: int = 1  # slurm CPUs per run
+    cluster: str | None = None  # submitit cluster: None = auto (slurm if available), "local", "debug"
+
+
+class SweepExecutor(cf.Executor):
+    """A `concurrent.futures.Executor` that can also submit a whole batch at once."""
+
+    workers: int = 1
+    shares_cores: bool = True  # runs share this machine's cores, so each should use one thread
+
+    def submit_many(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[cf.Future]:
+        """Submit `fn(item)` for each item; the default is one `submit` per item."""
+        return [self.submit(fn, item) for item in items]
+
+
+def _forkserver() -> multiprocessing.context.BaseContext:
+    """Workers fork from a server that imported papermill and actlab once per session.
+
+    Why not plain fork: the parent may hold threads (a progress bar, Dask) that a fork copies
+    mid-state. Why not spawn: each worker would re-import papermill and torch (seconds each).
+    """
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["actlab.sweep.runner", "papermill", "nbclient"])
+    return context
+
+
+class LocalExecutor(SweepExecutor):
+    """N worker processes on this machine."""
+
+    def __init__(self, workers: int = 1) -> None:
+        self.workers = workers
+        self.shares_cores = workers > 1
+        self._pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=_forkserver())
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+        return self._pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+class DaskExecutor(SweepExecutor):
+    """A Dask `distributed.Client` at an address, or on a fresh `LocalCluster`."""
+
+    def __init__(self, workers: int = 1, address: str | None = None) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise ActlabError("--executor dask needs the 'dist' extra: pip install -e '.[dist]'") from None
+        self._cluster = None
+        if address is None:
+            # One thread per worker process: runs set environment variables (thread pinning) for their kernels.
+            self._cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            self._client = Client(self._cluster)
+        else:
+            self._client = Client(address)
+        self.workers = workers if address is None else max(1, len(self._client.scheduler_info()["workers"]))
+        self.shares_cores = self.workers > 1
+        self._executor = self._client.get_executor(pure=False)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+        return self._executor.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._executor.shutdown(wait=wait)
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+class SlurmExecutor(SweepExecutor):
+    """submitit's `AutoExecutor`: one SLURM job array for the sweep, polled into plain futures."""
+
+    shares_cores = False  # each array task gets its own allocation of `cpus_per_task` cores
+
+    def __init__(self, options: ExecutorOptions, poll_seconds: float = 1.0) -> None:
+        try:
+            import submitit
+        except ImportError:
+            raise ActlabError("--executor slurm needs the 'dist' extra: pip install -e '.[dist]'") from None
+        self.workers = options.workers
+        self._executor = submitit.AutoExecutor(folder=str(options.folder or "runs/.submitit"), cluster=options.cluster)
+        parameters: dict[str, Any] = {
+            "timeout_min": int(options.time_min),
+            "gpus_per_node": int(options.gpus),
+            "cpus_per_task": int(options.cpus_per_task),
+            "name": "actlab-sweep",
+            "slurm_array_parallelism": int(options.workers),
+        }
+        if options.partition:
+            parameters["slurm_partition"] = options.partition
+        self._executor.update_parameters(**parameters)
+        self._poll_seconds = poll_seconds
+        self._pending: list[tuple[Any, cf.Future]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, name="submitit-watcher", daemon=True)
+        self._watcher.start()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+        return self._track([self._executor.submit(fn, *args, **kwargs)])[0]
+
+    def submit_many(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[cf.Future]:
+        items = list(items)
+        return self._track(self._executor.map_array(fn, items)) if items else []
+
+    def _track(self, jobs: list[Any]) -> list[cf.Future]:
+        futures = []
+        with self._lock:
+            for job in jobs:
+                future: cf.Future = cf.Future()
+                future.set_running_or_notify_cancel()
+                future.job_id = job.job_id  # type: ignore[attr-defined]  # shown when a job fails
+                self._pending.append((job, future))
+                futures.append(future)
+        return futures
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                pending = list(self._pending)
+            for job, future in pending:
+                if not job.done():
+                    continue
+                try:
+                    future.set_result(job.result())
+                except Exception as error:  # a job killed by SLURM, a timeout, a crash in the worker
+                    future.set_exception(error)
+                with self._lock:
+                    self._pending.remove((job, future))
+            self._stop.wait(self._poll_seconds)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if cancel_futures:
+            with self._lock:
+                for job, future in self._pending:
+                    job.cancel(check=False)
+                    future.set_exception(cf.CancelledError(f"job {job.job_id} cancelled"))
+                self._pending.clear()
+        while wait and self._pending:
+            time.sleep(self._poll_seconds)
+        self._stop.set()
+        self._watcher.join(timeout=5 * self._poll_seconds)
+
+
+def make_executor(options: ExecutorOptions) -> SweepExecutor:
+    """The executor `options.kind` names; unknown kinds raise one clear error."""
+    if options.workers < 1:
+        raise ActlabError(f"--workers must be at least 1, got {options.workers}")
+    if options.kind == "local":
+        return LocalExecutor(options.workers)
+    if options.kind == "dask":
+        return DaskExecutor(options.workers, options.address)
+    if options.kind == "slurm":
+        return SlurmExecutor(options)
+    raise ActlabError(f"unknown executor {options.kind!r}; choose from: {', '.join(EXECUTORS)}")

@@ -1,0 +1,92 @@
+"""Reading a finished (or half-finished) sweep back for a report notebook.
+
+Why separate from the runner: report notebooks only read. They get the tidy table seaborn and
+statsmodels take (`load_results`), one row per run with each run's status and error
+(`load_status`), the per-run `results.json` for curves and lists (`load_run_results`), and a wide
+table with one column per metric (`metrics_wide`). Nothing here starts a kernel.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from actlab.errors import ActlabError
+from actlab.io import read_json
+from actlab.record import read_results
+from actlab.sweep.runner import PARAMS_FILE, RESULTS_CSV, SWEEP_FILE, read_status
+
+_STATUS_FIELDS = ("status", "ename", "evalue", "cell_index", "kernel_died", "duration_s", "host")
+
+
+def sweep_folder(runs_dir: str | os.PathLike[str], sweep: str) -> Path:
+    """`runs_dir/sweep`, which must hold a sweep that has started at least once."""
+    folder = Path(runs_dir) / sweep
+    if not (folder / SWEEP_FILE).is_file():
+        found = sorted(p.parent.name for p in Path(runs_dir).glob(f"*/{SWEEP_FILE}")) if Path(runs_dir).is_dir() else []
+        listing = ", ".join(found) if found else "none"
+        raise ActlabError(f"no sweep {sweep!r} under {runs_dir} (found: {listing}); run `actlab sweep SPEC` first")
+    return folder
+
+
+def _run_folders(folder: Path) -> list[Path]:
+    """The spec's runs in plan order (from sweep.json), so stale folders of an older grid are ignored."""
+    record = read_json(folder / SWEEP_FILE)
+    return [folder / run_id for run_id in record["run_ids"]]
+
+
+def load_results(runs_dir: str | os.PathLike[str], sweep: str, statuses: Sequence[str] | None = None) -> pd.DataFrame:
+    """The tidy table (run_id, grid parameters, seed, status, metric, value), rows with a metric only.
+
+    `statuses=("ok",)` keeps only clean runs; the default keeps every run that recorded numbers
+    (a diverged run's last loss is a result too), with its status in a column to filter on.
+    """
+    folder = sweep_folder(runs_dir, sweep)
+    csv = folder / RESULTS_CSV
+    if csv.is_file():
+        frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    else:  # interrupted before the table was written: rebuild it from the folders
+        from actlab.sweep.runner import Run, tidy_rows
+
+        runs = []
+        for run_folder in _run_folders(folder):
+            params = read_json(run_folder / PARAMS_FILE) if (run_folder / PARAMS_FILE).is_file() else {}
+            runs.append(Run(run_id=run_folder.name, params=params, labels=params, folder=run_folder))
+        frame = pd.DataFrame(tidy_rows(runs))
+    if "metric" in frame:
+        frame = frame[frame["metric"].notna() & (frame["metric"] != "")]
+    if statuses is not None:
+        frame = frame[frame["status"].isin(list(statuses))]
+    return frame.reset_index(drop=True)
+
+
+def load_status(runs_dir: str | os.PathLike[str], sweep: str) -> pd.DataFrame:
+    """One row per planned run: parameters, status and, for failures, the error and its cell."""
+    rows = []
+    for run_folder in _run_folders(sweep_folder(runs_dir, sweep)):
+        params = read_json(run_folder / PARAMS_FILE) if (run_folder / PARAMS_FILE).is_file() else {}
+        status = read_status(run_folder) or {"status": "not run"}
+        rows.append({"run_id": run_folder.name, **params, **{k: status.get(k) for k in _STATUS_FIELDS}})
+    return pd.DataFrame(rows)
+
+
+def load_run_results(runs_dir: str | os.PathLike[str], sweep: str) -> dict[str, dict[str, Any]]:
+    """run_id -> {"params": ..., "status": ..., "results": results.json} for curves and lists."""
+    out = {}
+    for run_folder in _run_folders(sweep_folder(runs_dir, sweep)):
+        params = read_json(run_folder / PARAMS_FILE) if (run_folder / PARAMS_FILE).is_file() else {}
+        status = (read_status(run_folder) or {}).get("status", "not run")
+        out[run_folder.name] = {"params": params, "status": status, "results": read_results(run_folder)}
+    return out
+
+
+def metrics_wide(tidy: pd.DataFrame) -> pd.DataFrame:
+    """One row per run, one column per metric: the shape paired tests and scatter plots want."""
+    index = [column for column in tidy.columns if column not in ("metric", "value")]
+    wide = tidy.pivot_table(index=index, columns="metric", values="value", aggfunc="first", dropna=False)
+    wide.columns.name = None
+    return wide.reset_index()

@@ -1,0 +1,371 @@
+"""Running a sweep: one folder per run, found again by a stable id, and nothing lost to a crash.
+
+Why this shape: a run is identified by a hash of what it computes (notebook name + parameters,
+seed included), so a rerun of the same spec finds the runs already done and skips them. Every
+file is written atomically and `status.json` is written last, so a folder is either complete or
+visibly unfinished. A run that raises, diverges or kills its kernel is recorded and the sweep
+goes on.
+
+Run folder `runs/<sweep>/<run_id>/`:
+- `<notebook>.ipynb`: the executed notebook (outputs and the traceback, if any);
+- `params.json`: every parameter papermill injected;
+- `results.json`: what the notebook recorded with `actlab.record(...)`;
+- `status.json`: ok / failed / diverged (or running while in flight), the error's `ename`,
+  `evalue` and `cell_index` (from `PapermillExecutionError`; a dead kernel gives
+  `kernel_died: true` and the cell it died in), start and end times, duration;
+- `provenance.json`: versions, git commit, device, host, parameters.
+
+After the runs, `runs/<sweep>/results.csv` is the tidy table: one row per run and metric with
+columns run_id, <grid parameters>, seed, status, metric, value (failed runs with no results get one
+row with an empty metric, so the table also accounts for every run).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import dataclasses
+import datetime as _dt
+import hashlib
+import itertools
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from actlab.io import _json_default, atomic_write_json, atomic_write_text, read_json
+from actlab.record import RESULTS_FILE, RUN_MARKER, read_results
+from actlab.sweep.executors import ExecutorOptions, make_executor
+from actlab.sweep.spec import SweepSpec
+
+STATUS_FILE = "status.json"
+PARAMS_FILE = "params.json"
+PROVENANCE_FILE = "provenance.json"
+SWEEP_FILE = "sweep.json"
+RESULTS_CSV = "results.csv"
+FINAL_STATUSES = ("ok", "failed", "diverged")
+# Environment a run's kernel inherits when several runs share the machine's cores.
+PINNED_THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One planned run: its id, everything papermill injects, and the labels results.csv shows."""
+
+    run_id: str
+    params: dict[str, Any]
+    labels: dict[str, Any]
+    folder: Path
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """What a worker needs to execute one run (plain data, so it pickles to any executor)."""
+
+    run_id: str
+    notebook: str
+    params: dict[str, Any]
+    folder: str
+    timeout: float | None = None
+    pin_threads: bool = False
+
+
+def run_id_for(notebook_name: str, params: dict[str, Any]) -> str:
+    """A stable 12-hex-digit id: the same notebook name and parameters always give the same id."""
+    canonical = json.dumps({"notebook": notebook_name, "params": params}, sort_keys=True, default=_json_default)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+
+def plan(spec: SweepSpec, runs_root: Path) -> list[Run]:
+    """Every run of the spec in grid order (seeds innermost), with its folder under `runs_root/<name>`."""
+    sweep_dir = runs_root / spec.name
+    keys = list(spec.grid)
+    runs = []
+    for combo in itertools.product(*(spec.grid[key] for key in keys)):
+        for seed in spec.seeds:
+            labels = {**dict(zip(keys, combo, strict=True)), "seed": seed}
+            params = {**spec.fixed, **dict(zip(keys, combo, strict=True)), spec.seed_param: seed}
+            run_id = run_id_for(spec.notebook.name, params)
+            runs.append(Run(run_id=run_id, params=params, labels=labels, folder=sweep_dir / run_id))
+    return runs
+
+
+def read_status(folder: Path) -> dict[str, Any] | None:
+    """The run's status record, or None if it never started."""
+    path = Path(folder) / STATUS_FILE
+    return read_json(path) if path.is_file() else None
+
+
+def needs_run(status: dict[str, Any] | None, retry_failed: bool = False) -> bool:
+    """Never started or interrupted: run. Failed: only with `retry_failed`. ok/diverged: done."""
+    if status is None or status.get("status") not in FINAL_STATUSES:
+        return True
+    return retry_failed and status["status"] == "failed"
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the kernel this process starts, then restore them."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
+def execute_run(task: RunTask) -> dict[str, Any]:
+    """Execute one run in this process (a worker); always writes `status.json`, never raises for the run's errors."""
+    from actlab import notebooks, provenance
+
+    folder = Path(task.folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / RESULTS_FILE).unlink(missing_ok=True)  # a retried run starts from nothing
+    atomic_write_json(folder / PARAMS_FILE, task.params)
+    atomic_write_text(folder / RUN_MARKER, task.run_id + "\n")
+    status: dict[str, Any] = {
+        "run_id": task.run_id,
+        "status": "running",
+        "started_utc": _now(),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "threads_pinned": task.pin_threads,
+    }
+    atomic_write_json(folder / STATUS_FILE, status)
+    executed = folder / Path(task.notebook).name
+    env = {"ACTLAB_RUN_DIR": str(folder.resolve()), **(PINNED_THREADS if task.pin_threads else {})}
+    start = time.perf_counter()
+    error: dict[str, Any] | None = None
+    with _environment(env):
+        try:
+            notebooks.execute(task.notebook, executed, task.params, cwd=folder, timeout=task.timeout)
+        except Exception as exc:  # the run failed; the sweep goes on and the record says why
+            error = describe_error(exc, executed)
+    status["duration_s"] = round(time.perf_counter() - start, 3)
+    status["finished_utc"] = _now()
+    results = read_results(folder)
+    if error is None and not _has_metrics(results):
+        error = {
+            "ename": "MissingResults",
+            "evalue": "the notebook finished without calling actlab.record(...)",
+            "cell_index": None,
+        }
+    if error is not None:
+        status.update(status="failed", **error)
+    else:
+        status["status"] = results.get("status", "ok")
+    atomic_write_json(folder / PROVENANCE_FILE, provenance.collect(run_id=task.run_id, params=task.params))
+    atomic_write_json(folder / STATUS_FILE, status)  # last: its final status marks the folder complete
+    return status
+
+
+def describe_error(exc: BaseException, executed: Path) -> dict[str, Any]:
+    """ename / evalue / cell for status.json, from papermill's error, a dead kernel or a timeout.
+
+    `cell_index` counts cells in the executed notebook as saved (papermill's red error banners
+    included), so it points at the cell a reader sees; `cell_source` quotes that cell's first lines.
+    """
+    from papermill.exceptions import PapermillExecutionError
+
+    index, source = _failing_cell(executed)
+    if isinstance(exc, PapermillExecutionError):
+        ename, evalue = exc.ename, str(exc.evalue)
+    else:
+        ename, evalue = type(exc).__name__, (str(exc).strip().splitlines() or [""])[0]
+    info: dict[str, Any] = {"ename": ename, "evalue": evalue, "cell_index": index, "cell_source": source}
+    if type(exc).__name__ == "DeadKernelError":
+        # The kernel process vanished (os._exit, a signal, the OOM killer); nbclient does not keep its exit code.
+        info["kernel_died"] = True
+    return info
+
+
+def _failing_cell(executed: Path) -> tuple[int | None, str]:
+    """The cell papermill flagged with an exception, else the last one it started (a dead or hung kernel)."""
+    if not executed.is_file():
+        return None, ""
+    try:
+        cells = read_json(executed).get("cells", [])
+    except (OSError, ValueError):
+        return None, ""
+    marks = [cell.get("metadata", {}).get("papermill", {}) for cell in cells]
+    flagged = [i for i, mark in enumerate(marks) if mark.get("exception")]
+    started = [i for i, mark in enumerate(marks) if mark.get("start_time")]
+    candidates = flagged or started
+    if not candidates:
+        return None, ""
+    index = candidates[-1]
+    source = cells[index].get("source", "")
+    source = "".join(source) if isinstance(source, list) else source
+    return index, "\n".join(source.splitlines()[:3])
+
+
+def _has_metrics(results: dict[str, Any]) -> bool:
+    return any(key != "status" for key in results)
+
+
+@dataclass
+class SweepOutcome:
+    """What a sweep did: its runs, which ran and which were skipped, and each run's final status."""
+
+    spec: SweepSpec
+    folder: Path
+    runs: list[Run]
+    to_run: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    statuses: dict[str, dict[str, Any]] = field(default_factory=dict)
+    results_csv: Path | None = None
+
+    def counts(self) -> dict[str, int]:
+        """Runs per status (ok, failed, diverged, and 'not run' for a dry run)."""
+        counts: dict[str, int] = {}
+        for run in self.runs:
+            status = (self.statuses.get(run.run_id) or {}).get("status", "not run")
+            counts[status] = counts.get(status, 0) + 1
+        return counts
+
+    @property
+    def failed(self) -> list[str]:
+        return [run_id for run_id, status in self.statuses.items() if status.get("status") == "failed"]
+
+
+def run_sweep(
+    spec: SweepSpec,
+    runs_dir: Path = Path("runs"),
+    options: ExecutorOptions | None = None,
+    retry_failed: bool = False,
+    dry_run: bool = False,
+    progress: bool = True,
+) -> SweepOutcome:
+    """Run whatever the spec still needs, then write `results.csv`; returns what happened."""
+    from tqdm import tqdm
+
+    options = options or ExecutorOptions()
+    runs = plan(spec, spec.runs_root(runs_dir))
+    folder = spec.runs_root(runs_dir) / spec.name
+    outcome = SweepOutcome(spec=spec, folder=folder, runs=runs)
+    for run in runs:
+        status = read_status(run.folder)
+        if status is not None:
+            outcome.statuses[run.run_id] = status
+        (outcome.to_run if needs_run(status, retry_failed) else outcome.skipped).append(run.run_id)
+    if dry_run:
+        return outcome
+
+    _write_sweep_record(spec, folder, runs)
+    if outcome.to_run:
+        from actlab import notebooks
+
+        notebooks.ensure_kernel()  # once, here, rather than racing in every worker
+        if options.kind == "slurm" and options.folder is None:
+            options = dataclasses.replace(options, folder=folder / ".submitit")
+        executor = make_executor(options)
+        by_id = {run.run_id: run for run in runs}
+        tasks = [
+            RunTask(
+                run_id=run_id,
+                notebook=str(spec.notebook),
+                params=by_id[run_id].params,
+                folder=str(by_id[run_id].folder.resolve()),
+                timeout=spec.timeout,
+                pin_threads=executor.shares_cores,
+            )
+            for run_id in outcome.to_run
+        ]
+        try:
+            futures = dict(zip(executor.submit_many(execute_run, tasks), tasks, strict=True))
+            bar = tqdm(total=len(tasks), desc=f"sweep {spec.name}", unit="run", disable=not progress)
+            with bar:
+                for future in cf.as_completed(futures):
+                    task = futures[future]
+                    outcome.statuses[task.run_id] = _collect(future, task)
+                    failed = sum(1 for s in outcome.statuses.values() if s.get("status") == "failed")
+                    bar.set_postfix(failed=failed)
+                    bar.update()
+        except BaseException:
+            executor.shutdown(wait=False, cancel_futures=True)
+            raise
+        executor.shutdown(wait=True)
+    outcome.results_csv = write_results_csv(runs, folder / RESULTS_CSV)
+    return outcome
+
+
+def _collect(future: cf.Future, task: RunTask) -> dict[str, Any]:
+    """A finished future's status; if the worker itself died, record the run as failed from here."""
+    try:
+        return future.result()
+    except Exception as exc:  # the worker process or job died; the run folder may be half-way
+        status = read_status(Path(task.folder))
+        if status is not None and status.get("status") in FINAL_STATUSES:
+            return status
+        status = {
+            **(status or {"run_id": task.run_id}),
+            "status": "failed",
+            "ename": type(exc).__name__,
+            "evalue": (str(exc).strip().splitlines() or [""])[0],
+            "cell_index": None,
+            "worker_died": True,
+            "finished_utc": _now(),
+        }
+        atomic_write_json(Path(task.folder) / STATUS_FILE, status)
+        return status
+
+
+def _write_sweep_record(spec: SweepSpec, folder: Path, runs: list[Run]) -> None:
+    """`sweep.json`: the spec as run, so a report can list the grid without the YAML file."""
+    atomic_write_json(
+        folder / SWEEP_FILE,
+        {
+            "name": spec.name,
+            "spec": str(spec.path),
+            "notebook": str(spec.notebook),
+            "report": str(spec.report) if spec.report else None,
+            "grid": spec.grid,
+            "seeds": spec.seeds,
+            "fixed": spec.fixed,
+            "seed_param": spec.seed_param,
+            "run_ids": [run.run_id for run in runs],
+        },
+    )
+
+
+def tidy_rows(runs: list[Run]) -> list[dict[str, Any]]:
+    """One row per run and numeric metric; runs without any get one row with an empty metric."""
+    rows = []
+    for run in runs:
+        status = (read_status(run.folder) or {}).get("status", "not run")
+        labels = {key: _cell(value) for key, value in run.labels.items()}
+        base = {"run_id": run.run_id, **labels, "status": status}
+        metrics = {
+            key: float(value)
+            for key, value in read_results(run.folder).items()
+            if key != "status" and isinstance(value, int | float)  # bools are ints: recorded flags count
+        }
+        if not metrics:
+            rows.append({**base, "metric": "", "value": float("nan")})
+        rows.extend({**base, "metric": key, "value": value} for key, value in metrics.items())
+    return rows
+
+
+def _cell(value: Any) -> Any:
+    """Grid values that are lists or dicts go into the CSV as JSON text."""
+    return json.dumps(value, default=_json_default) if isinstance(value, list | dict) else value
+
+
+def write_results_csv(runs: list[Run], path: Path) -> Path:
+    """Write the tidy table atomically (a reader never sees half a CSV)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(tidy_rows(runs))
+    return atomic_write_text(path, frame.to_csv(index=False))

@@ -1,0 +1,221 @@
+"""The sweep specification: a YAML file naming a notebook, a grid, seeds and fixed parameters.
+
+Why validate up front: a typo in a parameter name would otherwise run hours of notebooks with
+papermill silently ignoring it. Every error names the file and the bad key or value, in one line.
+
+```yaml
+# notebooks/<study>/sweeps/default/alpha.yml
+name: alpha                 # optional; default: the file name without .yml
+notebook: ../../train.ipynb # the parameterised notebook, relative to this file
+grid:                       # every combination of these runs ...
+  alpha: [0.0, 0.3]
+  target: [sigmoid, tanh]
+seeds: [0, 1, 2]            # ... once per seed (or `seeds: 3` for 0, 1, 2)
+fixed:                      # the same for every run
+  epochs: 20
+report: ../../report.ipynb  # the notebook that summarises the sweep (default: the study's report.ipynb)
+seed_param: seed            # optional: the notebook parameter that receives the seed
+timeout: 600                # optional: seconds a single cell may run before the run counts as failed
+```
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from actlab.errors import ActlabError
+
+KEYS = ("name", "notebook", "grid", "seeds", "fixed", "report", "seed_param", "timeout", "description")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A validated sweep: absolute paths, the grid in file order, explicit seeds."""
+
+    name: str
+    path: Path
+    notebook: Path
+    grid: dict[str, list[Any]]
+    seeds: list[int]
+    fixed: dict[str, Any] = field(default_factory=dict)
+    report: Path | None = None
+    seed_param: str = "seed"
+    timeout: float | None = None
+    description: str = ""
+
+    @property
+    def study(self) -> str | None:
+        """The study folder's name when the file follows `<study>/sweeps/<profile>/<name>.yml`."""
+        return self.path.parent.parent.parent.name if self.path.parent.parent.name == "sweeps" else None
+
+    @property
+    def profile(self) -> str | None:
+        """The profile folder (`default`, `full`, ...) under the study convention, else None."""
+        return self.path.parent.name if self.study is not None else None
+
+    def runs_root(self, runs_dir: Path = Path("runs")) -> Path:
+        """Where this sweep's folder goes: `runs/<study>/<profile>/` by convention, else `runs/`.
+
+        Keeping study sweeps per profile means `make report` (default) and `make report-full` never
+        mix runs, and running a study's spec by hand lands where `actlab report` looks.
+        """
+        if self.study is not None and self.profile is not None:
+            return runs_dir / self.study / self.profile
+        return runs_dir
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    """Read and validate a sweep file; raises `ActlabError` naming the file and the bad key/value."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ActlabError(f"sweep spec {path} not found; give the path to a .yml file")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ActlabError(f"{path}: not valid YAML{where}: {problem}") from None
+    if not isinstance(raw, dict):
+        raise ActlabError(f"{path}: a sweep spec is a YAML mapping with keys {', '.join(KEYS)}")
+    return _validate(raw, path)
+
+
+def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
+    def fail(message: str) -> ActlabError:
+        return ActlabError(f"{path}: {message}")
+
+    for key in raw:
+        if key not in KEYS:
+            close = difflib.get_close_matches(str(key), KEYS, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else f"; valid keys: {', '.join(KEYS)}"
+            raise fail(f"unknown key '{key}'{hint}")
+    for required in ("notebook", "seeds"):
+        if required not in raw:
+            raise fail(f"missing key '{required}'")
+
+    name = raw.get("name", path.stem)
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise fail(f"name {name!r} must be letters, digits, '_', '.', '-' (it names the runs folder)")
+    notebook = _notebook_path(raw["notebook"], path, "notebook", fail)
+
+    grid = raw.get("grid") or {}
+    if not isinstance(grid, dict):
+        raise fail(f"grid must be a mapping of parameter -> list of values, got {grid!r}")
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise fail(
+                f"grid.{key} must be a non-empty list of values, got {values!r} (put single values under 'fixed')"
+            )
+        if len({repr(value) for value in values}) != len(values):
+            raise fail(f"grid.{key} repeats a value: {values!r}")
+
+    seeds = _seeds(raw["seeds"], fail)
+    fixed = raw.get("fixed") or {}
+    if not isinstance(fixed, dict):
+        raise fail(f"fixed must be a mapping of parameter -> value, got {fixed!r}")
+    seed_param = raw.get("seed_param", "seed")
+    if not isinstance(seed_param, str):
+        raise fail(f"seed_param must be a parameter name, got {seed_param!r}")
+    for key in grid:
+        if key in fixed:
+            raise fail(f"parameter '{key}' is both in grid and fixed; keep it in one")
+    if seed_param in grid or seed_param in fixed:
+        raise fail(f"parameter '{seed_param}' is the seed; list seeds under 'seeds', not in grid or fixed")
+
+    declared = notebook_parameters(notebook)
+    for section, names in (("grid", list(grid)), ("fixed", list(fixed)), ("seed_param", [seed_param])):
+        for key in names:
+            if key not in declared:
+                close = difflib.get_close_matches(str(key), declared, n=1)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                listing = ", ".join(declared) or "no parameters (tag a cell 'parameters')"
+                raise fail(f"unknown parameter '{key}' in {section}: {hint}{notebook.name} declares {listing}")
+
+    report = None
+    if raw.get("report") is not None:
+        report = _notebook_path(raw["report"], path, "report", fail)
+    elif path.parent.parent.name == "sweeps" and (path.parent.parent.parent / "report.ipynb").is_file():
+        report = (path.parent.parent.parent / "report.ipynb").resolve()
+
+    timeout = raw.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not math.isfinite(timeout) or timeout <= 0
+    ):
+        raise fail(f"timeout must be a positive number of seconds, got {timeout!r}")
+
+    return SweepSpec(
+        name=name,
+        path=path.resolve(),
+        notebook=notebook,
+        grid={str(k): list(v) for k, v in grid.items()},
+        seeds=seeds,
+        fixed={str(k): v for k, v in fixed.items()},
+        report=report,
+        seed_param=seed_param,
+        timeout=float(timeout) if timeout is not None else None,
+        description=str(raw.get("description", "")),
+    )
+
+
+def _notebook_path(value: Any, spec_path: Path, key: str, fail: Any) -> Path:
+    if not isinstance(value, str) or not value.endswith(".ipynb"):
+        raise fail(f"{key} must be the path of an .ipynb file relative to the spec, got {value!r}")
+    notebook = (spec_path.parent / value).resolve()
+    if not notebook.is_file():
+        raise fail(f"{key} {value!r} not found (looked for {notebook})")
+    return notebook
+
+
+def _seeds(value: Any, fail: Any) -> list[int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value <= 0:
+            raise fail(f"seeds: {value} must be a positive count or a list of integers")
+        return list(range(value))
+    if not isinstance(value, list) or not value:
+        raise fail(f"seeds must be a non-empty list of integers or a count, got {value!r}")
+    for seed in value:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise fail(f"seeds: {seed!r} is not an integer")
+    if len(set(value)) != len(value):
+        raise fail(f"seeds repeat a value: {value!r}")
+    return list(value)
+
+
+def notebook_parameters(notebook: Path) -> list[str]:
+    """Names assigned in the notebook's cell tagged `parameters`, read without starting a kernel.
+
+    Parsed with `ast` (papermill's own line parser gives up on values such as `"x = 1"`); a cell
+    that is not plain Python (magics) falls back to `papermill.inspect_notebook`.
+    """
+    import ast
+    import json
+
+    try:
+        cells = json.loads(notebook.read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError) as error:
+        raise ActlabError(f"{notebook}: cannot read it as a notebook ({type(error).__name__}: {error})") from None
+    for cell in cells:
+        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            source = cell.get("source", "")
+            source = "".join(source) if isinstance(source, list) else source
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                import papermill as pm
+
+                return list(pm.inspect_notebook(str(notebook)))
+            names: list[str] = []
+            for node in tree.body:
+                targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+                names.extend(t.id for t in targets if isinstance(t, ast.Name) and t.id not in names)
+            return names
+    return []

@@ -1,0 +1,144 @@
+"""actlab.record writes one run's results where the sweep expects them; record_claim computes every verdict."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+import actlab
+from actlab.io import read_json
+from actlab.record import RUN_MARKER, current_run_dir, format_estimate
+
+
+@pytest.fixture
+def run_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "run"
+    monkeypatch.setenv("ACTLAB_RUN_DIR", str(folder))
+    monkeypatch.chdir(tmp_path)
+    return folder
+
+
+def test_record_merges_into_results_json(run_dir):
+    actlab.record(loss=np.float32(0.5), curve=np.array([1.0, 0.5]))
+    actlab.record(loss=0.25, accuracy=0.9)
+    assert read_json(run_dir / "results.json") == {"loss": 0.25, "curve": [1.0, 0.5], "accuracy": 0.9}
+    assert [p.name for p in run_dir.iterdir()] == ["results.json"]  # no temporary files left behind
+
+
+def test_record_diverged_status_and_nan(run_dir):
+    actlab.record(status="diverged", loss=float("nan"))
+    stored = read_json(run_dir / "results.json")
+    assert stored["status"] == "diverged" and math.isnan(stored["loss"])
+    with pytest.raises(ValueError, match="status must be one of ok, diverged"):
+        actlab.record(status="failed")
+
+
+def test_record_saves_figures_and_refuses_unstorable_values(run_dir):
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    actlab.record(curve_plot=fig)
+    plt.close(fig)
+    assert read_json(run_dir / "results.json")["curve_plot"] == "curve_plot.png"
+    assert (run_dir / "curve_plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="cannot store model=object"):
+        actlab.record(model=object())
+
+
+def test_marker_in_cwd_wins_and_interactive_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("ACTLAB_RUN_DIR", str(tmp_path / "elsewhere"))
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / RUN_MARKER).write_text("abc\n")
+    monkeypatch.chdir(tmp_path / "run")
+    assert current_run_dir() == tmp_path / "run"
+    monkeypatch.delenv("ACTLAB_RUN_DIR")
+    project = tmp_path / "project"
+    (project / "notebooks").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("")
+    monkeypatch.chdir(project / "notebooks")
+    assert actlab.record(x=1) == project / "runs" / "interactive" / "results.json"
+
+
+def _rule(estimate, ci):
+    low, high = ci
+    if low > 0:
+        return "supported"
+    return "not supported" if high < 0 else "inconclusive"
+
+
+@pytest.mark.parametrize(
+    ("estimate", "ci", "verdict"),
+    [(0.5, (0.2, 0.8), "supported"), (-0.5, (-0.8, -0.2), "not supported"), (0.1, (-0.2, 0.4), "inconclusive")],
+)
+def test_claim_verdict_is_computed_by_its_rule(tmp_path, monkeypatch, estimate, ci, verdict):
+    monkeypatch.setenv("ACTLAB_EVIDENCE", "study.html")
+    monkeypatch.setenv("ACTLAB_STUDY", "study")
+    claim = actlab.record_claim(
+        "c1",
+        "x helps",
+        source="paper, section 4",
+        n=5,
+        budget="10 epochs",
+        estimate=estimate,
+        ci=ci,
+        rule=_rule,
+        claims_dir=tmp_path,
+    )
+    assert claim["verdict"] == verdict
+    stored = read_json(tmp_path / "c1.json")
+    assert stored["verdict"] == verdict and stored["rule"].startswith("def _rule(estimate, ci):")
+    assert stored["what_was_run"] == {"n": 5, "budget": "10 epochs"}
+    assert stored["evidence"] == "study.html" and stored["study"] == "study"
+    assert stored["estimate_text"] == format_estimate(estimate, ci)
+    assert {"git_commit", "versions", "device"} <= set(stored["provenance"])
+
+
+def test_string_rule_and_inputs(tmp_path):
+    claim = actlab.record_claim(
+        "c2",
+        "s",
+        source="p",
+        n=3,
+        budget="b",
+        estimate=1.0,
+        ci=(0.5, 1.5),
+        rule="'supported' if p < alpha and ci_low > 0 else 'inconclusive'",
+        inputs={"p": 0.01, "alpha": 0.05},
+        claims_dir=tmp_path,
+    )
+    assert claim["verdict"] == "supported" and claim["inputs"] == {"p": 0.01, "alpha": 0.05}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"rule": lambda estimate, ci: "supported"}, "never reads its arguments"),
+        ({"rule": "'supported'"}, "is a constant"),
+        ({"rule": lambda estimate, ci: "maybe" if estimate else "no"}, "returned 'maybe'"),
+        ({"rule": _rule, "ci": (1.0, 0.0)}, "has low > high"),
+        ({"rule": _rule, "claim_id": "../evil"}, "must be letters"),
+    ],
+)
+def test_claim_refuses_typed_or_invalid_verdicts(tmp_path, kwargs, message):
+    arguments = {
+        "claim_id": "c3",
+        "statement": "s",
+        "source": "p",
+        "n": 1,
+        "budget": "b",
+        "estimate": 0.5,
+        "ci": (0.0, 1.0),
+        "claims_dir": tmp_path,
+        **kwargs,
+    }
+    with pytest.raises(ValueError, match=message):
+        actlab.record_claim(**arguments)
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_format_estimate():
+    assert format_estimate(0.012345, (0.0081, 0.017), units="MSE") == "0.0123 MSE [0.0081, 0.017] (95% CI)"
+    assert json.dumps(format_estimate(1, (0, 2), 0.9)) == '"1 [0, 2] (90% CI)"'
