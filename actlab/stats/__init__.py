@@ -1,0 +1,71 @@
+"""Statistics for seed sweeps: pure functions on arrays or DataFrames, with explicit seeds.
+
+Why a package of small modules: rliable's split (metrics, intervals, plots) keeps each piece
+checkable against scipy/statsmodels. `summary`: mean/std/n, t and bootstrap intervals, IQM,
+Hedges' g, probability of improvement. `tests`: paired t, Wilcoxon, Holm. `ranks`: rank
+distributions, bootstrap P(rank <= k), mean reciprocal rank. `layers`: does the chosen activation
+depend on depth (chi-square, Cochran-Armitage, multinomial logit with seed-clustered errors).
+Plotting lives in the notebooks, never here.
+"""
+
+from __future__ import annotations
+
+from actlab.stats.layers import (
+    chi_square,
+    cochran_armitage,
+    layer_choice_table,
+    layer_trend_tests,
+    multinomial_depth,
+    normalised_depth,
+)
+from actlab.stats.ranks import (
+    bootstrap_ranks,
+    mean_reciprocal_rank,
+    probability_rank_at_most,
+    rank_distribution,
+    rank_scores,
+    runs_array,
+    top_k_fraction,
+)
+from actlab.stats.summary import (
+    Interval,
+    Summary,
+    bootstrap_interval,
+    describe,
+    hedges_g,
+    iqm,
+    probability_of_improvement,
+    probability_of_improvement_interval,
+    t_interval,
+)
+from actlab.stats.tests import Comparison, compare_to_baseline, holm, paired_t, wilcoxon
+
+__all__ = [
+    "Comparison",
+    "Interval",
+    "Summary",
+    "bootstrap_interval",
+    "bootstrap_ranks",
+    "chi_square",
+    "cochran_armitage",
+    "compare_to_baseline",
+    "describe",
+    "hedges_g",
+    "holm",
+    "iqm",
+    "layer_choice_table",
+    "layer_trend_tests",
+    "mean_reciprocal_rank",
+    "multinomial_depth",
+    "normalised_depth",
+    "paired_t",
+    "probability_of_improvement",
+    "probability_of_improvement_interval",
+    "probability_rank_at_most",
+    "rank_distribution",
+    "rank_scores",
+    "runs_array",
+    "t_interval",
+    "top_k_fraction",
+    "wilcoxon",
+]

@@ -1,0 +1,168 @@
+"""Does the chosen activation depend on layer depth? Chi-square, Cochran-Armitage trend, multinomial logit.
+
+Why three tests: SmartMixed and Flex-Act report "layer-wise preferences" (e.g. one activation in
+early layers, another in deep ones). A chi-square test of layer x choice asks whether choices
+differ between layers at all; the Cochran-Armitage test asks whether one choice's share rises or
+falls with depth (more power when the effect is a trend); the multinomial logit of choice on
+normalised depth compares networks of different depths on one scale and, with errors clustered by
+seed, does not treat the neurons of one network as independent evidence.
+
+Pitfall handled here: `statsmodels` `Table(..., shift_zeros=True)` (its default) adds 0.5 to every
+cell when any cell is zero, which changes the trend statistic; counts of choices often contain
+zeros, so tables are built with `shift_zeros=False`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from actlab.stats.tests import holm
+
+
+@dataclass(frozen=True)
+class ChiSquare:
+    """Pearson chi-square test of independence, with Cramer's V as the effect size."""
+
+    statistic: float
+    pvalue: float
+    dof: int
+    cramers_v: float
+    min_expected: float  # below ~5 the chi-square approximation is rough; say so next to the p-value
+
+
+def layer_choice_table(
+    frame: pd.DataFrame, layer: str = "layer", choice: str = "choice", count: str | None = None
+) -> pd.DataFrame:
+    """Counts of each choice per layer (rows: layers in order, columns: choices); `count` sums a weight column."""
+    for column in (layer, choice, *([count] if count else [])):
+        if column not in frame:
+            raise ValueError(f"layer_choice_table: column {column!r} not in the table ({', '.join(frame.columns)})")
+    if count is None:
+        table = pd.crosstab(frame[layer], frame[choice])
+    else:
+        table = frame.pivot_table(index=layer, columns=choice, values=count, aggfunc="sum", fill_value=0)
+    return table.sort_index()
+
+
+def chi_square(table: Any) -> ChiSquare:
+    """`scipy.stats.chi2_contingency` without Yates' correction (tables here are bigger than 2x2)."""
+    counts = np.asarray(table, dtype=float)
+    counts = counts[counts.sum(axis=1) > 0][:, counts.sum(axis=0) > 0]  # drop empty rows/columns
+    if min(counts.shape) < 2:
+        raise ValueError(f"chi_square: need at least 2 layers and 2 choices with counts, got {counts.shape}")
+    result = stats.chi2_contingency(counts, correction=False)
+    n = counts.sum()
+    v = np.sqrt(result.statistic / (n * (min(counts.shape) - 1)))
+    return ChiSquare(
+        float(result.statistic), float(result.pvalue), int(result.dof), float(v), float(result.expected_freq.min())
+    )
+
+
+def cochran_armitage(successes: Any, totals: Any, scores: Any | None = None) -> dict[str, float]:
+    """Trend in the proportion successes/totals across ordered groups (layers), two-sided.
+
+    Uses `Table.test_ordinal_association` (the linear-by-linear statistic, which for two columns
+    is the Cochran-Armitage test with the permutation variance) on the unshifted table.
+    Returns statistic, zscore, pvalue and the slope sign (+1 if the share rises with the score).
+    """
+    from statsmodels.stats.contingency_tables import Table
+
+    hits = np.asarray(successes, dtype=float)
+    n = np.asarray(totals, dtype=float)
+    if hits.shape != n.shape or hits.ndim != 1 or hits.size < 2:
+        raise ValueError("cochran_armitage: successes and totals must be 1-D of the same length (>= 2 groups)")
+    if (hits < 0).any() or (hits > n).any():
+        raise ValueError("cochran_armitage: need 0 <= successes <= totals in every group")
+    row_scores = np.arange(hits.size, dtype=float) if scores is None else np.asarray(scores, dtype=float)
+    table = np.column_stack([n - hits, hits])
+    result = Table(table, shift_zeros=False).test_ordinal_association(
+        row_scores=row_scores, col_scores=np.array([0.0, 1.0])
+    )
+    return {"statistic": float(result.statistic), "zscore": float(result.zscore), "pvalue": float(result.pvalue)}
+
+
+def layer_trend_tests(table: pd.DataFrame, scores: Any | None = None, alpha: float = 0.05) -> pd.DataFrame:
+    """One Cochran-Armitage test per choice (that choice vs all others) across layers, Holm-adjusted."""
+    counts = table.to_numpy(dtype=float)
+    totals = counts.sum(axis=1)
+    rows = []
+    for j, name in enumerate(table.columns):
+        result = cochran_armitage(counts[:, j], totals, scores if scores is not None else None)
+        rows.append({"choice": name, "zscore": result["zscore"], "pvalue": result["pvalue"]})
+    out = pd.DataFrame(rows)
+    out["reject_holm"], out["p_holm"] = holm(out["pvalue"].to_numpy(), alpha)
+    return out
+
+
+def normalised_depth(layer_index: Any, n_layers: Any) -> np.ndarray:
+    """0 for the first hidden layer, 1 for the last: puts networks of different depth on one axis."""
+    index = np.asarray(layer_index, dtype=float)
+    n = np.asarray(n_layers, dtype=float)
+    if (n < 1).any() or (index < 0).any() or (index >= n).any():
+        raise ValueError("normalised_depth: need 0 <= layer_index < n_layers")
+    return np.where(n > 1, index / np.maximum(n - 1, 1), 0.0)
+
+
+def multinomial_depth(
+    frame: pd.DataFrame,
+    choice: str = "choice",
+    depth: str = "depth",
+    cluster: str = "seed",
+    reference: str | None = None,
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Multinomial logit of choice on depth with seed-clustered standard errors.
+
+    Returns a table with one row per non-reference choice (log-odds slope per unit of depth vs the
+    reference, clustered SE, z, p, 95% CI) and the joint Wald test that every slope is zero.
+    Cluster-robust errors need several clusters: with fewer than ~10 seeds, read p-values loosely.
+    """
+    import statsmodels.api as sm
+
+    for column in (choice, depth, cluster):
+        if column not in frame:
+            raise ValueError(f"multinomial_depth: column {column!r} not in the table ({', '.join(frame.columns)})")
+    categories = sorted(frame[choice].astype(str).unique())
+    if len(categories) < 2:
+        raise ValueError(f"multinomial_depth: only one choice ({categories}) occurs; nothing to model")
+    if reference is not None:
+        if reference not in categories:
+            raise ValueError(f"multinomial_depth: reference {reference!r} not among {categories}")
+        categories.remove(reference)
+        categories.insert(0, reference)
+    codes = pd.Categorical(frame[choice].astype(str), categories=categories).codes
+    exog = sm.add_constant(pd.DataFrame({"depth": frame[depth].to_numpy(dtype=float)}))
+    groups = pd.factorize(frame[cluster])[0]
+    fit = sm.MNLogit(codes, exog).fit(cov_type="cluster", cov_kwds={"groups": groups}, disp=False, maxiter=200)
+    ci = fit.conf_int()
+    rows = []
+    for k, name in enumerate(categories[1:]):
+        rows.append(
+            {
+                "choice": name,
+                "vs": categories[0],
+                "slope": float(fit.params.iloc[1, k]),
+                "se": float(fit.bse.iloc[1, k]),
+                "z": float(fit.tvalues.iloc[1, k]),
+                "pvalue": float(fit.pvalues.iloc[1, k]),
+                "ci_low": float(ci.iloc[2 * k + 1, 0]),
+                "ci_high": float(ci.iloc[2 * k + 1, 1]),
+            }
+        )
+    n_eq = len(categories) - 1
+    restriction = np.zeros((n_eq, 2 * n_eq))
+    for k in range(n_eq):
+        restriction[k, 2 * k + 1] = 1.0  # params are ordered (const, depth) per equation
+    wald = fit.wald_test(restriction, scalar=True)
+    joint = {
+        "statistic": float(wald.statistic),
+        "pvalue": float(wald.pvalue),
+        "df": n_eq,
+        "converged": bool(fit.mle_retvals.get("converged", False)),
+        "clusters": int(groups.max() + 1),
+    }
+    return pd.DataFrame(rows), joint
