@@ -6,16 +6,23 @@ Nothing on these pages is typed by hand; the index only lists what runs wrote.
 
 Layout it understands (conventions, so a new study needs no registration):
 - `notebooks/NN_name.ipynb`: a standalone page, executed as is (papermill) and rendered.
-- `notebooks/<study>/report.ipynb`: a study page, executed after its sweeps (see `actlab.sweep`).
-- `runs/claims/*.json`: claims written by `actlab.record_claim`, listed in the index.
+- `notebooks/<study>/report.ipynb`: a study page. First every sweep in
+  `notebooks/<study>/sweeps/<profile>/*.yml` runs (resuming: finished runs are skipped; see
+  `actlab.sweep`), then the report notebook executes with the papermill parameters
+  `runs_dir` (absolute `runs/<study>/<profile>`) and `profile`, and is rendered to `<study>.html`.
+  A study whose sweep spec or report fails is listed as failed with its error; the site still builds.
+- `runs/claims/*.json`: claims written by `actlab.record_claim` (a study's old claims are removed
+  before its report runs again, so a dropped claim never lingers), listed in the index.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,11 +31,12 @@ from actlab import notebooks, provenance
 from actlab.io import atomic_write_text
 
 STANDALONE_PATTERN = re.compile(r"^\d\d_[\w-]+\.ipynb$")
+STUDY_REPORT = "report.ipynb"
 
 
 @dataclass
 class Page:
-    """One rendered page: its title, HTML file (relative to the site) and the notebook behind it."""
+    """One rendered page: its title, HTML file (relative to the site; empty if none) and its notebook."""
 
     name: str
     title: str
@@ -36,6 +44,8 @@ class Page:
     source: str
     status: str = "ok"
     error: str = ""
+    kind: str = "page"
+    sweeps: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -49,11 +59,27 @@ class SiteConfig:
     profile: str = "default"
     only: tuple[str, ...] = ()
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    executor: str = "local"  # how study sweeps run (see actlab.sweep.executors)
+    workers: int = 1
+    progress: bool = False
 
 
 def standalone_notebooks(notebooks_dir: Path) -> list[Path]:
     """The `NN_name.ipynb` templates, in name order (which is the order of the site)."""
     return sorted(p for p in notebooks_dir.glob("*.ipynb") if STANDALONE_PATTERN.match(p.name))
+
+
+def study_folders(notebooks_dir: Path) -> list[Path]:
+    """Subfolders holding a `report.ipynb`, in name order."""
+    if not notebooks_dir.is_dir():
+        return []
+    return sorted(p for p in notebooks_dir.iterdir() if p.is_dir() and (p / STUDY_REPORT).is_file())
+
+
+def study_specs(study_dir: Path, profile: str) -> list[Path]:
+    """The sweep files a study runs for `profile`."""
+    folder = study_dir / "sweeps" / profile
+    return sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")])
 
 
 def notebook_title(path: Path) -> str:
@@ -67,20 +93,92 @@ def notebook_title(path: Path) -> str:
     return path.stem
 
 
+def _one_line(error: BaseException) -> str:
+    """'ename: evalue' for a notebook's own exception (papermill's message starts with a blank line)."""
+    if hasattr(error, "ename"):
+        where = f" (cell {error.cell_index})" if getattr(error, "cell_index", None) is not None else ""
+        return (f"{error.ename}: {error.evalue}".splitlines() or [""])[0] + where
+    return (f"{type(error).__name__}: {error}".splitlines() or [""])[0]
+
+
+def _execute_and_render(
+    page: Page, template: Path, executed: Path, parameters: dict[str, Any], config: SiteConfig
+) -> Page:
+    """Execute into `executed`, render into the site; a failure marks the page, never stops the site."""
+    executed.unlink(missing_ok=True)  # never render a stale copy from an earlier build
+    try:
+        notebooks.execute(template, executed, parameters, cwd=template.parent)
+    except Exception as error:  # the page still renders with the error banner papermill wrote
+        page.status, page.error = "failed", _one_line(error)
+    if executed.is_file():
+        notebooks.to_html(executed, config.out_dir / page.html, show_code=config.show_code)
+        add_footer(config.out_dir / page.html, source=page.source)
+    else:
+        page.html = ""
+    return page
+
+
 def render_standalone(template: Path, config: SiteConfig) -> Page:
     """Execute one standalone notebook into `runs/pages/` and render it into the site."""
     name = template.stem
+    page = Page(name=name, title=notebook_title(template), html=f"{name}.html", source=str(template))
     executed = config.runs_dir / "pages" / template.name
-    html_name = f"{name}.html"
-    page = Page(name=name, title=notebook_title(template), html=html_name, source=str(template))
+    return _execute_and_render(page, template, executed, config.parameters.get(name) or {}, config)
+
+
+def render_study(study_dir: Path, config: SiteConfig) -> Page:
+    """Run a study's sweeps for the profile, then execute and render its report notebook."""
+    from actlab.sweep import ExecutorOptions, load_spec, run_sweep
+
+    name = study_dir.name
+    template = study_dir / STUDY_REPORT
+    page = Page(name=name, title=notebook_title(template), html=f"{name}.html", source=str(template), kind="study")
+    options = ExecutorOptions(kind=config.executor, workers=config.workers)
+    for spec_path in study_specs(study_dir, config.profile):
+        try:
+            outcome = run_sweep(
+                load_spec(spec_path), runs_dir=config.runs_dir, options=options, progress=config.progress
+            )
+        except Exception as error:  # a malformed spec: the study cannot be reported honestly
+            page.status, page.error, page.html = "failed", f"sweep {spec_path.name}: {_one_line(error)}", ""
+            return page
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(outcome.counts().items()))
+        page.sweeps.append(f"{outcome.spec.name}: {counts}")
+    claims_dir = (config.runs_dir / "claims").resolve()
+    remove_claims_of(claims_dir, name)
+    parameters = {
+        "runs_dir": str((config.runs_dir / name / config.profile).resolve()),
+        "profile": config.profile,
+        **(config.parameters.get(name) or {}),
+    }
+    env = {"ACTLAB_CLAIMS_DIR": str(claims_dir), "ACTLAB_STUDY": name, "ACTLAB_EVIDENCE": page.html}
+    with _environment(env):
+        return _execute_and_render(page, template, config.runs_dir / "pages" / f"{name}.ipynb", parameters, config)
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """Tell `record_claim` in the report's kernel where claims go and which page is their evidence."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
     try:
-        notebooks.execute(template, executed, config.parameters.get(name), cwd=template.parent)
-    except Exception as error:  # the page still renders with the error banner papermill wrote
-        page.status, page.error = "failed", f"{type(error).__name__}: {error}".splitlines()[0]
-        if not executed.exists():
-            raise
-    notebooks.to_html(executed, config.out_dir / html_name, show_code=config.show_code)
-    return page
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
+def remove_claims_of(claims_dir: Path, study: str) -> None:
+    """Delete the claims a study recorded last time, so the index shows only what this run decides."""
+    for path in claims_dir.glob("*.json") if claims_dir.is_dir() else []:
+        try:
+            if json.loads(path.read_text(encoding="utf-8")).get("study") == study:
+                path.unlink()
+        except (OSError, ValueError):
+            continue
 
 
 def load_claims(claims_dir: Path) -> list[dict[str, Any]]:
@@ -91,21 +189,51 @@ def load_claims(claims_dir: Path) -> list[dict[str, Any]]:
     return sorted(claims, key=lambda claim: str(claim.get("claim_id", "")))
 
 
-def write_index(pages: Iterable[Page], claims: list[dict[str, Any]], config: SiteConfig) -> Path:
-    """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped)."""
+def _environment_jinja():  # noqa: ANN202 - a jinja2.Environment
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    env = Environment(
+    return Environment(
         loader=PackageLoader("actlab", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
-    html = env.get_template("index.html.j2").render(
-        pages=list(pages),
-        claims=claims,
-        provenance=provenance.collect(),
-        built=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+
+
+def _built() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def write_index(pages: Iterable[Page], claims: list[dict[str, Any]], config: SiteConfig) -> Path:
+    """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped)."""
+    html = (
+        _environment_jinja()
+        .get_template("index.html.j2")
+        .render(
+            pages=list(pages),
+            claims=claims,
+            provenance=provenance.collect(),
+            built=_built(),
+            profile=config.profile,
+        )
     )
     return atomic_write_text(config.out_dir / "index.html", html)
+
+
+_FOOTER = (
+    '<footer style="margin:3rem auto 1rem;max-width:72rem;font:0.85rem system-ui,sans-serif;color:#555;'
+    'border-top:1px solid #ddd;padding-top:.5rem">'
+    "Built {{ built }} from <code>{{ source }}</code> by actlab {{ p.versions.actlab }} at commit "
+    "<code>{{ p.git_commit }}</code> on {{ p.device }} ({{ p.platform }}); torch {{ p.versions.torch }}, "
+    'python {{ p.versions.python }}. <a href="index.html">All claims</a></footer>'
+)
+
+
+def add_footer(html_path: Path, source: str) -> Path:
+    """Append the provenance footer to a rendered page (escaped like everything else)."""
+    footer = _environment_jinja().from_string(_FOOTER).render(p=provenance.collect(), built=_built(), source=source)
+    body = html_path.read_text(encoding="utf-8")
+    at = body.rfind("</body>")
+    body = body[:at] + footer + body[at:] if at >= 0 else body + footer
+    return atomic_write_text(html_path, body)
 
 
 def build_site(config: SiteConfig) -> list[Page]:
@@ -116,5 +244,9 @@ def build_site(config: SiteConfig) -> list[Page]:
         if config.only and template.stem not in config.only:
             continue
         pages.append(render_standalone(template, config))
+    for study_dir in study_folders(config.notebooks_dir):
+        if config.only and study_dir.name not in config.only:
+            continue
+        pages.append(render_study(study_dir, config))
     write_index(pages, load_claims(config.runs_dir / "claims"), config)
     return pages

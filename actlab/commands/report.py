@@ -1,8 +1,9 @@
-"""`actlab report`: execute the report notebooks and build `reports/`."""
+"""`actlab report`: run each study's sweeps, execute the report notebooks and build `reports/`."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 
@@ -12,7 +13,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="runs folder (default: runs)")
     parser.add_argument("--notebooks", type=Path, default=Path("notebooks"), help="notebook templates")
     parser.add_argument("--profile", default="default", help="which sweeps the study pages run: default (CPU) or full")
-    parser.add_argument("--only", nargs="*", default=(), help="build only these pages (by notebook name)")
+    parser.add_argument("--only", nargs="*", default=(), help="build only these pages (by notebook or study name)")
+    parser.add_argument(
+        "--executor", choices=("local", "dask", "slurm"), default="local", help="where study sweeps run"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="study sweep runs at a time (default: all CPUs)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,10 +35,16 @@ def run(args: argparse.Namespace) -> int:
         show_code=args.show_code,
         profile=args.profile,
         only=tuple(args.only),
+        executor=args.executor,
+        workers=args.workers,
+        progress=True,
     )
     pages = build_site(config)
     failed = [page for page in pages if page.status != "ok"]
     for page in pages:
-        print(f"{page.status:>6}  {config.out_dir / page.html}  {page.error}")
+        target = config.out_dir / page.html if page.html else "(no page)"
+        print(f"{page.status:>6}  {target}  {page.error}")
+        for sweep in page.sweeps:
+            print(f"        sweep {sweep}")
     print(f"index: {config.out_dir / 'index.html'}")
     return 1 if failed else 0

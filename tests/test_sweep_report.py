@@ -1,0 +1,89 @@
+"""Study pages: `actlab report` runs a study's sweeps, executes its report, renders it, and lists its claims."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import nbformat
+import pandas as pd
+from toy_site import NOTEBOOKS, STATEMENT, toy_site
+
+from actlab import report, stats
+from actlab.io import atomic_write_json, read_json
+from actlab.sweep import load_spec, run_sweep
+
+
+def test_study_page_runs_its_sweep_then_its_report():
+    config, pages = toy_site()
+    assert [(p.name, p.kind, p.status) for p in pages] == [("toystudy", "study", "ok")]
+    assert pages[0].sweeps == ["toy: 2 ok"]
+    html = (config.out_dir / "toystudy.html").read_text()
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    assert images and base64.b64decode(images[0])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "sweep.load_results" not in html  # code hidden by default
+    assert "by actlab" in html and "at commit" in html  # provenance footer
+    executed = read_json(config.runs_dir / "pages" / "toystudy.ipynb")
+    parameters = executed["metadata"]["papermill"]["parameters"]
+    assert parameters["profile"] == "default"
+    assert parameters["runs_dir"] == str((config.runs_dir / "toystudy" / "default").resolve())
+
+
+def test_claim_verdict_comes_from_the_notebooks_rule_on_the_sweeps_numbers():
+    config, _ = toy_site()
+    claim = read_json(config.runs_dir / "claims" / "toy-loss.json")
+    tidy = pd.read_csv(config.runs_dir / "toystudy" / "default" / "toy" / "results.csv")
+    interval = stats.t_interval(tidy[tidy.metric == "loss"].value)
+    assert claim["estimate"] == interval.estimate and claim["ci"] == [interval.low, interval.high]
+    assert claim["verdict"] == ("supported" if interval.high < 1.0 else "inconclusive")
+    assert "def rule(estimate, ci):" in claim["rule"]
+    assert claim["statement"] == STATEMENT and claim["evidence"] == "toystudy.html" and claim["study"] == "toystudy"
+    index = (config.out_dir / "index.html").read_text()
+    assert 'href="toystudy.html"' in index and claim["estimate_text"] in index
+    assert "<script>window.__actlab_injected" not in index and "&lt;script&gt;window.__actlab_injected" in index
+
+
+def test_study_sweep_resumes_and_old_claims_of_the_study_are_removed():
+    config, _ = toy_site()
+    spec = load_spec(NOTEBOOKS / "toystudy" / "sweeps" / "default" / "toy.yml")
+    again = run_sweep(spec, runs_dir=config.runs_dir, progress=False, dry_run=True)
+    assert again.to_run == [] and len(again.skipped) == 2  # what a rebuild would run: nothing
+    claims = config.runs_dir / "claims-copy"
+    atomic_write_json(claims / "stale.json", {"claim_id": "stale", "study": "toystudy", "verdict": "supported"})
+    atomic_write_json(claims / "other.json", {"claim_id": "other", "study": "another", "verdict": "supported"})
+    report.remove_claims_of(claims, "toystudy")
+    assert [p.name for p in claims.glob("*.json")] == ["other.json"]
+
+
+def _notebook(path, code):
+    template = nbformat.read(str(NOTEBOOKS / "toystudy" / "report.ipynb"), as_version=4)
+    notebook = nbformat.v4.new_notebook(metadata=template.metadata)
+    parameters = nbformat.v4.new_code_cell("runs_dir = ''\nprofile = 'default'")
+    parameters.metadata["tags"] = ["parameters"]
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell(f"# {path.parent.name}"),
+        parameters,
+        nbformat.v4.new_code_cell(code),
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, str(path))
+
+
+def test_failing_studies_are_listed_with_their_errors_and_the_site_still_builds(tmp_path):
+    notebooks = tmp_path / "notebooks"
+    _notebook(notebooks / "broken" / "report.ipynb", "raise RuntimeError('report exploded')")
+    _notebook(notebooks / "badspec" / "report.ipynb", "print('never runs')")
+    (notebooks / "badspec" / "sweeps" / "default").mkdir(parents=True)
+    (notebooks / "badspec" / "sweeps" / "default" / "bad.yml").write_text("notebook: nope.ipynb\nseeds: [0]\n")
+    config = report.SiteConfig(notebooks_dir=notebooks, runs_dir=tmp_path / "runs", out_dir=tmp_path / "site")
+    pages = {p.name: p for p in report.build_site(config)}
+    assert pages["badspec"].status == "failed" and pages["badspec"].html == ""
+    assert (
+        pages["badspec"].error.startswith("sweep bad.yml: ActlabError: ")
+        and "'nope.ipynb' not found" in pages["badspec"].error
+    )
+    assert pages["broken"].status == "failed" and "report exploded" in pages["broken"].error
+    assert (tmp_path / "site" / "broken.html").is_file()  # rendered with papermill's error banner
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "report exploded" in index and "nope.ipynb" in index
+    assert 'href="badspec.html"' not in index and 'href="broken.html"' in index
