@@ -13,6 +13,7 @@ Layout it understands (conventions, so a new study needs no registration):
   A study whose sweep spec or report fails is listed as failed with its error; the site still builds.
 - `runs/claims/*.json`: claims written by `actlab.record_claim` (a study's old claims are removed
   before its report runs again, so a dropped claim never lingers), listed in the index.
+- `<out>/bench.json` (written by `actlab bench`): rendered to `bench.html` and linked (`actlab.bench.page`).
 """
 
 from __future__ import annotations
@@ -248,5 +249,10 @@ def build_site(config: SiteConfig) -> list[Page]:
         if config.only and study_dir.name not in config.only:
             continue
         pages.append(render_study(study_dir, config))
+    if not config.only or "bench" in config.only:  # `actlab bench` results, if any: their page, linked here
+        from actlab.bench.page import site_page
+
+        bench = site_page(config.out_dir)
+        pages.extend([bench] if bench is not None else [])
     write_index(pages, load_claims(config.runs_dir / "claims"), config)
     return pages

@@ -1,13 +1,19 @@
-"""`actlab bench [NAME ...]`: run benchmarks and write their ratios to JSON."""
+"""`actlab bench [NAME ...]`: run benchmarks, write their ratios to JSON and the benchmark page.
+
+With no name every benchmark runs, in one invocation; each result is stamped with that invocation's
+start time, so the page can say which ratios were measured together.
+"""
 
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import importlib
 import json
 from pathlib import Path
 
 from actlab.bench import BENCHMARKS
+from actlab.bench.page import PAGE_NAME, write_page
 from actlab.errors import ActlabError
 from actlab.io import atomic_write_json
 
@@ -26,13 +32,21 @@ def run(args: argparse.Namespace) -> int:
     results = {}
     if args.out.exists():  # keep earlier benchmarks' results when only some are rerun
         results = json.loads(args.out.read_text(encoding="utf-8"))
+    invocation = {
+        "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(["actlab bench", *args.names, *(["--quick"] if args.quick else [])]),
+        "benchmarks": names,
+        "quick": args.quick,
+    }
     for name in names:
         module = importlib.import_module(BENCHMARKS[name])
         report = module.run(quick=args.quick)
+        report["run"] = invocation
         results[name] = report
         for row in report["ratios"]:
             target = "" if row["target"] is None else f"  target <= {row['target']:.2f}  met={row['met']}"
             print(f"{name:12s} {row['what']:55s} {row['ratio']:.3f}x{target}")
     atomic_write_json(args.out, results)
-    print(f"wrote {args.out}")
+    page = write_page(results, args.out.parent / PAGE_NAME, source=str(args.out))
+    print(f"wrote {args.out} and {page}")
     return 0

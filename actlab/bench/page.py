@@ -1,0 +1,152 @@
+"""The benchmark page: every ratio from `reports/bench.json`, its target, whether it is met, and the machine.
+
+Why a page of its own: the issues set speed and memory targets (xIELU MLP block, Flex-Act step time and
+saved bytes, SmartMixed grouped phase 2, sweep speed-up); a reader wants them in one table, each with
+the number measured, the target and a met / not met that is computed, not typed. Every ratio is a
+candidate over a baseline measured in the same process (`actlab.bench.timing`), so the machine and the
+time of the measurement are stated next to it. A benchmark with no results yet is listed as not
+measured, with the command that measures it.
+
+`actlab bench` writes this page next to its JSON; `actlab report` (re)renders it when
+`reports/bench.json` exists and links it from the index.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from actlab.bench import BENCHMARKS
+from actlab.io import atomic_write_text
+
+PAGE_NAME = "bench.html"
+TITLE = "Benchmarks: ratios against a baseline measured in one run"
+
+
+def load_results(json_path: Path) -> dict[str, Any]:
+    """`bench.json` as written by `actlab bench`: benchmark name -> its report dict."""
+    return json.loads(Path(json_path).read_text(encoding="utf-8"))
+
+
+def targeted_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every ratio an issue set a target for, in benchmark order, plus a row per benchmark not yet measured."""
+    rows: list[dict[str, Any]] = []
+    for name in [*BENCHMARKS, *(n for n in results if n not in BENCHMARKS)]:
+        report = results.get(name)
+        if report is None:
+            rows.append({"benchmark": name, "what": "not measured", "measured": False,
+                         "command": f"actlab bench {name}"})  # fmt: skip
+            continue
+        for ratio in report.get("ratios", []):
+            if ratio.get("target") is not None:
+                rows.append(_row(name, report, ratio))
+    return rows
+
+
+def other_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ratios without a target (context: eager paths, alternative implementations, packed bytes)."""
+    return [
+        _row(name, report, ratio)
+        for name, report in results.items()
+        for ratio in report.get("ratios", [])
+        if ratio.get("target") is None
+    ]
+
+
+def _row(name: str, report: dict[str, Any], ratio: dict[str, Any]) -> dict[str, Any]:
+    details = ratio.get("details") or {}
+    target = ratio.get("target")
+    met = ratio.get("met")
+    if met is None and target is not None:
+        met = ratio["ratio"] <= target
+    # A speed-up target (>= x faster) is stored as the ceiling 1/x on a time ratio; say both.
+    speedup = details.get("target_speedup")
+    target_text = "" if target is None else f"<= {target:.3g}"
+    if speedup is not None and target is not None:
+        target_text += f" (speed-up >= {speedup:g}x; measured {1 / ratio['ratio']:.2f}x)"
+    return {
+        "benchmark": name,
+        "what": ratio["what"],
+        "candidate": ratio["candidate"],
+        "baseline": ratio["baseline"],
+        "unit": ratio.get("unit", "time"),
+        "ratio": ratio["ratio"],
+        "target": target,
+        "target_text": target_text,
+        "met": met,
+        "measured": True,
+        "time_utc": (report.get("machine") or {}).get("time_utc", ""),
+        "run": (report.get("run") or {}).get("started_utc", ""),
+    }
+
+
+def machines(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """One line per benchmark: where and when it ran (cores, torch threads, device, platform, versions, commit)."""
+    out = []
+    for name, report in results.items():
+        machine = report.get("machine") or {}
+        versions = machine.get("versions") or {}
+        out.append({
+            "benchmark": name,
+            "time_utc": machine.get("time_utc", ""),
+            "run": (report.get("run") or {}).get("started_utc", ""),
+            "host": machine.get("host", ""),
+            "cpus": machine.get("cpus", ""),
+            "torch_threads": machine.get("torch_threads", ""),
+            "device": machine.get("device", ""),
+            "platform": machine.get("platform", ""),
+            "torch": versions.get("torch", ""),
+            "python": versions.get("python", ""),
+            "git_commit": machine.get("git_commit", ""),
+            "load": machine.get("load_average_before_after", ""),
+        })  # fmt: skip
+    return out
+
+
+def invocations(results: dict[str, Any]) -> list[str]:
+    """The distinct `actlab bench` runs the results come from (one when everything was measured together)."""
+    return sorted({(report.get("run") or {}).get("started_utc", "unknown") for report in results.values()})
+
+
+def render(results: dict[str, Any], source: str = "reports/bench.json") -> str:
+    """The page's HTML (Jinja2 with autoescape; the numbers are formatted here, nothing is typed)."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    environment = Environment(loader=PackageLoader("actlab", "templates"), autoescape=select_autoescape(default=True))
+    targeted = targeted_rows(results)
+    measured = [row for row in targeted if row["measured"]]
+    return environment.get_template("bench.html.j2").render(
+        title=TITLE,
+        targeted=targeted,
+        others=other_rows(results),
+        machines=machines(results),
+        invocations=invocations(results),
+        n_met=sum(1 for row in measured if row["met"]),
+        n_measured=len(measured),
+        n_missing=len(targeted) - len(measured),
+        source=source,
+    )
+
+
+def write_page(results: dict[str, Any], html_path: Path, source: str = "reports/bench.json") -> Path:
+    """Write the page and its provenance footer."""
+    from actlab.report import add_footer
+
+    atomic_write_text(html_path, render(results, source))
+    return add_footer(html_path, source=source)
+
+
+def site_page(out_dir: Path):  # noqa: ANN201 - an actlab.report.Page, or None
+    """For `actlab report`: render `out_dir/bench.html` from `out_dir/bench.json` if it exists, as an index Page."""
+    from actlab.report import Page
+
+    json_path = Path(out_dir) / "bench.json"
+    if not json_path.is_file():
+        return None
+    page = Page(name="bench", title=TITLE, html=PAGE_NAME, source=str(json_path), kind="bench")
+    try:
+        write_page(load_results(json_path), Path(out_dir) / PAGE_NAME, source=str(json_path))
+    except (OSError, ValueError, KeyError, TypeError) as error:  # a malformed file: say so on the index
+        page.status, page.error, page.html = "failed", f"{type(error).__name__}: {error}", ""
+    return page
