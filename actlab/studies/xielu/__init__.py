@@ -1,0 +1,15 @@
+"""The xIELU language-model study: token- and wall-clock-matched comparisons of MLP activations.
+
+Modules: `variants` (the arms and the 1.5x width rule, parameter and FLOP counts), `run` (what one
+run trains: every arm on one seed, interleaved, and what it records), `analysis` (what the report
+computes), `paper` (the paper's published numbers, shown only in "paper" columns).
+Notebooks: `notebooks/xielu/run_lm.ipynb` (one run) and `notebooks/xielu/report.ipynb` (the page).
+"""
+
+from __future__ import annotations
+
+from actlab.studies.xielu.run import LMRunConfig, flat_metrics, run_status, train_arms
+from actlab.studies.xielu.variants import ACTIVATIONS, ModelShape, lm_config, variant_counts
+
+__all__ = ["ACTIVATIONS", "LMRunConfig", "ModelShape", "flat_metrics", "lm_config", "run_status", "train_arms",
+           "variant_counts"]  # fmt: skip

@@ -1,0 +1,322 @@
+"""What the xIELU report computes from the runs: loss tables, paired differences, throughput, alpha vs depth.
+
+Why here: the notebook only calls these and shows their tables, so every number on the page comes
+from a function that a test has run on inputs with a known answer. All functions take the per-arm
+records the run notebook wrote (`actlab.sweep.load_run_results`), never a typed number.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from actlab import stats
+from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
+from actlab.studies.xielu.variants import ACTIVATIONS
+
+THROUGHPUT_TARGET = 0.97  # the issue's target: xIELU tokens/s at least 97% of ReLU²'s in the same run
+LABELS = {"xielu": "xIELU", "xiprelu": "xIPReLU", "relu2": "ReLU²", "swiglu": "SwiGLU", "gelu": "GELU"}
+_ARM_COLUMNS = ("status", "val_loss", "val_bpb", "tokens", "steps", "seconds", "tokens_per_s", "seconds_per_step",
+                "fast_path")  # fmt: skip
+
+
+def label(activation: str) -> str:
+    return LABELS.get(activation, activation)
+
+
+def arm_order(names: Iterable[str]) -> list[str]:
+    """The study's arms in table order (xIELU first), then any other names alphabetically."""
+    names = list(dict.fromkeys(names))
+    return [n for n in ACTIVATIONS if n in names] + sorted(n for n in names if n not in ACTIVATIONS)
+
+
+def arms_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """One row per (run, arm): run_id, seed, budget, activation and the arm's metrics.
+
+    `run_results` is `actlab.sweep.load_run_results(...)`; runs that recorded no arms (failed before
+    training ended) contribute no rows, and `run_counts` reports them.
+    """
+    rows = []
+    for run_id, run in run_results.items():
+        for arm in run.get("results", {}).get("arms", []):
+            row = {"run_id": run_id, "seed": run["params"].get("seed", arm.get("config", {}).get("seed")),
+                   "budget": arm["budget"], "activation": arm["activation"]}  # fmt: skip
+            row.update({key: arm.get(key, math.nan) for key in _ARM_COLUMNS})
+            rows.append(row)
+    columns = ["run_id", "seed", "budget", "activation", *_ARM_COLUMNS]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def run_counts(run_results: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """Runs by status (ok, diverged, failed, not run): the n behind every table."""
+    counts: dict[str, int] = {}
+    for run in run_results.values():
+        counts[run["status"]] = counts.get(run["status"], 0) + 1
+    return counts
+
+
+def _interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    if len(values) == 0:
+        return math.nan, math.nan, math.nan
+    if len(values) == 1:
+        return float(values[0]), math.nan, math.nan
+    interval = stats.t_interval(values, confidence)
+    return interval.estimate, interval.low, interval.high
+
+
+def loss_table(frame: pd.DataFrame, metric: str = "val_bpb", confidence: float = 0.95) -> pd.DataFrame:
+    """Per budget and activation: n ok arms, n diverged, mean `metric` with its t CI, mean tokens/steps/seconds."""
+    rows = []
+    for budget in sorted(frame["budget"].unique()):
+        part = frame[frame["budget"] == budget]
+        for activation in arm_order(part["activation"]):
+            arms = part[part["activation"] == activation]
+            ok = arms[arms["status"] == "ok"]
+            mean, low, high = _interval(ok[metric].to_numpy(dtype=float), confidence)
+            n_diverged = int((arms["status"] != "ok").sum())
+            rows.append({
+                "budget": budget, "activation": activation, "n": len(ok), "n_diverged": n_diverged,
+                "mean": mean, "ci_low": low, "ci_high": high,
+                "tokens": ok["tokens"].mean(), "steps": ok["steps"].mean(), "seconds": ok["seconds"].mean(),
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def paired_differences(
+    frame: pd.DataFrame,
+    reference: str = "xielu",
+    metric: str = "val_bpb",
+    pair_by: str = "seed",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Per budget: `reference` minus each other arm, paired by seed (paired t), Holm-corrected within the budget.
+
+    A negative difference means the reference has the lower loss. Only seeds where both arms trained
+    cleanly are paired; `n` says how many.
+    """
+    rows = []
+    for budget in sorted(frame["budget"].unique()):
+        ok = frame[(frame["budget"] == budget) & (frame["status"] == "ok")]
+        wide = ok.pivot_table(index=pair_by, columns="activation", values=metric, aggfunc="mean")
+        if reference not in wide:
+            continue
+        family = []
+        for other in arm_order(wide.columns):
+            if other == reference:
+                continue
+            pairs = wide[[reference, other]].dropna()
+            row = {"budget": budget, "reference": reference, "other": other, "n": len(pairs)}
+            if len(pairs) >= 2:
+                test = stats.paired_t(pairs[reference], pairs[other], confidence)
+                row.update(difference=test.estimate, ci_low=test.low, ci_high=test.high, p=test.pvalue)
+            else:
+                row.update(difference=math.nan, ci_low=math.nan, ci_high=math.nan, p=math.nan)
+            family.append(row)
+        p = np.array([row["p"] for row in family], dtype=float)
+        finite = np.isfinite(p)
+        adjusted = np.full(len(family), math.nan)
+        if finite.any():
+            adjusted[finite] = stats.holm(p[finite], alpha)[1]
+        for row, p_holm in zip(family, adjusted, strict=True):
+            row["p_holm"] = float(p_holm)
+            row["significant"] = bool(np.isfinite(p_holm) and p_holm < alpha)
+        rows.extend(family)
+    return pd.DataFrame(rows)
+
+
+def throughput_table(
+    frame: pd.DataFrame, baseline: str = "relu2", confidence: float = 0.95, target: float = THROUGHPUT_TARGET
+) -> pd.DataFrame:
+    """Tokens/s per arm (mean, t CI) and its ratio to `baseline` measured in the same run (mean, t CI), per budget.
+
+    The row `budget == "all"` pools every run. `meets_target` is the issue's rule for xIELU (mean
+    ratio >= 0.97 of ReLU²'s tokens/s); `runs_meeting` counts the runs whose own ratio meets it.
+    """
+    parts = [(budget, frame[frame["budget"] == budget]) for budget in sorted(frame["budget"].unique())]
+    rows = []
+    for budget, part in [*parts, ("all", frame)]:
+        ok = part[part["status"] == "ok"]
+        wide = ok.pivot_table(index="run_id", columns="activation", values="tokens_per_s", aggfunc="mean")
+        for activation in arm_order(wide.columns):
+            speed = wide[activation].dropna().to_numpy(dtype=float)
+            mean, low, high = _interval(speed, confidence)
+            row = {"budget": budget, "activation": activation, "n_runs": len(speed), "tokens_per_s": mean,
+                   "ci_low": low, "ci_high": high}  # fmt: skip
+            if baseline in wide:
+                ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
+                r_mean, r_low, r_high = _interval(ratios, confidence)
+                row.update(ratio=r_mean, ratio_ci_low=r_low, ratio_ci_high=r_high,
+                           meets_target=bool(r_mean >= target), runs_meeting=int((ratios >= target).sum()))  # fmt: skip
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def alpha_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Learned alphas, long: one row per (run, arm, layer, parameter) with normalised depth 0 (first) .. 1 (last)."""
+    rows = []
+    for run_id, run in run_results.items():
+        for arm in run.get("results", {}).get("arms", []):
+            if arm.get("status") != "ok":
+                continue
+            for parameter in ("alpha_p", "alpha_n"):
+                values = arm.get(parameter) or []
+                depth = stats.normalised_depth(np.arange(len(values)), len(values)) if values else []
+                for layer, (value, d) in enumerate(zip(values, depth, strict=True)):
+                    rows.append({"run_id": run_id, "seed": run["params"].get("seed"), "budget": arm["budget"],
+                                 "activation": arm["activation"], "parameter": parameter, "layer": layer,
+                                 "depth": float(d), "value": float(value)})  # fmt: skip
+    return pd.DataFrame(
+        rows, columns=["run_id", "seed", "budget", "activation", "parameter", "layer", "depth", "value"]
+    )
+
+
+def depth_trend(alphas: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Does alpha shrink with depth? Per run, the least-squares slope of alpha on normalised depth; then a t
+    interval and a two-sided one-sample t test of the mean slope over runs (a run is the unit, not a layer)."""
+    rows = []
+    if alphas.empty:
+        return pd.DataFrame(rows)
+    for (budget, activation, parameter), part in alphas.groupby(["budget", "activation", "parameter"], sort=True):
+        slopes = []
+        for _, run in part.groupby("run_id"):
+            if run["depth"].nunique() >= 2:
+                slopes.append(float(np.polyfit(run["depth"], run["value"], 1)[0]))
+        slopes_arr = np.array(slopes)
+        mean, low, high = _interval(slopes_arr, confidence)
+        p = (
+            float(sps.ttest_1samp(slopes_arr, 0.0).pvalue)
+            if len(slopes_arr) >= 2 and np.ptp(slopes_arr) > 0
+            else math.nan
+        )
+        first, last = part[part["depth"] == 0.0]["value"].mean(), part[part["depth"] == 1.0]["value"].mean()
+        rows.append({"budget": budget, "activation": activation, "parameter": parameter, "n_runs": len(slopes),
+                     "first_layer": first, "last_layer": last, "slope": mean, "ci_low": low, "ci_high": high,
+                     "p": p, "shrinks": bool(np.isfinite(high) and high < 0)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def claim_inputs(paired: pd.DataFrame, budget: str, others: tuple[str, ...] = ("relu2", "swiglu")) -> dict[str, Any]:
+    """The numbers a claim's rule reads: each difference (xIELU - other), its CI and Holm p, plus the
+    headline estimate (the *least* favourable difference, so "xIELU beats both" needs both)."""
+    part = paired[(paired["budget"] == budget) & paired["other"].isin(others)].set_index("other")
+    missing = [other for other in others if other not in part.index]
+    if missing:
+        raise ValueError(f"no paired comparison of xIELU with {', '.join(missing)} under the {budget} budget")
+    inputs: dict[str, Any] = {}
+    for other in others:
+        row = part.loc[other]
+        inputs[f"diff_{other}"] = float(row["difference"])
+        inputs[f"ci_{other}"] = [float(row["ci_low"]), float(row["ci_high"])]
+        inputs[f"p_holm_{other}"] = float(row["p_holm"])
+        inputs[f"n_{other}"] = int(row["n"])
+    worst = max(
+        others, key=lambda other: inputs[f"diff_{other}"] if math.isfinite(inputs[f"diff_{other}"]) else math.inf
+    )
+    return {"estimate": inputs[f"diff_{worst}"], "ci": inputs[f"ci_{worst}"], "worst": worst, "inputs": inputs}
+
+
+def ranking(table: pd.DataFrame, budget: str, activations: tuple[str, ...] = ("xielu", "relu2", "swiglu")) -> list[str]:
+    """The arms in `activations` ordered by mean loss (lowest first) under `budget`."""
+    part = table[(table["budget"] == budget) & table["activation"].isin(activations)].dropna(subset=["mean"])
+    return list(part.sort_values("mean")["activation"])
+
+
+def paper_ranking() -> list[str]:
+    """The paper's order by 1.1B perplexity, lowest first."""
+    return sorted(PAPER_PERPLEXITY_1B, key=PAPER_PERPLEXITY_1B.get)
+
+
+def compare_with_paper(table: pd.DataFrame, paired: pd.DataFrame, budget: str, alpha: float = 0.05) -> str:
+    """A Markdown paragraph, generated from the numbers: our order vs the paper's and what each test says."""
+    ours, paper = ranking(table, budget), paper_ranking()
+    order = " < ".join(label(a) for a in ours) or "no complete arms"
+    sentences = [
+        f"**{budget}-matched:** mean bits per byte order {order}; the paper's perplexity order is "
+        f"{' < '.join(label(a) for a in paper)}, so the order {'agrees' if ours == paper else 'differs'}."
+    ]
+    part = paired[paired["budget"] == budget]
+    for _, row in part[part["other"].isin(["relu2", "swiglu"])].iterrows():
+        d, p = row["difference"], row["p_holm"]
+        if not math.isfinite(d):
+            sentences.append(f"xIELU vs {label(row['other'])}: not enough paired seeds (n = {row['n']}).")
+            continue
+        if p < alpha:
+            verdict = "xIELU is lower, as the paper says" if d < 0 else "xIELU is higher, against the paper"
+        else:
+            verdict = "no difference at this n (Holm p >= alpha)"
+        sentences.append(
+            f"xIELU − {label(row['other'])} = {d:+.4f} bits/byte [{row['ci_low']:+.4f}, {row['ci_high']:+.4f}], "
+            f"n = {row['n']} seeds, Holm p = {p:.3g}: {verdict}."
+        )
+    return " ".join(sentences)
+
+
+def setup_summary(run_results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """What was run, read from the runs themselves: model shape, budgets, seeds, corpus, device, fast path."""
+    arms = [arm for run in run_results.values() for arm in run.get("results", {}).get("arms", [])]
+    if not arms:
+        raise ValueError("no run recorded any arm; check the sweep's failed runs (actlab.sweep.load_status)")
+    config = arms[0]["config"]
+    budgets: dict[str, dict[str, Any]] = {}
+    for arm in arms:
+        entry = budgets.setdefault(arm["budget"], {"amounts": set(), "seeds": set()})
+        entry["amounts"].add(arm["budget_amount"])
+        entry["seeds"].add(arm["config"]["seed"])
+    return {
+        "shape": config["shape"],
+        "batch_size": config["batch_size"],
+        "lr": config["lr"],
+        "schedule": config["schedule"],
+        "rounds": config["rounds"],
+        "budgets": {k: {"amounts": sorted(v["amounts"]), "seeds": sorted(v["seeds"])} for k, v in budgets.items()},
+        "data": arms[0]["data"],
+        "device": arms[0]["device"],
+        "threads": sorted({arm["threads"] for arm in arms}),
+        "fast_path": sorted({arm["fast_path"] for arm in arms if arm["activation"] in ("xielu", "xiprelu")}),
+    }
+
+
+def budget_text(setup: dict[str, Any], budget: str) -> str:
+    """'204800 tokens per arm, 5 seeds' or '6 s of training per arm, 5 seeds', from the runs."""
+    entry = setup["budgets"][budget]
+    amounts = " / ".join(f"{a:g}" for a in entry["amounts"])
+    unit = "tokens" if budget == "tokens" else "s of training loop"
+    shape = setup["shape"]
+    return (f"{amounts} {unit} per arm, {len(entry['seeds'])} seeds; d_model {shape['d_model']}, "
+            f"{shape['n_layers']} layers, seq {shape['seq_len']}, batch {setup['batch_size']}")  # fmt: skip
+
+
+def counts_table(run_results: dict[str, dict[str, Any]], reference: str = "xielu") -> pd.DataFrame:
+    """Parameters and matmul FLOPs per token of each arm as recorded, and whether each equals `reference`'s."""
+    columns = ("mlp", "hidden", "mlp_params", "params_without_activation", "activation_params", "params_built",
+               "mlp_matmul_flops_per_token", "matmul_flops_per_token")  # fmt: skip
+    seen: dict[str, dict[str, Any]] = {}
+    for run in run_results.values():
+        for arm in run.get("results", {}).get("arms", []):
+            seen.setdefault(arm["activation"], {"activation": arm["activation"], **{c: arm[c] for c in columns}})
+    table = pd.DataFrame([seen[name] for name in arm_order(seen)])
+    if reference in seen:
+        for column in ("mlp_params", "params_without_activation", "matmul_flops_per_token"):
+            table[f"{column} = {reference}'s"] = table[column] == seen[reference][column]
+    return table
+
+
+def curves_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Training-loss curves, long: one row per (run, arm, recorded step) with tokens and seconds."""
+    rows = []
+    for run_id, run in run_results.items():
+        for arm in run.get("results", {}).get("arms", []):
+            curve = arm.get("curve") or {}
+            for step, tokens, seconds, loss in zip(*(curve.get(k, []) for k in ("step", "tokens", "seconds", "loss")),
+                                                   strict=True):  # fmt: skip
+                rows.append({"run_id": run_id, "seed": run["params"].get("seed"), "budget": arm["budget"],
+                             "activation": arm["activation"], "step": step, "tokens": tokens, "seconds": seconds,
+                             "loss_bpb": loss / math.log(2)})  # fmt: skip
+    columns = ["run_id", "seed", "budget", "activation", "step", "tokens", "seconds", "loss_bpb"]
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,73 @@
+"""Figures of the xIELU report; each takes a table from `analysis` and returns a matplotlib Figure.
+
+Why apart from `analysis`: numbers are computed (and tested) there; here they are only drawn.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from actlab.studies.xielu.analysis import arm_order, label
+
+
+def loss_by_activation(arms: pd.DataFrame, metric: str = "val_bpb") -> plt.Figure:
+    """Validation bits per byte of every run (dots, lines join a seed) and the mean (bar), one panel per budget."""
+    budgets = sorted(arms["budget"].unique())
+    fig, axes = plt.subplots(1, len(budgets), figsize=(5 * len(budgets), 3.6), squeeze=False, sharey=True)
+    for ax, budget in zip(axes[0], budgets, strict=True):
+        ok = arms[(arms["budget"] == budget) & (arms["status"] == "ok")]
+        order = arm_order(ok["activation"])
+        wide = ok.pivot_table(index="seed", columns="activation", values=metric, aggfunc="mean")[order]
+        positions = np.arange(len(order))
+        for _, seed_row in wide.iterrows():
+            ax.plot(positions, seed_row.to_numpy(), color="0.7", lw=0.8, marker="o", ms=3, zorder=1)
+        ax.scatter(positions, wide.mean().to_numpy(), marker="_", s=600, color="C3", zorder=2, label="mean")
+        ax.set_xticks(positions, [label(a) for a in order])
+        ax.set_title(f"{budget}-matched (n = {len(wide)} seeds)")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("validation bits per byte")
+    axes[0][0].legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def training_curves(curves: pd.DataFrame) -> plt.Figure:
+    """Mean training loss over seeds against tokens (token-matched runs) and seconds (wall-clock-matched runs)."""
+    panels = [(b, "tokens" if b == "tokens" else "seconds") for b in sorted(curves["budget"].unique())]
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5 * max(1, len(panels)), 3.6), squeeze=False)
+    if not panels:
+        axes[0][0].set_title("no training-loss points recorded (runs shorter than curve_every steps)")
+    for ax, (budget, x) in zip(axes[0], panels, strict=True):
+        part = curves[curves["budget"] == budget]
+        for activation in arm_order(part["activation"]):
+            mean = part[part["activation"] == activation].groupby("step")[[x, "loss_bpb"]].mean()
+            ax.plot(mean[x], mean["loss_bpb"], label=label(activation), lw=1.2)
+        ax.set_xlabel("training tokens" if x == "tokens" else "training seconds")
+        ax.set_title(f"{budget}-matched: training loss (mean over seeds)")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("training bits per byte")
+    if panels:
+        axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def alpha_vs_depth(alphas: pd.DataFrame) -> plt.Figure:
+    """Learned alpha_p and alpha_n against normalised depth: dots per run and layer, line = mean per layer."""
+    parameters = ["alpha_p", "alpha_n"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), squeeze=False, sharey=False)
+    for ax, parameter in zip(axes[0], parameters, strict=True):
+        part = alphas[alphas["parameter"] == parameter]
+        for index, ((activation, budget), group) in enumerate(part.groupby(["activation", "budget"], sort=True)):
+            color = f"C{index}"
+            ax.scatter(group["depth"], group["value"], s=8, alpha=0.4, color=color)
+            mean = group.groupby("depth")["value"].mean()
+            ax.plot(mean.index, mean.to_numpy(), color=color, marker="o", label=f"{label(activation)}, {budget}")
+        ax.set_xlabel("normalised depth (0 = first layer, 1 = last)")
+        ax.set_ylabel(parameter)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig

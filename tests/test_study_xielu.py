@@ -1,0 +1,171 @@
+"""The xIELU LM study's logic: the 1.5x rule's arms, interleaved training, and the report's statistics.
+
+Training tests use a tiny LM on a text file written here (no Debian corpus needed) and the eager
+xIELU path (no compile time); the notebooks are tested in `test_study_xielu_notebooks.py`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from actlab.studies.xielu import LMRunConfig, ModelShape, analysis, lm_config, train_arms, variant_counts
+from actlab.studies.xielu.run import flat_metrics, run_status
+from actlab.studies.xielu.variants import ACTIVATIONS
+
+TINY = ModelShape(d_model=16, n_layers=2, n_heads=2, seq_len=16)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    words = ["def", "return", "import", "class", "self", "value", "print", "(", ")", ":", "\n", "    "]
+    text = " ".join(rng.choice(words, size=6000))
+    path = tmp_path_factory.mktemp("corpus") / "tiny.txt"
+    path.write_text(text)
+    return str(path)
+
+
+def _config(corpus: str, **changes) -> LMRunConfig:
+    base = LMRunConfig(activations=("xielu", "relu2", "swiglu"), shape=TINY, batch_size=4, budget_tokens=64 * 12,
+                       budget_seconds=0.3, corpus=corpus, val_windows=8, rounds=3, curve_every=2, fast_path="eager",
+                       threads=1)  # fmt: skip
+    return replace(base, **changes)
+
+
+def test_width_rule_matches_parameters_and_flops_of_every_arm():
+    shape = ModelShape(d_model=64, n_layers=3, n_heads=4, seq_len=64)
+    counts = {name: variant_counts(name, shape) for name in ACTIVATIONS}
+    assert counts["swiglu"]["mlp"] == "gated" and counts["xielu"]["mlp"] == "standard"
+    assert counts["xielu"]["hidden"] == 3 * counts["swiglu"]["hidden"] // 2
+    for name in ACTIVATIONS:
+        assert counts[name]["mlp_params"] == counts["swiglu"]["mlp_params"]
+        assert counts[name]["matmul_flops_per_token"] == counts["swiglu"]["matmul_flops_per_token"]
+        extra = 2 * shape.n_layers if name in ("xielu", "xiprelu") else 0  # alpha_p, alpha_n per layer
+        assert counts[name]["activation_params"] == extra
+        assert counts[name]["params_built"] == counts[name]["params_without_activation"] + extra
+    assert lm_config("gelu", ModelShape(gated_hidden=100)).hidden == 150
+
+
+def test_bad_input_is_one_clear_error():
+    with pytest.raises(ValueError, match="unknown activation 'relu3'.*xielu"):
+        lm_config("relu3", TINY)
+    with pytest.raises(ValueError, match="tokens .*or seconds"):
+        LMRunConfig(budget="epochs")
+    with pytest.raises(ValueError, match="must be even"):
+        ModelShape(gated_hidden=7)
+    with pytest.raises(ValueError, match="repeat"):
+        LMRunConfig(activations=("xielu", "xielu"))
+
+
+def test_token_budget_is_whole_batches():
+    config = LMRunConfig(shape=TINY, batch_size=4, budget_tokens=100)  # 64 tokens per batch
+    assert config.train_budget().amount == 128
+
+
+def test_token_matched_arms_see_the_same_tokens_and_interleaving_changes_nothing(corpus):
+    arms = {arm["activation"]: arm for arm in train_arms(_config(corpus))}
+    assert {arm["tokens"] for arm in arms.values()} == {64 * 12}
+    assert {arm["steps"] for arm in arms.values()} == {12}
+    assert all(arm["status"] == "ok" and math.isfinite(arm["val_bpb"]) for arm in arms.values())
+    assert arms["xielu"]["val_bpb"] == pytest.approx(arms["xielu"]["val_loss"] / math.log(2))
+    assert len(arms["xielu"]["alpha_p"]) == len(arms["xielu"]["alpha_n"]) == TINY.n_layers
+    assert arms["relu2"]["alpha_p"] == [] and arms["swiglu"]["mlp"] == "gated"
+    assert {"blocks.0.mlp.act.a_p", "blocks.0.mlp.act.a_n"} <= set(arms["xielu"]["no_decay_parameters"])
+    assert arms["xielu"]["curve"]["step"] == [2.0, 4.0, 6.0, 8.0, 10.0, 12.0]
+    # Three resumed slices end exactly where one uninterrupted run does (same seed, same data order).
+    single = {arm["activation"]: arm for arm in train_arms(_config(corpus, rounds=1))}
+    for name in arms:
+        assert arms[name]["val_loss"] == single[name]["val_loss"]
+        assert arms[name]["alpha_p"] == single[name]["alpha_p"]
+    flat = flat_metrics(list(arms.values()))
+    assert flat["relu2.tokens"] == 64 * 12 and run_status(list(arms.values())) == "ok"
+
+
+def test_seconds_budget_gives_every_arm_the_same_training_time(corpus):
+    arms = train_arms(_config(corpus, budget="seconds", activations=("xielu", "relu2")))
+    for arm in arms:
+        assert arm["budget"] == "seconds" and arm["budget_amount"] == 0.3
+        assert 0.3 <= arm["seconds"] < 0.3 + 20 * arm["seconds_per_step"] + 0.5
+        assert arm["tokens_per_s"] == pytest.approx(arm["tokens"] / arm["seconds"])
+
+
+def _synthetic_runs(n_seeds: int = 6, effect: float = -0.1, speed_ratio: float = 0.9, slope: float = -0.2):
+    """Runs with a planted xIELU effect on bits per byte, a planted throughput ratio and alphas falling with depth."""
+    rng = np.random.default_rng(1)
+    runs = {}
+    for budget in ("tokens", "seconds"):
+        for seed in range(n_seeds):
+            seed_noise = rng.normal(0, 0.05)
+            arms = []
+            for name in ACTIVATIONS:
+                shift = {"xielu": effect, "swiglu": 0.05}.get(name, 0.0)
+                speed = 1000.0 * (speed_ratio if name == "xielu" else 1.0) * (1 + rng.normal(0, 0.002))
+                alphas = [0.8 + slope * d + rng.normal(0, 0.005) for d in (0.0, 0.5, 1.0)] if name == "xielu" else []
+                arms.append({"activation": name, "budget": budget, "budget_amount": 1.0, "status": "ok",
+                             "val_loss": math.nan, "val_bpb": 3.0 + seed_noise + shift + rng.normal(0, 0.005),
+                             "tokens": 100, "steps": 10, "seconds": 100 / speed, "tokens_per_s": speed,
+                             "seconds_per_step": 10 / speed, "fast_path": "compile", "alpha_p": alphas,
+                             "alpha_n": alphas, "curve": {}})  # fmt: skip
+            runs[f"{budget}-{seed}"] = {"params": {"seed": seed}, "status": "ok", "results": {"arms": arms}}
+    return runs
+
+
+def test_planted_effects_are_found():
+    frame = analysis.arms_frame(_synthetic_runs())
+    table = analysis.loss_table(frame)
+    assert set(table["n"]) == {6} and set(table["n_diverged"]) == {0}
+    paired = analysis.paired_differences(frame)
+    tokens = paired[paired["budget"] == "tokens"].set_index("other")
+    assert tokens.loc["relu2", "difference"] == pytest.approx(-0.1, abs=0.02)
+    assert tokens.loc["swiglu", "difference"] == pytest.approx(-0.15, abs=0.02)
+    assert tokens.loc["relu2", "significant"] and tokens.loc["relu2", "p_holm"] >= tokens.loc["relu2", "p"]
+    summary = analysis.claim_inputs(paired, "tokens")
+    assert summary["worst"] == "relu2" and summary["estimate"] == tokens.loc["relu2", "difference"]
+    assert summary["ci"][1] < 0 and summary["inputs"]["p_holm_swiglu"] < 0.05
+    throughput = analysis.throughput_table(frame)
+    xielu = throughput[(throughput["budget"] == "all") & (throughput["activation"] == "xielu")].iloc[0]
+    assert xielu["ratio"] == pytest.approx(0.9, abs=0.005) and not xielu["meets_target"] and xielu["n_runs"] == 12
+    trend = analysis.depth_trend(analysis.alpha_frame(_synthetic_runs()))
+    assert trend["shrinks"].all() and trend["slope"].to_numpy() == pytest.approx(-0.2, abs=0.02)
+
+
+def test_holm_matches_statsmodels_and_no_effect_is_not_significant():
+    frame = analysis.arms_frame(_synthetic_runs(effect=0.0, speed_ratio=1.0, slope=0.0))
+    paired = analysis.paired_differences(frame)
+    part = paired[paired["budget"] == "seconds"]
+    expected = [min(1.0, p * (len(part) - rank)) for rank, p in enumerate(sorted(part["p"]))]
+    assert np.maximum.accumulate(expected) == pytest.approx(sorted(part["p_holm"]))
+    assert not part.set_index("other").loc["relu2", "significant"]
+    trend = analysis.depth_trend(analysis.alpha_frame(_synthetic_runs(slope=0.0)))
+    assert not trend["shrinks"].any()
+
+
+def test_diverged_arms_are_counted_and_left_out_of_pairs():
+    runs = _synthetic_runs(n_seeds=4)
+    runs["tokens-0"]["results"]["arms"][0].update(status="diverged", val_bpb=math.inf)
+    frame = analysis.arms_frame(runs)
+    table = analysis.loss_table(frame).set_index(["budget", "activation"])
+    assert table.loc[("tokens", "xielu"), "n"] == 3 and table.loc[("tokens", "xielu"), "n_diverged"] == 1
+    paired = analysis.paired_differences(frame).set_index(["budget", "other"])
+    assert paired.loc[("tokens", "relu2"), "n"] == 3 and paired.loc[("seconds", "relu2"), "n"] == 4
+    ok = frame[(frame.budget == "tokens") & (frame.status == "ok")].pivot(index="seed", columns="activation",
+                                                                           values="val_bpb").dropna()  # fmt: skip
+    reference = sps.ttest_rel(ok["xielu"], ok["relu2"])
+    assert paired.loc[("tokens", "relu2"), "p"] == pytest.approx(reference.pvalue)
+
+
+def test_paper_comparison_text_follows_the_numbers():
+    frame = analysis.arms_frame(_synthetic_runs())
+    table, paired = analysis.loss_table(frame), analysis.paired_differences(frame)
+    assert analysis.ranking(table, "tokens") == ["xielu", "relu2", "swiglu"] == analysis.paper_ranking()
+    text = analysis.compare_with_paper(table, paired, "tokens")
+    assert "the order agrees" in text and "xIELU is lower, as the paper says" in text
+    reversed_frame = analysis.arms_frame(_synthetic_runs(effect=+0.2))
+    reversed_table, reversed_paired = analysis.loss_table(reversed_frame), analysis.paired_differences(reversed_frame)
+    text = analysis.compare_with_paper(reversed_table, reversed_paired, "tokens")
+    assert "the order differs" in text and "against the paper" in text
