@@ -289,6 +289,7 @@ class StraightThroughGap:
     gap_identity_rel_error: float  # ST - Prop. 1 against predicted_gap
     selected_st: float  # ST gradient on the selected logit (Prop. 1 says 0); batch noise only
     cosine: float  # between the ST gradient and Prop. 1 at x_hard
+    gap_scalar: float  # <delta, x_hard - x_soft>: the gap is (gap_scalar / tau) * p; batch noise only
 
 
 def straight_through_gap(case: RouterCase) -> StraightThroughGap:
@@ -312,9 +313,10 @@ def straight_through_gap(case: RouterCase) -> StraightThroughGap:
     _, rel_dev = errors(st_np, prop_np)
     _, identity_err = errors(gap.numpy(), st_np - prop_np, scale)
     selected = float(st_np[int(index.reshape(-1)[0])]) if p_d.dim() == 1 else float("nan")
+    gap_scalar = float(inner.sum()) if p_d.dim() == 1 else float("nan")
     denom = np.linalg.norm(st_np) * np.linalg.norm(prop_np)
     cosine = float(st_np @ prop_np / denom) if denom > 0 else float("nan")
-    return StraightThroughGap(case, st_np, prop_np, gap.numpy(), rel_dev, identity_err, selected, cosine)
+    return StraightThroughGap(case, st_np, prop_np, gap.numpy(), rel_dev, identity_err, selected, cosine, gap_scalar)
 
 
 @dataclass

@@ -18,6 +18,7 @@ def test_quick_run_has_every_ratio_with_its_target():
     assert targets == {
         "Flex-Act all layers (compiled lean) step": routing.STEP_TARGET,
         "Flex-Act all layers (compiled lean) saved bytes (unique)": routing.MEMORY_TARGET,
+        "Flex-Act all layers (lean + recompute_routed_outputs) saved bytes (unique)": routing.MEMORY_TARGET,
         "SmartMixed phase 2 grouped vs single_relu step": routing.GROUPED_TARGET,
     }
     for row in rows.values():

@@ -285,3 +285,19 @@ def test_gumbel_noise_is_standard_gumbel_and_straight_through_is_one_hot():
     assert torch.equal(y.detach().sum(-1), torch.ones(4, dtype=F64)) and set(y.detach().unique().tolist()) <= {0.0, 1.0}
     (grad,) = torch.autograd.grad((y * torch.arange(3.0, dtype=F64)).sum(), p)
     torch.testing.assert_close(grad, torch.arange(3.0, dtype=F64).expand(4, 3))
+
+
+@pytest.mark.slow
+def test_compiled_kernels_match_the_eager_path():
+    """The fast path (torch.compile of the lean kernels) against the eager one, values and gradients."""
+    h = torch.randn(16, 32, requires_grad=True)
+    outputs = {}
+    for compiled in (False, True):
+        router = FlexAct(compile=compiled, generator=torch.Generator().manual_seed(4))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message="torch.compile failed")  # a fallback would make this vacuous
+            out = router(h)
+            loss = (out * torch.linspace(-1, 1, 32)).sum() + router.regularization_loss()
+            outputs[compiled] = (out, *torch.autograd.grad(loss, (h, router.log_pi)))
+    for eager, fast in zip(outputs[False], outputs[True], strict=True):
+        torch.testing.assert_close(fast, eager, rtol=1e-5, atol=1e-6)

@@ -2,8 +2,13 @@
 
 Flex-Act: a 4-hidden-layer MLP with a FlexAct router in every hidden layer (soft, alpha = 0.3,
 the regulariser on, lean mixture, torch.compile'd kernels) against the same MLP with ReLU. One
-training step = forward, cross-entropy + regulariser, backward, Adam step. Also reported, without
-target: the eager lean kernels and the plain-autograd reference mixture.
+training step = forward, cross-entropy + regulariser, backward, Adam step. Also reported: the same
+with `recompute_routed_outputs()` (router outputs recomputed in backward instead of kept), and,
+without target, the eager lean kernels and the plain-autograd reference mixture.
+
+Time ratios are the median over rounds of (candidate / baseline) timed in the same round of an
+interleaved run (A B C A B C ...), so load that drifts between rounds cancels; the ratio of the
+two medians is kept in `details`.
 
 SmartMixed phase 2: the frozen `GroupedActivation` MLP against a single-activation (ReLU) MLP of
 the same shape, against the naive version that evaluates all six activations on every unit and
@@ -28,11 +33,14 @@ config with `threads=0` (all cores) on a quiet machine.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
@@ -40,7 +48,7 @@ import torch
 from torch import nn
 
 from actlab.activations import get_activation
-from actlab.bench.timing import BenchReport, Ratio, interleaved_medians, machine_description
+from actlab.bench.timing import BenchReport, Ratio, machine_description
 from actlab.routing import FlexAct, SmartMixed, freeze_mlp, recompute_routed_outputs, total_regularization
 from actlab.routing.memory import pack_routed
 from actlab.routing.smartmixed import SMARTMIXED_POOL
@@ -195,12 +203,14 @@ def smartmixed_arms(config: RoutingBenchConfig) -> dict[str, nn.Module]:
     phase1 = build_mlp(config, smart)
     choices = [m.choices() for m in phase1 if isinstance(m, SmartMixed)]
     for_masks, for_gather = iter(choices), iter(choices)
-    return {
+    arms = {
         "grouped": freeze_mlp(phase1),
-        "single_relu": build_mlp(config, lambda w: nn.ReLU()),
         "mask_all_six": build_mlp(config, lambda w: MaskAllSix(next(for_masks))),
         "gather_scatter": build_mlp(config, lambda w: GatherScatter(next(for_gather))),
     }
+    for name in SMARTMIXED_POOL:  # the six single-activation MLPs of the same shape
+        arms[f"single_{name}"] = build_mlp(config, lambda w, name=name: get_activation(name))
+    return arms
 
 
 def peak_rss_mb(arm: str, config: RoutingBenchConfig, steps: int = 3) -> dict[str, float]:
@@ -219,6 +229,15 @@ def peak_rss_mb(arm: str, config: RoutingBenchConfig, steps: int = 3) -> dict[st
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def _peak_rss_mb() -> float:
+    """VmHWM: this process image's peak RSS. (ru_maxrss would carry the parent's peak over fork + exec.)"""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    raise RuntimeError("no VmHWM in /proc/self/status (peak RSS needs Linux)")
+
+
 def _current_rss_mb() -> float:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
@@ -233,8 +252,33 @@ def _rss_child(arm: str, config: RoutingBenchConfig, steps: int) -> str:
     setup = _current_rss_mb()
     for _ in range(steps):
         step()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB
+    peak = _peak_rss_mb()
     return json.dumps({"peak_mb": peak, "setup_mb": setup, "rise_mb": peak - setup})
+
+
+def interleaved_samples(functions: dict[str, Callable[[], None]], repeats: int, warmup: int) -> dict[str, list[float]]:
+    """Wall seconds of each callable per round, rounds run A B C A B C ... (GC off while timing)."""
+    for _ in range(warmup):
+        for function in functions.values():
+            function()
+    samples: dict[str, list[float]] = {name: [] for name in functions}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            for name, function in functions.items():
+                start = time.perf_counter()
+                function()
+                samples[name].append(time.perf_counter() - start)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return samples
+
+
+def paired_median_ratio(candidate: list[float], baseline: list[float]) -> float:
+    """Median over rounds of candidate / baseline timed in the same round: load drift cancels pairwise."""
+    return statistics.median(c / b for c, b in zip(candidate, baseline, strict=True))
 
 
 FLEX_LABELS = {
@@ -253,18 +297,19 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
     steps = {name: _train_step(model, config, recompute[name]) for name, model in flex.items()}
     for step in steps.values():  # compile and warm up outside the timed loop
         step()
-    times = interleaved_medians(steps, repeats=config.repeats, warmup=config.warmup)
+    samples = interleaved_samples(steps, repeats=config.repeats, warmup=config.warmup)
+    times = {name: statistics.median(values) for name, values in samples.items()}
     ratios = []
     for name in ("flexact", "flexact_recompute", "flexact_eager", "flexact_reference"):
         compiled = config.compile and name in ("flexact", "flexact_recompute")
         target = STEP_TARGET if name == "flexact" else None
         details = {"sizes": sizes, "compiled": compiled, "optimizer": "Adam", "alpha": 0.3}
-        ratios.append(
-            Ratio(f"{FLEX_LABELS[name]} step", name, "relu", times[name] / times["relu"], target, details=details)
-        )
+        details["ratio_of_medians"] = times[name] / times["relu"]
+        ratio = paired_median_ratio(samples[name], samples["relu"])
+        ratios.append(Ratio(f"{FLEX_LABELS[name]} step", name, "relu", ratio, target, details=details))
     for kind in ("unique", "packed"):
         for name in ("flexact", "flexact_recompute", "flexact_reference"):
-            target = MEMORY_TARGET if kind == "unique" and name == "flexact" else None
+            target = MEMORY_TARGET if kind == "unique" and name != "flexact_reference" else None
             details = {"bytes": memory[name][kind], "baseline_bytes": memory["relu"][kind], "sizes": sizes}
             ratio = memory[name][kind] / memory["relu"][kind]
             what = f"{FLEX_LABELS[name]} saved bytes ({kind})"
@@ -281,7 +326,8 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
 def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[str, float]]:
     smart = smartmixed_arms(config)
     steps = {name: _train_step(model, config) for name, model in smart.items()}
-    times = interleaved_medians(steps, repeats=config.repeats, warmup=config.warmup)
+    samples = interleaved_samples(steps, repeats=config.repeats, warmup=config.warmup)
+    times = {name: statistics.median(values) for name, values in samples.items()}
     ratios = []
     for name, baseline, target in (
         ("grouped", "single_relu", GROUPED_TARGET),
@@ -289,8 +335,17 @@ def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[st
         ("gather_scatter", "single_relu", None),
     ):
         what = f"SmartMixed phase 2 {name} vs {baseline} step"
-        details = {"sizes": asdict(config), "optimizer": "Adam"}
-        ratios.append(Ratio(what, name, baseline, times[name] / times[baseline], target, details=details))
+        details = {"sizes": asdict(config), "optimizer": "Adam", "ratio_of_medians": times[name] / times[baseline]}
+        ratio = paired_median_ratio(samples[name], samples[baseline])
+        ratios.append(Ratio(what, name, baseline, ratio, target, details=details))
+    # The grouped net runs each activation on ~1/6 of the units, so its activation cost is that of the
+    # average single-activation net: this row separates grouping overhead from the activations' own cost.
+    singles = [samples[f"single_{name}"] for name in SMARTMIXED_POOL]
+    mean_single = [statistics.fmean(round_times) for round_times in zip(*singles, strict=True)]
+    ratio = paired_median_ratio(samples["grouped"], mean_single)
+    details = {"sizes": asdict(config), "single_medians_s": {n: times[f"single_{n}"] for n in SMARTMIXED_POOL}}
+    what = "SmartMixed phase 2 grouped vs mean of the six single-activation nets step"
+    ratios.append(Ratio(what, "grouped", "mean_single", ratio, details=details))
     return ratios, {f"smartmixed/{k}": v for k, v in times.items()}
 
 

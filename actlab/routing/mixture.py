@@ -247,7 +247,7 @@ class LeanMixture(torch.autograd.Function):
         ctx.plan, ctx.compiled = plan, compiled
         ctx.save_for_backward(h, p)
         forward, _ = kernels(plan, want_norms, compiled)
-        x, g = forward(h, p)
+        x, g = forward(h.detach(), p.detach())
         ctx.mark_non_differentiable(g)
         return x, g
 
@@ -255,7 +255,7 @@ class LeanMixture(torch.autograd.Function):
     def backward(ctx, delta: torch.Tensor, _grad_g: torch.Tensor):  # noqa: ANN205
         h, p = ctx.saved_tensors
         _, backward = kernels(ctx.plan, False, ctx.compiled)
-        grad_h, grad_p = backward(h, p, delta.contiguous())
+        grad_h, grad_p = backward(h.detach(), p.detach(), delta.detach().contiguous())
         return grad_h, grad_p, None, None, None
 
 
