@@ -1,0 +1,175 @@
+"""Figures of the Flex-Act study; each takes the tables `analysis`, `scale` and `prior` return.
+
+Why a module: the notebooks stay a few lines per figure, and the figures (routing trajectories as
+in the paper's Fig. 1 and 2, the alpha curve of Fig. 5, heat maps) look the same in every run.
+Plotting only: nothing here computes a statistic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from actlab.routing.flexact import DEFAULT_CANDIDATES
+
+COLORS = {"relu": "#1f77b4", "sigmoid": "#d62728", "tanh": "#ff7f0e", "leaky_relu": "#2ca02c", "identity": "#9467bd"}
+
+
+def _color(name: str) -> str:
+    return COLORS.get(name, "#7f7f7f")
+
+
+def run_trajectories(rows: Sequence[dict[str, Any]], max_panels: int = 10) -> plt.Figure | None:
+    """The routing probabilities of each Flex-Act arm of one run over epochs (up to `max_panels` arms)."""
+    routed = [row for row in rows if "trajectory" in row][:max_panels]
+    if not routed:
+        return None
+    cols = min(5, len(routed))
+    nrows = int(np.ceil(len(routed) / cols))
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.0 * cols, 2.4 * nrows), squeeze=False, sharey=True)
+    for ax, row in zip(axes.flat, routed, strict=False):
+        probs = np.asarray(row["trajectory"])
+        for j, name in enumerate(row["candidates"]):
+            ax.plot(row["trajectory_epochs"], probs[:, j], color=_color(name), label=name)
+        ax.set_title(
+            f"GT {row['ground_truth']}, {row['strategy']}\nalpha={row['alpha']:g} lam={row['lam_label']}", fontsize=8
+        )
+        ax.set_ylim(0, 1)
+    for ax in list(axes.flat)[len(routed) :]:
+        ax.axis("off")
+    axes[0, 0].legend(fontsize=7)
+    fig.supxlabel("epoch")
+    fig.supylabel("routing probability")
+    fig.tight_layout()
+    return fig
+
+
+def mean_trajectories(
+    trajectories: pd.DataFrame, panels: str, *, title: str = "", candidates: Sequence[str] = DEFAULT_CANDIDATES
+) -> plt.Figure:
+    """Mean routing probability over seeds (band: min to max over seeds), one panel per value of `panels`.
+
+    `trajectories`: long table with columns `panels`, seed, epoch, candidate, prob.
+    """
+    values = list(dict.fromkeys(trajectories[panels]))
+    fig, axes = plt.subplots(1, len(values), figsize=(3.2 * len(values), 2.8), squeeze=False, sharey=True)
+    for ax, value in zip(axes[0], values, strict=True):
+        part = trajectories[trajectories[panels] == value]
+        for name in candidates:
+            curve = part[part.candidate == name].groupby("epoch")["prob"].agg(["mean", "min", "max"])
+            ax.plot(curve.index, curve["mean"], color=_color(name), label=name)
+            ax.fill_between(curve.index, curve["min"], curve["max"], color=_color(name), alpha=0.15)
+        ax.set_title(str(value), fontsize=9)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("epoch")
+    axes[0, 0].set_ylabel("routing probability")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def alpha_curve(summary: pd.DataFrame, paper: dict[float, float]) -> plt.Figure:
+    """MSE (log scale, mean and 95% CI over seeds) and P(selected = sigmoid) against alpha; the paper's MSE too."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
+    left.errorbar(
+        summary["alpha"],
+        summary["mean"],
+        yerr=[summary["mean"] - summary["ci_low"], summary["ci_high"] - summary["mean"]],
+        fmt="o-",
+        capsize=3,
+        label="ours (mean, 95% CI)",
+    )
+    left.plot(list(paper), list(paper.values()), "s--", color="gray", label="paper (Table 4)")
+    left.set_yscale("log")
+    left.set_xlabel("alpha")
+    left.set_ylabel("test MSE")
+    left.legend(fontsize=8)
+    right.errorbar(
+        summary["alpha"],
+        summary["rate"],
+        yerr=[summary["rate"] - summary["rate_low"], summary["rate_high"] - summary["rate"]],
+        fmt="o-",
+        capsize=3,
+    )
+    right.set_ylim(-0.05, 1.05)
+    right.set_xlabel("alpha")
+    right.set_ylabel("P(selected = sigmoid), 95% CI")
+    fig.tight_layout()
+    return fig
+
+
+def heatmap(
+    table: pd.DataFrame, *, title: str, fmt: str = "{:.2f}", annotations: pd.DataFrame | None = None, ax: Any = None
+) -> plt.Figure:
+    """A value table (rows x columns) as a heat map in [0, 1], annotated with `annotations` or the values."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(1.2 + 1.1 * table.shape[1], 0.8 + 0.35 * table.shape[0]))
+    else:
+        fig = ax.figure
+    image = ax.imshow(table.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(table.shape[1]), [str(c) for c in table.columns], rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(table.shape[0]), [str(i) for i in table.index], fontsize=8)
+    for i in range(table.shape[0]):
+        for j in range(table.shape[1]):
+            value = table.iat[i, j]
+            text = annotations.iat[i, j] if annotations is not None else fmt.format(value)
+            color = "black" if np.isfinite(value) and value > 0.6 else "white"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color)
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=ax, fraction=0.03)
+    return fig
+
+
+def mass_by_scale(summary: pd.DataFrame) -> plt.Figure:
+    """Final routing mass on unbounded candidates against k (log axis), per ground truth, with and without KL."""
+    truths = list(dict.fromkeys(summary["ground_truth"]))
+    fig, axes = plt.subplots(1, len(truths), figsize=(3.0 * len(truths), 2.8), squeeze=False, sharey=True)
+    for ax, truth in zip(axes[0], truths, strict=True):
+        part = summary[summary.ground_truth == truth]
+        for alpha, group in part.groupby("alpha"):
+            ax.errorbar(
+                group["k"],
+                group["mean"],
+                yerr=[group["mean"] - group["ci_low"], group["ci_high"] - group["mean"]],
+                fmt="o-",
+                capsize=3,
+                label=f"alpha={alpha:g}",
+            )
+        ax.axhline(0.6, color="gray", lw=0.8, ls=":")
+        ax.set_xscale("log")
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_title(f"GT {truth}", fontsize=9)
+        ax.set_xlabel("input scale k")
+    axes[0, 0].set_ylabel("mass on unbounded (95% CI)")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    return fig
+
+
+def signal_vs_scale(probes: pd.DataFrame, predictions: pd.DataFrame) -> plt.Figure:
+    """|<delta, a_k>| / ||delta||_1 against the pre-activation scale sigma_h, with Cor. D.3's prediction."""
+    names = list(dict.fromkeys(probes["candidate"]))
+    fig, axes = plt.subplots(1, len(names), figsize=(3.0 * len(names), 2.8), squeeze=False, sharey=True)
+    for ax, name in zip(axes[0], names, strict=True):
+        part = probes[probes.candidate == name]
+        ax.scatter(part["sigma_h"], part["abs_signal"], s=6, alpha=0.4, color=_color(name), label="measured")
+        line = predictions[predictions.candidate == name].sort_values("sigma_h")
+        ax.plot(line["sigma_h"], line["predicted"], color="black", lw=1, label="Cor. D.3 (delta > 0 constant)")
+        if line["bound"].notna().any():
+            ax.plot(line["sigma_h"], line["bound"], color="black", lw=1, ls="--", label="bound |delta|")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("sigma_h")
+    axes[0, 0].set_ylabel("|<delta, a_k>| / ||delta||_1")
+    axes[0, 0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig

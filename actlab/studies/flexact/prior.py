@@ -1,0 +1,141 @@
+"""Issue I: does the gradient-norm regulariser recover the truth, or impose a prior?
+
+p_tilde = softmax(-g_bar / lambda) is built from the candidates' derivative magnitudes on the
+current pre-activations; it never sees the target. If it acts as a fixed prior toward
+low-derivative activations, the router will pick what p_tilde prefers whatever the truth is. The
+sweep crosses 5 ground truths x alpha x lambda x the two g_bar definitions; here:
+
+- `recovery_grid`: selection accuracy (Clopper-Pearson CI) and MSE (bootstrap CI) per cell;
+- `heat_tables`: the accuracy as (alpha, lambda) x ground truth tables, one per g_bar definition;
+- `region`: the (alpha, lambda, g_bar) cells where every ground truth is recovered in at least
+  `threshold` of the seeds, with each cell's worst ground truth (the evidence when there is none);
+- `prior_agreement`: how often the router ends on p_tilde's own favourite, split by whether that
+  favourite is the truth. A prior shows up as agreement with p_tilde even when p_tilde is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from actlab.studies.flexact.analysis import proportion_cell, summarise
+from actlab.studies.flexact.arms import FLEXACT, TAU
+
+RECOVERY_THRESHOLD = 0.8  # "recovered" for a cell: the truth selected in at least 80% of seeds
+
+
+def _lam_order(label: str) -> float:
+    return math.inf if label == TAU else float(label)
+
+
+def recovery_grid(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (ground truth, alpha, lambda, g_bar): MSE cell and selection accuracy, for Flex-Act arms."""
+    part = rows[(rows.model == FLEXACT) & rows.strategy.isin(["kl_grad_norm", "no_correction"])].copy()
+    grid = summarise(part, ["alpha", "g_bar", "lam_label", "ground_truth"])
+    grid["lam_sort"] = [_lam_order(label) if label != "-" else -1.0 for label in grid.lam_label]
+    return grid.sort_values(["alpha", "g_bar", "lam_sort"]).reset_index(drop=True)
+
+
+def cell_label(alpha: float, lam_label: str, g_bar: str) -> str:
+    """'a=0.3 lam=tau' (the row name in heat tables); alpha = 0 has no lambda."""
+    return "a=0 (no KL)" if alpha == 0 else f"a={alpha:g} lam={lam_label}"
+
+
+def heat_tables(grid: pd.DataFrame, truths: list[str]) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+    """g_bar -> (accuracy table, 'k/n' annotations): rows (alpha, lambda), columns ground truths.
+
+    The alpha = 0 row (no regulariser, so no lambda or g_bar) is repeated in both tables as the reference.
+    """
+    baseline = grid[grid.alpha == 0]
+    tables = {}
+    for g_bar in [g for g in dict.fromkeys(grid.g_bar) if g != "-"]:
+        part = pd.concat([baseline, grid[grid.g_bar == g_bar]])
+        part = part.assign(row=[cell_label(a, lam, g_bar) for a, lam in zip(part.alpha, part.lam_label, strict=True)])
+        order = list(dict.fromkeys(part["row"]))
+        rate = part.pivot_table(index="row", columns="ground_truth", values="rate", aggfunc="first")
+        rate = rate.reindex(index=order, columns=truths)
+        notes = part.assign(note=[f"{k}/{n}" for k, n in zip(part.k, part.n_runs, strict=True)])
+        notes = notes.pivot_table(index="row", columns="ground_truth", values="note", aggfunc="first")
+        tables[g_bar] = (rate, notes.reindex(index=order, columns=truths))
+    return tables
+
+
+def region(grid: pd.DataFrame, threshold: float = RECOVERY_THRESHOLD) -> pd.DataFrame:
+    """Per regularised cell (alpha > 0, lambda, g_bar): worst ground truth, its accuracy, and whether all pass."""
+    part = grid[grid.alpha > 0]
+    records = []
+    for (alpha, g_bar, lam), group in part.groupby(["alpha", "g_bar", "lam_label"], sort=False):
+        worst = group.loc[group["rate"].idxmin()]
+        records.append(
+            {
+                "alpha": alpha,
+                "g_bar": g_bar,
+                "lam_label": lam,
+                "n_truths": len(group),
+                "worst_truth": worst["ground_truth"],
+                "worst_rate": float(worst["rate"]),
+                "worst_k": int(worst["k"]),
+                "worst_n": int(worst["n_runs"]),
+                "mean_rate": float(group["rate"].mean()),
+                "all_recovered": bool((group["rate"] >= threshold).all()),
+            }
+        )
+    table = pd.DataFrame(records)
+    if not table.empty:
+        table["lam_sort"] = [_lam_order(label) for label in table.lam_label]
+        table = table.sort_values(["alpha", "g_bar", "lam_sort"]).drop(columns="lam_sort").reset_index(drop=True)
+    return table
+
+
+def best_per_truth(grid: pd.DataFrame) -> pd.DataFrame:
+    """For each ground truth, the regularised cell with the highest accuracy (ties: the first in grid order)."""
+    part = grid[grid.alpha > 0]
+    best = part.loc[part.groupby("ground_truth", sort=False)["rate"].idxmax()]
+    return best[["ground_truth", "alpha", "lam_label", "g_bar", "k", "n_runs", "rate"]].reset_index(drop=True)
+
+
+def prior_agreement(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (alpha, lambda, g_bar): P(selected = argmax p_tilde) when p_tilde's favourite is / is not the truth."""
+    part = rows[(rows.model == FLEXACT) & (rows.strategy == "kl_grad_norm") & (rows.alpha > 0)].copy()
+    part = part[part["p_tilde"].apply(lambda v: isinstance(v, list))]
+    if part.empty:
+        return pd.DataFrame()
+    part["prior_choice"] = [c[int(np.argmax(p))] for c, p in zip(part.candidates, part.p_tilde, strict=True)]
+    part["prior_is_truth"] = part["prior_choice"] == part["ground_truth"]
+    part["follows_prior"] = part["selected"] == part["prior_choice"]
+    records = []
+    for (alpha, g_bar, lam), group in part.groupby(["alpha", "g_bar", "lam_label"], sort=False):
+        wrong = group[~group.prior_is_truth]
+        right = group[group.prior_is_truth]
+        follows_wrong = proportion_cell(wrong["follows_prior"])
+        records.append(
+            {
+                "alpha": alpha,
+                "g_bar": g_bar,
+                "lam_label": lam,
+                "prior_favourite": group["prior_choice"].mode().iat[0],
+                "n_prior_wrong": len(wrong),
+                "follows_when_wrong": follows_wrong["rate"],
+                "follows_when_wrong_low": follows_wrong["rate_low"],
+                "follows_when_wrong_high": follows_wrong["rate_high"],
+                "n_prior_right": len(right),
+                "recovered_when_right": float(right["recovered"].mean()) if len(right) else math.nan,
+            }
+        )
+    table = pd.DataFrame(records)
+    table["lam_sort"] = [_lam_order(label) for label in table.lam_label]
+    return table.sort_values(["alpha", "g_bar", "lam_sort"]).drop(columns="lam_sort").reset_index(drop=True)
+
+
+def cell_recovery(grid: pd.DataFrame, alpha: float, lam_label: str, g_bar: str) -> pd.DataFrame:
+    """The per-ground-truth rows of one (alpha, lambda, g_bar) cell."""
+    return grid[(grid.alpha == alpha) & (grid.lam_label == lam_label) & (grid.g_bar == g_bar)].reset_index(drop=True)
+
+
+def reproducing_cells(region_table: pd.DataFrame, alpha: float) -> list[dict[str, Any]]:
+    """The (lambda, g_bar) cells at `alpha` where every ground truth is recovered (Table 1's selection pattern)."""
+    part = region_table[(region_table.alpha == alpha) & region_table.all_recovered]
+    return part[["lam_label", "g_bar", "mean_rate"]].to_dict("records")

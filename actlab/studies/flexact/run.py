@@ -1,0 +1,316 @@
+"""What one run of `notebooks/flexact/run_synthetic.ipynb` trains and records.
+
+A run is one seed and a list of arms (`actlab.studies.flexact.arms.expand`), trained together as a
+`RouterFleet` on one shared data set. Every arm yields one row: its configuration, final test MSE
+(soft routing at the final tau, and with the argmax activation extracted), the selected
+activation, the final routing probabilities, the last pseudo-target, its per-epoch trajectory and,
+for the first `probe_epochs` epochs, the quantities Cor. D.3 talks about (pre-activation scale,
+<delta, a_k> / ||delta||_1, the routing gradient).
+
+Defaults are choices where the paper is silent, all parameters of the notebook:
+- the paper's single layer (`hidden=0`), x_1 ~ U(-1, 1) (see `data`), k = 5;
+- Adam, lr 0.05, batch 200 of 2000 training examples (10 steps per epoch), 100 epochs (App. B: 100 epochs, fixed lr);
+- tau annealed exponentially from 1.0 to 0.1 over the run, stepped once per epoch;
+- lambda = tau (App. B's coupling), g_bar = batch mean of per-sample norms, p_tilde detached;
+- Table 6's thresholds: logit-gradient clip at norm 1; per-sample gradient norms clipped at 0.25,
+  Sigmoid's largest derivative (in the single-unit layer every norm is |sigma'(h)| <= 1, so a clip at 1
+  would change nothing; at 0.25 the unbounded candidates' targets become equal, the "destroyed
+  ordering" App. D.8 describes).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from actlab.routing.flexact import DEFAULT_CANDIDATES
+from actlab.routing.gumbel import sample_gumbel
+from actlab.routing.schedules import TauSchedule, make_schedule
+from actlab.studies.flexact.arms import FLEXACT, Arm
+from actlab.studies.flexact.data import make_inputs, target
+from actlab.studies.flexact.fleet import RouterFleet
+from actlab.train.seeding import epoch_permutation, seed_everything
+
+TAU_SCHEDULES = ("exponential", "linear", "constant")
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything besides the arms that shapes a run's result (one dataclass, stored with the run)."""
+
+    seed: int = 0
+    epochs: int = 100
+    hidden: int = 0  # 0: h = w.x + b -> router (the paper's single layer); H: Linear(4,H) -> router -> Linear(H,1)
+    lr: float = 0.05
+    batch_size: int = 200
+    n_train: int = 2000
+    n_test: int = 1000
+    x1_distribution: str = "uniform"
+    tau_schedule: str = "exponential"
+    tau_start: float = 1.0
+    tau_end: float = 0.1
+    detach_target: bool = True
+    logit_clip: float = 1.0
+    norm_clip: float = 0.25
+    candidates: tuple[str, ...] = DEFAULT_CANDIDATES
+    trajectory_every: int = 1  # record pi every this many epochs (0: only the final one)
+    probe_epochs: int = 0  # measure Cor. D.3's quantities in each step of the first this many epochs
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "candidates", tuple(self.candidates))
+        for name in ("epochs", "batch_size", "n_train", "n_test"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr!r}")
+        if self.tau_schedule not in TAU_SCHEDULES:
+            raise ValueError(f"tau_schedule must be one of {TAU_SCHEDULES}, got {self.tau_schedule!r}")
+        if self.trajectory_every < 0 or self.probe_epochs < 0:
+            raise ValueError("trajectory_every and probe_epochs must be >= 0")
+        self.schedule()  # bad temperatures fail here, before any training
+
+    def schedule(self) -> TauSchedule:
+        """The tau schedule over `epochs` epochs: tau_start at epoch 0, tau_end at the last epoch."""
+        if self.tau_schedule == "constant":
+            return make_schedule("constant", tau=self.tau_start)
+        if self.tau_schedule == "linear":
+            return make_schedule("linear", start=self.tau_start, end=self.tau_end, steps=max(self.epochs - 1, 1))
+        rate = (
+            (self.tau_end / self.tau_start) ** (1.0 / max(self.epochs - 1, 1)) if self.tau_end < self.tau_start else 1.0
+        )
+        return make_schedule("exponential", start=self.tau_start, rate=rate, minimum=min(self.tau_end, self.tau_start))
+
+
+@dataclass
+class RunResult:
+    """The rows of one run (one per arm) and how long it took."""
+
+    settings: RunSettings
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def status(self) -> str:
+        """'diverged' only when every arm diverged; single diverged arms are marked in their rows."""
+        return "diverged" if self.rows and all(row["status"] == "diverged" for row in self.rows) else "ok"
+
+
+class _Probe:
+    """Per-epoch means of Cor. D.3's quantities over the training steps of the first epochs."""
+
+    def __init__(self, M: int, K: int) -> None:
+        self.M, self.K = M, K
+        self.series: dict[str, list[Any]] = {"sigma_h": [], "signal": [], "advantage": [], "routing_grad": []}
+        self._reset()
+
+    def _reset(self) -> None:
+        self.sums = {name: torch.zeros(self.M, self.K) for name in ("signal", "advantage", "routing_grad")}
+        self.sums["sigma_h"] = torch.zeros(self.M)
+        self.steps = 0
+
+    def add(self, out: Any, log_pi_grad: torch.Tensor) -> None:
+        delta = out.x.grad.detach()  # (M, B, H): dL_m / dx for each model's own loss
+        a, mixed = out.a.detach(), out.x.detach()
+        inner = torch.einsum("kmbh,mbh->mk", a, delta)  # <delta, a_k>
+        l1 = delta.abs().sum(dim=(1, 2)).clamp_min(1e-30)  # ||delta||_1
+        self.sums["signal"] += inner / l1[:, None]
+        self.sums["advantage"] += inner - (delta * mixed).sum(dim=(1, 2))[:, None]  # A_k (eq. 15)
+        self.sums["routing_grad"] += log_pi_grad.detach()
+        self.sums["sigma_h"] += out.h.detach().flatten(1).std(dim=1)
+        self.steps += 1
+
+    def end_epoch(self) -> None:
+        for name, total in self.sums.items():
+            self.series[name].append((total / max(self.steps, 1)).tolist())
+        self._reset()
+
+    def for_model(self, m: int) -> dict[str, list[Any]]:
+        return {name: [epoch[m] for epoch in values] for name, values in self.series.items()}
+
+
+def train_arms(arms: list[Arm], settings: RunSettings) -> RunResult:
+    """Train every arm for `settings.epochs` on the seed's shared data; one row per arm."""
+    started = time.perf_counter()
+    s = settings
+    seed_everything(s.seed)
+    inputs = make_inputs(s.seed, s.n_train, s.n_test, s.x1_distribution)
+    y_train = torch.stack([target(inputs.x_train, arm.ground_truth, arm.k) for arm in arms])  # (M, n)
+    y_test = torch.stack([target(inputs.x_test, arm.ground_truth, arm.k) for arm in arms])
+    fleet = RouterFleet(
+        arms,
+        hidden=s.hidden,
+        candidates=s.candidates,
+        detach_target=s.detach_target,
+        logit_clip=s.logit_clip,
+        norm_clip=s.norm_clip,
+    )
+    optimizer = torch.optim.Adam(fleet.parameters(), lr=s.lr)
+    noise_generator = torch.Generator().manual_seed(s.seed)
+    schedule = s.schedule()
+    M, K = len(arms), len(s.candidates)
+    alive = torch.ones(M, dtype=torch.bool)
+    diverged_step = [None] * M
+    trajectory: list[list[list[float]]] = [fleet.routing_probs().tolist()]
+    probe = _Probe(M, K) if s.probe_epochs else None
+    last_target: dict[str, torch.Tensor | None] = {"p_tilde": None, "g_bar": None}
+    step = 0
+    fleet.train()
+    for epoch in range(s.epochs):
+        tau = schedule.at(epoch)
+        order = epoch_permutation(s.n_train, s.seed, epoch)
+        probing = probe is not None and epoch < s.probe_epochs
+        for start in range(0, s.n_train, s.batch_size):
+            index = order[start : start + s.batch_size]
+            noise = sample_gumbel((K,), generator=noise_generator)
+            out = fleet(inputs.x_train[index], tau, noise)
+            if probing:
+                out.x.retain_grad()
+            losses = ((out.y - y_train[:, index]) ** 2).mean(dim=1) + out.reg  # (M,)
+            step += 1
+            newly_bad = alive & ~torch.isfinite(losses.detach())
+            for m in newly_bad.nonzero().flatten().tolist():
+                diverged_step[m] = step
+            alive &= ~newly_bad
+            if not alive.any():
+                break
+            optimizer.zero_grad(set_to_none=False)
+            torch.where(alive, losses, torch.zeros_like(losses)).sum().backward()
+            for parameter in fleet.parameters():  # a diverged model's NaNs stay in its own slice
+                parameter.grad[~alive] = 0.0
+            if probing:
+                probe.add(out, fleet.log_pi.grad)
+            optimizer.step()
+            if out.p_tilde is not None:
+                last_target = {"p_tilde": out.p_tilde, "g_bar": out.g_bar}
+        if probing:
+            probe.end_epoch()
+        if s.trajectory_every and (epoch + 1) % s.trajectory_every == 0 or epoch + 1 == s.epochs:
+            trajectory.append(fleet.routing_probs().tolist())
+        if not alive.any():
+            break
+    tau_final = schedule.at(s.epochs - 1)
+    result = RunResult(settings=settings)
+    soft = _test_mse(fleet, inputs.x_test, y_test, tau_final, s.batch_size, hard=False)
+    hard = _test_mse(fleet, inputs.x_test, y_test, tau_final, s.batch_size, hard=True)
+    pi = fleet.routing_probs()
+    pi_tau = torch.softmax(fleet.log_pi.detach() / tau_final, dim=-1)
+    for m, arm in enumerate(arms):
+        result.rows.append(_row(arm, m, s, soft, hard, pi, pi_tau, trajectory, probe, last_target, diverged_step))
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+@torch.no_grad()
+def _test_mse(fleet: RouterFleet, x: torch.Tensor, y: torch.Tensor, tau: float, chunk: int, hard: bool) -> torch.Tensor:
+    """Test MSE per model (M,), in chunks of the training batch size (batch-normalised outputs need it)."""
+    fleet.eval()
+    total = torch.zeros(y.shape[0])
+    for start in range(0, x.shape[0], chunk):
+        out = fleet(x[start : start + chunk], tau, None, hard_argmax=hard)
+        total += ((out.y - y[:, start : start + chunk]) ** 2).sum(dim=1)
+    fleet.train()
+    return total / x.shape[0]
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _row(
+    arm: Arm,
+    m: int,
+    s: RunSettings,
+    soft: torch.Tensor,
+    hard: torch.Tensor,
+    pi: torch.Tensor,
+    pi_tau: torch.Tensor,
+    trajectory: list[list[list[float]]],
+    probe: _Probe | None,
+    last_target: dict[str, torch.Tensor | None],
+    diverged_step: list[int | None],
+) -> dict[str, Any]:
+    routed = arm.model == FLEXACT
+    selected = s.candidates[int(pi[m].argmax())] if routed else arm.model
+    row: dict[str, Any] = {
+        **arm.as_row(),
+        "seed": s.seed,
+        "status": "diverged" if diverged_step[m] is not None else "ok",
+        "diverged_step": diverged_step[m],
+        "mse": _finite(float(soft[m])),
+        "mse_extracted": _finite(float(hard[m])),
+        "selected": selected,
+        "recovered": selected == arm.ground_truth,
+        "candidates": list(s.candidates),
+    }
+    if routed:
+        row["routing_probs"] = pi[m].tolist()
+        row["routing_probs_tau"] = pi_tau[m].tolist()
+        row["trajectory"] = [epoch[m] for epoch in trajectory]
+        row["trajectory_epochs"] = _trajectory_epochs(s, len(trajectory))
+        if last_target["p_tilde"] is not None and arm.alpha > 0:
+            row["p_tilde"] = last_target["p_tilde"][m].tolist()
+            row["g_bar_values"] = last_target["g_bar"][m].tolist()
+        if probe is not None:
+            row["probe"] = probe.for_model(m)
+    return row
+
+
+def _trajectory_epochs(s: RunSettings, count: int) -> list[int]:
+    """The epoch each trajectory entry was taken after (0 = initialisation)."""
+    if s.trajectory_every:
+        epochs = list(range(0, s.epochs + 1, s.trajectory_every))
+        if epochs[-1] != s.epochs:
+            epochs.append(s.epochs)
+    else:
+        epochs = [0, s.epochs]
+    return epochs[:count]
+
+
+def settings_from(**params: Any) -> RunSettings:
+    """RunSettings from notebook parameters (unknown keys fail, through `dataclasses.replace`)."""
+    return replace(RunSettings(), **params)
+
+
+def describe(settings: RunSettings) -> dict[str, Any]:
+    """The settings as JSON-ready values (what the run records next to its rows)."""
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(settings).items()}
+
+
+def summary_metrics(result: RunResult) -> dict[str, float]:
+    """Scalars for the sweep's tidy CSV: arms trained, arms diverged, recovery rate, seconds."""
+    rows = result.rows
+    routed = [row for row in rows if row["model"] == FLEXACT]
+    return {
+        "n_arms": float(len(rows)),
+        "n_diverged": float(sum(row["status"] == "diverged" for row in rows)),
+        "recovery_rate": float(np.mean([row["recovered"] for row in routed])) if routed else math.nan,
+        "seconds": result.seconds,
+    }
+
+
+def rows_table(rows: list[dict[str, Any]]) -> Any:
+    """The run's rows as a compact DataFrame (one line per arm) for the run notebook."""
+    import pandas as pd
+
+    columns = [
+        "ground_truth",
+        "k",
+        "model",
+        "strategy",
+        "alpha",
+        "lam_label",
+        "g_bar",
+        "mse",
+        "mse_extracted",
+        "selected",
+        "recovered",
+        "status",
+    ]
+    frame = pd.DataFrame(rows)
+    return frame[[column for column in columns if column in frame]]

@@ -1,0 +1,186 @@
+"""The scale-bias study: does uncorrected routing drift to unbounded activations, and does scale drive it?
+
+§3.3 and Cor. D.3 say the routing gradient is governed by <delta, a_k>, which grows with the scale
+of the pre-activations for unbounded candidates (E[delta ReLU(h)] ∝ sigma_h for h ~ N(0, sigma_h^2),
+delta > 0) and stays below |delta| for bounded ones. Three measurements:
+
+1. `mass_summary`: the final routing mass on unbounded candidates per ground truth, input scale k
+   and alpha (mean over seeds, 95% percentile-bootstrap CI).
+2. `mass_regression`: OLS of that mass on log k (with ground-truth fixed effects), standard errors
+   clustered by seed (arms of one seed share data, initial weights and Gumbel draws). With few
+   seeds the cluster-robust errors are rough; statsmodels uses a t reference with G - 1 df.
+3. `probe_table` / `signal_slopes` / `routing_gap_slope`: in the first epochs of training, per step,
+   the pre-activation scale sigma_h, the normalised signal <delta, a_k> / ||delta||_1 and the
+   routing gradient dL/dlog pi_k, against Cor. D.3's prediction (`predictions`, from the SymPy
+   expectations in `actlab.theory_scale`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import sympy as sp
+
+from actlab.activations import get_spec
+from actlab.studies.flexact.analysis import clustered_slope, mse_cell, paper_setting
+from actlab.theory_scale import expectation, is_linear_in_sigma, sigma_sym
+
+BOUNDED_TRUTHS = ("sigmoid", "tanh")
+
+
+def mass_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (ground truth, k, alpha): n and the mean final unbounded mass with its bootstrap CI."""
+    part = paper_setting(rows)
+    records = []
+    for (truth, k, alpha), group in part.groupby(["ground_truth", "k", "alpha"], sort=False):
+        cell = mse_cell(group["unbounded_mass"])  # the same mean/CI machinery, on masses
+        records.append({"ground_truth": truth, "k": k, "alpha": alpha, **cell})
+    return pd.DataFrame(records).sort_values(["ground_truth", "alpha", "k"]).reset_index(drop=True)
+
+
+def mass_regression(rows: pd.DataFrame, alpha: float, truths: tuple[str, ...] = BOUNDED_TRUTHS) -> dict[str, Any]:
+    """Slope of unbounded mass on log k (ground-truth fixed effects), seed-clustered 95% CI, for one alpha."""
+    import statsmodels.formula.api as smf
+
+    part = paper_setting(rows)
+    part = part[(part.alpha == alpha) & part.ground_truth.isin(truths)].copy()
+    part = part[np.isfinite(part["unbounded_mass"].astype(float))]
+    part["log_k"] = np.log(part["k"].astype(float))
+    part["mass"] = part["unbounded_mass"].astype(float)
+    clusters = part["seed"].nunique()
+    formula = "mass ~ log_k + C(ground_truth)" if part["ground_truth"].nunique() > 1 else "mass ~ log_k"
+    if len(part) < 3 or part["log_k"].nunique() < 2 or clusters < 2:
+        return {
+            "alpha": alpha,
+            "slope": math.nan,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+            "p": math.nan,
+            "n": len(part),
+            "clusters": clusters,
+            "truths": list(truths),
+        }
+    fit = smf.ols(formula, data=part).fit(cov_type="cluster", cov_kwds={"groups": part["seed"]}, use_t=True)
+    low, high = fit.conf_int().loc["log_k"]
+    return {
+        "alpha": alpha,
+        "slope": float(fit.params["log_k"]),
+        "ci_low": float(low),
+        "ci_high": float(high),
+        "p": float(fit.pvalues["log_k"]),
+        "n": int(fit.nobs),
+        "clusters": clusters,
+        "truths": list(truths),
+    }
+
+
+def bias_at(rows: pd.DataFrame, k: float, alpha: float, truths: tuple[str, ...] = BOUNDED_TRUTHS) -> dict[str, Any]:
+    """Mean final unbounded mass (bootstrap CI) when the truth is bounded, at one k and alpha."""
+    part = paper_setting(rows)
+    part = part[(part.alpha == alpha) & (part.k == k) & part.ground_truth.isin(truths)]
+    return {"k": k, "alpha": alpha, "truths": list(truths), **mse_cell(part["unbounded_mass"])}
+
+
+# ---------------------------------------------------------------- Cor. D.3 in early training
+def probe_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (arm, seed, probed epoch, candidate): sigma_h, signal, |signal|, routing gradient."""
+    records = []
+    for row in paper_setting(rows).to_dict("records"):
+        probe = row.get("probe")
+        if not isinstance(probe, dict):
+            continue
+        for epoch, sigma in enumerate(probe["sigma_h"]):
+            for j, name in enumerate(row["candidates"]):
+                signal = probe["signal"][epoch][j]
+                records.append(
+                    {
+                        "ground_truth": row["ground_truth"],
+                        "k": row["k"],
+                        "alpha": row["alpha"],
+                        "seed": row["seed"],
+                        "epoch": epoch,
+                        "candidate": name,
+                        "sigma_h": sigma,
+                        "signal": signal,
+                        "abs_signal": abs(signal),
+                        "routing_grad": probe["routing_grad"][epoch][j],
+                    }
+                )
+    return pd.DataFrame(records)
+
+
+def predictions(candidates: list[str], sigmas: np.ndarray) -> pd.DataFrame:
+    """Cor. D.3 with delta > 0 constant: <delta, a_k> / ||delta||_1 = E[sigma_k(h)], h ~ N(0, sigma_h^2).
+
+    `bound` is 1 for bounded candidates (|E[delta sigma(h)]| <= |delta| with |sigma| <= 1), NaN otherwise.
+    Zero predictions (Identity, Tanh: odd functions) are NaN so log axes can show the rest.
+    """
+    records = []
+    for name in candidates:
+        formula = sp.lambdify(sigma_sym, expectation(name), modules="numpy")
+        values = np.broadcast_to(np.asarray(formula(sigmas), dtype=float), sigmas.shape)
+        for sigma, value in zip(sigmas, values, strict=True):
+            records.append(
+                {
+                    "candidate": name,
+                    "sigma_h": float(sigma),
+                    "predicted": abs(value) if value != 0 else math.nan,
+                    "bound": 1.0 if get_spec(name).bounded else math.nan,
+                }
+            )
+    return pd.DataFrame(records)
+
+
+def predicted_slope(name: str) -> float:
+    """Cor. D.3's log-log slope of E[sigma_k(h)] in sigma_h: 1 where it is ∝ sigma_h, 0 where constant, NaN if 0."""
+    expr = expectation(name)
+    if sp.simplify(expr) == 0:
+        return math.nan
+    return 1.0 if is_linear_in_sigma(expr) else 0.0
+
+
+def signal_slopes(probes: pd.DataFrame, alpha: float = 0.0) -> pd.DataFrame:
+    """Per candidate: log-log slope of |signal| on sigma_h (seed-clustered CI) beside Cor. D.3's slope and bound."""
+    part = probes[(probes.alpha == alpha) & (probes.abs_signal > 0) & (probes.sigma_h > 0)].copy()
+    part["log_signal"] = np.log(part["abs_signal"])
+    part["log_sigma"] = np.log(part["sigma_h"])
+    records = []
+    for name, group in part.groupby("candidate", sort=False):
+        fit = clustered_slope(group, "log_signal", "log_sigma")
+        records.append(
+            {
+                "candidate": name,
+                "bounded": get_spec(name).bounded,
+                "predicted_slope": predicted_slope(name),
+                **fit,
+                "max_abs_signal": float(group["abs_signal"].max()),
+            }
+        )
+    return pd.DataFrame(records)
+
+
+def routing_gap(probes: pd.DataFrame, alpha: float = 0.0) -> pd.DataFrame:
+    """Per (arm, seed, epoch): mean descent direction -dL/dlog pi on unbounded minus on bounded candidates.
+
+    Positive means gradient descent moves logits toward the unbounded candidates; Cor. D.3 predicts
+    the gap grows with sigma_h.
+    """
+    part = probes[probes.alpha == alpha].copy()
+    part["bounded"] = [get_spec(name).bounded for name in part["candidate"]]
+    keys = ["ground_truth", "k", "seed", "epoch"]
+    descent = part.assign(descent=-part["routing_grad"])
+    unb = descent[~descent.bounded].groupby(keys)["descent"].mean()
+    bnd = descent[descent.bounded].groupby(keys)["descent"].mean()
+    sigma = part.groupby(keys)["sigma_h"].first()
+    gap = pd.DataFrame({"gap": unb - bnd, "sigma_h": sigma}).reset_index()
+    gap["log_sigma"] = np.log(gap["sigma_h"])
+    return gap
+
+
+def routing_gap_slope(gap: pd.DataFrame, truths: tuple[str, ...] = BOUNDED_TRUTHS) -> dict[str, float]:
+    """Slope of the routing-gradient gap on log sigma_h for bounded truths, seed-clustered 95% CI."""
+    part = gap[gap.ground_truth.isin(truths)]
+    return {**clustered_slope(part, "gap", "log_sigma"), "truths": list(truths)}
