@@ -234,8 +234,12 @@ def prove_properties(
     )
     pos_curvature = sp.diff(pos.gradient, x).subs(x, _t)
 
+    def readable(statement: sp.Basic) -> sp.Basic:  # an undecided condition reads in x (on its side of 0)
+        return statement if statement in (sp.true, sp.false) else statement.subs(_t, x)
+
     def proof(name: str, statement: str, condition: sp.Basic) -> Property:
-        return Property(name, statement, _substitute(condition, constraints), condition, expected.get(name))
+        result = _substitute(condition, constraints)
+        return Property(name, statement, readable(result), readable(condition), expected.get(name))
 
     def quantity(name: str, statement: str, value: sp.Basic) -> Property:
         return Property(name, statement, value)

@@ -58,6 +58,11 @@ def test_continuous_at_zero_in_float64_and_slope_beta(cls, path):
     assert torch.allclose(slope, torch.full_like(slope, 0.5), atol=1e-11)  # C¹: f'(0) = beta from both sides
 
 
+def test_default_xielu_is_continuous_at_zero_in_float64():
+    x = torch.tensor([-1e-12, -3e-13, -1e-300, 0.0, 1e-300, 3e-13, 1e-12], dtype=torch.float64)
+    assert XIELU().double()(x).abs().max().item() <= 1e-12
+
+
 @pytest.mark.parametrize("path", CHEAP_PATHS)
 @pytest.mark.parametrize("cls", MODULES)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
@@ -154,6 +159,18 @@ def test_xielu_gradients_stay_finite_far_from_zero(path, dtype, values):
     assert torch.isfinite(module.a_p.grad) and torch.isfinite(module.a_n.grad)
 
 
+def test_compiled_path_serves_every_rank_without_recompiling_into_a_fallback(fresh_compile_state):
+    """x is flattened into one dynamic graph, so ranks and sizes do not exhaust dynamo's recompile limit."""
+    module, reference = XIELU(path="compile"), XIELU(path="eager")
+    with torch.no_grad():
+        for shape in [(), (6,), (3, 5), (2, 3, 4), (2, 3, 4, 5), (5, 4)]:
+            x = torch.randn(shape, generator=torch.Generator().manual_seed(len(shape)))
+            torch.testing.assert_close(module(x), reference(x), rtol=1e-6, atol=1e-6)
+        transposed = torch.randn(6, 4).t()  # non-contiguous input
+        torch.testing.assert_close(module(transposed), reference(transposed), rtol=1e-6, atol=1e-6)
+    assert xielu_module.fast_path_status()["compile_failure"] is None
+
+
 def test_compile_failure_falls_back_loudly_to_the_symbolic_function(monkeypatch, fresh_compile_state):
     def broken(kind):
         raise RuntimeError("no C++ compiler found")
@@ -175,6 +192,15 @@ def test_auto_prefers_compile_and_eager_inside_an_outer_compile(monkeypatch, fre
     assert select_path("function") == "function"
     monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
     assert select_path("auto") == "eager"
+
+
+def test_flop_counter_mode_uses_the_reference_instead_of_abandoning_compile(fresh_compile_state):
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False):
+        assert select_path("auto") == "eager"
+        XIELU()(torch.randn(8))
+    assert xielu_module.fast_path_status()["compile_failure"] is None
 
 
 def test_registry_builds_trainable_modules():

@@ -3,13 +3,16 @@
 Paths (`select_path` is the only place that picks one):
 - "eager": `xielu_reference` / `xiprelu_reference`, plain torch ops; the definition every other path must match.
 - "compile": the same reference function through `torch.compile` (one fused elementwise kernel forward, one
-  backward, including the two parameter-gradient reductions). The default ("auto") when it works.
+  backward, including the two parameter-gradient reductions). The default ("auto") when it works. Caveat: on
+  CPU, inductor's vectorised code writes `expm1(x)` as `exp(x) - 1` (for speed), so for tiny negative x the
+  compiled f has an absolute error of about one float epsilon (~1e-7 in float32) where eager's is ~eps * |x|.
 - "function": `actlab.symbolic_torch.SymbolicActivationFunction`, an autograd Function whose forward is the
   derived closed form and whose backward is the symbolic gradient (`actlab.derivations`), not autograd's tape.
 
 If `torch.compile` fails (no C++ compiler, unsupported platform), the module warns once with the reason and
-uses "function" from then on: loud, never silent. Inside an outer `torch.compile`, the reference path is used so
-the outer graph fuses it.
+uses "function" from then on: loud, never silent. Inside an outer `torch.compile` the reference path is used, so
+the outer graph fuses it; so it is under a torch dispatch mode (e.g. `FlopCounterMode`), where dynamo skips
+compiled frames.
 
 Why parameters are cast to the input's dtype: other implementations keep fp32 alphas, so a bf16/fp16 input is
 promoted to fp32 (or rejected by the fused kernel). Here the output dtype is always the input dtype.
@@ -26,6 +29,7 @@ from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
+import torch.utils._python_dispatch
 from torch import nn
 
 BETA = 0.5  # fixed, not trained (paper §3)
@@ -35,6 +39,7 @@ PATHS = ("eager", "compile", "function")
 _log = logging.getLogger("actlab.nn")
 _compiled: dict[str, Callable[..., torch.Tensor]] = {}
 _compile_failure: str | None = None
+_RECOMPILE_LIMIT = 64  # graphs per activation: every float dtype x autograd mode x size class, with room to spare
 
 
 def xielu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
@@ -62,12 +67,18 @@ def xiprelu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Ten
 REFERENCES: dict[str, Callable[..., torch.Tensor]] = {"xielu": xielu_reference, "xiprelu": xiprelu_reference}
 
 
+def _in_dispatch_mode() -> bool:
+    """True under a TorchDispatchMode (FlopCounterMode, FakeTensorMode...), where dynamo does not compile."""
+    probe = getattr(torch.utils._python_dispatch, "is_in_torch_dispatch_mode", None)
+    return bool(probe()) if probe is not None else False
+
+
 def select_path(requested: str = "auto") -> str:
     """The one place an implementation is chosen: "auto" means "compile" unless compiling failed before."""
     if requested != "auto" and requested not in PATHS:
         raise ValueError(f"unknown path {requested!r}; choose from: auto, {', '.join(PATHS)}")
-    if torch.compiler.is_compiling():  # an outer torch.compile fuses the reference itself
-        return "eager"
+    if torch.compiler.is_compiling() or _in_dispatch_mode():
+        return "eager"  # an outer torch.compile fuses the reference itself; dispatch modes skip compiled frames
     if requested in ("auto", "compile"):
         return "function" if _compile_failure is not None else "compile"
     return requested
@@ -80,7 +91,10 @@ def fast_path_status() -> dict[str, str | None]:
 
 def _compiled_reference(kind: str) -> Callable[..., torch.Tensor]:
     if kind not in _compiled:
-        _compiled[kind] = torch.compile(REFERENCES[kind], fullgraph=True)
+        # Callers flatten x and the graph is dynamic, so shapes and ranks do not recompile; dtypes, autograd modes
+        # and sizes 0/1 (which dynamo specialises) do. Dynamo gives up on a function after `recompile_limit`
+        # graphs (8 by default), which fullgraph turns into the loud fallback; the limit is raised for our calls.
+        _compiled[kind] = torch.compile(REFERENCES[kind], fullgraph=True, dynamic=True)
     return _compiled[kind]
 
 
@@ -109,7 +123,8 @@ def integrated_activation(
     chosen = select_path(path)
     if chosen == "compile":
         try:
-            return _compiled_reference(kind)(x, alpha_p, alpha_n, beta)
+            with torch._dynamo.config.patch(recompile_limit=_RECOMPILE_LIMIT):
+                return _compiled_reference(kind)(x.reshape(-1), alpha_p, alpha_n, beta).view(x.shape)
         except Exception as error:  # loud fallback: warn with the reason, then never retry
             _fall_back(error)
             chosen = "function"
