@@ -193,10 +193,25 @@ def load_claims(claims_dir: Path) -> list[dict[str, Any]]:
 def _environment_jinja():  # noqa: ANN202 - a jinja2.Environment
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    return Environment(
+    env = Environment(
         loader=PackageLoader("actlab", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
+    env.filters["short"] = short_value
+    return env
+
+
+def short_value(value: Any) -> str:
+    """A rule input as the index shows it: floats to 4 significant digits, containers recursively."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {short_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(short_value(v) for v in value) + "]"
+    return str(value)
 
 
 def _built() -> str:

@@ -87,3 +87,21 @@ def test_failing_studies_are_listed_with_their_errors_and_the_site_still_builds(
     index = (tmp_path / "site" / "index.html").read_text()
     assert "report exploded" in index and "nope.ipynb" in index
     assert 'href="badspec.html"' not in index and 'href="broken.html"' in index
+
+
+def test_index_shows_rule_inputs_short_and_escaped(tmp_path):
+    claim = {
+        "claim_id": "c",
+        "statement": "s",
+        "verdict": "inconclusive",
+        "rule": "def rule(estimate, ci): ...",
+        "inputs": {"p_holm": 0.0123456789, "note": "<b>bold</b>", "per_arch": {"512": 0.25}},
+        "what_was_run": {"n": 5, "budget": "10 epochs"},
+    }
+    atomic_write_json(tmp_path / "runs" / "claims" / "c.json", claim)
+    config = report.SiteConfig(notebooks_dir=tmp_path, runs_dir=tmp_path / "runs", out_dir=tmp_path / "site")
+    report.build_site(config)
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "p_holm = 0.01235" in index and "per_arch = {512: 0.25}" in index
+    assert "&lt;b&gt;bold&lt;/b&gt;" in index and "<b>bold</b>" not in index
+    assert "n = 5" in index and "10 epochs" in index

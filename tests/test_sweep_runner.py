@@ -70,6 +70,7 @@ def test_raised_error_has_ename_evalue_and_cell(sweep):
 def test_dead_kernel_is_recorded_with_its_cell_and_partial_results_kept(sweep):
     status = _status(sweep, 3)
     assert status["ename"] == "DeadKernelError" and status["kernel_died"] is True
+    assert any("died" in line for line in status["kernel_log_tail"])  # nbclient's last words, from kernel.log
     executed = read_json(sweep["by_seed"][3].folder / "toy_run.ipynb")
     assert "os.kill(os.getpid(), 9)" in "".join(executed["cells"][status["cell_index"]]["source"])
     assert read_json(sweep["by_seed"][3].folder / "results.json") == {"partial": 1.0}
@@ -84,7 +85,7 @@ def test_diverged_run_is_a_result_not_a_crash(sweep):
 def test_run_folder_holds_everything_and_no_temporary_files(sweep):
     folder = sweep["by_seed"][0].folder
     names = {p.name for p in folder.iterdir()}
-    assert {"toy_run.ipynb", "params.json", "results.json", "status.json", "provenance.json"} <= names
+    assert {"toy_run.ipynb", "params.json", "results.json", "status.json", "provenance.json", "kernel.log"} <= names
     assert not list(sweep["first"].folder.rglob("*.tmp"))
     assert read_json(folder / "params.json") == {
         "x": 0.5,

@@ -6,14 +6,9 @@ file is written atomically and `status.json` is written last, so a folder is eit
 visibly unfinished. A run that raises, diverges or kills its kernel is recorded and the sweep
 goes on.
 
-Run folder `runs/<sweep>/<run_id>/`:
-- `<notebook>.ipynb`: the executed notebook (outputs and the traceback, if any);
-- `params.json`: every parameter papermill injected;
-- `results.json`: what the notebook recorded with `actlab.record(...)`;
-- `status.json`: ok / failed / diverged (or running while in flight), the error's `ename`,
-  `evalue` and `cell_index` (from `PapermillExecutionError`; a dead kernel gives
-  `kernel_died: true` and the cell it died in), start and end times, duration;
-- `provenance.json`: versions, git commit, device, host, parameters.
+Each run folder `runs/<sweep>/<run_id>/` is written by `actlab.sweep.worker` (see there for
+its files); this module plans the runs, decides which still need to run, dispatches them to an
+executor, records a worker that died, and writes the sweep-level files (`sweep.json`, `results.csv`).
 
 After the runs, `runs/<sweep>/results.csv` is the tidy table: one row per run and metric with
 columns run_id, <grid parameters>, seed, status, metric, value (failed runs with no results get one
@@ -23,33 +18,30 @@ row with an empty metric, so the table also accounts for every run).
 from __future__ import annotations
 
 import concurrent.futures as cf
-import contextlib
 import dataclasses
-import datetime as _dt
 import hashlib
 import itertools
 import json
-import os
-import socket
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from actlab.io import _json_default, atomic_write_json, atomic_write_text, read_json
-from actlab.record import RESULTS_FILE, RUN_MARKER, read_results
+from actlab.io import _json_default, atomic_write_json, atomic_write_text
+from actlab.record import read_results
 from actlab.sweep.executors import ExecutorOptions, make_executor
 from actlab.sweep.spec import SweepSpec
+from actlab.sweep.worker import (  # noqa: F401 - PARAMS_FILE and STATUS_FILE are part of this module's API
+    FINAL_STATUSES,
+    PARAMS_FILE,
+    STATUS_FILE,
+    RunTask,
+    execute_run,
+    now_utc,
+    read_status,
+)
 
-STATUS_FILE = "status.json"
-PARAMS_FILE = "params.json"
-PROVENANCE_FILE = "provenance.json"
 SWEEP_FILE = "sweep.json"
 RESULTS_CSV = "results.csv"
-FINAL_STATUSES = ("ok", "failed", "diverged")
-# Environment a run's kernel inherits when several runs share the machine's cores.
-PINNED_THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
 @dataclass(frozen=True)
@@ -60,18 +52,6 @@ class Run:
     params: dict[str, Any]
     labels: dict[str, Any]
     folder: Path
-
-
-@dataclass(frozen=True)
-class RunTask:
-    """What a worker needs to execute one run (plain data, so it pickles to any executor)."""
-
-    run_id: str
-    notebook: str
-    params: dict[str, Any]
-    folder: str
-    timeout: float | None = None
-    pin_threads: bool = False
 
 
 def run_id_for(notebook_name: str, params: dict[str, Any]) -> str:
@@ -94,125 +74,11 @@ def plan(spec: SweepSpec, runs_root: Path) -> list[Run]:
     return runs
 
 
-def read_status(folder: Path) -> dict[str, Any] | None:
-    """The run's status record, or None if it never started."""
-    path = Path(folder) / STATUS_FILE
-    return read_json(path) if path.is_file() else None
-
-
 def needs_run(status: dict[str, Any] | None, retry_failed: bool = False) -> bool:
     """Never started or interrupted: run. Failed: only with `retry_failed`. ok/diverged: done."""
     if status is None or status.get("status") not in FINAL_STATUSES:
         return True
     return retry_failed and status["status"] == "failed"
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """Set environment variables for the kernel this process starts, then restore them."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, old in saved.items():
-            if old is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = old
-
-
-def execute_run(task: RunTask) -> dict[str, Any]:
-    """Execute one run in this process (a worker); always writes `status.json`, never raises for the run's errors."""
-    from actlab import notebooks, provenance
-
-    folder = Path(task.folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / RESULTS_FILE).unlink(missing_ok=True)  # a retried run starts from nothing
-    atomic_write_json(folder / PARAMS_FILE, task.params)
-    atomic_write_text(folder / RUN_MARKER, task.run_id + "\n")
-    status: dict[str, Any] = {
-        "run_id": task.run_id,
-        "status": "running",
-        "started_utc": _now(),
-        "host": socket.gethostname(),
-        "pid": os.getpid(),
-        "threads_pinned": task.pin_threads,
-    }
-    atomic_write_json(folder / STATUS_FILE, status)
-    executed = folder / Path(task.notebook).name
-    env = {"ACTLAB_RUN_DIR": str(folder.resolve()), **(PINNED_THREADS if task.pin_threads else {})}
-    start = time.perf_counter()
-    error: dict[str, Any] | None = None
-    with _environment(env):
-        try:
-            notebooks.execute(task.notebook, executed, task.params, cwd=folder, timeout=task.timeout)
-        except Exception as exc:  # the run failed; the sweep goes on and the record says why
-            error = describe_error(exc, executed)
-    status["duration_s"] = round(time.perf_counter() - start, 3)
-    status["finished_utc"] = _now()
-    results = read_results(folder)
-    if error is None and not _has_metrics(results):
-        error = {
-            "ename": "MissingResults",
-            "evalue": "the notebook finished without calling actlab.record(...)",
-            "cell_index": None,
-        }
-    if error is not None:
-        status.update(status="failed", **error)
-    else:
-        status["status"] = results.get("status", "ok")
-    atomic_write_json(folder / PROVENANCE_FILE, provenance.collect(run_id=task.run_id, params=task.params))
-    atomic_write_json(folder / STATUS_FILE, status)  # last: its final status marks the folder complete
-    return status
-
-
-def describe_error(exc: BaseException, executed: Path) -> dict[str, Any]:
-    """ename / evalue / cell for status.json, from papermill's error, a dead kernel or a timeout.
-
-    `cell_index` counts cells in the executed notebook as saved (papermill's red error banners
-    included), so it points at the cell a reader sees; `cell_source` quotes that cell's first lines.
-    """
-    from papermill.exceptions import PapermillExecutionError
-
-    index, source = _failing_cell(executed)
-    if isinstance(exc, PapermillExecutionError):
-        ename, evalue = exc.ename, str(exc.evalue)
-    else:
-        ename, evalue = type(exc).__name__, (str(exc).strip().splitlines() or [""])[0]
-    info: dict[str, Any] = {"ename": ename, "evalue": evalue, "cell_index": index, "cell_source": source}
-    if type(exc).__name__ == "DeadKernelError":
-        # The kernel process vanished (os._exit, a signal, the OOM killer); nbclient does not keep its exit code.
-        info["kernel_died"] = True
-    return info
-
-
-def _failing_cell(executed: Path) -> tuple[int | None, str]:
-    """The cell papermill flagged with an exception, else the last one it started (a dead or hung kernel)."""
-    if not executed.is_file():
-        return None, ""
-    try:
-        cells = read_json(executed).get("cells", [])
-    except (OSError, ValueError):
-        return None, ""
-    marks = [cell.get("metadata", {}).get("papermill", {}) for cell in cells]
-    flagged = [i for i, mark in enumerate(marks) if mark.get("exception")]
-    started = [i for i, mark in enumerate(marks) if mark.get("start_time")]
-    candidates = flagged or started
-    if not candidates:
-        return None, ""
-    index = candidates[-1]
-    source = cells[index].get("source", "")
-    source = "".join(source) if isinstance(source, list) else source
-    return index, "\n".join(source.splitlines()[:3])
-
-
-def _has_metrics(results: dict[str, Any]) -> bool:
-    return any(key != "status" for key in results)
 
 
 @dataclass
@@ -316,7 +182,7 @@ def _collect(future: cf.Future, task: RunTask) -> dict[str, Any]:
             "evalue": (str(exc).strip().splitlines() or [""])[0],
             "cell_index": None,
             "worker_died": True,
-            "finished_utc": _now(),
+            "finished_utc": now_utc(),
         }
         atomic_write_json(Path(task.folder) / STATUS_FILE, status)
         return status

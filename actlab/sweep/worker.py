@@ -1,0 +1,196 @@
+"""Executing one run inside a worker process: the part every executor ships to its workers.
+
+Why separate from the runner: this is the code that runs far away (a pool process, a Dask worker,
+a SLURM job), so it takes plain data (`RunTask`), never raises for the notebook's own errors, and
+leaves a complete record in the run folder whatever happens:
+
+- `<notebook>.ipynb`: the executed notebook (outputs and the traceback, if any);
+- `params.json`: every parameter papermill injected;
+- `results.json`: what the notebook recorded with `actlab.record(...)`;
+- `status.json`: ok / failed / diverged (or running while in flight), the error's `ename`,
+  `evalue` and `cell_index` (from `PapermillExecutionError`; a dead kernel gives
+  `kernel_died: true` and the cell it died in), start and end times, duration; written last;
+- `provenance.json`: versions, git commit, device, host, parameters;
+- `kernel.log`: what the kernel (and papermill) wrote to stderr, one block per attempt; its tail
+  goes into `status.json` as `kernel_log_tail` when the kernel died.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from actlab.io import atomic_write_json, atomic_write_text, read_json
+from actlab.record import RESULTS_FILE, RUN_MARKER, read_results
+
+STATUS_FILE = "status.json"
+PARAMS_FILE = "params.json"
+PROVENANCE_FILE = "provenance.json"
+KERNEL_LOG = "kernel.log"
+FINAL_STATUSES = ("ok", "failed", "diverged")
+# Environment a run's kernel inherits when several runs share the machine's cores.
+PINNED_THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """What a worker needs to execute one run (plain data, so it pickles to any executor)."""
+
+    run_id: str
+    notebook: str
+    params: dict[str, Any]
+    folder: str
+    timeout: float | None = None
+    pin_threads: bool = False
+
+
+def read_status(folder: Path) -> dict[str, Any] | None:
+    """The run's status record, or None if it never started."""
+    path = Path(folder) / STATUS_FILE
+    return read_json(path) if path.is_file() else None
+
+
+def now_utc() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Send this process's stderr (fd 2, which the kernel inherits) to `path` while a run executes.
+
+    Why: kernel start-up warnings would garble the progress bar, and when a kernel dies its last
+    words (a segfault, an OOM message) belong in the run folder next to `status.json`.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(log, 2)
+        os.write(2, f"--- run started {now_utc()} (pid {os.getpid()}) ---\n".encode())
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(log)
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the kernel this process starts, then restore them."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
+def execute_run(task: RunTask) -> dict[str, Any]:
+    """Execute one run in this process (a worker); always writes `status.json`, never raises for the run's errors."""
+    from actlab import notebooks, provenance
+
+    folder = Path(task.folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / RESULTS_FILE).unlink(missing_ok=True)  # a retried run starts from nothing
+    atomic_write_json(folder / PARAMS_FILE, task.params)
+    atomic_write_text(folder / RUN_MARKER, task.run_id + "\n")
+    status: dict[str, Any] = {
+        "run_id": task.run_id,
+        "status": "running",
+        "started_utc": now_utc(),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "threads_pinned": task.pin_threads,
+    }
+    atomic_write_json(folder / STATUS_FILE, status)
+    executed = folder / Path(task.notebook).name
+    env = {"ACTLAB_RUN_DIR": str(folder.resolve()), **(PINNED_THREADS if task.pin_threads else {})}
+    start = time.perf_counter()
+    error: dict[str, Any] | None = None
+    with _environment(env), _stderr_to(folder / KERNEL_LOG):
+        try:
+            notebooks.execute(task.notebook, executed, task.params, cwd=folder, timeout=task.timeout)
+        except Exception as exc:  # the run failed; the sweep goes on and the record says why
+            error = describe_error(exc, executed)
+    if error is not None and error.get("kernel_died"):
+        error["kernel_log_tail"] = _tail(folder / KERNEL_LOG)
+    status["duration_s"] = round(time.perf_counter() - start, 3)
+    status["finished_utc"] = now_utc()
+    results = read_results(folder)
+    if error is None and not _has_metrics(results):
+        error = {
+            "ename": "MissingResults",
+            "evalue": "the notebook finished without calling actlab.record(...)",
+            "cell_index": None,
+        }
+    if error is not None:
+        status.update(status="failed", **error)
+    else:
+        status["status"] = results.get("status", "ok")
+    atomic_write_json(folder / PROVENANCE_FILE, provenance.collect(run_id=task.run_id, params=task.params))
+    atomic_write_json(folder / STATUS_FILE, status)  # last: its final status marks the folder complete
+    return status
+
+
+def describe_error(exc: BaseException, executed: Path) -> dict[str, Any]:
+    """ename / evalue / cell for status.json, from papermill's error, a dead kernel or a timeout.
+
+    `cell_index` counts cells in the executed notebook as saved (papermill's red error banners
+    included), so it points at the cell a reader sees; `cell_source` quotes that cell's first lines.
+    """
+    from papermill.exceptions import PapermillExecutionError
+
+    index, source = _failing_cell(executed)
+    if isinstance(exc, PapermillExecutionError):
+        ename, evalue = exc.ename, str(exc.evalue)
+    else:
+        ename, evalue = type(exc).__name__, (str(exc).strip().splitlines() or [""])[0]
+    info: dict[str, Any] = {"ename": ename, "evalue": evalue, "cell_index": index, "cell_source": source}
+    if type(exc).__name__ == "DeadKernelError":
+        # The kernel process vanished (os._exit, a signal, the OOM killer); nbclient does not keep its exit code.
+        info["kernel_died"] = True
+    return info
+
+
+def _failing_cell(executed: Path) -> tuple[int | None, str]:
+    """The cell papermill flagged with an exception, else the last one it started (a dead or hung kernel)."""
+    if not executed.is_file():
+        return None, ""
+    try:
+        cells = read_json(executed).get("cells", [])
+    except (OSError, ValueError):
+        return None, ""
+    marks = [cell.get("metadata", {}).get("papermill", {}) for cell in cells]
+    flagged = [i for i, mark in enumerate(marks) if mark.get("exception")]
+    started = [i for i, mark in enumerate(marks) if mark.get("start_time")]
+    candidates = flagged or started
+    if not candidates:
+        return None, ""
+    index = candidates[-1]
+    source = cells[index].get("source", "")
+    source = "".join(source) if isinstance(source, list) else source
+    return index, "\n".join(source.splitlines()[:3])
+
+
+def _tail(path: Path, lines: int = 5) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+    except OSError:
+        return []
+
+
+def _has_metrics(results: dict[str, Any]) -> bool:
+    return any(key != "status" for key in results)
