@@ -131,7 +131,11 @@ def test_planted_effects_are_found():
     xielu = throughput[(throughput["budget"] == "all") & (throughput["activation"] == "xielu")].iloc[0]
     assert xielu["ratio"] == pytest.approx(0.9, abs=0.005) and not xielu["meets_target"] and xielu["n_runs"] == 12
     trend = analysis.depth_trend(analysis.alpha_frame(_synthetic_runs()))
-    assert trend["shrinks"].all() and trend["slope"].to_numpy() == pytest.approx(-0.2, abs=0.02)
+    assert trend["shrinks"].all() and not trend["grows"].any()
+    assert trend["slope"].to_numpy() == pytest.approx(-0.2, abs=0.02)
+    assert "4 have a depth slope whose 95% interval lies below 0" in analysis.depth_trend_text(trend)
+    growing = analysis.depth_trend(analysis.alpha_frame(_synthetic_runs(slope=0.2)))
+    assert growing["grows"].all() and "4 grow with depth, against it" in analysis.depth_trend_text(growing)
 
 
 def test_holm_matches_statsmodels_and_no_effect_is_not_significant():

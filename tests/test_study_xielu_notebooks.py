@@ -68,7 +68,7 @@ def test_report_records_both_claims_with_verdicts_its_rule_computed(site):
     frame = analysis.arms_frame(load_run_results(site["runs_dir"], "tiny"))
     paired = analysis.paired_differences(frame)
     for budget in ("tokens", "seconds"):
-        claim = read_json(site["claims"] / f"xielu-lm-{budget}-matched.json")
+        claim = read_json(site["claims"] / f"xielu-lm-{analysis.matching(budget)}.json")
         expected = analysis.claim_inputs(paired, budget)
         assert claim["verdict"] in VERDICTS and claim["estimate"] == expected["estimate"]
         assert claim["ci"] == expected["ci"] and claim["what_was_run"]["n"] == 2
@@ -81,7 +81,8 @@ def test_report_records_both_claims_with_verdicts_its_rule_computed(site):
             assert claim["verdict"] == "supported"
         else:
             assert claim["verdict"] == "inconclusive"
-    assert "10.21" in read_json(site["claims"] / "xielu-lm-tokens-matched.json")["paper"]
+    assert "10.21" in read_json(site["claims"] / "xielu-lm-token-matched.json")["paper"]
+    assert "560 ms" in read_json(site["claims"] / "xielu-lm-wall-clock-matched.json")["paper"]
 
 
 def test_report_shows_tables_figures_and_generated_text(site):
@@ -89,6 +90,7 @@ def test_report_shows_tables_figures_and_generated_text(site):
     outputs = [output for cell in cells for output in cell.get("outputs", [])]
     assert not [output for output in outputs if output.get("output_type") == "error"]
     markdown = " ".join("".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {}))
-    assert "tokens-matched" in markdown and "seconds-matched" in markdown and "ReLU²'s tokens/s" in markdown
+    assert "token-matched" in markdown and "wall-clock-matched" in markdown and "ReLU²'s tokens/s" in markdown
+    assert "depth slope" in markdown
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 3  # losses, training curves, alpha against depth

@@ -8,7 +8,6 @@ records the run notebook wrote (`actlab.sweep.load_run_results`), never a typed 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -17,22 +16,11 @@ from scipy import stats as sps
 
 from actlab import stats
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
-from actlab.studies.xielu.variants import ACTIVATIONS
+from actlab.studies.xielu.variants import arm_order, label, matching
 
 THROUGHPUT_TARGET = 0.97  # the issue's target: xIELU tokens/s at least 97% of ReLU²'s in the same run
-LABELS = {"xielu": "xIELU", "xiprelu": "xIPReLU", "relu2": "ReLU²", "swiglu": "SwiGLU", "gelu": "GELU"}
 _ARM_COLUMNS = ("status", "val_loss", "val_bpb", "tokens", "steps", "seconds", "tokens_per_s", "seconds_per_step",
                 "fast_path")  # fmt: skip
-
-
-def label(activation: str) -> str:
-    return LABELS.get(activation, activation)
-
-
-def arm_order(names: Iterable[str]) -> list[str]:
-    """The study's arms in table order (xIELU first), then any other names alphabetically."""
-    names = list(dict.fromkeys(names))
-    return [n for n in ACTIVATIONS if n in names] + sorted(n for n in names if n not in ACTIVATIONS)
 
 
 def arms_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
@@ -197,7 +185,8 @@ def depth_trend(alphas: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
         first, last = part[part["depth"] == 0.0]["value"].mean(), part[part["depth"] == 1.0]["value"].mean()
         rows.append({"budget": budget, "activation": activation, "parameter": parameter, "n_runs": len(slopes),
                      "first_layer": first, "last_layer": last, "slope": mean, "ci_low": low, "ci_high": high,
-                     "p": p, "shrinks": bool(np.isfinite(high) and high < 0)})  # fmt: skip
+                     "p": p, "shrinks": bool(np.isfinite(high) and high < 0),
+                     "grows": bool(np.isfinite(low) and low > 0)})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -237,7 +226,7 @@ def compare_with_paper(table: pd.DataFrame, paired: pd.DataFrame, budget: str, a
     ours, paper = ranking(table, budget), paper_ranking()
     order = " < ".join(label(a) for a in ours) or "no complete arms"
     sentences = [
-        f"**{budget}-matched:** mean bits per byte order {order}; the paper's perplexity order is "
+        f"**{matching(budget)}:** mean bits per byte order {order}; the paper's perplexity order is "
         f"{' < '.join(label(a) for a in paper)}, so the order {'agrees' if ours == paper else 'differs'}."
     ]
     part = paired[paired["budget"] == budget]
@@ -307,16 +296,18 @@ def counts_table(run_results: dict[str, dict[str, Any]], reference: str = "xielu
     return table
 
 
-def curves_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    """Training-loss curves, long: one row per (run, arm, recorded step) with tokens and seconds."""
-    rows = []
-    for run_id, run in run_results.items():
-        for arm in run.get("results", {}).get("arms", []):
-            curve = arm.get("curve") or {}
-            for step, tokens, seconds, loss in zip(*(curve.get(k, []) for k in ("step", "tokens", "seconds", "loss")),
-                                                   strict=True):  # fmt: skip
-                rows.append({"run_id": run_id, "seed": run["params"].get("seed"), "budget": arm["budget"],
-                             "activation": arm["activation"], "step": step, "tokens": tokens, "seconds": seconds,
-                             "loss_bpb": loss / math.log(2)})  # fmt: skip
-    columns = ["run_id", "seed", "budget", "activation", "step", "tokens", "seconds", "loss_bpb"]
-    return pd.DataFrame(rows, columns=columns)
+def depth_trend_text(trend: pd.DataFrame) -> str:
+    """Markdown, from the slopes: which learned alphas shrink with depth (as the paper says) and which grow."""
+    if trend.empty:
+        return "No learned alphas were recorded (no xIELU or xIPReLU arm trained cleanly)."
+
+    def groups(rows: pd.DataFrame) -> str:
+        names = [f"{label(r.activation)} {r.parameter} ({matching(r.budget)})" for r in rows.itertuples()]
+        return ", ".join(names) or "none"
+
+    shrinking, growing = trend[trend["shrinks"]], trend[trend["grows"]]
+    return (
+        f"Of {len(trend)} (arm, budget, parameter) groups, {len(shrinking)} have a depth slope whose 95% interval lies "
+        f"below 0, as the paper's Figure 3b says: {groups(shrinking)}. {len(growing)} grow with depth, against it: "
+        f"{groups(growing)}. The rest show no trend at this n."
+    )

@@ -1,15 +1,34 @@
-"""Figures of the xIELU report; each takes a table from `analysis` and returns a matplotlib Figure.
+"""Figures of the xIELU study; each takes a table and returns a matplotlib Figure.
 
-Why apart from `analysis`: numbers are computed (and tested) there; here they are only drawn.
+Why apart from `analysis`: numbers are computed (and tested) there; here they are only drawn. This
+module does not import the statistics stack, so a run notebook can plot its curves cheaply.
 """
 
 from __future__ import annotations
+
+import math
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from actlab.studies.xielu.analysis import arm_order, label
+from actlab.studies.xielu.variants import arm_order, label, matching
+
+
+def curves_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Training-loss curves, long: one row per (run, arm, recorded step) with tokens and seconds."""
+    rows = []
+    for run_id, run in run_results.items():
+        for arm in run.get("results", {}).get("arms", []):
+            curve = arm.get("curve") or {}
+            for step, tokens, seconds, loss in zip(*(curve.get(k, []) for k in ("step", "tokens", "seconds", "loss")),
+                                                   strict=True):  # fmt: skip
+                rows.append({"run_id": run_id, "seed": run["params"].get("seed"), "budget": arm["budget"],
+                             "activation": arm["activation"], "step": step, "tokens": tokens, "seconds": seconds,
+                             "loss_bpb": loss / math.log(2)})  # fmt: skip
+    columns = ["run_id", "seed", "budget", "activation", "step", "tokens", "seconds", "loss_bpb"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def loss_by_activation(arms: pd.DataFrame, metric: str = "val_bpb") -> plt.Figure:
@@ -25,7 +44,7 @@ def loss_by_activation(arms: pd.DataFrame, metric: str = "val_bpb") -> plt.Figur
             ax.plot(positions, seed_row.to_numpy(), color="0.7", lw=0.8, marker="o", ms=3, zorder=1)
         ax.scatter(positions, wide.mean().to_numpy(), marker="_", s=600, color="C3", zorder=2, label="mean")
         ax.set_xticks(positions, [label(a) for a in order])
-        ax.set_title(f"{budget}-matched (n = {len(wide)} seeds)")
+        ax.set_title(f"{matching(budget)} (n = {len(wide)} seeds)")
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("validation bits per byte")
     axes[0][0].legend(loc="upper left", fontsize=8)
@@ -45,7 +64,7 @@ def training_curves(curves: pd.DataFrame) -> plt.Figure:
             mean = part[part["activation"] == activation].groupby("step")[[x, "loss_bpb"]].mean()
             ax.plot(mean[x], mean["loss_bpb"], label=label(activation), lw=1.2)
         ax.set_xlabel("training tokens" if x == "tokens" else "training seconds")
-        ax.set_title(f"{budget}-matched: training loss (mean over seeds)")
+        ax.set_title(f"{matching(budget)}: training loss (mean over seeds)")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("training bits per byte")
     if panels:
@@ -64,7 +83,9 @@ def alpha_vs_depth(alphas: pd.DataFrame) -> plt.Figure:
             color = f"C{index}"
             ax.scatter(group["depth"], group["value"], s=8, alpha=0.4, color=color)
             mean = group.groupby("depth")["value"].mean()
-            ax.plot(mean.index, mean.to_numpy(), color=color, marker="o", label=f"{label(activation)}, {budget}")
+            ax.plot(
+                mean.index, mean.to_numpy(), color=color, marker="o", label=f"{label(activation)}, {matching(budget)}"
+            )
         ax.set_xlabel("normalised depth (0 = first layer, 1 = last)")
         ax.set_ylabel(parameter)
         ax.grid(alpha=0.3)

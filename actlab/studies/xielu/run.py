@@ -44,8 +44,8 @@ class LMRunConfig:
     shape: ModelShape = field(default_factory=ModelShape)
     batch_size: int = 16
     budget: str = "tokens"  # tokens | seconds: what is matched between arms
-    budget_tokens: int = 204_800  # rounded to whole batches
-    budget_seconds: float = 6.0  # of the training loop per arm (evaluation excluded)
+    budget_tokens: int = 131_072  # rounded to whole batches
+    budget_seconds: float = 5.0  # of the training loop per arm (evaluation excluded)
     lr: float = 2e-3
     schedule: str = "wsd"
     warmup_fraction: float = 0.05

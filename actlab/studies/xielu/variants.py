@@ -9,6 +9,7 @@ activation and the gate's product, hence wall-clock) is what the study's second 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from actlab.activations import activation_names, get_spec
@@ -25,6 +26,26 @@ from actlab.models import (
 ACTIVATIONS = ("xielu", "xiprelu", "relu2", "swiglu", "gelu")  # the study's arms, in table order
 GATED = {"swiglu": "silu"}  # arm name -> the activation inside its gated MLP
 TRAINABLE = ("xielu", "xiprelu")  # arms with learned alpha_p, alpha_n per layer
+
+
+MATCHING = {"tokens": "token-matched", "seconds": "wall-clock-matched"}  # budget kind -> what it matches
+LABELS = {"xielu": "xIELU", "xiprelu": "xIPReLU", "relu2": "ReLU²", "swiglu": "SwiGLU", "gelu": "GELU"}
+
+
+def label(activation: str) -> str:
+    """The arm's name as tables and figures print it (ReLU², SwiGLU, ...)."""
+    return LABELS.get(activation, activation)
+
+
+def matching(budget: str) -> str:
+    """'token-matched' or 'wall-clock-matched': how a budget kind is named on the page and in claim ids."""
+    return MATCHING.get(budget, f"{budget}-matched")
+
+
+def arm_order(names: Iterable[str]) -> list[str]:
+    """The study's arms in table order (xIELU first), then any other names alphabetically."""
+    names = list(dict.fromkeys(names))
+    return [n for n in ACTIVATIONS if n in names] + sorted(n for n in names if n not in ACTIVATIONS)
 
 
 @dataclass(frozen=True)
