@@ -229,9 +229,9 @@ def prove_properties(
     neg_range, neg_shape = _neg_gradient_range(neg.gradient, neg_at_minus_inf, slope_left)
     # Infimum of f' on x <= 0: the limit at -oo if f' increases there, f'(0-) if it decreases.
     neg_infimum = {"increasing": neg_at_minus_inf, "decreasing": slope_left}.get(neg_shape)
-    below_zero = (
-        sp.true if neg_infimum == -sp.oo else decide_sign(neg_infimum, "<") if neg_infimum is not None else None
-    )
+    below_zero = None  # undecided monotonicity: no infimum, no claim
+    if neg_infimum is not None:
+        below_zero = sp.true if neg_infimum == -sp.oo else decide_sign(neg_infimum, "<")
     pos_curvature = sp.diff(pos.gradient, x).subs(x, _t)
 
     def readable(statement: sp.Basic) -> sp.Basic:  # an undecided condition reads in x (on its side of 0)
