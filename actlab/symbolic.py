@@ -77,6 +77,7 @@ class Derivation:
     constants: dict[sp.Symbol, sp.Expr]  # the solved integration constants C_p, C_n
     constraints: dict[sp.Symbol, sp.Expr] = field(default_factory=dict)
     properties: tuple[Property, ...] = ()
+    beta_symbol: sp.Expr = beta  # the fixed shift; a number when the caller fixed it (e.g. Rational(1, 2))
 
     @property
     def branches(self) -> tuple[Branch, Branch]:
@@ -154,19 +155,22 @@ def gradient_first(
     constraints: Mapping[sp.Symbol, sp.Expr] | None = None,
     expected: Mapping[str, bool] | None = None,
     description: str = "",
+    beta_: sp.Expr = beta,
 ) -> Derivation:
     """Integrate `alpha * g + beta` on each branch; solve constants so that f(0) = 0 and f is continuous.
 
     `positive`/`negative` are base gradients g for x > 0 / x <= 0 (scaled by `alpha_p` / `alpha_n`), or sequences
     of (alpha_i, g_i) for branches with several trainable scales. `constraints` maps a scale to its trainable
     parameterisation (e.g. `{alpha_n: beta + s_n}` with `s_n` a positive symbol); `expected` maps property names
-    to the paper's claim, which `actlab derive --check` compares with what SymPy proved.
+    to the paper's claim, which `actlab derive --check` compares with what SymPy proved. `beta_` is the fixed
+    shift: the positive symbol `beta` by default, or any other symbol or number.
     """
     pos_terms = _as_terms(positive, alpha_p, "x > 0")
     neg_terms = _as_terms(negative, alpha_n, "x <= 0")
     parameters = tuple(dict.fromkeys(alpha for alpha, _ in (*pos_terms, *neg_terms)))
-    grad_pos = sum((alpha * g for alpha, g in pos_terms), sp.Integer(0)) + beta
-    grad_neg = sum((alpha * g for alpha, g in neg_terms), sp.Integer(0)) + beta
+    shift = sp.sympify(beta_)
+    grad_pos = sum((alpha * g for alpha, g in pos_terms), sp.Integer(0)) + shift
+    grad_neg = sum((alpha * g for alpha, g in neg_terms), sp.Integer(0)) + shift
 
     # Integrate, then solve C_n from f(0) = 0 and C_p from continuity: f(0+) = f(0-).
     C_p, C_n = sp.symbols("C_p C_n")
@@ -177,12 +181,12 @@ def gradient_first(
     if len(solutions) != 1:
         raise ActlabError(f"could not solve the integration constants of {name} (solutions: {solutions})")
     constants = solutions[0]
-    ordering = [*parameters, beta]
+    ordering = [*parameters, *shift.free_symbols]
     pos = Branch("x > 0", pos_terms, grad_pos, _collect(F_pos + constants[C_p], ordering))
     neg = Branch("x <= 0", neg_terms, grad_neg, _collect(F_neg + constants[C_n], ordering))
     constraints = dict(constraints or {})
     properties = prove_properties(pos, neg, constraints, dict(expected or {}))
-    return Derivation(name, description, pos, neg, parameters, constants, constraints, properties)
+    return Derivation(name, description, pos, neg, parameters, constants, constraints, properties, shift)
 
 
 def decide_equal(a: sp.Expr, b: sp.Expr) -> sp.Basic:

@@ -20,7 +20,7 @@ from sympy.codegen.cfunctions import expm1, log1p
 from sympy.codegen.rewriting import optimize, optims_c99
 from sympy.printing.pytorch import TorchPrinter
 
-from actlab.symbolic import Branch, Derivation, beta, x
+from actlab.symbolic import Branch, Derivation, x
 
 TensorFn = Callable[..., torch.Tensor]
 
@@ -51,8 +51,8 @@ class BranchKernels:
     partials: TensorFn
 
 
-def _branch_kernels(branch: Branch, parameters: Sequence[sp.Symbol]) -> BranchKernels:
-    args = [x, *parameters, beta]
+def _branch_kernels(branch: Branch, parameters: Sequence[sp.Symbol], shift: sp.Symbol) -> BranchKernels:
+    args = [x, *parameters, shift]
     partials = [sp.diff(branch.closed_form, x), *(sp.diff(branch.closed_form, p) for p in parameters)]
     return BranchKernels(value=lambdify_torch(args, branch.closed_form), partials=lambdify_torch(args, partials))
 
@@ -110,11 +110,13 @@ class TorchKernels:
 def torch_kernels(derivation: Derivation) -> TorchKernels:
     """Generate the torch functions of a derivation (a few hundred ms of SymPy; cache the result)."""
     parameters = derivation.parameters
+    # The generated functions always take beta last; a derivation with a numeric beta simply ignores it.
+    shift = derivation.beta_symbol if isinstance(derivation.beta_symbol, sp.Symbol) else sp.Dummy("beta")
     return TorchKernels(
         name=derivation.name,
         parameter_names=tuple(str(p) for p in parameters),
-        positive=_branch_kernels(derivation.positive, parameters),
-        negative=_branch_kernels(derivation.negative, parameters),
+        positive=_branch_kernels(derivation.positive, parameters, shift),
+        negative=_branch_kernels(derivation.negative, parameters, shift),
     )
 
 

@@ -120,3 +120,12 @@ def test_unknown_parameter_name_in_torch_callable_is_refused():
     kernels = torch_kernels(gradient_first("lin", 2 * x, 2 * x))
     with pytest.raises(ValueError, match="takes parameters alpha_p, alpha_n"):
         kernels(torch.zeros(2), alpha_p=1.0, alpha_q=1.0)
+
+
+def test_beta_can_be_fixed_to_a_number():
+    derivation = gradient_first("half", 2 * x, sp.exp(x) - 1, beta_=sp.Rational(1, 2))
+    assert sp.simplify(derivation.negative.closed_form - (alpha_n * (sp.exp(x) - 1 - x) + x / 2)) == 0
+    assert derivation.property("f'(0-)").result == sp.Rational(1, 2)
+    kernels = torch_kernels(derivation)
+    value = kernels(torch.tensor([1.0], dtype=torch.float64), beta_=123.0, alpha_p=1.0, alpha_n=1.0)
+    assert value.item() == pytest.approx(1.5)  # alpha_p * 1 + 1/2 * 1; the beta argument is ignored
