@@ -18,7 +18,6 @@ import pandas as pd
 
 from actlab import stats
 from actlab.studies.smartmixed.config import CONTROLS, FIXED_PREFIX, RANKED
-from actlab.studies.smartmixed.run import RunRecord
 
 ARM_COLUMNS = ("test_accuracy", "val_accuracy", "val_loss", "phase2_start_test_accuracy", "epochs", "steps",
                "samples", "seconds", "phase1_steps", "phase2_steps", "freeze_max_abs_diff")  # fmt: skip
@@ -111,26 +110,6 @@ def _context(arms: pd.DataFrame, contexts: list[dict[str, Any]], runs: pd.DataFr
         "runs_planned": len(runs) if runs is not None and len(runs) else len(contexts),
         "architectures": list(dict.fromkeys(arms.architecture)),
     }
-
-
-# ---------------------------------------------------------------- one run (the run notebook)
-def run_table(result: RunRecord) -> pd.DataFrame:
-    """One row per arm of a single run: accuracy, the phase-2 start, and the exact budget used."""
-    columns = ["arm", "status", "test_accuracy", "val_accuracy", "phase2_start_test_accuracy", "epochs", "steps",
-               "seconds"]  # fmt: skip
-    return pd.DataFrame([{key: getattr(arm, key) for key in columns} for arm in result.arms])
-
-
-def phase1_table(result: RunRecord) -> pd.DataFrame:
-    """Learned choices per hidden layer, with how far the routers moved from uniform (1/6)."""
-    phase1 = result.phase1
-    if not phase1.get("counts"):
-        return pd.DataFrame()
-    table = pd.DataFrame(phase1["counts"]).fillna(0).astype(int)
-    table.insert(0, "width", phase1["widths"])
-    table["mean_max_prob"] = phase1["mean_max_prob"]
-    table.index.name = "layer"
-    return table
 
 
 # ---------------------------------------------------------------- accuracy and compute matching
@@ -329,3 +308,12 @@ def freeze_check(results: StudyResults) -> dict[str, float]:
 def fixed_name(arm: str) -> str:
     """'fixed:relu' -> 'relu'; other arm names unchanged (for plot labels)."""
     return arm[len(FIXED_PREFIX) :] if arm.startswith(FIXED_PREFIX) else arm
+
+
+def identical_runs(results: StudyResults, a: str, b: str) -> tuple[int, int]:
+    """(runs where arms `a` and `b` reached exactly the same test accuracy, runs that have both)."""
+    wide = ok_arms(results).pivot_table(index="run_id", columns="arm", values="test_accuracy", aggfunc="first")
+    if a not in wide or b not in wide:
+        return 0, 0
+    pair = wide[[a, b]].dropna()
+    return int((pair[a] == pair[b]).sum()), len(pair)

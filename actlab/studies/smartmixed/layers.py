@@ -93,10 +93,15 @@ def multinomial(layers: pd.DataFrame, reference: str = "relu") -> tuple[pd.DataF
     """Multinomial logit of choice on normalised depth, errors clustered by network (= seed x architecture)."""
     neurons = neuron_rows(layers[layers.n_layers > 1])
     present = set(neurons.choice)
-    return stats.multinomial_depth(
-        neurons, choice="choice", depth="depth", cluster="network",
-        reference=reference if reference in present else None,
-    )  # fmt: skip
+    if len(present) < 2 or neurons.network.nunique() < 2:
+        return pd.DataFrame(), {"pvalue": math.nan, "clusters": int(neurons.network.nunique()), "error": "too few"}
+    try:
+        return stats.multinomial_depth(
+            neurons, choice="choice", depth="depth", cluster="network",
+            reference=reference if reference in present else None,
+        )  # fmt: skip
+    except (np.linalg.LinAlgError, ValueError) as error:  # e.g. a singular clustered covariance with few networks
+        return pd.DataFrame(), {"pvalue": math.nan, "clusters": int(neurons.network.nunique()), "error": str(error)}
 
 
 def last_minus_first(layers: pd.DataFrame, group: Sequence[str] = DEEP_GROUP) -> pd.DataFrame:

@@ -44,10 +44,10 @@ def accuracy(table: pd.DataFrame, order: list[str]):  # noqa: ANN201
     for ax, architecture in zip(axes[0], architectures, strict=True):
         block = table[table.architecture == architecture].set_index("arm").reindex(order)
         y = np.arange(len(order))
-        err = np.vstack([block["mean"] - block.ci_low, block.ci_high - block["mean"]]) * 100
-        colors = ["tab:red" if name.startswith("smartmixed") else "tab:blue" for name in order]
-        ax.errorbar(block["mean"] * 100, y, xerr=err, fmt="none", ecolor=colors, capsize=2)
-        ax.scatter(block["mean"] * 100, y, c=colors, s=14, zorder=3)
+        for row, (name, cell) in zip(y, block.iterrows(), strict=True):
+            color = "tab:red" if name.startswith("smartmixed") else "tab:blue"
+            err = [[(cell["mean"] - cell.ci_low) * 100], [(cell.ci_high - cell["mean"]) * 100]]
+            ax.errorbar(cell["mean"] * 100, row, xerr=err, fmt="o", color=color, ms=4, capsize=2)
         ax.set_title(architecture, fontsize=9)
         ax.set_xlabel("test accuracy (%)")
         ax.set_yticks(y, order, fontsize=8)

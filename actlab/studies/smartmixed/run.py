@@ -19,6 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import pandas as pd
 import torch
 from torch import nn
 
@@ -85,6 +86,22 @@ class RunRecord:
             **flat,
         }
 
+    def arms_table(self) -> pd.DataFrame:
+        """One row per arm: accuracy, the phase-2 start, and the exact budget used (the run notebook's table)."""
+        columns = ["arm", "status", "test_accuracy", "val_accuracy", "phase2_start_test_accuracy", "epochs", "steps",
+                   "seconds"]  # fmt: skip
+        return pd.DataFrame([{key: getattr(arm, key) for key in columns} for arm in self.arms])
+
+    def phase1_table(self) -> pd.DataFrame:
+        """Learned choices per hidden layer, with how far the routers moved from uniform (1/6)."""
+        if not self.phase1.get("counts"):
+            return pd.DataFrame()
+        table = pd.DataFrame(self.phase1["counts"]).fillna(0).astype(int)
+        table.insert(0, "width", self.phase1["widths"])
+        table["mean_max_prob"] = self.phase1["mean_max_prob"]
+        table.index.name = "layer"
+        return table
+
 
 def arm_name(strategy: str, init: str) -> str:
     """'smartmixed@carry', 'random@reinit', 'fixed:relu'."""
@@ -142,6 +159,7 @@ def run_phase1(config: RunConfig, data: StudyData) -> tuple[nn.Sequential | None
     routers = [module for module in model if isinstance(module, SmartMixed)]
     summary.update(
         test_accuracy=_test(model, data, config)["test_accuracy"],  # eval mode as the mode defines it
+        val_accuracy=float(evaluate(model, data.val, "classification", device=result.device)["val_accuracy"]),
         argmax_test_accuracy=_test(argmax, data, config)["test_accuracy"],
         val_loss=float(result.best_metric) if result.best_metric is not None else math.nan,
         counts=layer_counts(learned),
