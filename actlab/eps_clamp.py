@@ -28,18 +28,32 @@ from actlab.symbolic import alpha_n, beta, x
 
 @dataclass(frozen=True)
 class ClampConvention:
-    """How one code base writes the clamp, and the effective c in `min(x, c)`."""
+    """How one code base writes the clamp, and the effective c in `min(x, c)`.
+
+    `actlab_module` marks actlab's own convention: it is measured on `actlab.nn.xielu.xielu_reference` itself
+    (which also clamps the x > 0 side and so has no tie in `min` at 0), not on the implementations' formula.
+    """
 
     name: str
     written: str
     clamp: str  # a decimal string, so SymPy sees the exact value (e.g. "-1e-6" is -1/1000000)
+    actlab_module: bool = False
+
+    def apply(self, x_: torch.Tensor, alpha_p_: float = 0.8, alpha_n_: float = 0.8, beta_: float = 0.5) -> torch.Tensor:
+        """f(x) as this code base computes it."""
+        if self.actlab_module:
+            from actlab.nn.xielu import xielu_reference
+
+            alphas = (torch.tensor(alpha_p_, dtype=x_.dtype), torch.tensor(alpha_n_, dtype=x_.dtype))
+            return xielu_reference(x_, *alphas, beta_)
+        return xielu_with_clamp(x_, float(self.clamp), alpha_p_=alpha_p_, alpha_n_=alpha_n_, beta_=beta_)
 
 
 CONVENTIONS: tuple[ClampConvention, ...] = (
     ClampConvention("Hugging Face / vLLM / Megatron", "expm1(min(x, eps)), eps = -1e-6", "-1e-6"),
     ClampConvention("paper repository", "expm1(min(x, -eps)), eps = 1e-6", "-1e-6"),
     ClampConvention("CUDA kernel tests", "expm1(min(x, eps)), eps = +1e-6", "1e-6"),
-    ClampConvention("actlab", "expm1(clamp(x, max=0))", "0"),
+    ClampConvention("actlab", "expm1(clamp(x, max=0))", "0", actlab_module=True),
 )
 
 
@@ -74,15 +88,19 @@ def xielu_with_clamp(
 
 
 def numeric_effect(
-    clamp: float, alpha_n_: float = 0.8, beta_: float = 0.5, dtype: torch.dtype = torch.float64, x_left: float = -1e-9
+    convention: ClampConvention,
+    alpha_n_: float = 0.8,
+    beta_: float = 0.5,
+    dtype: torch.dtype = torch.float64,
+    x_left: float = -1e-9,
 ) -> dict[str, float]:
-    """The same three quantities measured on `xielu_with_clamp`: f(0), f(tiny) - f(0), autograd f'(x_left)."""
+    """The same three quantities measured on the convention's code: f(0), f(tiny) - f(0), autograd f'(x_left)."""
     zero = torch.zeros(1, dtype=dtype)
     tiny = torch.full((1,), torch.finfo(dtype).tiny, dtype=dtype)  # f(tiny) = beta * tiny, i.e. f(0+)
-    value_at_0 = xielu_with_clamp(zero, clamp, alpha_n_=alpha_n_, beta_=beta_).item()
-    value_right = xielu_with_clamp(tiny, clamp, alpha_n_=alpha_n_, beta_=beta_).item()
+    value_at_0 = convention.apply(zero, alpha_n_=alpha_n_, beta_=beta_).item()
+    value_right = convention.apply(tiny, alpha_n_=alpha_n_, beta_=beta_).item()
     left = torch.full((1,), x_left, dtype=dtype, requires_grad=True)
-    (slope,) = torch.autograd.grad(xielu_with_clamp(left, clamp, alpha_n_=alpha_n_, beta_=beta_).sum(), left)
+    (slope,) = torch.autograd.grad(convention.apply(left, alpha_n_=alpha_n_, beta_=beta_).sum(), left)
     return {"f(0)": value_at_0, "jump f(0+) - f(0)": value_right - value_at_0, "f'(0-)": slope.item()}
 
 
@@ -92,7 +110,7 @@ def analysis_rows(alpha_n_: float = 0.8, beta_: float = 0.5, dtype: torch.dtype 
     for convention in CONVENTIONS:
         exact = symbolic_effect(convention.clamp)
         at = {alpha_n: alpha_n_, beta: beta_}
-        measured = numeric_effect(float(convention.clamp), alpha_n_=alpha_n_, beta_=beta_, dtype=dtype)
+        measured = numeric_effect(convention, alpha_n_=alpha_n_, beta_=beta_, dtype=dtype)
         row = {"convention": convention.name, "written": convention.written, "c": convention.clamp}
         for key in ("f(0)", "jump f(0+) - f(0)", "f'(0-)"):
             row[f"{key} (SymPy)"] = str(exact[key])
@@ -110,18 +128,18 @@ def zoom_curves(alpha_n_: float = 0.8, beta_: float = 0.5, half_width: float = 3
     """
     if half_width <= 0 or points < 2:
         raise ValueError(f"need half_width > 0 and points >= 2, got {half_width}, {points}")
-    names: dict[str, list[str]] = {}
+    groups: dict[str, list[ClampConvention]] = {}
     for convention in CONVENTIONS:
-        names.setdefault(convention.clamp, []).append(convention.name)
+        groups.setdefault(convention.clamp, []).append(convention)
     half = points // 2 + 1  # both halves end exactly at 0, so f(0) itself is on the curve
     left = torch.linspace(-half_width, 0.0, half, dtype=torch.float64)
     x_ = torch.cat([left, -left.flip(0)[1:]])
     frames = []
-    for clamp, owners in names.items():
+    for clamp, owners in groups.items():
         leaf = x_.clone().requires_grad_(True)
-        value = xielu_with_clamp(leaf, float(clamp), alpha_n_=alpha_n_, beta_=beta_)
+        value = owners[0].apply(leaf, alpha_n_=alpha_n_, beta_=beta_)
         (slope,) = torch.autograd.grad(value.sum(), leaf)
-        label = f"c = {clamp} ({', '.join(owners)})"
+        label = f"c = {clamp} ({', '.join(owner.name for owner in owners)})"
         for quantity, y in (("f(x)", value.detach()), ("f'(x)", slope)):
             frames.append(pd.DataFrame({"clamp": label, "x": x_.numpy(), "quantity": quantity, "value": y.numpy()}))
     return pd.concat(frames, ignore_index=True)

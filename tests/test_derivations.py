@@ -87,7 +87,7 @@ def test_cli_custom_and_usage_errors(capsys):
 def test_eps_clamp_symbolic_and_measured_effects_agree(convention, dtype):
     alphas = {alpha_n: 0.8, beta: 0.5}
     exact = {key: float(value.subs(alphas)) for key, value in eps_clamp.symbolic_effect(convention.clamp).items()}
-    measured = eps_clamp.numeric_effect(float(convention.clamp), dtype=dtype)
+    measured = eps_clamp.numeric_effect(convention, dtype=dtype)
     value_tolerance = 1e-12 if dtype == torch.float64 else 1e-7  # absolute, near 0
     # f' is measured at x = -1e-9, where the exact gradient differs from f'(0-) by about alpha_n * 1e-9.
     slope_tolerance = 2e-9 if dtype == torch.float64 else 1e-6
@@ -133,3 +133,11 @@ def test_notebook_executes_with_tiny_parameters_and_states_the_computed_jump(rep
     jump = float(eps_clamp.symbolic_effect("-1e-6")["jump f(0+) - f(0)"].subs(alpha_n, 0.8))
     assert f"a jump of {jump:.4g} at 0" in html
     assert "11 of 11 checks pass" in html
+
+
+def test_actlab_convention_is_measured_on_the_module_formula_with_slope_beta_at_0():
+    actlab = next(c for c in eps_clamp.CONVENTIONS if c.actlab_module)
+    zoom = eps_clamp.zoom_curves(points=7)
+    slopes = zoom[(zoom.quantity == "f'(x)") & zoom.clamp.str.contains("actlab")]
+    assert slopes.loc[slopes.x == 0.0, "value"].item() == 0.5  # no tie-split gradient at x = 0
+    assert eps_clamp.numeric_effect(actlab, x_left=0.0)["f'(0-)"] == 0.5
