@@ -171,6 +171,13 @@ def test_runs_are_seeded_and_diverged_arms_stay_apart() -> None:
     assert sum(routed["routing_probs"]) == pytest.approx(1.0, abs=1e-6)
     assert len(routed["trajectory"]) == len(routed["trajectory_epochs"]) == 3
     assert first.status == "ok"
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from actlab.studies.flexact import plots
+
+    figure = plots.run_trajectories(first.rows, max_panels=3)
+    assert len([ax for ax in figure.axes if ax.lines]) == 3  # one panel per routed arm, curves drawn
 
 
 # ---------------------------------------------------------------- analysis on planted inputs

@@ -67,7 +67,7 @@ def test_run_notebook_records_one_row_per_arm(built: dict) -> None:
     runs = sorted((built["root"] / "runs" / "flexact" / "test" / "tiny").glob("*/results.json"))
     assert len(runs) == 2
     results = read_results(runs[0].parent)
-    assert {"rows", "settings", "n_arms", "seconds"} <= set(results)
+    assert {"rows", "settings", "n_arms", "seconds", "cpu_seconds"} <= set(results)
     assert results["n_arms"] == len(results["rows"]) > 50
     row = next(r for r in results["rows"] if r["model"] == "flexact" and r["alpha"] == 0.3)
     assert {"mse", "mse_extracted", "selected", "recovered", "routing_probs", "trajectory", "p_tilde"} <= set(row)

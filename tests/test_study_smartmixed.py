@@ -297,3 +297,14 @@ def test_frames_keep_one_row_per_arm_and_layer_choice():
     assert len(results.arms) == 2 * len(ARMS)
     assert results.layers.groupby(["network", "layer"])["count"].sum().tolist() == [12, 8, 12, 8]
     assert isinstance(results.phase1, pd.DataFrame) and len(results.phase1) == 2
+
+
+def test_reference_mode_and_a_seconds_budget_run_end_to_end():
+    config = from_parameters(architecture="8", strategy="smartmixed,fixed:tanh", mode="reference", budget="seconds",
+                             total=0.4, phase1_fraction=0.5, batch=32, seed=2, num_threads=1)  # fmt: skip
+    result = sm.run(config, _tiny_data())
+    arms = {arm.arm: arm for arm in result.arms}
+    assert set(arms) == {"smartmixed@carry", "fixed:tanh"} and all(arm.status == "ok" for arm in result.arms)
+    assert min(arms["smartmixed@carry"].seconds, arms["fixed:tanh"].seconds) >= 0.4  # both got the 0.4 s budget
+    assert arms["smartmixed@carry"].freeze_max_abs_diff < 1e-5  # frozen == argmax network, softmax included
+    assert result.to_record()["config"]["mode"] == "reference"

@@ -149,3 +149,30 @@ def test_worker_death_is_recorded_as_failed(tmp_path):
     status = _collect(future, task)
     assert status["status"] == "failed" and status["ename"] == "BrokenProcessPool" and status["worker_died"]
     assert read_json(tmp_path / "abc" / "status.json") == status
+
+
+def test_timeout_or_hang_points_at_the_last_started_cell(tmp_path):
+    from actlab.io import atomic_write_json
+    from actlab.sweep.worker import describe_error
+
+    started = {"papermill": {"start_time": "2026-01-01T00:00:00", "exception": False}}
+    cells = [
+        {"cell_type": "code", "source": "x = 1", "metadata": started},
+        {"cell_type": "code", "source": ["while True:\n", "    pass\n"], "metadata": started},
+        {"cell_type": "code", "source": "print(x)", "metadata": {"papermill": {"start_time": None}}},
+    ]
+    atomic_write_json(tmp_path / "nb.ipynb", {"cells": cells})
+
+    class CellTimeoutError(TimeoutError):
+        pass
+
+    info = describe_error(
+        CellTimeoutError("A cell timed out while it was being executed, after 5 seconds."), tmp_path / "nb.ipynb"
+    )
+    assert info == {
+        "ename": "CellTimeoutError",
+        "evalue": "A cell timed out while it was being executed, after 5 seconds.",
+        "cell_index": 1,
+        "cell_source": "while True:\n    pass",
+    }
+    assert describe_error(RuntimeError("no kernel"), tmp_path / "missing.ipynb")["cell_index"] is None

@@ -39,6 +39,7 @@ class SweepRows:
     frame: pd.DataFrame
     run_counts: dict[str, int] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)  # the run settings (those of the first run)
+    cpu_seconds: float = math.nan  # summed kernel CPU time of the runs that recorded it (imports + training)
 
     @property
     def n_runs(self) -> int:
@@ -56,6 +57,7 @@ def load_rows(runs_dir: str | os.PathLike[str], sweep: str) -> SweepRows:
     counts: Counter[str] = Counter()
     rows = []
     settings: dict[str, Any] = {}
+    cpu = [info["results"]["cpu_seconds"] for info in runs.values() if "cpu_seconds" in info["results"]]
     for run_id, info in runs.items():
         counts[info["status"]] += 1
         settings = settings or info["results"].get("settings", {})
@@ -65,7 +67,7 @@ def load_rows(runs_dir: str | os.PathLike[str], sweep: str) -> SweepRows:
     if not frame.empty:
         frame["unbounded_mass"] = [unbounded_mass(row) for row in frame.to_dict("records")]
         frame["variant"] = [variant(row) for row in frame.to_dict("records")]
-    return SweepRows(sweep, frame, dict(counts), settings)
+    return SweepRows(sweep, frame, dict(counts), settings, float(sum(cpu)) if cpu else math.nan)
 
 
 def paper_setting(rows: pd.DataFrame) -> pd.DataFrame:
@@ -155,6 +157,7 @@ def runs_overview(data: dict[str, SweepRows]) -> pd.DataFrame:
             "seeds": len(seeds),
             "budget per arm": f"{settings.get('epochs', '?')} epochs x {settings.get('n_train', '?')} examples, "
             f"batch {settings.get('batch_size', '?')}",
+            "kernel CPU s (all runs)": round(rows.cpu_seconds, 1),
         })  # fmt: skip
     return pd.DataFrame(records)
 
