@@ -18,17 +18,16 @@ Layout it understands (conventions, so a new study needs no registration):
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import json
-import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from actlab import notebooks, provenance
+from actlab.environ import temporary_environment
 from actlab.io import atomic_write_text
 
 STANDALONE_PATTERN = re.compile(r"^\d\d_[\w-]+\.ipynb$")
@@ -153,23 +152,8 @@ def render_study(study_dir: Path, config: SiteConfig) -> Page:
         **(config.parameters.get(name) or {}),
     }
     env = {"ACTLAB_CLAIMS_DIR": str(claims_dir), "ACTLAB_STUDY": name, "ACTLAB_EVIDENCE": page.html}
-    with _environment(env):
+    with temporary_environment(env):
         return _execute_and_render(page, template, config.runs_dir / "pages" / f"{name}.ipynb", parameters, config)
-
-
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """Tell `record_claim` in the report's kernel where claims go and which page is their evidence."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, old in saved.items():
-            if old is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = old
 
 
 def remove_claims_of(claims_dir: Path, study: str) -> None:

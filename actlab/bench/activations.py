@@ -14,9 +14,7 @@ load that changes between rounds on a shared machine cancels (the ratio of media
 
 from __future__ import annotations
 
-import gc
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -25,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from actlab.activations import ReLUSquared
-from actlab.bench.timing import BenchReport, Ratio
+from actlab.bench.timing import BenchReport, Ratio, interleaved_samples, paired_median_ratio
 
 FAST_XIELU_TARGET = 1.03  # the issue's target: fast xIELU block within 1.03x of ReLU²'s fastest path
 
@@ -120,33 +118,9 @@ def _variants(config: BlockConfig) -> tuple[dict[str, Callable[[], None]], dict[
     return steps, {"xielu fast": fast_path}
 
 
-def interleaved_samples(steps: dict[str, Callable[[], None]], repeats: int, warmup: int) -> dict[str, list[float]]:
-    """Wall seconds per round for each variant, run A B C ... per round (as `timing.interleaved_medians`).
-
-    Kept per round so a ratio can be taken within a round (`paired_ratio`): on a shared machine the load changes
-    between rounds, and a per-round ratio cancels most of that drift.
-    """
-    for _ in range(warmup):
-        for step in steps.values():
-            step()
-    samples: dict[str, list[float]] = {name: [] for name in steps}
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            for name, step in steps.items():
-                start = time.perf_counter()
-                step()
-                samples[name].append(time.perf_counter() - start)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    return samples
-
-
 def paired_ratio(samples: dict[str, list[float]], candidate: str, baseline: str) -> float:
     """Median over rounds of candidate time / baseline time in the same round."""
-    return statistics.median(c / b for c, b in zip(samples[candidate], samples[baseline], strict=True))
+    return paired_median_ratio(samples[candidate], samples[baseline])
 
 
 def _parameter_counts(config: BlockConfig) -> dict[str, int]:

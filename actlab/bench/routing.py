@@ -33,14 +33,12 @@ config with `threads=0` (all cores) on a quiet machine.
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
 import resource
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
@@ -48,7 +46,7 @@ import torch
 from torch import nn
 
 from actlab.activations import get_activation
-from actlab.bench.timing import BenchReport, Ratio, machine_description
+from actlab.bench.timing import BenchReport, Ratio, interleaved_samples, machine_description, paired_median_ratio
 from actlab.routing import FlexAct, SmartMixed, freeze_mlp, recompute_routed_outputs, total_regularization
 from actlab.routing.memory import pack_routed
 from actlab.routing.smartmixed import SMARTMIXED_POOL
@@ -254,31 +252,6 @@ def _rss_child(arm: str, config: RoutingBenchConfig, steps: int) -> str:
         step()
     peak = _peak_rss_mb()
     return json.dumps({"peak_mb": peak, "setup_mb": setup, "rise_mb": peak - setup})
-
-
-def interleaved_samples(functions: dict[str, Callable[[], None]], repeats: int, warmup: int) -> dict[str, list[float]]:
-    """Wall seconds of each callable per round, rounds run A B C A B C ... (GC off while timing)."""
-    for _ in range(warmup):
-        for function in functions.values():
-            function()
-    samples: dict[str, list[float]] = {name: [] for name in functions}
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            for name, function in functions.items():
-                start = time.perf_counter()
-                function()
-                samples[name].append(time.perf_counter() - start)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    return samples
-
-
-def paired_median_ratio(candidate: list[float], baseline: list[float]) -> float:
-    """Median over rounds of candidate / baseline timed in the same round: load drift cancels pairwise."""
-    return statistics.median(c / b for c, b in zip(candidate, baseline, strict=True))
 
 
 FLEX_LABELS = {

@@ -61,10 +61,12 @@ def machine_description() -> dict[str, Any]:
     }
 
 
-def interleaved_medians(
-    functions: dict[str, Callable[[], Any]], repeats: int = 20, warmup: int = 3
-) -> dict[str, float]:
-    """Median wall seconds of each callable, run in turn A B C A B C ... so drift hits all alike."""
+def interleaved_samples(functions: dict[str, Callable[[], Any]], repeats: int, warmup: int) -> dict[str, list[float]]:
+    """Wall seconds of each callable per round, rounds run A B C A B C ... with GC off while timing.
+
+    Kept per round so a ratio can be taken within a round (`paired_median_ratio`): on a shared machine the load
+    changes between rounds, and a per-round ratio cancels most of that drift.
+    """
     for _ in range(warmup):
         for fn in functions.values():
             fn()
@@ -80,24 +82,17 @@ def interleaved_medians(
     finally:
         if gc_was_enabled:
             gc.enable()
+    return samples
+
+
+def paired_median_ratio(candidate: list[float], baseline: list[float]) -> float:
+    """Median over rounds of candidate / baseline timed in the same round: load drift cancels pairwise."""
+    return statistics.median(c / b for c, b in zip(candidate, baseline, strict=True))
+
+
+def interleaved_medians(
+    functions: dict[str, Callable[[], Any]], repeats: int = 20, warmup: int = 3
+) -> dict[str, float]:
+    """Median wall seconds of each callable, run in turn A B C A B C ... so drift hits all alike."""
+    samples = interleaved_samples(functions, repeats=repeats, warmup=warmup)
     return {name: statistics.median(times) for name, times in samples.items()}
-
-
-def paired_ratio(
-    candidate: Callable[[], Any], baseline: Callable[[], Any], repeats: int = 20, warmup: int = 3
-) -> tuple[float, float, float]:
-    """(median of per-pair ratios, candidate median s, baseline median s), interleaved."""
-    for _ in range(warmup):
-        candidate()
-        baseline()
-    ratios, cand_times, base_times = [], [], []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        candidate()
-        mid = time.perf_counter()
-        baseline()
-        end = time.perf_counter()
-        cand_times.append(mid - start)
-        base_times.append(end - mid)
-        ratios.append((mid - start) / (end - mid))
-    return statistics.median(ratios), statistics.median(cand_times), statistics.median(base_times)

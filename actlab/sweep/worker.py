@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from actlab.environ import temporary_environment
 from actlab.io import atomic_write_json, atomic_write_text, read_json
 from actlab.record import RESULTS_FILE, RUN_MARKER, read_results
 
@@ -83,21 +84,6 @@ def _stderr_to(path: Path) -> Iterator[None]:
         os.close(log)
 
 
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """Set environment variables for the kernel this process starts, then restore them."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, old in saved.items():
-            if old is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = old
-
-
 def execute_run(task: RunTask) -> dict[str, Any]:
     """Execute one run in this process (a worker); always writes `status.json`, never raises for the run's errors."""
     from actlab import notebooks, provenance
@@ -120,7 +106,7 @@ def execute_run(task: RunTask) -> dict[str, Any]:
     env = {"ACTLAB_RUN_DIR": str(folder.resolve()), **(PINNED_THREADS if task.pin_threads else {})}
     start = time.perf_counter()
     error: dict[str, Any] | None = None
-    with _environment(env), _stderr_to(folder / KERNEL_LOG):
+    with temporary_environment(env), _stderr_to(folder / KERNEL_LOG):
         try:
             notebooks.execute(task.notebook, executed, task.params, cwd=folder, timeout=task.timeout)
         except Exception as exc:  # the run failed; the sweep goes on and the record says why
