@@ -277,3 +277,8 @@ def test_derivatives_from_outputs_match_autograd(name: str) -> None:
     a = get_activation(name)(h).detach()[None]
     torch.testing.assert_close(derivatives(h, [name], differentiable=False, a=a)[0], expected)
     torch.testing.assert_close(derivatives(h, [name], differentiable=True)[0], expected)
+
+
+def test_count_range_states_one_n_when_cells_agree() -> None:
+    assert analysis.count_range(pd.Series([5, 5, 5])) == "5"
+    assert analysis.count_range([3, 5, 4]) == "3–5"

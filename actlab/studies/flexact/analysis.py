@@ -136,6 +136,12 @@ def consistent(summary: pd.DataFrame, rounding: float) -> pd.Series:
     return (summary.paper_mean - rounding <= summary.ci_high) & (summary.paper_mean + rounding >= summary.ci_low)
 
 
+def count_range(counts: Any) -> str:
+    """'5' when every cell has the same count, '3–5' otherwise: how a page states n per cell."""
+    low, high = int(min(counts)), int(max(counts))
+    return str(low) if low == high else f"{low}–{high}"
+
+
 def fmt_mse(value: float) -> str:
     """Four decimals like the paper's tables, switching to 2 significant digits below 1e-4."""
     if not math.isfinite(value):
