@@ -6,10 +6,12 @@ fast path closes that gap on this machine. Blocks are matched in parameters and 
 a standard MLP `d -> h -> d` (2 d h weights) against a gated SwiGLU MLP with width 2h/3 (3 d (2h/3) = 2 d h).
 
 The baseline is ReLU²'s own fastest path in this run: eager, the whole block `torch.compile`d, or only the
-activation compiled (the same structure as the fast xIELU block), so the target compares against the best ReLU²
-this machine can do, not a deliberately slow one. All variants are timed
-interleaved (A B C ... A B C) in one process; each ratio is the median over rounds of the per-round ratio, so
-load that changes between rounds on a shared machine cancels (the ratio of medians is in `details`).
+activation compiled (the same structure as the module's fast path), so the target compares against the best ReLU²
+this machine can do, not a deliberately slow one. xIELU gets the same choice: the headline is its faster of the
+module's own fast path (`XIELU()`, activation compiled) and the whole block compiled around the reference.
+All variants are timed interleaved (A B C ... A B C) in one process; each ratio is the median over rounds of the
+per-round ratio, so load that changes between rounds on a shared machine cancels (the ratio of medians is in
+`details`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from actlab.activations import ReLUSquared
 from actlab.bench.timing import BenchReport, Ratio, interleaved_samples, paired_median_ratio
 
 FAST_XIELU_TARGET = 1.03  # the issue's target: fast xIELU block within 1.03x of ReLU²'s fastest path
+XIELU_FAST_LABELS = {"xielu fast": "module fast path", "xielu compiled block": "compiled block"}
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,7 @@ def _variants(config: BlockConfig) -> tuple[dict[str, Callable[[], None]], dict[
         blocks["relu2 compiled block"] = MLPBlock(d, h, ReLUSquared())
         blocks["relu2 compiled activation"] = MLPBlock(d, h, torch.compile(ReLUSquared()))
         blocks["swiglu compiled block"] = SwiGLUBlock(d, config.gated_hidden)
+        blocks["xielu compiled block"] = MLPBlock(d, h, XIELU(path="eager"))  # the outer compile fuses the reference
     steps = {}
     for name, block in blocks.items():
         runner = torch.compile(block) if name.endswith("compiled block") else block
@@ -142,6 +146,8 @@ def run_config(config: BlockConfig) -> dict:
     relu2_best_name = min(relu2, key=relu2.get)
     relu2_best = relu2[relu2_best_name]  # ReLU²'s fastest path by median; ratios are per round against it
     swiglu_best_name = min((n for n in medians if n.startswith("swiglu")), key=medians.get)
+    xielu_fast = [name for name in ("xielu fast", "xielu compiled block") if name in medians]
+    xielu_best_name = min(xielu_fast, key=medians.get)  # xIELU's fastest path, as ReLU²'s: the same choice for both
     details = {
         "block": {**asdict(config), "gated_hidden": config.gated_hidden},
         "parameters": _parameter_counts(config),
@@ -155,8 +161,14 @@ def run_config(config: BlockConfig) -> dict:
         value = paired_ratio(samples, candidate, relu2_best_name)
         return Ratio(what, candidate, relu2_best_name, value, target, details={**details, **ratio_of_medians})
 
+    headline = f"fast xIELU MLP block ({XIELU_FAST_LABELS[xielu_best_name]}) vs ReLU² (fastest)"
     ratios = [
-        ratio("fast xIELU MLP block vs ReLU² (fastest)", "xielu fast", FAST_XIELU_TARGET),
+        ratio(headline, xielu_best_name, FAST_XIELU_TARGET),
+        *(
+            ratio(f"xIELU MLP block ({XIELU_FAST_LABELS[name]}) vs ReLU² (fastest)", name)
+            for name in xielu_fast
+            if name != xielu_best_name
+        ),
         ratio("eager xIELU MLP block vs ReLU² (fastest)", "xielu eager"),
         ratio("symbolic-Function xIELU MLP block vs ReLU² (fastest)", "xielu symbolic Function"),
         ratio(f"SwiGLU block ({swiglu_best_name[7:]}) vs ReLU² (fastest)", swiglu_best_name),
