@@ -99,3 +99,10 @@ def test_actlab_report_renders_and_links_the_bench_page(tmp_path):
     assert [(page.name, page.kind, page.status) for page in pages] == [("bench", "bench", "ok")]
     assert 'href="bench.html"' in (out / "index.html").read_text()
     assert "1 of 2 targeted ratios met" in (out / "bench.html").read_text()
+
+
+def test_load_average_is_shown_as_before_and_after_one_minute_values():
+    from actlab.bench.page import format_load
+
+    assert format_load([[1.751, 1.2, 1.0], [1.25, 1.2, 1.0]]) == "1.75 -> 1.25"
+    assert format_load(None) == ""

@@ -99,9 +99,17 @@ def machines(results: dict[str, Any]) -> list[dict[str, Any]]:
             "torch": versions.get("torch", ""),
             "python": versions.get("python", ""),
             "git_commit": machine.get("git_commit", ""),
-            "load": machine.get("load_average_before_after", ""),
+            "load": format_load(machine.get("load_average_before_after")),
         })  # fmt: skip
     return out
+
+
+def format_load(before_after: Any) -> str:
+    """'1.75 -> 1.25' (1-minute load average before and after the benchmark), or '' when not recorded."""
+    if not before_after:
+        return ""
+    before, after = before_after
+    return f"{before[0]:.2f} -> {after[0]:.2f}"
 
 
 def invocations(results: dict[str, Any]) -> list[str]:
