@@ -2,8 +2,9 @@
 
 Paths (`select_path` is the only place that picks one):
 - "eager": `xielu_reference` / `xiprelu_reference`, plain torch ops; the definition every other path must match.
-- "compile": the same reference function through `torch.compile` (one fused elementwise kernel forward, one
-  backward, including the two parameter-gradient reductions). The default ("auto") when it works. Caveat: on
+- "compile": the reference function through `torch.compile` forward, and the closed-form backward compiled on its
+  own (`actlab.nn.fused`): one fused kernel each way, the two parameter-gradient reductions in the backward's
+  single pass. The default ("auto") when it works. Caveat: on
   CPU, inductor's vectorised code writes `expm1(x)` as `exp(x) - 1` (for speed), so for tiny negative x the
   compiled f has an absolute error of about one float epsilon (~1e-7 in float32) where eager's is ~eps * |x|.
 - "function": `actlab.symbolic_torch.SymbolicActivationFunction`, an autograd Function whose forward is the
@@ -33,6 +34,8 @@ import torch
 import torch.nn.functional as F
 import torch.utils._python_dispatch
 from torch import nn
+
+from actlab.nn.fused import FusedIntegratedActivation, FusedKernels
 
 BETA = 0.5  # fixed, not trained (paper §3)
 ALPHA_INIT = 0.8  # alpha_p and alpha_n at initialisation (paper §3, reference code)
@@ -92,11 +95,19 @@ def fast_path_status() -> dict[str, str | None]:
 
 
 def _compiled_reference(kind: str) -> Callable[..., torch.Tensor]:
+    """f(x_flat, alpha_p, alpha_n, beta) on the compiled path: fused kernels both ways (`actlab.nn.fused`)."""
     if kind not in _compiled:
-        # Callers flatten x and the graph is dynamic, so shapes and ranks do not recompile; dtypes, autograd modes
-        # and sizes 0/1 (which dynamo specialises) do. Dynamo gives up on a function after `recompile_limit`
-        # graphs (8 by default), which fullgraph turns into the loud fallback; the limit is raised for our calls.
-        _compiled[kind] = torch.compile(REFERENCES[kind], fullgraph=True, dynamic=True)
+        # Callers flatten x and the graphs are dynamic, so shapes and ranks do not recompile; dtypes and sizes 0/1
+        # (which dynamo specialises) do. Dynamo gives up on a function after `recompile_limit` graphs (8 by
+        # default), which fullgraph turns into the loud fallback; the limit is raised for our calls.
+        kernels = FusedKernels(torch.compile(REFERENCES[kind], fullgraph=True, dynamic=True), kind, _fall_back)
+
+        def apply(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
+            if torch.is_grad_enabled() and (x.requires_grad or alpha_p.requires_grad or alpha_n.requires_grad):
+                return FusedIntegratedActivation.apply(x, alpha_p, alpha_n, beta, kernels)
+            return kernels.forward(x, alpha_p, alpha_n, beta)
+
+        _compiled[kind] = apply
     return _compiled[kind]
 
 
