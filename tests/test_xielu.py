@@ -187,6 +187,24 @@ def test_compile_failure_falls_back_loudly_to_the_symbolic_function(monkeypatch,
         module(x)
 
 
+def test_backward_compile_failure_falls_back_loudly_with_the_same_gradients(fresh_compile_state):
+    module, reference = XIELU(path="compile"), XIELU(path="eager")
+    x = torch.linspace(-3, 3, 13)
+    module(x.clone().requires_grad_(True))  # builds the kernels
+
+    def broken(*args):
+        raise RuntimeError("backward kernel failed to build")
+
+    xielu_module._compiled["xielu"].kernels.compiled_backward = broken
+    x_fast, x_ref = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    with pytest.warns(RuntimeWarning, match="backward kernel failed to build"):
+        module(x_fast).sum().backward()
+    reference(x_ref).sum().backward()
+    torch.testing.assert_close(x_fast.grad, x_ref.grad)
+    torch.testing.assert_close(module.a_n.grad, reference.a_n.grad)
+    assert select_path("auto") == "function"  # recorded: later modules take the symbolic Function
+
+
 def test_auto_prefers_compile_and_eager_inside_an_outer_compile(monkeypatch, fresh_compile_state):
     assert select_path("auto") == "compile"
     assert select_path("function") == "function"

@@ -107,6 +107,7 @@ def _compiled_reference(kind: str) -> Callable[..., torch.Tensor]:
                 return FusedIntegratedActivation.apply(x, alpha_p, alpha_n, beta, kernels)
             return kernels.forward(x, alpha_p, alpha_n, beta)
 
+        apply.kernels = kernels  # type: ignore[attr-defined]  # reachable for inspection and tests
         _compiled[kind] = apply
     return _compiled[kind]
 
