@@ -44,3 +44,19 @@ def test_block_sizes_are_validated():
 def test_paired_ratio_is_the_median_of_per_round_ratios():
     samples = {"candidate": [2.0, 4.0, 9.0], "baseline": [1.0, 2.0, 3.0]}  # per-round ratios 2, 2, 3
     assert bench.paired_ratio(samples, "candidate", "baseline") == 2.0
+
+
+def test_fresh_processes_are_combined_by_the_median_of_each_ratio():
+    config = bench.BlockConfig(tokens=32, d_model=8, hidden=24, repeats=2, warmup=1, use_compile=False)
+    report = bench.run_in_fresh_processes(config, processes=2)  # real child processes, tiny sizes
+    headline = report["ratios"][0]
+    assert len(headline["details"]["per process"]) == 2
+    assert headline["ratio"] == pytest.approx(sum(headline["details"]["per process"]) / 2)
+
+    one = bench.run_config(config)
+    reports = [json.loads(json.dumps(one)) for _ in range(3)]
+    for report_, value in zip(reports, [1.2, 0.9, 1.0], strict=True):
+        report_["ratios"][0]["ratio"] = value
+    combined = bench.combine_reports(reports)
+    assert combined["ratios"][0]["ratio"] == 1.0 and combined["ratios"][0]["met"] is True
+    assert combined["ratios"][0]["details"]["per process"] == [1.2, 0.9, 1.0]

@@ -11,12 +11,16 @@ this machine can do, not a deliberately slow one. xIELU gets the same choice: th
 module's own fast path (`XIELU()`, activation compiled) and the whole block compiled around the reference.
 All variants are timed interleaved (A B C ... A B C) in one process; each ratio is the median over rounds of the
 per-round ratio, so load that changes between rounds on a shared machine cancels (the ratio of medians is in
-`details`).
+`details`). The full benchmark repeats all of this in `PROCESSES` fresh processes and reports each ratio's median
+over them, because the ratio also moves between processes (see `run_in_fresh_processes`).
 """
 
 from __future__ import annotations
 
+import json
 import statistics
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -28,7 +32,7 @@ from actlab.activations import ReLUSquared
 from actlab.bench.timing import BenchReport, Ratio, interleaved_samples, paired_median_ratio
 
 FAST_XIELU_TARGET = 1.03  # the issue's target: fast xIELU block within 1.03x of ReLU²'s fastest path
-XIELU_FAST_LABELS = {"xielu fast": "module fast path", "xielu compiled block": "compiled block"}
+PROCESSES = 3  # fresh processes the full benchmark runs in (see `run_in_fresh_processes`)
 
 
 @dataclass(frozen=True)
@@ -161,26 +165,73 @@ def run_config(config: BlockConfig) -> dict:
         value = paired_ratio(samples, candidate, relu2_best_name)
         return Ratio(what, candidate, relu2_best_name, value, target, details={**details, **ratio_of_medians})
 
-    headline = f"fast xIELU MLP block ({XIELU_FAST_LABELS[xielu_best_name]}) vs ReLU² (fastest)"
+    headline = "fast xIELU MLP block (its faster path) vs ReLU² (fastest)"
     ratios = [
         ratio(headline, xielu_best_name, FAST_XIELU_TARGET),
         *(
-            ratio(f"xIELU MLP block ({XIELU_FAST_LABELS[name]}) vs ReLU² (fastest)", name)
+            ratio("xIELU MLP block (its slower fast path) vs ReLU² (fastest)", name)
             for name in xielu_fast
             if name != xielu_best_name
         ),
         ratio("eager xIELU MLP block vs ReLU² (fastest)", "xielu eager"),
         ratio("symbolic-Function xIELU MLP block vs ReLU² (fastest)", "xielu symbolic Function"),
-        ratio(f"SwiGLU block ({swiglu_best_name[7:]}) vs ReLU² (fastest)", swiglu_best_name),
+        ratio("SwiGLU block (fastest) vs ReLU² (fastest)", swiglu_best_name),
     ]
     compiled = {name: seconds for name, seconds in relu2.items() if "compiled" in name}
     if compiled:
         best_compiled = min(compiled, key=compiled.get)
         speedup = paired_ratio(samples, best_compiled, "relu2 eager")
-        ratios.append(Ratio(f"ReLU² {best_compiled[6:]} vs ReLU² eager", best_compiled, "relu2 eager", speedup))
+        ratios.append(Ratio("ReLU² fastest compiled form vs ReLU² eager", best_compiled, "relu2 eager", speedup))
     return BenchReport("activations", ratios, medians_s=medians).to_dict()
 
 
+def run_in_fresh_processes(config: BlockConfig, processes: int) -> dict:
+    """`run_config` in `processes` fresh Python processes, one after another, combined by the median per ratio.
+
+    Why processes: within one process the paired per-round ratio is stable, but between processes the same
+    ratio moves by about +-3% here (with one thread as with two), more than a 1.03x target leaves room for. A
+    fresh process is one sample of that spread; the median of several is the estimate, and each process's value
+    is kept in `details["per process"]`.
+    """
+    reports = []
+    for _ in range(processes):
+        completed = subprocess.run(
+            [sys.executable, "-c", _CHILD, json.dumps(asdict(config))], capture_output=True, text=True, check=False
+        )
+        if completed.returncode != 0:
+            raise RuntimeError(f"benchmark process failed:\n{completed.stderr.strip()[-2000:]}")
+        reports.append(json.loads(completed.stdout.strip().splitlines()[-1]))
+    return combine_reports(reports)
+
+
+_CHILD = (
+    "import json, sys\n"
+    "from actlab.bench.activations import BlockConfig, run_config\n"
+    "print(json.dumps(run_config(BlockConfig(**json.loads(sys.argv[1])))))\n"
+)
+
+
+def combine_reports(reports: list[dict]) -> dict:
+    """One report from several runs of `run_config`: each ratio (matched by `what`) and median time is a median."""
+    first = reports[0]
+    ratios = []
+    for row in first["ratios"]:
+        values = [r["ratio"] for report in reports for r in report["ratios"] if r["what"] == row["what"]]
+        candidates = [r["candidate"] for report in reports for r in report["ratios"] if r["what"] == row["what"]]
+        details = {**row["details"], "per process": values, "candidate per process": candidates}
+        ratios.append(
+            Ratio(row["what"], row["candidate"], row["baseline"], statistics.median(values), row["target"],
+                  row["unit"], details)
+        )  # fmt: skip
+    medians = {
+        name: statistics.median(report["medians_s"][name] for report in reports if name in report["medians_s"])
+        for name in first["medians_s"]
+    }
+    return BenchReport("activations", ratios, medians_s=medians, machine=first["machine"]).to_dict()
+
+
 def run(quick: bool) -> dict:
-    """The benchmark entry point: `QUICK` sizes for smoke runs, `BlockConfig()` otherwise."""
-    return run_config(QUICK if quick else BlockConfig())
+    """The benchmark entry point: `QUICK` sizes in this process for smoke runs; full sizes in `PROCESSES` processes."""
+    if quick:
+        return run_config(QUICK)
+    return run_in_fresh_processes(BlockConfig(), PROCESSES)
