@@ -60,3 +60,22 @@ def test_fresh_processes_are_combined_by_the_median_of_each_ratio():
     combined = bench.combine_reports(reports)
     assert combined["ratios"][0]["ratio"] == 1.0 and combined["ratios"][0]["met"] is True
     assert combined["ratios"][0]["details"]["per process"] == [1.2, 0.9, 1.0]
+
+
+def test_benchmark_children_keep_freed_memory(monkeypatch):
+    seen = {}
+
+    class Completed:
+        returncode, stderr = 0, ""
+        stdout = json.dumps(
+            bench.run_config(bench.BlockConfig(tokens=8, d_model=4, hidden=6, repeats=1, warmup=0, use_compile=False))
+        )
+
+    def fake_run(command, **kwargs):
+        seen.update(kwargs["env"])
+        return Completed()
+
+    monkeypatch.setattr(bench.subprocess, "run", fake_run)
+    bench.run_in_fresh_processes(bench.BlockConfig(), processes=1)
+    assert {key: seen[key] for key in bench.STEADY_ALLOCATOR_ENV} == bench.STEADY_ALLOCATOR_ENV
+    assert int(seen["MALLOC_MMAP_THRESHOLD_"]) > 4096 * 2304 * 4  # the largest activation is never mmapped
