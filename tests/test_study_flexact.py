@@ -282,3 +282,10 @@ def test_derivatives_from_outputs_match_autograd(name: str) -> None:
 def test_count_range_states_one_n_when_cells_agree() -> None:
     assert analysis.count_range(pd.Series([5, 5, 5])) == "5"
     assert analysis.count_range([3, 5, 4]) == "3–5"
+
+
+def test_uniform_start_is_the_share_of_unbounded_candidates() -> None:
+    from actlab.routing.flexact import DEFAULT_CANDIDATES
+
+    assert analysis.uniform_unbounded_mass(DEFAULT_CANDIDATES) == pytest.approx(3 / 5)  # relu, leaky_relu, identity
+    assert analysis.uniform_unbounded_mass(("sigmoid", "tanh")) == 0.0

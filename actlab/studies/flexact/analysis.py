@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +83,11 @@ def unbounded_mass(row: dict[str, Any]) -> float:
     if not isinstance(probs, list):
         return math.nan
     return float(sum(p for p, name in zip(probs, row["candidates"], strict=True) if not get_spec(name).bounded))
+
+
+def uniform_unbounded_mass(candidates: Sequence[str]) -> float:
+    """`unbounded_mass` of the uniform router every run starts from: the share of unbounded candidates."""
+    return unbounded_mass({"routing_probs": [1.0 / len(candidates)] * len(candidates), "candidates": list(candidates)})
 
 
 def variant(row: dict[str, Any]) -> str:

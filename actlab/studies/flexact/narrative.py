@@ -176,7 +176,7 @@ def scale_markdown(
         f"- **Bias at the paper's k = {bias['k']:g}, alpha = {bias['alpha']:g}:** when the truth is bounded "
         f"({', '.join(bias['truths'])}) the final routing mass on unbounded candidates is {bias['mean']:.2f} "
         f"(95% CI {bias['ci_low']:.2f}–{bias['ci_high']:.2f}, n = {bias['n']} runs); an unbiased router would end "
-        f"near 0, the uniform start is 0.60. Per ground truth (mean [95% CI]): {per_truth}."
+        f"near 0, the uniform start is {bias['uniform_start']:.2f}. Per ground truth (mean [95% CI]): {per_truth}."
     ]
     for fit in fits:
         lines.append(

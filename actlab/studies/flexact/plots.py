@@ -23,6 +23,11 @@ def _color(name: str) -> str:
     return COLORS.get(name, "#7f7f7f")
 
 
+def _interval_errorbar(ax: Any, x: Any, mid: pd.Series, low: pd.Series, high: pd.Series, **style: Any) -> None:
+    """Points with an asymmetric interval [low, high] around `mid` (a mean and its CI), joined by a line."""
+    ax.errorbar(x, mid, yerr=[mid - low, high - mid], fmt="o-", capsize=3, **style)
+
+
 def run_trajectories(rows: Sequence[dict[str, Any]], max_panels: int = 10) -> plt.Figure | None:
     """The routing probabilities of each Flex-Act arm of one run over epochs (up to `max_panels` arms)."""
     routed = [row for row in rows if "trajectory" in row][:max_panels]
@@ -78,26 +83,15 @@ def mean_trajectories(
 def alpha_curve(summary: pd.DataFrame, paper: dict[float, float]) -> plt.Figure:
     """MSE (log scale, mean and 95% CI over seeds) and P(selected = sigmoid) against alpha; the paper's MSE too."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
-    left.errorbar(
-        summary["alpha"],
-        summary["mean"],
-        yerr=[summary["mean"] - summary["ci_low"], summary["ci_high"] - summary["mean"]],
-        fmt="o-",
-        capsize=3,
-        label="ours (mean, 95% CI)",
+    _interval_errorbar(
+        left, summary["alpha"], summary["mean"], summary["ci_low"], summary["ci_high"], label="ours (mean, 95% CI)"
     )
     left.plot(list(paper), list(paper.values()), "s--", color="gray", label="paper (Table 4)")
     left.set_yscale("log")
     left.set_xlabel("alpha")
     left.set_ylabel("test MSE")
     left.legend(fontsize=8)
-    right.errorbar(
-        summary["alpha"],
-        summary["rate"],
-        yerr=[summary["rate"] - summary["rate_low"], summary["rate_high"] - summary["rate"]],
-        fmt="o-",
-        capsize=3,
-    )
+    _interval_errorbar(right, summary["alpha"], summary["rate"], summary["rate_low"], summary["rate_high"])
     right.set_ylim(-0.05, 1.05)
     right.set_xlabel("alpha")
     right.set_ylabel("P(selected = sigmoid), 95% CI")
@@ -127,22 +121,20 @@ def heatmap(
     return fig
 
 
-def mass_by_scale(summary: pd.DataFrame) -> plt.Figure:
-    """Final routing mass on unbounded candidates against k (log axis), per ground truth, with and without KL."""
+def mass_by_scale(summary: pd.DataFrame, uniform_start: float) -> plt.Figure:
+    """Final routing mass on unbounded candidates against k (log axis), per ground truth, with and without KL.
+
+    `uniform_start` (the mass of the uniform router, `analysis.uniform_unbounded_mass`) is drawn dotted.
+    """
     truths = list(dict.fromkeys(summary["ground_truth"]))
     fig, axes = plt.subplots(1, len(truths), figsize=(3.0 * len(truths), 2.8), squeeze=False, sharey=True)
     for ax, truth in zip(axes[0], truths, strict=True):
         part = summary[summary.ground_truth == truth]
         for alpha, group in part.groupby("alpha"):
-            ax.errorbar(
-                group["k"],
-                group["mean"],
-                yerr=[group["mean"] - group["ci_low"], group["ci_high"] - group["mean"]],
-                fmt="o-",
-                capsize=3,
-                label=f"alpha={alpha:g}",
+            _interval_errorbar(
+                ax, group["k"], group["mean"], group["ci_low"], group["ci_high"], label=f"alpha={alpha:g}"
             )
-        ax.axhline(0.6, color="gray", lw=0.8, ls=":")
+        ax.axhline(uniform_start, color="gray", lw=0.8, ls=":")
         ax.set_xscale("log")
         ax.set_ylim(-0.05, 1.05)
         ax.set_title(f"GT {truth}", fontsize=9)

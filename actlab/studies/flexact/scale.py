@@ -25,7 +25,7 @@ import pandas as pd
 import sympy as sp
 
 from actlab.activations import get_spec
-from actlab.studies.flexact.analysis import clustered_slope, mse_cell, paper_setting
+from actlab.studies.flexact.analysis import clustered_slope, mse_cell, paper_setting, uniform_unbounded_mass
 from actlab.theory_scale import expectation, is_linear_in_sigma, sigma_sym
 
 BOUNDED_TRUTHS = ("sigmoid", "tanh")
@@ -78,10 +78,11 @@ def mass_regression(rows: pd.DataFrame, alpha: float, truths: tuple[str, ...] = 
 
 
 def bias_at(rows: pd.DataFrame, k: float, alpha: float, truths: tuple[str, ...] = BOUNDED_TRUTHS) -> dict[str, Any]:
-    """Mean final unbounded mass (bootstrap CI) when the truth is bounded, at one k and alpha."""
+    """Mean final unbounded mass (bootstrap CI) when the truth is bounded, at one k and alpha; and its uniform start."""
     part = paper_setting(rows)
     part = part[(part.alpha == alpha) & (part.k == k) & part.ground_truth.isin(truths)]
-    return {"k": k, "alpha": alpha, "truths": list(truths), **mse_cell(part["unbounded_mass"])}
+    start = uniform_unbounded_mass(part["candidates"].iloc[0]) if len(part) else math.nan
+    return {"k": k, "alpha": alpha, "truths": list(truths), "uniform_start": start, **mse_cell(part["unbounded_mass"])}
 
 
 # ---------------------------------------------------------------- Cor. D.3 in early training
