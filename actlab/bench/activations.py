@@ -233,9 +233,9 @@ def combine_reports(reports: list[dict]) -> dict:
     first = reports[0]
     ratios = []
     for row in first["ratios"]:
-        values = [r["ratio"] for report in reports for r in report["ratios"] if r["what"] == row["what"]]
-        candidates = [r["candidate"] for report in reports for r in report["ratios"] if r["what"] == row["what"]]
-        details = {**row["details"], "per process": values, "candidate per process": candidates}
+        matches = [r for report in reports for r in report["ratios"] if r["what"] == row["what"]]
+        values = [match["ratio"] for match in matches]
+        details = {**row["details"], "per process": values, "candidate per process": [m["candidate"] for m in matches]}
         ratios.append(
             Ratio(row["what"], row["candidate"], row["baseline"], statistics.median(values), row["target"],
                   row["unit"], details)
