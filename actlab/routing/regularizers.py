@@ -36,39 +36,52 @@ def pseudo_target(g: torch.Tensor, lam: float, norm_clip: float | None = None) -
     return torch.softmax(-g_bar / lam, dim=-1)
 
 
-def kl_to_target(p_tilde: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
-    """KL(p_tilde || p) = sum_k p_tilde_k (log p_tilde_k - log p_k); averaged over samples when p is (B, K).
+def kl_rows(p_tilde: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """KL(p_tilde || p) = sum_k p_tilde_k (log p_tilde_k - log p_k) over the last dimension, one value per row.
 
-    With p_tilde fixed this has gradient (1/tau)(p_k - p_tilde_k) in log pi (Prop. 2, eq. 22).
+    Zero probabilities are clamped to the dtype's smallest normal number before the log, so 0 log 0 counts as 0.
     """
     log_p = torch.log(p.clamp_min(torch.finfo(p.dtype).tiny))
     log_target = torch.log(p_tilde.clamp_min(torch.finfo(p_tilde.dtype).tiny))
-    per_row = (p_tilde * (log_target - log_p)).sum(dim=-1)
+    return (p_tilde * (log_target - log_p)).sum(dim=-1)
+
+
+def kl_to_target(p_tilde: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """KL(p_tilde || p) (`kl_rows`), averaged over samples when p is (B, K).
+
+    With p_tilde fixed this has gradient (1/tau)(p_k - p_tilde_k) in log pi (Prop. 2, eq. 22).
+    """
+    per_row = kl_rows(p_tilde, p)
     return per_row.mean() if per_row.dim() > 0 else per_row
 
 
-class _ClipGradNorm(torch.autograd.Function):
-    """Identity forward; backward rescales the incoming gradient to norm <= max_norm."""
+class _ClipGradRows(torch.autograd.Function):
+    """Identity forward; backward rescales the gradient of each row (last dimension) to norm <= its max_norm."""
 
     @staticmethod
-    def forward(ctx, x: torch.Tensor, max_norm: float):  # noqa: ANN205
-        ctx.max_norm = max_norm
+    def forward(ctx, x: torch.Tensor, max_norm: torch.Tensor):  # noqa: ANN205
+        ctx.save_for_backward(max_norm)
         return x.view_as(x)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # noqa: ANN205
-        norm = grad.norm()
-        scale = torch.clamp(ctx.max_norm / (norm + 1e-12), max=1.0)
+        (max_norm,) = ctx.saved_tensors
+        norm = grad.norm(dim=-1, keepdim=True)
+        scale = torch.clamp(max_norm.unsqueeze(-1) / (norm + 1e-12), max=1.0)
         return grad * scale, None
 
 
-def clip_logit_gradient(logits: torch.Tensor, max_norm: float | None) -> torch.Tensor:
-    """`logits` unchanged, but the gradient reaching them is clipped to norm `max_norm` (Table 6 row 2)."""
+def clip_logit_gradient(logits: torch.Tensor, max_norm: float | torch.Tensor | None) -> torch.Tensor:
+    """`logits` unchanged, but the gradient reaching each row is clipped to norm `max_norm` (Table 6 row 2).
+
+    `max_norm` is one number for a layer's logit vector, or one per row (inf: not clipped) for stacked routers.
+    """
     if max_norm is None:
         return logits
-    if max_norm <= 0:
+    limit = torch.as_tensor(max_norm, dtype=logits.dtype, device=logits.device)
+    if bool((limit <= 0).any()):
         raise ValueError(f"logit gradient clip must be > 0, got {max_norm}")
-    return _ClipGradNorm.apply(logits, max_norm)
+    return _ClipGradRows.apply(logits, limit)
 
 
 def normalize_branches(a: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:

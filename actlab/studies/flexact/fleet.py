@@ -32,6 +32,7 @@ from torch import nn
 from actlab.activations import LEAKY_RELU_SLOPE, get_activation
 from actlab.routing.flexact import DEFAULT_CANDIDATES
 from actlab.routing.mixture import value_and_derivative
+from actlab.routing.regularizers import clip_logit_gradient, kl_rows
 from actlab.studies.flexact.arms import FLEXACT, STRATEGIES, TAU, Arm
 
 
@@ -47,22 +48,6 @@ class FleetOutput:
     x: torch.Tensor  # (M, B, H) routed activation sum_k p_k a_k
     p_tilde: torch.Tensor | None = None  # (M, K) pseudo-target (None in eval or when alpha = 0 everywhere)
     g_bar: torch.Tensor | None = None  # (M, K) the g_bar it was built from
-
-
-class _ClipRows(torch.autograd.Function):
-    """Identity forward; backward rescales each row of the gradient to norm <= its own max_norm."""
-
-    @staticmethod
-    def forward(ctx, logits: torch.Tensor, max_norm: torch.Tensor):  # noqa: ANN205
-        ctx.save_for_backward(max_norm)
-        return logits.view_as(logits)
-
-    @staticmethod
-    def backward(ctx, grad: torch.Tensor):  # noqa: ANN205
-        (max_norm,) = ctx.saved_tensors
-        norm = grad.norm(dim=-1, keepdim=True)
-        scale = torch.clamp(max_norm[:, None] / (norm + 1e-12), max=1.0)
-        return grad * scale, None
 
 
 def _derivative_from_output(name: str, h: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
@@ -168,7 +153,7 @@ class RouterFleet(nn.Module):
         return torch.softmax(self.log_pi.detach(), dim=-1)
 
     def _routing(self, tau: float, noise: torch.Tensor | None, hard_argmax: bool) -> tuple[torch.Tensor, torch.Tensor]:
-        logits = _ClipRows.apply(self.log_pi, self.logit_clip) if self.any_clip else self.log_pi
+        logits = clip_logit_gradient(self.log_pi, self.logit_clip) if self.any_clip else self.log_pi
         if hard_argmax:
             p_soft = nn.functional.one_hot(logits.detach().argmax(-1), logits.shape[-1]).to(logits.dtype)
         elif noise is None:
@@ -221,6 +206,4 @@ class RouterFleet(nn.Module):
         p_tilde = torch.softmax(-g_bar / lam[:, None], dim=-1)
         if self.detach_target:
             p_tilde = p_tilde.detach()
-        tiny = torch.finfo(p_soft.dtype).tiny
-        kl = (p_tilde * (torch.log(p_tilde.clamp_min(tiny)) - torch.log(p_soft.clamp_min(tiny)))).sum(-1)
-        return p_tilde.detach(), g_bar.detach(), kl
+        return p_tilde.detach(), g_bar.detach(), kl_rows(p_tilde, p_soft)
