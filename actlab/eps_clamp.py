@@ -30,7 +30,7 @@ from actlab.symbolic import alpha_n, beta, x
 class ClampConvention:
     """How one code base writes the clamp, and the effective c in `min(x, c)`.
 
-    `actlab_module` marks actlab's own convention: it is measured on `actlab.nn.xielu.xielu_reference` itself
+    `actlab_module` marks actlab's own convention: it is measured on `actlab.nn.formulas.xielu_reference` itself
     (which also clamps the x > 0 side and so has no tie in `min` at 0), not on the implementations' formula.
     """
 
@@ -42,7 +42,7 @@ class ClampConvention:
     def apply(self, x_: torch.Tensor, alpha_p_: float = 0.8, alpha_n_: float = 0.8, beta_: float = 0.5) -> torch.Tensor:
         """f(x) as this code base computes it."""
         if self.actlab_module:
-            from actlab.nn.xielu import xielu_reference
+            from actlab.nn.formulas import xielu_reference
 
             alphas = (torch.tensor(alpha_p_, dtype=x_.dtype), torch.tensor(alpha_n_, dtype=x_.dtype))
             return xielu_reference(x_, *alphas, beta_)

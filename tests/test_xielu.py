@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from actlab import activations, derivations
-from actlab.nn import XIELU, XIPReLU, integrated_activation, select_path
+from actlab.nn import XIELU, XIPReLU, fused, integrated_activation, select_path
 from actlab.nn import xielu as xielu_module
 from actlab.symbolic_torch import torch_kernels
 
@@ -171,11 +171,49 @@ def test_compiled_path_serves_every_rank_without_recompiling_into_a_fallback(fre
     assert xielu_module.fast_path_status()["compile_failure"] is None
 
 
+def test_compiled_gradients_match_eager_for_strided_inputs_and_expanded_gradients(fresh_compile_state):
+    """A transposed x and the stride-0 gradient of `.sum()` reach kernels built for flat contiguous tensors."""
+    generator = torch.Generator().manual_seed(11)
+    x = torch.randn(7, 5, generator=generator).t() * 3
+    module, reference = XIELU(path="compile"), XIELU(path="eager")
+    x_fast, x_ref = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    module(x_fast).sum().backward()
+    reference(x_ref).sum().backward()
+    torch.testing.assert_close(x_fast.grad, x_ref.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(module.a_n.grad, reference.a_n.grad, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("alpha_p_init", [0.8, 30.0])  # 30: a_p > 20, where softplus is the identity
+def test_compiled_parameter_gradients_follow_softplus_on_both_sides_of_its_threshold(alpha_p_init, fresh_compile_state):
+    module = XIELU(alpha_p_init=alpha_p_init, path="compile").double()
+    reference = XIELU(alpha_p_init=alpha_p_init, path="eager").double()
+    x = torch.linspace(-4, 4, 41, dtype=torch.float64)
+    module(x).square().sum().backward()
+    reference(x).square().sum().backward()
+    torch.testing.assert_close(module.a_p.grad, reference.a_p.grad, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(module.a_n.grad, reference.a_n.grad, rtol=1e-12, atol=1e-12)
+
+
+def test_compiled_kernels_are_rebuilt_for_a_new_thread_count(fresh_compile_state):
+    """Inductor's CPU code fixes its thread count when generated; a kernel must not outlive a set_num_threads."""
+    module, x = XIELU(path="compile"), torch.randn(16)
+    threads = torch.get_num_threads()
+    try:
+        with torch.no_grad():
+            for count in (1, 2):
+                torch.set_num_threads(count)
+                torch.testing.assert_close(module(x), XIELU(path="eager")(x), rtol=1e-6, atol=1e-6)
+    finally:
+        torch.set_num_threads(threads)
+    (kernels,) = xielu_module._compiled.values()
+    assert sorted(key[-1] for key in kernels._forwards) == [1, 2]
+
+
 def test_compile_failure_falls_back_loudly_to_the_symbolic_function(monkeypatch, fresh_compile_state):
-    def broken(kind):
+    def broken(function, example_inputs):
         raise RuntimeError("no C++ compiler found")
 
-    monkeypatch.setattr(xielu_module, "_compiled_reference", broken)
+    monkeypatch.setattr(fused, "compile_standalone", broken)
     module, reference = XIELU(), XIELU(path="eager")
     x = torch.linspace(-3, 3, 13)
     with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler found"):
@@ -187,15 +225,15 @@ def test_compile_failure_falls_back_loudly_to_the_symbolic_function(monkeypatch,
         module(x)
 
 
-def test_backward_compile_failure_falls_back_loudly_with_the_same_gradients(fresh_compile_state):
+def test_backward_compile_failure_falls_back_loudly_with_the_same_gradients(monkeypatch, fresh_compile_state):
     module, reference = XIELU(path="compile"), XIELU(path="eager")
     x = torch.linspace(-3, 3, 13)
-    module(x.clone().requires_grad_(True))  # builds the kernels
+    module(x.clone().requires_grad_(True))  # builds the forward kernel; the backward is built at first backward
 
-    def broken(*args):
+    def broken(function, example_inputs):
         raise RuntimeError("backward kernel failed to build")
 
-    xielu_module._compiled["xielu"].kernels.compiled_backward = broken
+    monkeypatch.setattr(fused, "compile_standalone", broken)
     x_fast, x_ref = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
     with pytest.warns(RuntimeWarning, match="backward kernel failed to build"):
         module(x_fast).sum().backward()

@@ -1,21 +1,21 @@
 """xIELU and xIPReLU (arXiv 2411.13010) as `nn.Module`s: an eager reference path and a fast path, chosen in one place.
 
 Paths (`select_path` is the only place that picks one):
-- "eager": `xielu_reference` / `xiprelu_reference`, plain torch ops; the definition every other path must match.
-- "compile": the reference function through `torch.compile` forward, and the closed-form backward compiled on its
-  own (`actlab.nn.fused`): one fused kernel each way, the two parameter-gradient reductions in the backward's
-  single pass. The default ("auto") when it works. Caveat: on
-  CPU, inductor's vectorised code writes `expm1(x)` as `exp(x) - 1` (for speed), so for tiny negative x the
-  compiled f has an absolute error of about one float epsilon (~1e-7 in float32) where eager's is ~eps * |x|.
+- "eager": `xielu_reference` / `xiprelu_reference` (`actlab.nn.formulas`), plain torch ops; the definition every
+  other path must match.
+- "compile": fused kernels compiled by inductor without dynamo (`actlab.nn.fused`): one kernel forward, one
+  closed-form kernel backward that also yields both parameter gradients, the alphas' softplus inside them.
+  The default ("auto") when it works. Caveat: on CPU, inductor's vectorised code writes `expm1(x)` as
+  `exp(x) - 1` (for speed), so for tiny negative x the compiled f has an absolute error of about one float
+  epsilon (~1e-7 in float32) where eager's is ~eps * |x|.
 - "function": `actlab.symbolic_torch.SymbolicActivationFunction`, an autograd Function whose forward is the
   derived closed form and whose backward is the symbolic gradient (`actlab.derivations`), not autograd's tape.
   About as fast as eager (unfused ops), but it saves only x for the backward where eager autograd keeps several
   intermediates; the fallback when compiling is impossible.
 
-If `torch.compile` fails (no C++ compiler, unsupported platform), the module warns once with the reason and
-uses "function" from then on: loud, never silent. The reference path is also used inside an outer
-`torch.compile` (whose graph then fuses it) and under a torch dispatch mode such as `FlopCounterMode` (where dynamo
-skips compiled frames).
+If compiling fails (no C++ compiler, unsupported platform), the module warns once with the reason and uses
+"function" from then on: loud, never silent. The reference path is also used inside an outer `torch.compile`
+(whose graph then fuses it) and under a torch dispatch mode such as `FlopCounterMode` (which must see the ops).
 
 Why parameters are cast to the input's dtype: other implementations keep fp32 alphas, so a bf16/fp16 input is
 promoted to fp32 (or rejected by the fused kernel). Here the output dtype is always the input dtype.
@@ -27,7 +27,6 @@ import functools
 import logging
 import math
 import warnings
-from collections.abc import Callable
 from typing import ClassVar
 
 import torch
@@ -35,45 +34,21 @@ import torch.nn.functional as F
 import torch.utils._python_dispatch
 from torch import nn
 
-from actlab.nn.fused import FusedIntegratedActivation, FusedKernels
+from actlab.nn import fused
+from actlab.nn.formulas import REFERENCES
+from actlab.nn.fused import CompiledKernels, KernelSpec
 
 BETA = 0.5  # fixed, not trained (paper §3)
 ALPHA_INIT = 0.8  # alpha_p and alpha_n at initialisation (paper §3, reference code)
 PATHS = ("eager", "compile", "function")
 
 _log = logging.getLogger("actlab.nn")
-_compiled: dict[str, Callable[..., torch.Tensor]] = {}
+_compiled: dict[KernelSpec, CompiledKernels] = {}
 _compile_failure: str | None = None
-_RECOMPILE_LIMIT = 64  # graphs per activation: every float dtype x autograd mode x size class, with room to spare
-
-
-def xielu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
-    """xIELU(x) = alpha_p x² + beta x for x > 0;  alpha_n (e^x − 1) − alpha_n x + beta x for x <= 0.
-
-    Written as a sum over the two sides, `x_pos = clamp(x, min=0)` and `x_neg = clamp(x, max=0)`: each side is
-    exactly 0 on the other, so this equals the two-branch `where` bit for bit, with no overflow in the unused
-    side (the reason other code clamps `expm1`'s argument at all). The clamp is at c = 0, not at eps = -1e-6:
-    any c >= 0 leaves x <= 0 exact, while c < 0 turns f into a line of slope beta - alpha_n on (c, 0] and makes
-    f(0) = alpha_n expm1(c) != 0, a jump at 0 (derived and measured in `actlab.eps_clamp`). With c = 0,
-    f(0) = 0 exactly and f'(0) = beta from both sides, as the derivation says.
-    """
-    x_pos = torch.clamp(x, min=0.0)
-    x_neg = torch.clamp(x, max=0.0)
-    return alpha_p * x_pos * x_pos + alpha_n * (torch.expm1(x_neg) - x_neg) + beta * x
-
-
-def xiprelu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
-    """xIPReLU(x) = alpha_p x² + beta x for x > 0;  alpha_n x² + beta x for x <= 0 (same two-sided sum form)."""
-    x_pos = torch.clamp(x, min=0.0)
-    x_neg = torch.clamp(x, max=0.0)
-    return alpha_p * x_pos * x_pos + alpha_n * x_neg * x_neg + beta * x
-
-
-REFERENCES: dict[str, Callable[..., torch.Tensor]] = {"xielu": xielu_reference, "xiprelu": xiprelu_reference}
 
 
 def _in_dispatch_mode() -> bool:
-    """True under a TorchDispatchMode (FlopCounterMode, FakeTensorMode...), where dynamo does not compile."""
+    """True under a TorchDispatchMode (FlopCounterMode, FakeTensorMode...), which must see the reference's ops."""
     probe = getattr(torch.utils._python_dispatch, "is_in_torch_dispatch_mode", None)
     return bool(probe()) if probe is not None else False
 
@@ -83,7 +58,7 @@ def select_path(requested: str = "auto") -> str:
     if requested != "auto" and requested not in PATHS:
         raise ValueError(f"unknown path {requested!r}; choose from: auto, {', '.join(PATHS)}")
     if torch.compiler.is_compiling() or _in_dispatch_mode():
-        return "eager"  # an outer torch.compile fuses the reference itself; dispatch modes skip compiled frames
+        return "eager"  # an outer torch.compile fuses the reference itself; dispatch modes must see its ops
     if requested in ("auto", "compile"):
         return "function" if _compile_failure is not None else "compile"
     return requested
@@ -94,28 +69,17 @@ def fast_path_status() -> dict[str, str | None]:
     return {"auto": select_path("auto"), "compile_failure": _compile_failure}
 
 
-def _compiled_reference(kind: str) -> Callable[..., torch.Tensor]:
-    """f(x_flat, alpha_p, alpha_n, beta) on the compiled path: fused kernels both ways (`actlab.nn.fused`)."""
-    if kind not in _compiled:
-        # Callers flatten x and the graphs are dynamic, so shapes and ranks do not recompile; dtypes and sizes 0/1
-        # (which dynamo specialises) do. Dynamo gives up on a function after `recompile_limit` graphs (8 by
-        # default), which fullgraph turns into the loud fallback; the limit is raised for our calls.
-        kernels = FusedKernels(torch.compile(REFERENCES[kind], fullgraph=True, dynamic=True), kind, _fall_back)
-
-        def apply(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
-            if torch.is_grad_enabled() and (x.requires_grad or alpha_p.requires_grad or alpha_n.requires_grad):
-                return FusedIntegratedActivation.apply(x, alpha_p, alpha_n, beta, kernels)
-            return kernels.forward(x, alpha_p, alpha_n, beta)
-
-        apply.kernels = kernels  # type: ignore[attr-defined]  # reachable for inspection and tests
-        _compiled[kind] = apply
-    return _compiled[kind]
+def _compiled_kernels(spec: KernelSpec) -> CompiledKernels:
+    """The spec's kernels, built (lazily, per dtype) on first use and shared by every module with that spec."""
+    if spec not in _compiled:
+        _compiled[spec] = CompiledKernels(spec, on_backward_failure=_fall_back)
+    return _compiled[spec]
 
 
 def _fall_back(error: Exception) -> None:
     global _compile_failure
     _compile_failure = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
-    message = f"actlab.nn: torch.compile fast path failed ({_compile_failure}); using the symbolic autograd Function"
+    message = f"actlab.nn: compiled fast path failed ({_compile_failure}); using the symbolic autograd Function"
     _log.warning(message)
     warnings.warn(message, RuntimeWarning, stacklevel=3)
 
@@ -128,25 +92,28 @@ def _symbolic_kernels(kind: str):  # noqa: ANN202 - TorchKernels, imported lazil
     return torch_kernels(get_derivation(kind))
 
 
+def _activate(spec: KernelSpec, x: torch.Tensor, p: torch.Tensor, n: torch.Tensor, path: str) -> torch.Tensor:
+    """f(x) for scalars p, n as `spec` reads them, through the path `select_path` picks."""
+    chosen = select_path(path)
+    if chosen == "compile":
+        try:
+            return fused.apply(_compiled_kernels(spec), x, p, n)
+        except Exception as error:  # loud fallback: warn with the reason, then never retry
+            _fall_back(error)
+            chosen = "function"
+    alpha_p, alpha_n = spec.alphas(p, n, x.dtype)
+    if chosen == "function":
+        from actlab.symbolic_torch import apply_symbolic
+
+        return apply_symbolic(_symbolic_kernels(spec.kind), x, (alpha_p, alpha_n), spec.beta)
+    return REFERENCES[spec.kind](x, alpha_p, alpha_n, spec.beta)
+
+
 def integrated_activation(
     kind: str, x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float, path: str = "auto"
 ) -> torch.Tensor:
     """Functional xIELU/xIPReLU (`kind`) on already-constrained alphas, through the path `select_path` picks."""
-    if kind not in REFERENCES:
-        raise ValueError(f"unknown activation kind {kind!r}; choose from: {', '.join(REFERENCES)}")
-    chosen = select_path(path)
-    if chosen == "compile":
-        try:
-            with torch._dynamo.config.patch(recompile_limit=_RECOMPILE_LIMIT):
-                return _compiled_reference(kind)(x.reshape(-1), alpha_p, alpha_n, beta).view(x.shape)
-        except Exception as error:  # loud fallback: warn with the reason, then never retry
-            _fall_back(error)
-            chosen = "function"
-    if chosen == "function":
-        from actlab.symbolic_torch import apply_symbolic
-
-        return apply_symbolic(_symbolic_kernels(kind), x, (alpha_p, alpha_n), beta)
-    return REFERENCES[kind](x, alpha_p, alpha_n, beta)
+    return _activate(KernelSpec(kind, float(beta)), x, alpha_p, alpha_n, path)
 
 
 def _inverse_softplus(value: float) -> float:
@@ -190,8 +157,8 @@ class _IntegratedGradientActivation(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not torch.is_floating_point(x):
             raise ValueError(f"{type(self).__name__} needs a floating-point input, got {x.dtype}; cast with x.float()")
-        alpha_p, alpha_n = self.alpha_p.to(x.dtype), self.alpha_n.to(x.dtype)
-        return integrated_activation(self.kind, x, alpha_p, alpha_n, self.beta, self.path)
+        spec = KernelSpec(self.kind, self.beta, alpha_offsets=(0.0, self._alpha_n_offset))
+        return _activate(spec, x, self.a_p, self.a_n, self.path)  # raw parameters: the kernels apply softplus
 
     def extra_repr(self) -> str:
         alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"

@@ -1,0 +1,75 @@
+"""xIELU and xIPReLU as plain torch ops: the definitions every faster path must match, and their closed-form gradients.
+
+f (arXiv 2411.13010, with x+ = max(x, 0), x- = min(x, 0)):
+
+    xIELU:   f(x) = alpha_p x+² + alpha_n (expm1(x-) - x-) + beta x
+    xIPReLU: f(x) = alpha_p x+² + alpha_n x-² + beta x
+
+Gradients (the ones `actlab.derivations` derives and proves; the tests hold these equal to autograd):
+
+    xIELU:   f'(x) = 2 alpha_p x+ + alpha_n expm1(x-) + beta;   df/dalpha_p = x+²;  df/dalpha_n = expm1(x-) - x-
+    xIPReLU: f'(x) = 2 alpha_p x+ + 2 alpha_n x- + beta;        df/dalpha_p = x+²;  df/dalpha_n = x-²
+
+Why the two-sided sum rather than `where`: each side is exactly 0 on the other, so this equals the two-branch
+`where` bit for bit with no overflow in the unused side (the reason other code clamps `expm1`'s argument at all).
+The clamp is at c = 0, not at eps = -1e-6: any c >= 0 leaves x <= 0 exact, while c < 0 turns f into a line of
+slope beta - alpha_n on (c, 0] and makes f(0) = alpha_n expm1(c) != 0, a jump at 0 (derived and measured in
+`actlab.eps_clamp`). With c = 0, f(0) = 0 exactly and f'(0) = beta from both sides, as the derivation says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+Gradients = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+def xielu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
+    """xIELU(x) = alpha_p x² + beta x for x > 0;  alpha_n (e^x − 1) − alpha_n x + beta x for x <= 0."""
+    x_pos = torch.clamp(x, min=0.0)
+    x_neg = torch.clamp(x, max=0.0)
+    return alpha_p * x_pos * x_pos + alpha_n * (torch.expm1(x_neg) - x_neg) + beta * x
+
+
+def xiprelu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
+    """xIPReLU(x) = alpha_p x² + beta x for x > 0;  alpha_n x² + beta x for x <= 0 (same two-sided sum form)."""
+    x_pos = torch.clamp(x, min=0.0)
+    x_neg = torch.clamp(x, max=0.0)
+    return alpha_p * x_pos * x_pos + alpha_n * x_neg * x_neg + beta * x
+
+
+def _sum_dtype(x: torch.Tensor) -> torch.dtype:
+    """float32 for float16/bfloat16/float32 (a low-precision sum over millions of elements loses most of its
+    digits), float64 for float64 (so float64 gradchecks see float64 parameter gradients)."""
+    return torch.promote_types(x.dtype, torch.float32)
+
+
+def xielu_gradients(
+    x: torch.Tensor, grad: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float
+) -> Gradients:
+    """(dL/dx, dL/dalpha_p, dL/dalpha_n) of xIELU for upstream `grad`; the alpha sums in float32 or float64."""
+    x_pos = torch.clamp(x, min=0.0)
+    x_neg = torch.clamp(x, max=0.0)
+    expm1_neg = torch.expm1(x_neg)
+    grad_x = grad * (2.0 * alpha_p * x_pos + alpha_n * expm1_neg + beta)
+    grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=_sum_dtype(x))
+    grad_alpha_n = torch.sum(grad * (expm1_neg - x_neg), dtype=_sum_dtype(x))
+    return grad_x, grad_alpha_p, grad_alpha_n
+
+
+def xiprelu_gradients(
+    x: torch.Tensor, grad: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float
+) -> Gradients:
+    """(dL/dx, dL/dalpha_p, dL/dalpha_n) of xIPReLU for upstream `grad`; the alpha sums in float32 or float64."""
+    x_pos = torch.clamp(x, min=0.0)
+    x_neg = torch.clamp(x, max=0.0)
+    grad_x = grad * (2.0 * alpha_p * x_pos + 2.0 * alpha_n * x_neg + beta)
+    grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=_sum_dtype(x))
+    grad_alpha_n = torch.sum(grad * x_neg * x_neg, dtype=_sum_dtype(x))
+    return grad_x, grad_alpha_p, grad_alpha_n
+
+
+REFERENCES: dict[str, Callable[..., torch.Tensor]] = {"xielu": xielu_reference, "xiprelu": xiprelu_reference}
+GRADIENTS: dict[str, Callable[..., Gradients]] = {"xielu": xielu_gradients, "xiprelu": xiprelu_gradients}
