@@ -7,9 +7,8 @@ And every call through dynamo's frame wrapper and guards costs ~50 us on CPU, wh
 LM's training step (three layers, ~35 ms single-threaded) those fixed costs were ~3% of the step: as much as
 the whole difference between xIELU and ReLU² that the fused arithmetic leaves.
 
-So here each kernel is traced once into an FX graph whose input length is symbolic (`make_fx`), and inductor
-compiles that graph on its own (`torch._inductor.standalone_compile`, its precompilation API): a callable with
-no guards, ~10 us a call. The checks dynamo's guards made are ours to keep, and `CompiledKernels` keeps them:
+So here each kernel is compiled by inductor alone (`actlab.standalone`): a callable with no guards, ~10 us a
+call. The checks dynamo's guards made are ours to keep, and `CompiledKernels` keeps them:
 inputs are flat and contiguous, and a kernel is built per (dtype, parameter dtype, device, CPU thread count),
 since inductor's CPU code fixes its thread count when it is generated.
 
@@ -29,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from actlab.nn.formulas import GRADIENTS, REFERENCES, Gradients
+from actlab.standalone import compile_standalone, thread_key
 
 SOFTPLUS_THRESHOLD = 20.0  # F.softplus's default: above it softplus(a) returns a, whose derivative is 1
 _EXAMPLE_LENGTH = 64  # the traced example's length; the graph's length is symbolic, so any length runs
@@ -79,20 +79,8 @@ class KernelSpec:
         return grad_x, grad_p.to(p.dtype), grad_n.to(n.dtype)
 
 
-def compile_standalone(function: Callable[..., object], example_inputs: list[torch.Tensor]) -> Callable[..., object]:
-    """`function` (tensors in, tensors out) traced with a symbolic length and compiled by inductor alone.
-
-    `function` must take its tensors as plain positional arguments (make_fx counts them; a bound method's
-    self would be counted too)."""
-    from torch.fx.experimental.proxy_tensor import make_fx
-
-    graph = make_fx(function, tracing_mode="symbolic")(*example_inputs)
-    return torch._inductor.standalone_compile(graph, example_inputs)
-
-
 def _kernel_key(x: torch.Tensor, p: torch.Tensor) -> tuple[object, ...]:
-    threads = torch.get_num_threads() if x.device.type == "cpu" else 0
-    return (x.dtype, p.dtype, tuple(p.shape), x.device, threads)
+    return (x.dtype, p.dtype, tuple(p.shape), x.device, thread_key(x.device))
 
 
 class CompiledKernels:
