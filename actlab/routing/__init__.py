@@ -4,8 +4,9 @@
   regulariser and Table 6's alternatives (regularizers.py).
 - `SmartMixed` (smartmixed.py): one router per neuron, hard straight-through; `freeze_mlp`
   (grouped.py) turns it into a `GroupedActivation` on contiguous slices for phase 2.
-- `LeanMixture` (mixture.py): the mixture as an autograd Function that saves only h and p;
-  `recompute_routed_outputs()` (memory.py) also keeps the router output out of the graph.
+- `LeanMixture` (lean.py): the mixture as an autograd Function that saves only h and p; its
+  formulas are in mixture.py, compiled by compiled.py; `recompute_routed_outputs()` (memory.py)
+  also keeps the router output out of the graph.
 - Temperature schedules (schedules.py) and Gumbel helpers (gumbel.py).
 """
 
@@ -13,8 +14,9 @@ from __future__ import annotations
 
 from actlab.routing.flexact import DEFAULT_CANDIDATES, FlexAct, FlexActConfig, total_regularization
 from actlab.routing.grouped import GroupedActivation, choice_counts, freeze_mlp, group_mlp
+from actlab.routing.lean import LeanMixture, lean_mixture
 from actlab.routing.memory import recompute_routed_outputs
-from actlab.routing.mixture import LeanMixture, lean_mixture, reference_mixture
+from actlab.routing.mixture import reference_mixture
 from actlab.routing.schedules import ConstantTau, ExponentialTau, LinearTau, TauSchedule, make_schedule, routers
 from actlab.routing.smartmixed import SMARTMIXED_POOL, SmartMixed, SmartMixedConfig
 

@@ -7,9 +7,11 @@ Why a module with a config dataclass: studies sweep the switches the paper leave
 sample or per batch, soft or straight-through, lambda, whether p_tilde is detached, Table 6's
 alternatives), so every switch is a field of `FlexActConfig` with its default stated here.
 
-Training uses `LeanMixture` (saves only h and p). Output normalisation needs the branch outputs
-themselves, so it runs the plain-autograd reference path; a non-detached p_tilde computes its
-gradient norms with a graph (double backward). `implementation="reference"` forces the plain path.
+Training runs one autograd Function per layer (`actlab.routing.routed`): Gumbel softmax, the
+memory-lean mixture (saves only h and p) and the regulariser, with the closed-form backward of
+Props. 1 and 2. Output normalisation needs the branch outputs themselves, so it runs the
+plain-autograd reference path; a non-detached p_tilde computes its gradient norms with a graph
+(double backward) beside `LeanMixture`. `implementation="reference"` forces the plain path.
 """
 
 from __future__ import annotations
@@ -22,20 +24,16 @@ from torch import nn
 
 from actlab.activations import get_activation, get_spec
 from actlab.routing.gumbel import one_hot_argmax, sample_gumbel, straight_through
+from actlab.routing.lean import lean_mixture
 from actlab.routing.memory import tag_output
-from actlab.routing.mixture import (
-    MixturePlan,
-    branch_outputs,
-    lean_mixture,
-    mix_branches,
-    reference_gradient_norms,
-)
+from actlab.routing.mixture import MixturePlan, branch_outputs, mix_branches, reference_gradient_norms
 from actlab.routing.regularizers import (
     clip_logit_gradient,
     kl_to_target,
     normalize_branches,
     pseudo_target,
 )
+from actlab.routing.routed import RoutingStep, routed_mixture
 
 DEFAULT_CANDIDATES: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "identity")
 EVAL_MODES = ("probs", "argmax")
@@ -59,7 +57,7 @@ class FlexActConfig:
     norm_clip: float | None = None  # Table 6: p_tilde from norms clipped at this value
     normalize_outputs: bool = False  # Table 6 / eq. 19: a_k / ||a_k|| per sample
     implementation: str = "lean"  # "lean" (memory-lean Function) or "reference" (plain autograd)
-    compile: bool = False  # torch.compile the lean kernels (fused loops; first call compiles, seconds)
+    compile: bool = False  # compile the lean kernels with inductor (fused loops; first use compiles, seconds)
 
     def __post_init__(self) -> None:
         candidates = tuple(self.candidates) if not isinstance(self.candidates, str) else (self.candidates,)
@@ -151,7 +149,32 @@ class FlexAct(nn.Module):
         p_soft = torch.softmax((logits + g) / tau, dim=-1)
         return (straight_through(p_soft) if self.config.hard else p_soft), p_soft
 
+    def _routed_training_applies(self) -> bool:
+        """Training, lean, and nothing `actlab.routing.routed` does not cover (see its docstring)."""
+        config = self.config
+        covered = not config.normalize_outputs and (config.detach_target or config.alpha == 0)
+        return self.training and config.implementation == "lean" and covered
+
+    def _routed_training_forward(self, h: torch.Tensor) -> torch.Tensor:
+        """The lean training forward as one autograd Function (`actlab.routing.routed`): same values, fewer ops."""
+        _check_positive("tau", self.tau)
+        config = self.config
+        lam = config.pseudo_temperature if config.pseudo_temperature is not None else self.tau
+        logits = clip_logit_gradient(self.log_pi, config.logit_grad_clip)
+        shape = (h.shape[0], len(self.candidates)) if config.noise == "sample" else (len(self.candidates),)
+        u = torch.rand(shape, generator=self.generator, dtype=h.dtype, device=h.device)  # as sample_gumbel draws
+        numbers = torch.tensor([self.tau, lam, config.alpha], dtype=h.dtype, device=h.device)
+        step = RoutingStep(self.plan, config.hard, config.alpha > 0, config.norm_clip)
+        x, reg, p, p_tilde = routed_mixture(h, logits, u, numbers, step, config.compile)
+        tag_output(x, h, p, self.plan, config.compile)  # see actlab.routing.memory
+        self._regularization = reg if config.alpha > 0 else None
+        if config.alpha > 0:
+            self.last_pseudo_target = p_tilde
+        return x
+
     def forward(self, h: torch.Tensor) -> torch.Tensor:
+        if self._routed_training_applies():
+            return self._routed_training_forward(h)
         p, p_soft = self._routing_weights(h)
         want_reg = self.training and self.config.alpha > 0
         detached_norms = want_reg and self.config.detach_target

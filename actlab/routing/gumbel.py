@@ -28,9 +28,13 @@ def sample_gumbel(
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """Standard Gumbel(0, 1) noise g = -log(-log U); U is clamped to the open interval (0, 1)."""
-    tiny = torch.finfo(dtype).tiny
-    u = _uniform(shape, generator, dtype, device).clamp_(min=tiny, max=1.0 - torch.finfo(dtype).eps)
-    return -torch.log(-torch.log(u))
+    return gumbel_from_uniform(_uniform(shape, generator, dtype, device))
+
+
+def gumbel_from_uniform(u: torch.Tensor) -> torch.Tensor:
+    """-log(-log U) with U clamped to the open interval (0, 1), so g is finite (kernels take U, not g)."""
+    finfo = torch.finfo(u.dtype)
+    return -torch.log(-torch.log(u.clamp(min=finfo.tiny, max=1.0 - finfo.eps)))
 
 
 def reference_gumbel(
@@ -60,7 +64,7 @@ def straight_through(p_soft: torch.Tensor) -> torch.Tensor:
     is *not* the gradient of the hard forward value; `actlab.theory` measures how far off it is.
     """
     index = p_soft.argmax(dim=-1, keepdim=True)
-    p_hard = torch.zeros_like(p_soft).scatter_(-1, index, 1.0)
+    p_hard = (torch.arange(p_soft.shape[-1], device=p_soft.device) == index).to(p_soft.dtype)
     return (p_hard - p_soft).detach() + p_soft
 
 

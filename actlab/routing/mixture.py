@@ -1,13 +1,11 @@
-"""The routed mixture x = sum_k p_k sigma_k(h), memory-lean, plus the plain-autograd reference.
+"""The routed mixture x = sum_k p_k sigma_k(h): forward and backward as pure functions, and the autograd reference.
 
-Why an autograd Function: written with ordinary tensor ops, autograd keeps every branch output
-a_k = sigma_k(h) (and the products p_k a_k) alive until backward. That is the K-fold activation
-memory behind the paper's 1.54x peak memory (App. C). Backward only needs h and p:
+The memory-lean path (`LeanMixture`, lean.py) saves only h and p, because backward needs no more:
 
     dL/dh   = delta * sum_k p_k sigma_k'(h)
     dL/dp_k = <delta, sigma_k(h)>          (summed per sample when p is per sample)
 
-so `LeanMixture` saves (h, p) and recomputes the branches in backward. Two more savings:
+The functions here compute those, recomputing the branches; compiled.py compiles them. Two more savings:
 - candidates that are positively homogeneous and piecewise linear (relu, leaky_relu, identity)
   collapse into one branch: sum_k p_k sigma_k(h) = c_neg h + (c_pos - c_neg) relu(h);
 - the per-sample gradient norms ||sigma_k'(h_b)||_2 that the Flex-Act regulariser needs are
@@ -20,10 +18,8 @@ lean path does not cover: output normalisation and a non-detached pseudo-target.
 
 from __future__ import annotations
 
-import functools
 import math
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -155,7 +151,7 @@ def mixture_forward(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """x = sum_k p_k sigma_k(h) and, if `want_norms`, g (B, K) = ||sigma_k'(h_b)||_2; no graph kept.
 
-    Written as one pure function so `torch.compile` can fuse it into a single loop (see `kernels`).
+    Written as one pure function so inductor can fuse it into a single loop (see compiled.py).
     """
     pos = h > 0
     x = torch.zeros_like(h)
@@ -203,70 +199,6 @@ def mixture_backward(
     return delta * coef, torch.stack(grad_p, dim=-1)
 
 
-_KERNELS: dict[tuple[MixturePlan, bool, bool], tuple[Callable, Callable]] = {}
-
-
-def kernels(plan: MixturePlan, want_norms: bool, compiled: bool) -> tuple[Callable, Callable]:
-    """(forward, backward) for `plan`: the one place where the compiled fast path is chosen.
-
-    `compiled=True` wraps both in `torch.compile` (inductor fuses each into one loop; the first
-    call compiles, seconds). If compilation is unavailable the eager functions are used and a
-    warning says so: the results are the same, only slower.
-    """
-    key = (plan, want_norms, compiled)
-    if key not in _KERNELS:
-        forward = functools.partial(mixture_forward, plan=plan, want_norms=want_norms)
-        backward = functools.partial(mixture_backward, plan=plan)
-        if compiled:
-            forward, backward = _compile(forward), _compile(backward)
-        _KERNELS[key] = (forward, backward)
-    return _KERNELS[key]
-
-
-def _compile(function: Callable) -> Callable:
-    compiled = torch.compile(function, dynamic=None)
-
-    def run(*args: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        try:
-            return compiled(*args)
-        except Exception as error:  # no C++ compiler, unsupported platform...: say so, stay correct
-            warnings.warn(f"torch.compile failed ({type(error).__name__}); routing uses eager kernels", stacklevel=2)
-            return function(*args)
-
-    return run
-
-
-class LeanMixture(torch.autograd.Function):
-    """x = sum_k p_k sigma_k(h), saving only (h, p); also returns g (B, K) = ||sigma_k'(h_b)||_2 if asked.
-
-    Shapes: h (B, *features); p (K,) for one routing vector per layer or (B, K) per sample.
-    """
-
-    @staticmethod
-    def forward(ctx, h: torch.Tensor, p: torch.Tensor, plan: MixturePlan, want_norms: bool, compiled: bool):  # noqa: ANN205
-        ctx.plan, ctx.compiled = plan, compiled
-        ctx.save_for_backward(h, p)
-        forward, _ = kernels(plan, want_norms, compiled)
-        x, g = forward(h.detach(), p.detach())
-        ctx.mark_non_differentiable(g)
-        return x, g
-
-    @staticmethod
-    def backward(ctx, delta: torch.Tensor, _grad_g: torch.Tensor):  # noqa: ANN205
-        h, p = ctx.saved_tensors
-        _, backward = kernels(ctx.plan, False, ctx.compiled)
-        grad_h, grad_p = backward(h.detach(), p.detach(), delta.detach().contiguous())
-        return grad_h, grad_p, None, None, None
-
-
-def lean_mixture(
-    h: torch.Tensor, p: torch.Tensor, plan: MixturePlan, want_norms: bool = False, compiled: bool = False
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(x, g): the mixture and, if `want_norms`, g[b, k] = ||sigma_k'(h_b)||_2 (else an empty tensor)."""
-    _check_shapes(h, p, plan)
-    return LeanMixture.apply(h, p, plan, want_norms, compiled)
-
-
 def branch_outputs(h: torch.Tensor, names: tuple[str, ...]) -> torch.Tensor:
     """a (K, B, *features): every candidate applied to h, with autograd (the reference path)."""
     return torch.stack([get_activation(name).to(h.dtype)(h) for name in names])
@@ -300,9 +232,3 @@ def reference_gradient_norms(h: torch.Tensor, names: tuple[str, ...], create_gra
             columns.append(dy.reshape(h.shape[0], -1).norm(dim=-1))
     g = torch.stack(columns, dim=-1)
     return g if create_graph else g.detach()
-
-
-def _check_shapes(h: torch.Tensor, p: torch.Tensor, plan: MixturePlan) -> None:
-    K = len(plan.names)
-    if p.shape not in ((K,), (h.shape[0], K)):
-        raise ValueError(f"p must have shape ({K},) or (batch, {K}) for h {tuple(h.shape)}, got {tuple(p.shape)}")

@@ -23,12 +23,13 @@ from __future__ import annotations
 import torch
 
 
-def pseudo_target(g: torch.Tensor, lam: float, norm_clip: float | None = None) -> torch.Tensor:
+def pseudo_target(g: torch.Tensor, lam: float | torch.Tensor, norm_clip: float | None = None) -> torch.Tensor:
     """p_tilde = softmax(-g_bar / lambda), g (B, K) per-sample gradient norms -> (K,).
 
     `norm_clip` clips each per-sample norm at c before averaging (Table 6's "KL + clipped norms").
+    A tensor `lam` (inside a compiled kernel) is the caller's to check.
     """
-    if lam <= 0:
+    if not isinstance(lam, torch.Tensor) and lam <= 0:
         raise ValueError(f"the pseudo-target temperature lambda must be > 0, got {lam}")
     if norm_clip is not None:
         g = g.clamp(max=norm_clip)

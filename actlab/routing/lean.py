@@ -1,0 +1,51 @@
+"""`LeanMixture`: x = sum_k p_k sigma_k(h) as an autograd Function that saves only (h, p).
+
+Why: written with ordinary tensor ops, autograd keeps every branch output a_k = sigma_k(h) alive until
+backward, the K-fold activation memory behind the paper's 1.54x peak memory (App. C). Backward only needs
+h and p (the formulas are in `actlab.routing.mixture`), so the branches are recomputed there.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from actlab.routing.compiled import kernel
+from actlab.routing.mixture import MixturePlan
+
+
+def as_rows(t: torch.Tensor) -> torch.Tensor:
+    """(batch, features), contiguous: the layout every mixture kernel takes."""
+    return t.detach().reshape(t.shape[0], -1).contiguous()
+
+
+class LeanMixture(torch.autograd.Function):
+    """x = sum_k p_k sigma_k(h), saving only (h, p); also returns g (B, K) = ||sigma_k'(h_b)||_2 if asked.
+
+    Shapes: h (B, *features); p (K,) for one routing vector per layer or (B, K) per sample.
+    """
+
+    @staticmethod
+    def forward(ctx, h, p, plan, want_norms, compiled):  # noqa: ANN001, ANN205 - autograd.Function signature
+        ctx.plan, ctx.compiled = plan, compiled
+        ctx.save_for_backward(h, p)
+        rows, p = as_rows(h), p.detach()
+        x, g = kernel(plan, "forward_norms" if want_norms else "forward", compiled, rows, p)(rows, p)
+        ctx.mark_non_differentiable(g)
+        return x.view(h.shape), g
+
+    @staticmethod
+    def backward(ctx, delta, _grad_g):  # noqa: ANN001, ANN205
+        h, p = ctx.saved_tensors
+        rows, p, delta_rows = as_rows(h), p.detach(), as_rows(delta)
+        grad_h, grad_p = kernel(ctx.plan, "backward", ctx.compiled, rows, p)(rows, p, delta_rows)
+        return grad_h.view(h.shape), grad_p, None, None, None
+
+
+def lean_mixture(
+    h: torch.Tensor, p: torch.Tensor, plan: MixturePlan, want_norms: bool = False, compiled: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x, g): the mixture and, if `want_norms`, g[b, k] = ||sigma_k'(h_b)||_2 (else an empty tensor)."""
+    K = len(plan.names)
+    if p.shape not in ((K,), (h.shape[0], K)):
+        raise ValueError(f"p must have shape ({K},) or (batch, {K}) for h {tuple(h.shape)}, got {tuple(p.shape)}")
+    return LeanMixture.apply(h, p, plan, want_norms, compiled)
