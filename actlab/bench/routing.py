@@ -1,14 +1,16 @@
 """`actlab bench routing`: what routing costs in training, as ratios against plain MLPs in one run.
 
 Flex-Act: a 4-hidden-layer MLP with a FlexAct router in every hidden layer (soft, alpha = 0.3,
-the regulariser on, lean mixture, torch.compile'd kernels) against the same MLP with ReLU. One
+the regulariser on, lean mixture, inductor-compiled kernels) against the same MLP with ReLU. One
 training step = forward, cross-entropy + regulariser, backward, Adam step. Also reported: the same
 with `recompute_routed_outputs()` (router outputs recomputed in backward instead of kept), and,
 without target, the eager lean kernels and the plain-autograd reference mixture.
 
 Time ratios are the median over rounds of (candidate / baseline) timed in the same round of an
-interleaved run (A B C A B C ...), so load that drifts between rounds cancels; the ratio of the
-two medians is kept in `details`.
+interleaved run whose order rotates (A B C, B C A, ...), so load that drifts between rounds cancels
+and no arm always follows the same one; `details` keeps the ratio of the two medians and a
+distribution-free 95% interval of the median ratio. The arms with a target run in their own
+interleaved run with twice the rounds; the slow informational arms in another, each with ReLU.
 
 SmartMixed phase 2: the frozen `GroupedActivation` MLP against a single-activation (ReLU) MLP of
 the same shape, against the naive version that evaluates all six activations on every unit and
@@ -46,7 +48,14 @@ import torch
 from torch import nn
 
 from actlab.activations import get_activation
-from actlab.bench.timing import BenchReport, Ratio, interleaved_samples, machine_description, paired_median_ratio
+from actlab.bench.timing import (
+    BenchReport,
+    Ratio,
+    interleaved_samples,
+    machine_description,
+    paired_median_interval,
+    paired_median_ratio,
+)
 from actlab.routing import FlexAct, SmartMixed, freeze_mlp, recompute_routed_outputs, total_regularization
 from actlab.routing.memory import pack_routed
 from actlab.routing.smartmixed import SMARTMIXED_POOL
@@ -254,6 +263,10 @@ def _rss_child(arm: str, config: RoutingBenchConfig, steps: int) -> str:
     return json.dumps({"peak_mb": peak, "setup_mb": setup, "rise_mb": peak - setup})
 
 
+FLEX_GROUPS = {  # timed in separate interleaved runs, each with its own ReLU baseline
+    "targeted": ("relu", "flexact", "flexact_recompute"),
+    "informational": ("relu", "flexact_eager", "flexact_reference"),
+}
 FLEX_LABELS = {
     "flexact": "Flex-Act all layers (compiled lean)",
     "flexact_recompute": "Flex-Act all layers (lean + recompute_routed_outputs)",
@@ -270,15 +283,24 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
     steps = {name: _train_step(model, config, recompute[name]) for name, model in flex.items()}
     for step in steps.values():  # compile and warm up outside the timed loop
         step()
-    samples = interleaved_samples(steps, repeats=config.repeats, warmup=config.warmup)
+    # The arms with a target against ReLU in one interleaved run with twice the rounds; the slow
+    # informational arms in another, so they neither stretch the first run nor sit between its steps.
+    samples = {}
+    for group, repeats in (("targeted", 2 * config.repeats), ("informational", config.repeats)):
+        arms = {name: steps[name] for name in FLEX_GROUPS[group]}
+        timed = interleaved_samples(arms, repeats=repeats, warmup=config.warmup)
+        samples |= {f"{group}/{name}": times for name, times in timed.items()}
     times = {name: statistics.median(values) for name, values in samples.items()}
     ratios = []
     for name in ("flexact", "flexact_recompute", "flexact_eager", "flexact_reference"):
+        group = "targeted" if name in FLEX_GROUPS["targeted"] else "informational"
+        candidate, baseline = samples[f"{group}/{name}"], samples[f"{group}/relu"]
         compiled = config.compile and name in ("flexact", "flexact_recompute")
-        target = STEP_TARGET if name == "flexact" else None
-        details = {"sizes": sizes, "compiled": compiled, "optimizer": "Adam", "alpha": 0.3}
-        details["ratio_of_medians"] = times[name] / times["relu"]
-        ratio = paired_median_ratio(samples[name], samples["relu"])
+        target = STEP_TARGET if group == "targeted" else None
+        details = {"sizes": sizes, "compiled": compiled, "optimizer": "Adam", "alpha": 0.3, "rounds": len(candidate)}
+        details["ratio_of_medians"] = statistics.median(candidate) / statistics.median(baseline)
+        details["ratio_ci95"] = paired_median_interval(candidate, baseline)
+        ratio = paired_median_ratio(candidate, baseline)
         ratios.append(Ratio(f"{FLEX_LABELS[name]} step", name, "relu", ratio, target, details=details))
     for kind in ("unique", "packed"):
         for name in ("flexact", "flexact_recompute", "flexact_reference"):
@@ -309,6 +331,7 @@ def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[st
     ):
         what = f"SmartMixed phase 2 {name} vs {baseline} step"
         details = {"sizes": asdict(config), "optimizer": "Adam", "ratio_of_medians": times[name] / times[baseline]}
+        details["ratio_ci95"] = paired_median_interval(samples[name], samples[baseline])
         ratio = paired_median_ratio(samples[name], samples[baseline])
         ratios.append(Ratio(what, name, baseline, ratio, target, details=details))
     # The grouped net runs each activation on ~1/6 of the units, so its activation cost is that of the

@@ -62,10 +62,12 @@ def machine_description() -> dict[str, Any]:
 
 
 def interleaved_samples(functions: dict[str, Callable[[], Any]], repeats: int, warmup: int) -> dict[str, list[float]]:
-    """Wall seconds of each callable per round, rounds run A B C A B C ... with GC off while timing.
+    """Wall seconds of each callable per round, with GC off while timing; round r starts at callable r mod n.
 
     Kept per round so a ratio can be taken within a round (`paired_median_ratio`): on a shared machine the load
-    changes between rounds, and a per-round ratio cancels most of that drift.
+    changes between rounds, and a per-round ratio cancels most of that drift. The order rotates (A B C, B C A,
+    C A B, ...) so that no callable always runs right after the same one: a callable that leaves the caches or
+    the allocator in a bad state would otherwise always penalise the same neighbour.
     """
     for _ in range(warmup):
         for fn in functions.values():
@@ -74,10 +76,12 @@ def interleaved_samples(functions: dict[str, Callable[[], Any]], repeats: int, w
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for _ in range(repeats):
-            for name, fn in functions.items():
+        names = list(functions)
+        for round_index in range(repeats):
+            shift = round_index % len(names)
+            for name in names[shift:] + names[:shift]:
                 start = time.perf_counter()
-                fn()
+                functions[name]()
                 samples[name].append(time.perf_counter() - start)
     finally:
         if gc_was_enabled:
@@ -88,6 +92,21 @@ def interleaved_samples(functions: dict[str, Callable[[], Any]], repeats: int, w
 def paired_median_ratio(candidate: list[float], baseline: list[float]) -> float:
     """Median over rounds of candidate / baseline timed in the same round: load drift cancels pairwise."""
     return statistics.median(c / b for c, b in zip(candidate, baseline, strict=True))
+
+
+def paired_median_interval(candidate: list[float], baseline: list[float], level: float = 0.95) -> tuple[float, float]:
+    """Distribution-free confidence interval of the median per-round ratio (order statistics, binomial ranks).
+
+    Why: per-round ratios on a shared machine scatter by +-15%; the interval says how far the median may be
+    from the one a longer run would give, so a target met by a hair reads as such.
+    """
+    from scipy.stats import binom
+
+    ratios = sorted(c / b for c, b in zip(candidate, baseline, strict=True))
+    n = len(ratios)
+    low = int(binom.ppf((1 - level) / 2, n, 0.5))  # rank of the lower bound, 0-based after the -1 below
+    high = n - 1 - low
+    return ratios[max(low - 1, 0)], ratios[min(high + 1, n - 1)]
 
 
 def interleaved_medians(
