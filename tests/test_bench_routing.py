@@ -18,6 +18,8 @@ def test_quick_run_has_every_ratio_with_its_target():
     assert targets == {
         "Flex-Act all layers (compiled lean) step": routing.STEP_TARGET,
         "Flex-Act all layers (lean + recompute_routed_outputs) step": routing.STEP_TARGET,
+        "Flex-Act all layers (compiled lean, fused with the next Linear) step": routing.STEP_TARGET,
+        "Flex-Act all layers (compiled lean, fused with the next Linear) saved bytes (unique)": routing.MEMORY_TARGET,
         "Flex-Act all layers (compiled lean) saved bytes (unique)": routing.MEMORY_TARGET,
         "Flex-Act all layers (lean + recompute_routed_outputs) saved bytes (unique)": routing.MEMORY_TARGET,
         "SmartMixed phase 2 grouped vs single_relu step": routing.GROUPED_TARGET,
@@ -35,11 +37,13 @@ def test_saved_tensor_accounting():
     relu = routing.saved_tensor_bytes(arms["relu"], config)
     lean = routing.saved_tensor_bytes(arms["flexact_eager"], config)
     recompute = routing.saved_tensor_bytes(arms["flexact_recompute"], config, recompute=True)
+    fused = routing.saved_tensor_bytes(arms["flexact_fused"], config)
     plain = routing.saved_tensor_bytes(arms["flexact_reference"], config)
     hidden = config.batch * config.width * 4  # one float32 (batch, width) tensor
     # ReLU keeps one (batch, width) tensor per hidden layer; lean Flex-Act keeps h and x.
     assert lean["unique"] - relu["unique"] >= config.hidden_layers * hidden
     assert abs(recompute["unique"] - relu["unique"]) < hidden / 4
+    assert abs(fused["unique"] - relu["unique"]) < hidden / 4  # the block keeps h where ReLU keeps relu(h)
     assert plain["unique"] > 3 * lean["unique"]
 
 

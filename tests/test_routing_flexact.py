@@ -16,6 +16,7 @@ from actlab.routing import (
     ExponentialTau,
     FlexAct,
     LinearTau,
+    fuse_routed_linears,
     make_schedule,
     mixture,
     recompute_routed_outputs,
@@ -316,18 +317,59 @@ def test_gumbel_noise_is_standard_gumbel_and_straight_through_is_one_hot():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("recompute", [False, True])
-def test_compiled_kernels_match_the_eager_path(recompute):
-    """The fast path (inductor-compiled kernels) against the eager one: values and gradients, recomputed or not."""
-    h = torch.randn(16, 32, requires_grad=True)
+@pytest.mark.parametrize("mode", ["plain", "recompute", "fused"])
+def test_compiled_kernels_match_the_eager_path(mode):
+    """The fast path (inductor-compiled kernels) against the eager one: values and every gradient, in each mode."""
+    x = torch.randn(16, 12)
     outputs = {}
     for compiled in (False, True):
+        torch.manual_seed(0)
         router = FlexAct(compile=compiled, generator=torch.Generator().manual_seed(4))
+        model = nn.Sequential(nn.Linear(12, 32), router, nn.Linear(32, 3))
+        model = fuse_routed_linears(model) if mode == "fused" else model
         with warnings.catch_warnings():
             warnings.filterwarnings("error", message="compiling the routing kernels failed")  # else vacuous
-            with recompute_routed_outputs() if recompute else contextlib.nullcontext():
-                out = router(h)
-                loss = (torch.tanh(out) * torch.linspace(-1, 1, 32)).sum() + router.regularization_loss()
-            outputs[compiled] = (out, *torch.autograd.grad(loss, (h, router.log_pi)))
+            with recompute_routed_outputs() if mode == "recompute" else contextlib.nullcontext():
+                out = model(x)
+                loss = out.square().sum() + total_regularization(model)
+            outputs[compiled] = (out, *torch.autograd.grad(loss, list(model.parameters())))
     for eager, fast in zip(outputs[False], outputs[True], strict=True):
-        torch.testing.assert_close(fast, eager, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(fast, eager, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("noise", ["batch", "sample"])
+@pytest.mark.parametrize("hard", [False, True])
+@pytest.mark.parametrize("alpha", [0.0, 0.3])
+def test_routed_linear_block_matches_router_then_linear(noise, hard, alpha):
+    """fuse_routed_linears: same outputs, regulariser and gradients as plain autograd; h and W saved, not x."""
+
+    def build(implementation: str) -> nn.Sequential:
+        torch.manual_seed(0)
+        config = {"noise": noise, "hard": hard, "alpha": alpha, "implementation": implementation}
+        model = nn.Sequential(nn.Linear(5, 8), FlexAct(**config), nn.Linear(8, 6), FlexAct(**config), nn.Linear(6, 2))
+        for module in model:
+            if isinstance(module, FlexAct):
+                module.generator = torch.Generator().manual_seed(7)
+        return model.double()
+
+    reference = build("reference")
+    fused = fuse_routed_linears(build("lean"))
+    assert [type(m).__name__ for m in fused] == ["Linear", "RoutedLinear", "RoutedLinear"]
+    x = torch.randn(9, 5, dtype=F64)
+    results = []
+    for model in (reference, fused):
+        out = model(x)
+        loss = out.square().sum() + total_regularization(model)
+        results.append((out, total_regularization(model), *torch.autograd.grad(loss, list(model.parameters()))))
+    assert len(results[0]) == len(results[1])
+    for a, b in zip(*results, strict=True):
+        torch.testing.assert_close(b, a, rtol=1e-10, atol=1e-12)
+    block = fused[1]
+    h = torch.randn(9, 8, dtype=F64, requires_grad=True)
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        block(h)
+    pointers = {t.data_ptr() for t in saved if t.shape[-1:] == (8,)}  # h and the weight; not the router output
+    assert pointers == {h.data_ptr(), block.linear.weight.data_ptr()}
+    block.eval()
+    torch.testing.assert_close(block(h), block.linear(block.router(h)))

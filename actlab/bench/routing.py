@@ -3,8 +3,10 @@
 Flex-Act: a 4-hidden-layer MLP with a FlexAct router in every hidden layer (soft, alpha = 0.3,
 the regulariser on, lean mixture, inductor-compiled kernels) against the same MLP with ReLU. One
 training step = forward, cross-entropy + regulariser, backward, Adam step. Also reported: the same
-with `recompute_routed_outputs()` (router outputs recomputed in backward instead of kept), and,
-without target, the eager lean kernels and the plain-autograd reference mixture.
+with `recompute_routed_outputs()` (router outputs recomputed in backward instead of kept), the
+same with each router fused with the Linear after it (`fuse_routed_linears`: h kept, x rebuilt in
+the router's own backward pass), and, without target, the eager lean kernels and the plain-autograd
+reference mixture. Each Flex-Act arm is held to both targets, step time and saved bytes.
 
 Time ratios are the median over rounds of (candidate / baseline) timed in the same round of an
 interleaved run whose order rotates (A B C, B C A, ...), so load that drifts between rounds cancels
@@ -56,7 +58,14 @@ from actlab.bench.timing import (
     paired_median_interval,
     paired_median_ratio,
 )
-from actlab.routing import FlexAct, SmartMixed, freeze_mlp, recompute_routed_outputs, total_regularization
+from actlab.routing import (
+    FlexAct,
+    SmartMixed,
+    freeze_mlp,
+    fuse_routed_linears,
+    recompute_routed_outputs,
+    total_regularization,
+)
 from actlab.routing.memory import pack_routed
 from actlab.routing.smartmixed import SMARTMIXED_POOL
 
@@ -192,6 +201,7 @@ def flexact_arms(config: RoutingBenchConfig) -> dict[str, nn.Module]:
         "relu": build_mlp(config, lambda w: nn.ReLU()),
         "flexact": build_mlp(config, lambda w: FlexAct(compile=config.compile)),
         "flexact_recompute": build_mlp(config, lambda w: FlexAct(compile=config.compile)),
+        "flexact_fused": fuse_routed_linears(build_mlp(config, lambda w: FlexAct(compile=config.compile))),
         "flexact_eager": build_mlp(config, lambda w: FlexAct()),
         "flexact_reference": build_mlp(config, lambda w: FlexAct(implementation="reference")),
     }
@@ -255,6 +265,7 @@ def _rss_child(arm: str, config: RoutingBenchConfig, steps: int) -> str:
     eager = replace(config, compile=False)
     activation = {"relu": lambda w: nn.ReLU()}.get(arm, lambda w: FlexAct())
     model = build_mlp(eager, activation)
+    model = fuse_routed_linears(model) if arm == "flexact_fused" else model
     step = _train_step(model, eager, recompute=arm == "flexact_recompute")
     setup = _current_rss_mb()
     for _ in range(steps):
@@ -264,12 +275,13 @@ def _rss_child(arm: str, config: RoutingBenchConfig, steps: int) -> str:
 
 
 FLEX_GROUPS = {  # timed in separate interleaved runs, each with its own ReLU baseline
-    "targeted": ("relu", "flexact", "flexact_recompute"),
+    "targeted": ("relu", "flexact", "flexact_recompute", "flexact_fused"),
     "informational": ("relu", "flexact_eager", "flexact_reference"),
 }
 FLEX_LABELS = {
     "flexact": "Flex-Act all layers (compiled lean)",
     "flexact_recompute": "Flex-Act all layers (lean + recompute_routed_outputs)",
+    "flexact_fused": "Flex-Act all layers (compiled lean, fused with the next Linear)",
     "flexact_eager": "Flex-Act all layers (eager lean kernels)",
     "flexact_reference": "Flex-Act all layers (plain autograd mixture)",
 }
@@ -292,10 +304,10 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
         samples |= {f"{group}/{name}": times for name, times in timed.items()}
     times = {name: statistics.median(values) for name, values in samples.items()}
     ratios = []
-    for name in ("flexact", "flexact_recompute", "flexact_eager", "flexact_reference"):
+    for name in ("flexact", "flexact_recompute", "flexact_fused", "flexact_eager", "flexact_reference"):
         group = "targeted" if name in FLEX_GROUPS["targeted"] else "informational"
         candidate, baseline = samples[f"{group}/{name}"], samples[f"{group}/relu"]
-        compiled = config.compile and name in ("flexact", "flexact_recompute")
+        compiled = config.compile and name in ("flexact", "flexact_recompute", "flexact_fused")
         target = STEP_TARGET if group == "targeted" else None
         details = {"sizes": sizes, "compiled": compiled, "optimizer": "Adam", "alpha": 0.3, "rounds": len(candidate)}
         details["ratio_of_medians"] = statistics.median(candidate) / statistics.median(baseline)
@@ -303,15 +315,15 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
         ratio = paired_median_ratio(candidate, baseline)
         ratios.append(Ratio(f"{FLEX_LABELS[name]} step", name, "relu", ratio, target, details=details))
     for kind in ("unique", "packed"):
-        for name in ("flexact", "flexact_recompute", "flexact_reference"):
+        for name in ("flexact", "flexact_recompute", "flexact_fused", "flexact_reference"):
             target = MEMORY_TARGET if kind == "unique" and name != "flexact_reference" else None
             details = {"bytes": memory[name][kind], "baseline_bytes": memory["relu"][kind], "sizes": sizes}
             ratio = memory[name][kind] / memory["relu"][kind]
             what = f"{FLEX_LABELS[name]} saved bytes ({kind})"
             ratios.append(Ratio(what, name, "relu", ratio, target, unit="bytes", details=details))
     if not quick:
-        rss = {name: peak_rss_mb(name, config) for name in ("relu", "flexact", "flexact_recompute")}
-        for name in ("flexact", "flexact_recompute"):
+        rss = {name: peak_rss_mb(name, config) for name in ("relu", "flexact", "flexact_recompute", "flexact_fused")}
+        for name in ("flexact", "flexact_recompute", "flexact_fused"):
             what = f"{FLEX_LABELS[name]} peak RSS rise over setup (fresh process)"
             ratio = rss[name]["rise_mb"] / rss["relu"]["rise_mb"]
             ratios.append(Ratio(what, name, "relu", ratio, unit="MB", details=rss))

@@ -6,7 +6,8 @@
   (grouped.py) turns it into a `GroupedActivation` on contiguous slices for phase 2.
 - `LeanMixture` (lean.py): the mixture as an autograd Function that saves only h and p; its
   formulas are in mixture.py, compiled by compiled.py; `recompute_routed_outputs()` (memory.py)
-  also keeps the router output out of the graph.
+  also keeps the router output out of the graph; `fuse_routed_linears` (routed_linear.py) makes each
+  FlexAct + Linear pair one block that keeps ReLU's memory without a second pass over h.
 - Temperature schedules (schedules.py) and Gumbel helpers (gumbel.py).
 """
 
@@ -17,6 +18,7 @@ from actlab.routing.grouped import GroupedActivation, choice_counts, freeze_mlp,
 from actlab.routing.lean import LeanMixture, lean_mixture
 from actlab.routing.memory import recompute_routed_outputs
 from actlab.routing.mixture import reference_mixture
+from actlab.routing.routed_linear import RoutedLinear, fuse_routed_linears
 from actlab.routing.schedules import ConstantTau, ExponentialTau, LinearTau, TauSchedule, make_schedule, routers
 from actlab.routing.smartmixed import SMARTMIXED_POOL, SmartMixed, SmartMixedConfig
 
@@ -30,11 +32,13 @@ __all__ = [
     "GroupedActivation",
     "LeanMixture",
     "LinearTau",
+    "RoutedLinear",
     "SmartMixed",
     "SmartMixedConfig",
     "TauSchedule",
     "choice_counts",
     "freeze_mlp",
+    "fuse_routed_linears",
     "group_mlp",
     "lean_mixture",
     "make_schedule",

@@ -33,7 +33,7 @@ from actlab.routing.regularizers import (
     normalize_branches,
     pseudo_target,
 )
-from actlab.routing.routed import RoutingStep, routed_mixture
+from actlab.routing.routed import RoutedInputs, RoutingStep, routed_mixture
 
 DEFAULT_CANDIDATES: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "identity")
 EVAL_MODES = ("probs", "argmax")
@@ -155,8 +155,11 @@ class FlexAct(nn.Module):
         covered = not config.normalize_outputs and (config.detach_target or config.alpha == 0)
         return self.training and config.implementation == "lean" and covered
 
-    def _routed_training_forward(self, h: torch.Tensor) -> torch.Tensor:
-        """The lean training forward as one autograd Function (`actlab.routing.routed`): same values, fewer ops."""
+    def routed_inputs(self, h: torch.Tensor) -> RoutedInputs:
+        """What one lean training forward needs besides h: logits, fresh uniform noise, [tau, lambda, alpha], the step.
+
+        Draws the noise, so call it once per forward (the `RoutedLinear` block calls it in the router's place).
+        """
         _check_positive("tau", self.tau)
         config = self.config
         lam = config.pseudo_temperature if config.pseudo_temperature is not None else self.tau
@@ -165,11 +168,20 @@ class FlexAct(nn.Module):
         u = torch.rand(shape, generator=self.generator, dtype=h.dtype, device=h.device)  # as sample_gumbel draws
         numbers = torch.tensor([self.tau, lam, config.alpha], dtype=h.dtype, device=h.device)
         step = RoutingStep(self.plan, config.hard, config.alpha > 0, config.norm_clip)
-        x, reg, p, p_tilde = routed_mixture(h, logits, u, numbers, step, config.compile)
-        tag_output(x, h, p, self.plan, config.compile)  # see actlab.routing.memory
-        self._regularization = reg if config.alpha > 0 else None
-        if config.alpha > 0:
+        return RoutedInputs(logits, u, numbers, step, config.compile)
+
+    def keep_regularization(self, reg: torch.Tensor, p_tilde: torch.Tensor) -> None:
+        """Store a routed forward's regulariser and pseudo-target (what `regularization_loss()` returns)."""
+        self._regularization = reg if self.config.alpha > 0 else None
+        if self.config.alpha > 0:
             self.last_pseudo_target = p_tilde
+
+    def _routed_training_forward(self, h: torch.Tensor) -> torch.Tensor:
+        """The lean training forward as one autograd Function (`actlab.routing.routed`): same values, fewer ops."""
+        inputs = self.routed_inputs(h)
+        x, reg, p, p_tilde = routed_mixture(h, *inputs)
+        tag_output(x, h, p, self.plan, inputs.compiled)  # see actlab.routing.memory
+        self.keep_regularization(reg, p_tilde)
         return x
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:

@@ -20,6 +20,7 @@ Not covered (the router uses its op-by-op paths): output normalisation, a non-de
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
@@ -38,6 +39,16 @@ class RoutingStep:
     hard: bool
     want_reg: bool  # alpha > 0
     norm_clip: float | None
+
+
+class RoutedInputs(NamedTuple):
+    """A router's side of one routed training forward (`FlexAct.routed_inputs`): everything but h."""
+
+    logits: torch.Tensor
+    u: torch.Tensor  # uniform noise, (K,) or (B, K)
+    numbers: torch.Tensor  # [tau, lambda, alpha] in h's dtype
+    step: RoutingStep
+    compiled: bool
 
 
 def routed_forward(
@@ -79,13 +90,32 @@ def routed_backward(
     return grad_h, grad_logits
 
 
-def _kernel(step: RoutingStep, role: str, compiled: bool, h: torch.Tensor, per_sample: bool):  # noqa: ANN202
+def routed_backward_with_output(
+    h: torch.Tensor,
+    p: torch.Tensor,
+    p_soft: torch.Tensor,
+    p_tilde: torch.Tensor,
+    delta: torch.Tensor,
+    grad_reg: torch.Tensor,
+    numbers: torch.Tensor,
+    step: RoutingStep,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(x, dL/dh, dL/dlog pi): the backward plus the recomputed output, for a block that did not keep x.
+
+    Compiled, x and the gradients come out of one loop over h sharing one exp (`routed_linear`).
+    """
+    x, _ = mixture_forward(h, p, step.plan, False)
+    return (x, *routed_backward(h, p, p_soft, p_tilde, delta, grad_reg, numbers, step))
+
+
+def routed_kernel(step: RoutingStep, role: str, compiled: bool, h: torch.Tensor, per_sample: bool):  # noqa: ANN202
     K = len(step.plan.names)
 
     def make():  # noqa: ANN202
         if role == "forward":
             return lambda h, logits, u, numbers: routed_forward(h, logits, u, numbers, step)
-        return lambda h, p, p_soft, p_tilde, delta, grad_reg, numbers: routed_backward(
+        backward = routed_backward_with_output if role == "backward_with_output" else routed_backward
+        return lambda h, p, p_soft, p_tilde, delta, grad_reg, numbers: backward(
             h, p, p_soft, p_tilde, delta, grad_reg, numbers, step
         )
 
@@ -111,7 +141,7 @@ class RoutedMixture(torch.autograd.Function):
     @staticmethod
     def forward(ctx, h, logits, u, numbers, step, compiled):  # noqa: ANN001, ANN205 - autograd.Function signature
         rows, per_sample = as_rows(h), u.dim() == 2
-        run = _kernel(step, "forward", compiled, rows, per_sample)
+        run = routed_kernel(step, "forward", compiled, rows, per_sample)
         x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(h.dtype), u, numbers)
         ctx.step, ctx.compiled, ctx.logits_dtype = step, compiled, logits.dtype
         ctx.save_for_backward(h, p, p_soft, p_tilde, numbers)
@@ -122,7 +152,7 @@ class RoutedMixture(torch.autograd.Function):
     def backward(ctx, delta, grad_reg, _grad_p, _grad_p_tilde):  # noqa: ANN001, ANN205
         h, p, p_soft, p_tilde, numbers = ctx.saved_tensors
         rows, delta_rows = as_rows(h), as_rows(delta)
-        run = _kernel(ctx.step, "backward", ctx.compiled, rows, p.dim() == 2)
+        run = routed_kernel(ctx.step, "backward", ctx.compiled, rows, p.dim() == 2)
         grad_h, grad_logits = run(rows, p, p_soft, p_tilde, delta_rows, grad_reg.detach(), numbers)
         return grad_h.view(h.shape), grad_logits.to(ctx.logits_dtype), None, None, None, None
 
