@@ -167,7 +167,7 @@ class FlexAct(nn.Module):
         shape = (h.shape[0], len(self.candidates)) if config.noise == "sample" else (len(self.candidates),)
         u = torch.rand(shape, generator=self.generator, dtype=h.dtype, device=h.device)  # as sample_gumbel draws
         numbers = torch.tensor([self.tau, lam, config.alpha], dtype=h.dtype, device=h.device)
-        step = RoutingStep(self.plan, config.hard, config.alpha > 0, config.norm_clip)
+        step = RoutingStep(self.plan, config.hard, config.alpha > 0, config.norm_clip, config.noise == "sample")
         return RoutedInputs(logits, u, numbers, step, config.compile)
 
     def keep_regularization(self, reg: torch.Tensor, p_tilde: torch.Tensor) -> None:

@@ -39,6 +39,7 @@ class RoutingStep:
     hard: bool
     want_reg: bool  # alpha > 0
     norm_clip: float | None
+    per_sample: bool  # one noise draw per sample; else one per forward pass
 
 
 class RoutedInputs(NamedTuple):
@@ -54,11 +55,19 @@ class RoutedInputs(NamedTuple):
 def routed_forward(
     h: torch.Tensor, logits: torch.Tensor, u: torch.Tensor, numbers: torch.Tensor, step: RoutingStep
 ) -> tuple[torch.Tensor, ...]:
-    """(x, reg, p, p_soft, p_tilde) for h (B, F), uniform noise u (K,) or (B, K), numbers = [tau, lambda, alpha]."""
+    """(x, reg, p, p_soft, p_tilde) for h (B, F), uniform noise u (B, K), numbers = [tau, lambda, alpha].
+
+    With one draw per forward pass u's B rows are one draw repeated (`noise_rows`), and p, p_soft are
+    returned as that one (K,) vector. Why rows even then: with p indexed by row, inductor computes x and the
+    per-sample norms in one loop over h; with one p it wrote exp(-|h|) to a buffer of h's size in a first
+    loop and read it back in a second.
+    """
     tau, lam, alpha = numbers[0], numbers[1], numbers[2]
     p_soft = torch.softmax((logits + gumbel_from_uniform(u)) / tau, dim=-1)
     p = straight_through(p_soft) if step.hard else p_soft
     x, g = mixture_forward(h, p, step.plan, step.want_reg)
+    if not step.per_sample:  # copies, so that saving them does not keep all B rows alive
+        p_soft, p = p_soft[0].clone(), p[0].clone()
     if step.want_reg:
         p_tilde = pseudo_target(g, lam, step.norm_clip)
         reg = alpha * kl_to_target(p_tilde, p_soft)
@@ -108,7 +117,12 @@ def routed_backward_with_output(
     return (x, *routed_backward(h, p, p_soft, p_tilde, delta, grad_reg, numbers, step))
 
 
-def routed_kernel(step: RoutingStep, role: str, compiled: bool, h: torch.Tensor, per_sample: bool):  # noqa: ANN202
+def noise_rows(u: torch.Tensor, batch: int) -> torch.Tensor:
+    """u as the (B, K) rows `routed_forward` takes: a (K,) draw repeated, contiguous (kernels check strides)."""
+    return u if u.dim() == 2 else u.expand(batch, -1).contiguous()
+
+
+def routed_kernel(step: RoutingStep, role: str, compiled: bool, h: torch.Tensor):  # noqa: ANN202
     K = len(step.plan.names)
 
     def make():  # noqa: ANN202
@@ -123,16 +137,16 @@ def routed_kernel(step: RoutingStep, role: str, compiled: bool, h: torch.Tensor,
         batch, features = example_sizes(K)
         like = {"dtype": h.dtype, "device": h.device}
         rows = torch.randn(batch, features, **like)
-        routing = (batch, K) if per_sample else (K,)
+        routing = (batch, K) if step.per_sample else (K,)
         numbers = torch.tensor([0.7, 0.9, 0.3], **like)
         if role == "forward":
-            return [rows, torch.randn(K, **like), torch.rand(routing, **like), numbers]
+            return [rows, torch.randn(K, **like), torch.rand(batch, K, **like), numbers]
         p, p_soft = (torch.softmax(torch.randn(routing, **like), -1) for _ in range(2))
         p_tilde, delta = torch.softmax(torch.randn(K, **like), -1), torch.randn_like(rows)
         # every example a tensor of its own: inputs passed twice would be compiled as one (deduplicated)
         return [rows, p, p_soft, p_tilde, delta, torch.ones((), **like), numbers]
 
-    return cached_kernel(("routed", step, role, per_sample), make, examples, compiled, h)
+    return cached_kernel(("routed", step, role), make, examples, compiled, h)
 
 
 class RoutedMixture(torch.autograd.Function):
@@ -140,9 +154,9 @@ class RoutedMixture(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, h, logits, u, numbers, step, compiled):  # noqa: ANN001, ANN205 - autograd.Function signature
-        rows, per_sample = as_rows(h), u.dim() == 2
-        run = routed_kernel(step, "forward", compiled, rows, per_sample)
-        x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(h.dtype), u, numbers)
+        rows = as_rows(h)
+        run = routed_kernel(step, "forward", compiled, rows)
+        x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(h.dtype), noise_rows(u, h.shape[0]), numbers)
         ctx.step, ctx.compiled, ctx.logits_dtype = step, compiled, logits.dtype
         ctx.save_for_backward(h, p, p_soft, p_tilde, numbers)
         ctx.mark_non_differentiable(p, p_tilde)
@@ -152,7 +166,7 @@ class RoutedMixture(torch.autograd.Function):
     def backward(ctx, delta, grad_reg, _grad_p, _grad_p_tilde):  # noqa: ANN001, ANN205
         h, p, p_soft, p_tilde, numbers = ctx.saved_tensors
         rows, delta_rows = as_rows(h), as_rows(delta)
-        run = routed_kernel(ctx.step, "backward", ctx.compiled, rows, p.dim() == 2)
+        run = routed_kernel(ctx.step, "backward", ctx.compiled, rows)
         grad_h, grad_logits = run(rows, p, p_soft, p_tilde, delta_rows, grad_reg.detach(), numbers)
         return grad_h.view(h.shape), grad_logits.to(ctx.logits_dtype), None, None, None, None
 

@@ -22,7 +22,7 @@ from torch import nn
 
 from actlab.routing.flexact import FlexAct
 from actlab.routing.lean import as_rows
-from actlab.routing.routed import routed_kernel
+from actlab.routing.routed import noise_rows, routed_kernel
 
 
 class RoutedLinearFunction(torch.autograd.Function):
@@ -31,8 +31,8 @@ class RoutedLinearFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, h, logits, u, numbers, weight, bias, step, compiled):  # noqa: ANN001, ANN205 - Function signature
         rows = as_rows(h)
-        run = routed_kernel(step, "forward", compiled, rows, u.dim() == 2)
-        x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(h.dtype), u, numbers)
+        run = routed_kernel(step, "forward", compiled, rows)
+        x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(h.dtype), noise_rows(u, h.shape[0]), numbers)
         y = F.linear(x, weight, bias)
         ctx.step, ctx.compiled, ctx.logits_dtype, ctx.has_bias = step, compiled, logits.dtype, bias is not None
         ctx.save_for_backward(h, p, p_soft, p_tilde, numbers, weight)
@@ -45,7 +45,7 @@ class RoutedLinearFunction(torch.autograd.Function):
         grad_y = grad_y.contiguous()
         delta = grad_y @ weight  # dL/dx: needs no x
         rows = as_rows(h)
-        run = routed_kernel(ctx.step, "backward_with_output", ctx.compiled, rows, p.dim() == 2)
+        run = routed_kernel(ctx.step, "backward_with_output", ctx.compiled, rows)
         x, grad_h, grad_logits = run(rows, p, p_soft, p_tilde, delta, grad_reg.detach(), numbers)
         grad_weight = grad_y.t() @ x if ctx.needs_input_grad[4] else None
         grad_bias = grad_y.sum(0) if ctx.has_bias and ctx.needs_input_grad[5] else None
