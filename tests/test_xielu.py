@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from actlab import activations, derivations
-from actlab.nn import XIELU, XIPReLU, fused, integrated_activation, select_path
+from actlab.nn import XIELU, XIPReLU, formulas, fused, integrated_activation, select_path
 from actlab.nn import xielu as xielu_module
 from actlab.symbolic_torch import torch_kernels
 
@@ -140,6 +140,28 @@ def test_module_equals_the_symbolic_torch_callable_at_random_points(cls):
     x = torch.randn(200, generator=torch.Generator().manual_seed(5), dtype=torch.float64) * 5
     expected = kernels(x, beta_=0.5, alpha_p=module.alpha_p.detach(), alpha_n=module.alpha_n.detach())
     torch.testing.assert_close(module(x).detach(), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("dtype", "bound"), [(torch.float64, 1e-15), (torch.float32, 4e-7)])
+def test_gradients_read_off_the_output_match_the_exp_ones(dtype, bound):
+    """The backward that reads exp off y = f(x) against the one that computes it, in float64 arithmetic.
+
+    The error comes from y's rounding, so it grows with |x|: |error in f'| <= bound * (1 + |x|)."""
+    x = torch.linspace(-60, 20, 4001, dtype=dtype)
+    alpha_p, alpha_n = torch.tensor(0.7, dtype=dtype), torch.tensor(0.9, dtype=dtype)
+    grad = torch.randn(x.shape, generator=torch.Generator().manual_seed(0), dtype=dtype)
+    y = formulas.xielu_reference(x, alpha_p, alpha_n, 0.5)
+    got = formulas.xielu_gradients_from_output(x, y, grad, alpha_p, alpha_n, 0.5)
+    exact = formulas.xielu_gradients(x.double(), grad.double(), alpha_p.double(), alpha_n.double(), 0.5)
+    slope_error = ((got[0].double() - exact[0]) / grad.double()).abs()
+    assert bool((slope_error <= bound * (1 + x.double().abs())).all())
+    torch.testing.assert_close(got[1].double(), exact[1], rtol=1e-5, atol=0)
+    torch.testing.assert_close(got[2].double(), exact[2], rtol=1e-5, atol=0)
+    assert fused.KernelSpec("xielu", 0.5, (0.0, 0.5)).reads_output
+    assert (
+        not fused.KernelSpec("xielu", 0.5).reads_output
+        and not fused.KernelSpec("xiprelu", 0.5, (0.0, 0.5)).reads_output
+    )
 
 
 # Inputs whose true f, f' and parameter gradients are finite, but where an unclamped unused branch overflows:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from actlab.nn.formulas import GRADIENTS, REFERENCES, Gradients
+from actlab.nn.formulas import GRADIENTS, REFERENCES, Gradients, xielu_gradients_from_output
 from actlab.standalone import compile_standalone, thread_key
 
 SOFTPLUS_THRESHOLD = 20.0  # F.softplus's default: above it softplus(a) returns a, whose derivative is 1
@@ -69,10 +69,20 @@ class KernelSpec:
         alpha_p, alpha_n = self.alphas(p, n, x.dtype)
         return REFERENCES[self.kind](x, alpha_p, alpha_n, self.beta)
 
-    def backward(self, x: torch.Tensor, grad: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> Gradients:
-        """(dL/dx, dL/dp, dL/dn) for upstream `grad`, with p, n whatever the spec says they are."""
+    @property
+    def reads_output(self) -> bool:
+        """Whether the backward takes f(x) instead of recomputing the exp: xIELU with alpha_n kept above 0."""
+        return self.kind == "xielu" and self.alpha_offsets is not None and self.alpha_offsets[1] > 0
+
+    def backward(
+        self, x: torch.Tensor, grad: torch.Tensor, p: torch.Tensor, n: torch.Tensor, y: torch.Tensor | None = None
+    ) -> Gradients:
+        """(dL/dx, dL/dp, dL/dn) for upstream `grad`, with p, n whatever the spec says they are; y = f(x) if kept."""
         alpha_p, alpha_n = self.alphas(p, n, x.dtype)
-        grad_x, grad_p, grad_n = GRADIENTS[self.kind](x, grad, alpha_p, alpha_n, self.beta)
+        if y is not None:
+            grad_x, grad_p, grad_n = xielu_gradients_from_output(x, y, grad, alpha_p, alpha_n, self.beta)
+        else:
+            grad_x, grad_p, grad_n = GRADIENTS[self.kind](x, grad, alpha_p, alpha_n, self.beta)
         if self.alpha_offsets is not None:
             grad_p = grad_p * _softplus_derivative(p).to(grad_p.dtype)
             grad_n = grad_n * _softplus_derivative(n).to(grad_n.dtype)
@@ -109,22 +119,30 @@ class CompiledKernels:
             self._forwards[key] = kernel
         return kernel(x, p, n)  # type: ignore[return-value]
 
-    def backward(self, x: torch.Tensor, grad: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> Gradients:
+    def backward(
+        self, x: torch.Tensor, grad: torch.Tensor, p: torch.Tensor, n: torch.Tensor, y: torch.Tensor | None = None
+    ) -> Gradients:
+        """The spec's backward compiled; `y` = f(x) when the forward kept it (`KernelSpec.reads_output`)."""
         if not self.backward_failed:
             try:
-                key = _kernel_key(x, p)
+                key = (*_kernel_key(x, p), y is not None)
                 kernel = self._backwards.get(key)
                 if kernel is None:
                     _log.info("compiling the %s backward kernel for %s", self.spec.kind, key)
                     spec, (x0, p0, n0) = self.spec, _examples(x, p, n)
-                    kernel = compile_standalone(lambda x, g, p, n: spec.backward(x, g, p, n), [x0, x0.clone(), p0, n0])
+                    if y is None:
+                        examples = [x0, torch.randn_like(x0), p0, n0]
+                        kernel = compile_standalone(lambda x, g, p, n: spec.backward(x, g, p, n), examples)
+                    else:  # every example a tensor of its own: inputs passed twice would be compiled as one
+                        examples = [x0, torch.randn_like(x0), p0, n0, torch.randn_like(x0)]
+                        kernel = compile_standalone(lambda x, g, p, n, y: spec.backward(x, g, p, n, y), examples)
                     self._backwards[key] = kernel
-                grad_x, grad_p, grad_n = kernel(x, grad, p, n)  # type: ignore[misc]
+                grad_x, grad_p, grad_n = kernel(x, grad, p, n) if y is None else kernel(x, grad, p, n, y)  # type: ignore[misc]
                 return grad_x, grad_p, grad_n
             except Exception as error:  # loud and correct: report once, then use the eager backward from now on
                 self.backward_failed = True
                 self.on_backward_failure(error)
-        return self.spec.backward(x, grad, p, n)
+        return self.spec.backward(x, grad, p, n, y)
 
 
 def _examples(x: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> list[torch.Tensor]:
@@ -132,19 +150,30 @@ def _examples(x: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> list[torch.T
     return [torch.zeros(_EXAMPLE_LENGTH, dtype=x.dtype, device=x.device), p.detach().clone(), n.detach().clone()]
 
 
+FROM_OUTPUT_DTYPES = (torch.float32, torch.float64)  # in float16/bfloat16, y's rounding is too coarse to read exp off
+
+
 class FusedIntegratedActivation(torch.autograd.Function):
-    """f(x) with the fused forward kernel; saves only x (flat) and the two 0-d scalars for the fused backward."""
+    """f(x) with the fused forward kernel; saves x (flat), the two 0-d scalars and, for xIELU, its output y.
+
+    y is the tensor the next layer keeps for its own backward, so saving it here costs no memory there, and the
+    backward reads exp(x) off it instead of computing it again (`formulas.xielu_gradients_from_output`).
+    """
 
     @staticmethod
     def forward(ctx, x, p, n, kernels):  # noqa: ANN001, ANN205 - autograd.Function signature
-        ctx.save_for_backward(x, p, n)
+        y = kernels.forward(x, p, n)
+        if kernels.spec.reads_output and x.dtype in FROM_OUTPUT_DTYPES:
+            ctx.save_for_backward(x, p, n, y)
+        else:
+            ctx.save_for_backward(x, p, n)
         ctx.kernels = kernels
-        return kernels.forward(x, p, n)
+        return y
 
     @staticmethod
     def backward(ctx, grad):  # noqa: ANN001, ANN205
-        x, p, n = ctx.saved_tensors
-        grad_x, grad_p, grad_n = ctx.kernels.backward(x, grad.contiguous(), p, n)
+        x, p, n, *y = ctx.saved_tensors
+        grad_x, grad_p, grad_n = ctx.kernels.backward(x, grad.contiguous(), p, n, *y)
         return grad_x, grad_p, grad_n, None
 
 
