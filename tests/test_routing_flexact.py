@@ -316,6 +316,16 @@ def test_gumbel_noise_is_standard_gumbel_and_straight_through_is_one_hot():
     torch.testing.assert_close(grad, torch.arange(3.0, dtype=F64).expand(4, 3))
 
 
+def _recording_saved_tensors(saved: list[torch.Tensor]) -> contextlib.AbstractContextManager:
+    """A saved-tensors hook pair that appends every tensor autograd saves to `saved`."""
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        saved.append(tensor)
+        return tensor
+
+    return torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["plain", "recompute", "fused"])
 def test_compiled_kernels_match_the_eager_path(mode):
@@ -329,10 +339,14 @@ def test_compiled_kernels_match_the_eager_path(mode):
         model = fuse_routed_linears(model) if mode == "fused" else model
         with warnings.catch_warnings():
             warnings.filterwarnings("error", message="compiling the routing kernels failed")  # else vacuous
-            with recompute_routed_outputs() if mode == "recompute" else contextlib.nullcontext():
+            saved: list[torch.Tensor] = []
+            with recompute_routed_outputs() if mode == "recompute" else _recording_saved_tensors(saved):
                 out = model(x)
                 loss = out.square().sum() + total_regularization(model)
             outputs[compiled] = (out, *torch.autograd.grad(loss, list(model.parameters())))
+            small = [t for t in saved if t.numel() <= 5]  # the routing vectors must not keep a (B, K) buffer alive
+            assert mode == "recompute" or small
+            assert all(t.untyped_storage().nbytes() == t.numel() * t.element_size() for t in small)
     for eager, fast in zip(outputs[False], outputs[True], strict=True):
         torch.testing.assert_close(fast, eager, rtol=1e-5, atol=1e-5)
 
@@ -371,5 +385,6 @@ def test_routed_linear_block_matches_router_then_linear(noise, hard, alpha):
         block(h)
     pointers = {t.data_ptr() for t in saved if t.shape[-1:] == (8,)}  # h and the weight; not the router output
     assert pointers == {h.data_ptr(), block.linear.weight.data_ptr()}
+    assert all(t.untyped_storage().nbytes() == t.numel() * t.element_size() for t in saved)  # no rows kept by a view
     block.eval()
     torch.testing.assert_close(block(h), block.linear(block.router(h)))

@@ -66,8 +66,8 @@ def routed_forward(
     p_soft = torch.softmax((logits + gumbel_from_uniform(u)) / tau, dim=-1)
     p = straight_through(p_soft) if step.hard else p_soft
     x, g = mixture_forward(h, p, step.plan, step.want_reg)
-    if not step.per_sample:  # copies, so that saving them does not keep all B rows alive
-        p_soft, p = p_soft[0].clone(), p[0].clone()
+    if not step.per_sample:
+        p_soft, p = p_soft[0], p[0]
     if step.want_reg:
         p_tilde = pseudo_target(g, lam, step.norm_clip)
         reg = alpha * kl_to_target(p_tilde, p_soft)
@@ -117,6 +117,14 @@ def routed_backward_with_output(
     return (x, *routed_backward(h, p, p_soft, p_tilde, delta, grad_reg, numbers, step))
 
 
+def own_storage(t: torch.Tensor) -> torch.Tensor:
+    """t, copied if it is a view into a larger buffer, so that saving it keeps only itself alive.
+
+    Why: for one noise draw per forward the kernel returns p as row 0 of its (B, K) buffer (compiled, a clone
+    inside the kernel becomes that view again), and saving the row would keep all B rows."""
+    return t if t.untyped_storage().nbytes() == t.numel() * t.element_size() else t.clone()
+
+
 def noise_rows(u: torch.Tensor, batch: int) -> torch.Tensor:
     """u as the (B, K) rows `routed_forward` takes: a (K,) draw repeated, contiguous (kernels check strides)."""
     return u if u.dim() == 2 else u.expand(batch, -1).contiguous()
@@ -157,6 +165,7 @@ class RoutedMixture(torch.autograd.Function):
         rows = as_rows(h)
         run = routed_kernel(step, "forward", compiled, rows)
         x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(h.dtype), noise_rows(u, h.shape[0]), numbers)
+        p, p_soft = own_storage(p), own_storage(p_soft)
         ctx.step, ctx.compiled, ctx.logits_dtype = step, compiled, logits.dtype
         ctx.save_for_backward(h, p, p_soft, p_tilde, numbers)
         ctx.mark_non_differentiable(p, p_tilde)
