@@ -125,19 +125,17 @@ class CompiledKernels:
         """The spec's backward compiled; `y` = f(x) when the forward kept it (`KernelSpec.reads_output`)."""
         if not self.backward_failed:
             try:
-                key = (*_kernel_key(x, p), y is not None)
+                output = () if y is None else (y,)
+                key = (*_kernel_key(x, p), bool(output))
                 kernel = self._backwards.get(key)
                 if kernel is None:
                     _log.info("compiling the %s backward kernel for %s", self.spec.kind, key)
                     spec, (x0, p0, n0) = self.spec, _examples(x, p, n)
-                    if y is None:
-                        examples = [x0, torch.randn_like(x0), p0, n0]
-                        kernel = compile_standalone(lambda x, g, p, n: spec.backward(x, g, p, n), examples)
-                    else:  # every example a tensor of its own: inputs passed twice would be compiled as one
-                        examples = [x0, torch.randn_like(x0), p0, n0, torch.randn_like(x0)]
-                        kernel = compile_standalone(lambda x, g, p, n, y: spec.backward(x, g, p, n, y), examples)
+                    # every example a tensor of its own: inputs passed twice would be compiled as one
+                    examples = [x0, torch.randn_like(x0), p0, n0, *(torch.randn_like(x0) for _ in output)]
+                    kernel = compile_standalone(lambda x, g, p, n, *y: spec.backward(x, g, p, n, *y), examples)
                     self._backwards[key] = kernel
-                grad_x, grad_p, grad_n = kernel(x, grad, p, n) if y is None else kernel(x, grad, p, n, y)  # type: ignore[misc]
+                grad_x, grad_p, grad_n = kernel(x, grad, p, n, *output)  # type: ignore[misc]
                 return grad_x, grad_p, grad_n
             except Exception as error:  # loud and correct: report once, then use the eager backward from now on
                 self.backward_failed = True

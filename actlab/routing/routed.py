@@ -130,6 +130,18 @@ def noise_rows(u: torch.Tensor, batch: int) -> torch.Tensor:
     return u if u.dim() == 2 else u.expand(batch, -1).contiguous()
 
 
+def run_routed_forward(
+    h: torch.Tensor, logits: torch.Tensor, u: torch.Tensor, numbers: torch.Tensor, step: RoutingStep, compiled: bool
+) -> tuple[torch.Tensor, ...]:
+    """(x as (B, F) rows, reg, p, p_soft, p_tilde) from the forward kernel, the routing vectors on their own storage.
+
+    The shared first half of `RoutedMixture` and `RoutedLinearFunction`'s forwards."""
+    rows = as_rows(h)
+    run = routed_kernel(step, "forward", compiled, rows)
+    x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(h.dtype), noise_rows(u, h.shape[0]), numbers)
+    return x, reg, own_storage(p), own_storage(p_soft), p_tilde
+
+
 def routed_kernel(step: RoutingStep, role: str, compiled: bool, h: torch.Tensor):  # noqa: ANN202
     K = len(step.plan.names)
 
@@ -162,10 +174,7 @@ class RoutedMixture(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, h, logits, u, numbers, step, compiled):  # noqa: ANN001, ANN205 - autograd.Function signature
-        rows = as_rows(h)
-        run = routed_kernel(step, "forward", compiled, rows)
-        x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(h.dtype), noise_rows(u, h.shape[0]), numbers)
-        p, p_soft = own_storage(p), own_storage(p_soft)
+        x, reg, p, p_soft, p_tilde = run_routed_forward(h, logits, u, numbers, step, compiled)
         ctx.step, ctx.compiled, ctx.logits_dtype = step, compiled, logits.dtype
         ctx.save_for_backward(h, p, p_soft, p_tilde, numbers)
         ctx.mark_non_differentiable(p, p_tilde)

@@ -22,7 +22,7 @@ from torch import nn
 
 from actlab.routing.flexact import FlexAct
 from actlab.routing.lean import as_rows
-from actlab.routing.routed import noise_rows, own_storage, routed_kernel
+from actlab.routing.routed import routed_kernel, run_routed_forward
 
 
 class RoutedLinearFunction(torch.autograd.Function):
@@ -30,10 +30,7 @@ class RoutedLinearFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, h, logits, u, numbers, weight, bias, step, compiled):  # noqa: ANN001, ANN205 - Function signature
-        rows = as_rows(h)
-        run = routed_kernel(step, "forward", compiled, rows)
-        x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(h.dtype), noise_rows(u, h.shape[0]), numbers)
-        p, p_soft = own_storage(p), own_storage(p_soft)
+        x, reg, p, p_soft, p_tilde = run_routed_forward(h, logits, u, numbers, step, compiled)
         y = F.linear(x, weight, bias)
         ctx.step, ctx.compiled, ctx.logits_dtype, ctx.has_bias = step, compiled, logits.dtype, bias is not None
         ctx.save_for_backward(h, p, p_soft, p_tilde, numbers, weight)
