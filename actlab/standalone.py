@@ -11,9 +11,12 @@ inductor's CPU code fixes its thread count when it is generated (`thread_key`).
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 
 import torch
+
+_TRACING = contextvars.ContextVar("actlab_standalone_tracing", default=False)
 
 
 def compile_standalone(function: Callable[..., object], example_inputs: list[torch.Tensor]) -> Callable[..., object]:
@@ -24,8 +27,18 @@ def compile_standalone(function: Callable[..., object], example_inputs: list[tor
     """
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    graph = make_fx(function, tracing_mode="symbolic")(*example_inputs)
+    token = _TRACING.set(True)
+    try:
+        graph = make_fx(function, tracing_mode="symbolic")(*example_inputs)
+    finally:
+        _TRACING.reset(token)
     return torch._inductor.standalone_compile(graph, example_inputs)
+
+
+def tracing_for_inductor() -> bool:
+    """True while `compile_standalone` traces a function: lets a formula pick a form that is faster compiled
+    but slower eager (`actlab.fast_exp`), without threading a flag through every caller."""
+    return _TRACING.get()
 
 
 def thread_key(device: torch.device) -> int:

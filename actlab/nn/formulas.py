@@ -23,6 +23,8 @@ from collections.abc import Callable
 
 import torch
 
+from actlab.fast_exp import expm1_nonpositive
+
 Gradients = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
 
@@ -30,7 +32,7 @@ def xielu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tenso
     """xIELU(x) = alpha_p x² + beta x for x > 0;  alpha_n (e^x − 1) − alpha_n x + beta x for x <= 0."""
     x_pos = torch.clamp(x, min=0.0)
     x_neg = torch.clamp(x, max=0.0)
-    return alpha_p * x_pos * x_pos + alpha_n * (torch.expm1(x_neg) - x_neg) + beta * x
+    return alpha_p * x_pos * x_pos + alpha_n * (expm1_nonpositive(x_neg) - x_neg) + beta * x
 
 
 def xiprelu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
@@ -52,7 +54,7 @@ def xielu_gradients(
     """(dL/dx, dL/dalpha_p, dL/dalpha_n) of xIELU for upstream `grad`; the alpha sums in float32 or float64."""
     x_pos = torch.clamp(x, min=0.0)
     x_neg = torch.clamp(x, max=0.0)
-    expm1_neg = torch.expm1(x_neg)
+    expm1_neg = expm1_nonpositive(x_neg)
     grad_x = grad * (2.0 * alpha_p * x_pos + alpha_n * expm1_neg + beta)
     grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=_sum_dtype(x))
     grad_alpha_n = torch.sum(grad * (expm1_neg - x_neg), dtype=_sum_dtype(x))
@@ -75,7 +77,7 @@ def xielu_gradients_from_output(
     scaled_expm1 = torch.where(x <= 0, y - (beta - alpha_n) * x_neg, torch.zeros_like(y))  # alpha_n expm1(x-)
     grad_x = grad * (2.0 * alpha_p * x_pos + scaled_expm1 + beta)
     grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=_sum_dtype(x))
-    grad_alpha_n = torch.sum(grad * (scaled_expm1 / alpha_n - x_neg), dtype=_sum_dtype(x))
+    grad_alpha_n = torch.sum(grad * (scaled_expm1 * (1.0 / alpha_n) - x_neg), dtype=_sum_dtype(x))
     return grad_x, grad_alpha_p, grad_alpha_n
 
 

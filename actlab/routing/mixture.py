@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from actlab.activations import LEAKY_RELU_SLOPE, get_activation, get_spec
+from actlab.fast_exp import exp_nonpositive
 
 # Positively homogeneous piecewise-linear candidates: sigma(h) = s_pos h (h > 0), s_neg h (h <= 0).
 PIECEWISE_LINEAR: dict[str, tuple[float, float]] = {
@@ -165,7 +166,7 @@ def mixture_forward(
             for k in plan.linear_idx:
                 s_pos, s_neg = PIECEWISE_LINEAR[plan.names[k]]
                 norms[k] = (s_pos**2 * n_pos + s_neg**2 * n_neg).sqrt()
-    e = torch.exp(-h.abs()) if _SHARED_EXP.intersection(plan.names) else h
+    e = exp_nonpositive(-h.abs()) if _SHARED_EXP.intersection(plan.names) else h
     for k in plan.smooth_idx:
         a_k, d_k = _smooth_term(plan.names[k], h, e, pos)
         x = x + _column(p, k, h) * a_k
@@ -191,7 +192,7 @@ def mixture_backward(
         for k in plan.linear_idx:
             s_pos, s_neg = PIECEWISE_LINEAR[plan.names[k]]
             grad_p[k] = s_pos * positive + s_neg * negative
-    e = torch.exp(-h.abs()) if _SHARED_EXP.intersection(plan.names) else h
+    e = exp_nonpositive(-h.abs()) if _SHARED_EXP.intersection(plan.names) else h
     for k in plan.smooth_idx:
         a_k, d_k = _smooth_term(plan.names[k], h, e, pos)
         grad_p[k] = _reduce(delta * a_k, per_sample)
