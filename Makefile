@@ -57,8 +57,8 @@ lab: setup
 	$(VENV)/bin/jupyter lab notebooks
 
 lint: setup
-	$(VENV)/bin/ruff check actlab tests
-	$(VENV)/bin/ruff format --check actlab tests
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 clean:
 	rm -rf runs reports/*.html reports/*.json .pytest_cache .ruff_cache
