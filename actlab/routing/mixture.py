@@ -161,7 +161,8 @@ def mixture_forward(
         c_pos, c_neg = _linear_coefficients(plan, p, h)
         x = c_neg * h + (c_pos - c_neg) * torch.relu(h)
         if want_norms:
-            n_pos = pos.reshape(h.shape[0], -1).sum(-1).to(h.dtype)
+            count_dtype = torch.promote_types(h.dtype, torch.float32)  # exact counts below 2^24 per sample
+            n_pos = pos.reshape(h.shape[0], -1).sum(-1, dtype=count_dtype).to(h.dtype)
             n_neg = h[0].numel() - n_pos
             for k in plan.linear_idx:
                 s_pos, s_neg = PIECEWISE_LINEAR[plan.names[k]]
