@@ -5,9 +5,10 @@ Paths (`select_path` is the only place that picks one):
   other path must match.
 - "compile": fused kernels compiled by inductor without dynamo (`actlab.nn.fused`): one kernel forward, one
   closed-form kernel backward that also yields both parameter gradients, the alphas' softplus inside them.
-  The default ("auto") when it works. Caveat: on CPU, inductor's vectorised code writes `expm1(x)` as
-  `exp(x) - 1` (for speed), so for tiny negative x the compiled f has an absolute error of about one float
-  epsilon (~1e-7 in float32) where eager's is ~eps * |x|.
+  The default ("auto") when it works. Caveat: on CPU the kernel computes `expm1(x)` as `exp(x) - 1` (as
+  inductor's own vectorised expm1 does; in float32 the exp is `actlab.fast_exp`'s polynomial), so for tiny
+  negative x the compiled f has an absolute error of about one float epsilon (~1e-7 in float32) where eager's
+  is ~eps * |x|.
 - "function": `actlab.symbolic_torch.SymbolicActivationFunction`, an autograd Function whose forward is the
   derived closed form and whose backward is the symbolic gradient (`actlab.derivations`), not autograd's tape.
   About as fast as eager (unfused ops), but it saves only x for the backward where eager autograd keeps several
