@@ -52,17 +52,18 @@ def polynomial_exp_nonpositive(x: torch.Tensor) -> torch.Tensor:
     return exp_r * two_to_n
 
 
+def _polynomial_applies(x: torch.Tensor) -> bool:
+    """The one condition for the polynomial: a float32 CPU kernel is being traced for compilation."""
+    return tracing_for_inductor() and x.dtype == torch.float32 and x.device.type == "cpu"
+
+
 def exp_nonpositive(x: torch.Tensor) -> torch.Tensor:
     """exp(x) for x <= 0: the polynomial inside a float32 CPU kernel being compiled, `torch.exp` otherwise."""
-    if tracing_for_inductor() and x.dtype == torch.float32 and x.device.type == "cpu":
-        return polynomial_exp_nonpositive(x)
-    return torch.exp(x)
+    return polynomial_exp_nonpositive(x) if _polynomial_applies(x) else torch.exp(x)
 
 
 def expm1_nonpositive(x: torch.Tensor) -> torch.Tensor:
     """expm1(x) for x <= 0: exp(x) - 1 with the polynomial exp inside a float32 CPU kernel being compiled
     (inductor's own vectorised expm1 is exp(x) - 1 too, so its absolute error stays ~1 float32 epsilon),
     `torch.expm1` otherwise."""
-    if tracing_for_inductor() and x.dtype == torch.float32 and x.device.type == "cpu":
-        return polynomial_exp_nonpositive(x) - 1.0
-    return torch.expm1(x)
+    return polynomial_exp_nonpositive(x) - 1.0 if _polynomial_applies(x) else torch.expm1(x)

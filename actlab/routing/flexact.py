@@ -164,10 +164,11 @@ class FlexAct(nn.Module):
         config = self.config
         lam = config.pseudo_temperature if config.pseudo_temperature is not None else self.tau
         logits = clip_logit_gradient(self.log_pi, config.logit_grad_clip)
-        shape = (h.shape[0], len(self.candidates)) if config.noise == "sample" else (len(self.candidates),)
+        per_sample = config.noise == "sample"
+        shape = (h.shape[0], len(self.candidates)) if per_sample else (len(self.candidates),)
         u = torch.rand(shape, generator=self.generator, dtype=h.dtype, device=h.device)  # as sample_gumbel draws
         numbers = torch.tensor([self.tau, lam, config.alpha], dtype=h.dtype, device=h.device)
-        step = RoutingStep(self.plan, config.hard, config.alpha > 0, config.norm_clip, config.noise == "sample")
+        step = RoutingStep(self.plan, config.hard, config.alpha > 0, config.norm_clip, per_sample)
         return RoutedInputs(logits, u, numbers, step, config.compile)
 
     def keep_regularization(self, reg: torch.Tensor, p_tilde: torch.Tensor) -> None:

@@ -142,6 +142,11 @@ def _smooth_term(name: str, h: torch.Tensor, e: torch.Tensor, pos: torch.Tensor)
 _SHARED_EXP = frozenset({"sigmoid", "silu", "tanh", "elu", "selu"})
 
 
+def _shared_exp(h: torch.Tensor, plan: MixturePlan) -> torch.Tensor:
+    """e = exp(-|h|) in (0, 1] for `_smooth_term`, once for all smooth candidates (h itself if none needs it)."""
+    return exp_nonpositive(-h.abs()) if _SHARED_EXP.intersection(plan.names) else h
+
+
 def _reduce(t: torch.Tensor, per_sample: bool) -> torch.Tensor:
     """Sum over features per sample (B,) or over everything (0-d)."""
     return t.reshape(t.shape[0], -1).sum(-1) if per_sample else t.sum()
@@ -167,7 +172,7 @@ def mixture_forward(
             for k in plan.linear_idx:
                 s_pos, s_neg = PIECEWISE_LINEAR[plan.names[k]]
                 norms[k] = (s_pos**2 * n_pos + s_neg**2 * n_neg).sqrt()
-    e = exp_nonpositive(-h.abs()) if _SHARED_EXP.intersection(plan.names) else h
+    e = _shared_exp(h, plan)
     for k in plan.smooth_idx:
         a_k, d_k = _smooth_term(plan.names[k], h, e, pos)
         x = x + _column(p, k, h) * a_k
@@ -193,7 +198,7 @@ def mixture_backward(
         for k in plan.linear_idx:
             s_pos, s_neg = PIECEWISE_LINEAR[plan.names[k]]
             grad_p[k] = s_pos * positive + s_neg * negative
-    e = exp_nonpositive(-h.abs()) if _SHARED_EXP.intersection(plan.names) else h
+    e = _shared_exp(h, plan)
     for k in plan.smooth_idx:
         a_k, d_k = _smooth_term(plan.names[k], h, e, pos)
         grad_p[k] = _reduce(delta * a_k, per_sample)
