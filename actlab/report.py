@@ -14,6 +14,9 @@ Layout it understands (conventions, so a new study needs no registration):
 - `runs/claims/*.json`: claims written by `actlab.record_claim` (a study's old claims are removed
   before its report runs again, so a dropped claim never lingers), listed in the index.
 - `<out>/bench.json` (written by `actlab bench`): rendered to `bench.html` and linked (`actlab.bench.page`).
+- `<out>/pages.json`: the pages the index lists, kept between builds. Why: `actlab report --only xielu`
+  rebuilds one page, and `actlab bench` one more; the index they rewrite must still link every page an
+  earlier build made (whose HTML is still there), not only the ones built this time.
 """
 
 from __future__ import annotations
@@ -22,16 +25,18 @@ import datetime as _dt
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from actlab import notebooks, provenance
 from actlab.environ import temporary_environment
-from actlab.io import atomic_write_text
+from actlab.io import atomic_write_json, atomic_write_text
 
 STANDALONE_PATTERN = re.compile(r"^\d\d_[\w-]+\.ipynb$")
 STUDY_REPORT = "report.ipynb"
+PAGES_MANIFEST = "pages.json"
+KIND_ORDER = {"page": 0, "study": 1, "bench": 2}  # the index lists standalone pages, then studies, then benchmarks
 
 
 @dataclass
@@ -46,6 +51,7 @@ class Page:
     error: str = ""
     kind: str = "page"
     sweeps: list[str] = field(default_factory=list)
+    profile: str = ""  # a study page's sweep profile (default, full)
 
 
 @dataclass
@@ -133,6 +139,7 @@ def render_study(study_dir: Path, config: SiteConfig) -> Page:
     name = study_dir.name
     template = study_dir / STUDY_REPORT
     page = Page(name=name, title=notebook_title(template), html=f"{name}.html", source=str(template), kind="study")
+    page.profile = config.profile
     options = ExecutorOptions(kind=config.executor, workers=config.workers)
     for spec_path in study_specs(study_dir, config.profile):
         try:
@@ -203,16 +210,21 @@ def _built() -> str:
 
 
 def write_index(pages: Iterable[Page], claims: list[dict[str, Any]], config: SiteConfig) -> Path:
-    """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped)."""
+    """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped).
+
+    The profile shown is that of the study pages listed (which may come from different builds), else the config's.
+    """
+    pages = list(pages)
+    profiles = sorted({page.profile for page in pages if page.profile})
     html = (
         _environment_jinja()
         .get_template("index.html.j2")
         .render(
-            pages=list(pages),
+            pages=pages,
             claims=claims,
             provenance=provenance.collect(),
             built=_built(),
-            profile=config.profile,
+            profile=", ".join(profiles) or config.profile,
         )
     )
     return atomic_write_text(config.out_dir / "index.html", html)
@@ -253,5 +265,35 @@ def build_site(config: SiteConfig) -> list[Page]:
 
         bench = site_page(config.out_dir)
         pages.extend([bench] if bench is not None else [])
-    write_index(pages, load_claims(config.runs_dir / "claims"), config)
+    listed = merge_pages(load_pages(config.out_dir), pages, config.out_dir)  # earlier pages too: see PAGES_MANIFEST
+    write_index(listed, load_claims(config.runs_dir / "claims"), config)
     return pages
+
+
+def load_pages(out_dir: Path) -> list[Page]:
+    """The pages an earlier build listed (`pages.json`); none if there is no such file or it is unreadable."""
+    try:
+        entries = json.loads((Path(out_dir) / PAGES_MANIFEST).read_text(encoding="utf-8"))
+        return [Page(**entry) for entry in entries]
+    except (OSError, ValueError, TypeError):  # missing or malformed: the index lists this build's pages only
+        return []
+
+
+def merge_pages(earlier: Iterable[Page], fresh: Iterable[Page], out_dir: Path) -> list[Page]:
+    """This build's pages, plus earlier ones not rebuilt whose HTML is still in `out_dir`; saved to `pages.json`.
+
+    A failed earlier page (no HTML) is kept too: it is still the last word on that page.
+    """
+    merged = {page.name: page for page in earlier if not page.html or (Path(out_dir) / page.html).is_file()}
+    merged.update((page.name, page) for page in fresh)
+    pages = sorted(merged.values(), key=lambda page: (KIND_ORDER.get(page.kind, len(KIND_ORDER)), page.name))
+    atomic_write_json(Path(out_dir) / PAGES_MANIFEST, [asdict(page) for page in pages])
+    return pages
+
+
+def refresh_index(out_dir: Path, runs_dir: Path, fresh: Iterable[Page] = ()) -> Path:
+    """Rewrite `out_dir/index.html` from the pages listed so far plus `fresh` ones, without executing anything
+    (`actlab bench` uses it to link its page)."""
+    config = SiteConfig(out_dir=Path(out_dir), runs_dir=Path(runs_dir))
+    pages = merge_pages(load_pages(config.out_dir), fresh, config.out_dir)
+    return write_index(pages, load_claims(config.runs_dir / "claims"), config)

@@ -6,18 +6,23 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pytest
 
 from actlab import cli
 from actlab.bench import BENCHMARKS, page
 from actlab.bench.timing import BenchReport, Ratio
+from actlab.io import atomic_write_json
+from actlab.report import PAGES_MANIFEST, Page
 
 MACHINE = {"cpus": 2, "torch_threads": 1, "device": "cpu", "time_utc": "2026-01-01T00:00:00+00:00",
            "versions": {"torch": "2.13.0", "python": "3.11"}, "host": "box", "git_commit": "abc"}  # fmt: skip
 
 TOY_MODULE = """
 from actlab.bench.timing import BenchReport, Ratio
+from actlab.io import atomic_write_json
+from actlab.report import PAGES_MANIFEST, Page
 
 def run(quick):
     ratios = [Ratio("toy <script>alert(1)</script> step", "fast", "slow", 0.5, 0.9), Ratio("toy memory", "a", "b", 1.2)]
@@ -62,7 +67,14 @@ def test_actlab_bench_writes_json_and_an_escaped_page(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(BENCHMARKS, "toy", "toy_bench_module")
     out = tmp_path / "site" / "bench.json"
-    assert cli.main(["bench", "toy", "--quick", "--out", str(out)]) == 0
+    out.parent.mkdir()
+    (out.parent / "old.html").write_text("<html></html>")  # a page and a claim an earlier `actlab report` made
+    old = Page(name="old", title="Old page", html="old.html", source="old.ipynb")
+    atomic_write_json(out.parent / PAGES_MANIFEST, [asdict(old)])
+    atomic_write_json(tmp_path / "runs" / "claims" / "c.json", {"claim_id": "claim-c", "verdict": "supported"})
+    assert cli.main(["bench", "toy", "--quick", "--out", str(out), "--runs", str(tmp_path / "runs")]) == 0
+    index = (out.parent / "index.html").read_text()  # the index links the page and keeps what it listed
+    assert 'href="bench.html"' in index and 'href="old.html"' in index and "claim-c" in index
     results = json.loads(out.read_text())
     assert results["toy"]["run"]["benchmarks"] == ["toy"] and results["toy"]["run"]["quick"] is True
     html = (out.parent / page.PAGE_NAME).read_text()

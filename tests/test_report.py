@@ -52,3 +52,29 @@ def test_execute_refuses_to_overwrite_template(repo_root, tmp_path):
     template.write_text((repo_root / "notebooks" / "00_activation_gallery.ipynb").read_text())
     with pytest.raises(ActlabError, match="overwrite"):
         notebooks.execute(template, template)
+
+
+def test_index_keeps_pages_built_earlier_while_their_html_exists(tmp_path):
+    """`actlab report --only X` rewrites the index: pages an earlier build made must stay linked."""
+    from dataclasses import asdict
+
+    site, notebooks_dir = tmp_path / "site", tmp_path / "notebooks"
+    notebooks_dir.mkdir()
+    site.mkdir()
+    (site / "old.html").write_text("<html></html>")
+    earlier = [report.Page(name="old", title="Old page", html="old.html", source="old.ipynb")]
+    atomic_write_json(site / report.PAGES_MANIFEST, [asdict(page) for page in earlier])
+    config = report.SiteConfig(notebooks_dir=notebooks_dir, runs_dir=tmp_path / "runs", out_dir=site, only=("x",))
+
+    assert report.build_site(config) == []  # nothing built this time
+    assert 'href="old.html"' in (site / "index.html").read_text()
+    assert [page.name for page in report.load_pages(site)] == ["old"]
+
+    (site / "old.html").unlink()  # a page whose HTML is gone is no longer listed
+    report.build_site(config)
+    assert "old.html" not in (site / "index.html").read_text()
+    assert report.load_pages(site) == []
+
+    (site / report.PAGES_MANIFEST).write_text("{not json")  # unreadable: this build's pages only, no crash
+    report.build_site(config)
+    assert report.load_pages(site) == []

@@ -7,8 +7,8 @@ candidate over a baseline measured in the same process (`actlab.bench.timing`), 
 time of the measurement are stated next to it. A benchmark with no results yet is listed as not
 measured, with the command that measures it.
 
-`actlab bench` writes this page next to its JSON; `actlab report` (re)renders it when
-`reports/bench.json` exists and links it from the index.
+`actlab bench` writes this page next to its JSON and links it from the index there (keeping every page and
+claim the index listed); `actlab report` (re)renders it when `reports/bench.json` exists.
 """
 
 from __future__ import annotations
@@ -145,14 +145,19 @@ def write_page(results: dict[str, Any], html_path: Path, source: str = "reports/
     return add_footer(html_path, source=source)
 
 
-def site_page(out_dir: Path):  # noqa: ANN201 - an actlab.report.Page, or None
-    """For `actlab report`: render `out_dir/bench.html` from `out_dir/bench.json` if it exists, as an index Page."""
+def index_entry(json_path: Path):  # noqa: ANN201 - an actlab.report.Page
+    """The benchmark page as the index lists it, for results in `json_path` (the page sits next to it)."""
     from actlab.report import Page
 
+    return Page(name="bench", title=TITLE, html=PAGE_NAME, source=str(json_path), kind="bench")
+
+
+def site_page(out_dir: Path):  # noqa: ANN201 - an actlab.report.Page, or None
+    """For `actlab report`: render `out_dir/bench.html` from `out_dir/bench.json` if it exists, as an index Page."""
     json_path = Path(out_dir) / "bench.json"
     if not json_path.is_file():
         return None
-    page = Page(name="bench", title=TITLE, html=PAGE_NAME, source=str(json_path), kind="bench")
+    page = index_entry(json_path)
     try:
         write_page(load_results(json_path), Path(out_dir) / PAGE_NAME, source=str(json_path))
     except (OSError, ValueError, KeyError, TypeError) as error:  # a malformed file: say so on the index

@@ -1,4 +1,4 @@
-"""`actlab bench [NAME ...]`: run benchmarks, write their ratios to JSON and the benchmark page.
+"""`actlab bench [NAME ...]`: run benchmarks, write their ratios to JSON and the benchmark page, linked from the index.
 
 With no name every benchmark runs, in one invocation; each result is stamped with that invocation's
 start time, so the page can say which ratios were measured together.
@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from actlab.bench import BENCHMARKS
-from actlab.bench.page import PAGE_NAME, write_page
+from actlab.bench.page import PAGE_NAME, index_entry, write_page
 from actlab.errors import ActlabError
 from actlab.io import atomic_write_json
 
@@ -22,6 +22,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})")
     parser.add_argument("--quick", action="store_true", help="fewer repeats (noisier; for smoke tests)")
     parser.add_argument("--out", type=Path, default=Path("reports/bench.json"), help="JSON output file")
+    parser.add_argument(
+        "--runs", type=Path, default=Path("runs"), help="runs folder whose claims the refreshed index lists"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,5 +51,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:12s} {row['what']:55s} {row['ratio']:.3f}x{target}")
     atomic_write_json(args.out, results)
     page = write_page(results, args.out.parent / PAGE_NAME, source=str(args.out))
-    print(f"wrote {args.out} and {page}")
+    from actlab.report import refresh_index  # the site's code (Jinja2, notebooks) only once there is a page
+
+    index = refresh_index(args.out.parent, args.runs, fresh=[index_entry(args.out)])
+    print(f"wrote {args.out} and {page}, linked from {index}")
     return 0
