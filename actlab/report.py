@@ -138,8 +138,8 @@ def render_study(study_dir: Path, config: SiteConfig) -> Page:
 
     name = study_dir.name
     template = study_dir / STUDY_REPORT
-    page = Page(name=name, title=notebook_title(template), html=f"{name}.html", source=str(template), kind="study")
-    page.profile = config.profile
+    title = notebook_title(template)
+    page = Page(name=name, title=title, html=f"{name}.html", source=str(template), kind="study", profile=config.profile)
     options = ExecutorOptions(kind=config.executor, workers=config.workers)
     for spec_path in study_specs(study_dir, config.profile):
         try:
@@ -265,8 +265,7 @@ def build_site(config: SiteConfig) -> list[Page]:
 
         bench = site_page(config.out_dir)
         pages.extend([bench] if bench is not None else [])
-    listed = merge_pages(load_pages(config.out_dir), pages, config.out_dir)  # earlier pages too: see PAGES_MANIFEST
-    write_index(listed, load_claims(config.runs_dir / "claims"), config)
+    refresh_index(config, pages)
     return pages
 
 
@@ -280,20 +279,18 @@ def load_pages(out_dir: Path) -> list[Page]:
 
 
 def merge_pages(earlier: Iterable[Page], fresh: Iterable[Page], out_dir: Path) -> list[Page]:
-    """This build's pages, plus earlier ones not rebuilt whose HTML is still in `out_dir`; saved to `pages.json`.
+    """`fresh` pages, plus earlier ones not rebuilt whose HTML is still in `out_dir`, in index order.
 
     A failed earlier page (no HTML) is kept too: it is still the last word on that page.
     """
     merged = {page.name: page for page in earlier if not page.html or (Path(out_dir) / page.html).is_file()}
     merged.update((page.name, page) for page in fresh)
-    pages = sorted(merged.values(), key=lambda page: (KIND_ORDER.get(page.kind, len(KIND_ORDER)), page.name))
-    atomic_write_json(Path(out_dir) / PAGES_MANIFEST, [asdict(page) for page in pages])
-    return pages
+    return sorted(merged.values(), key=lambda page: (KIND_ORDER.get(page.kind, len(KIND_ORDER)), page.name))
 
 
-def refresh_index(out_dir: Path, runs_dir: Path, fresh: Iterable[Page] = ()) -> Path:
-    """Rewrite `out_dir/index.html` from the pages listed so far plus `fresh` ones, without executing anything
-    (`actlab bench` uses it to link its page)."""
-    config = SiteConfig(out_dir=Path(out_dir), runs_dir=Path(runs_dir))
+def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
+    """Rewrite the index (and `pages.json`) from the pages listed so far plus `fresh` ones, with every claim
+    under `runs/claims`; executes nothing. `build_site` ends with it, and `actlab bench` links its page by it."""
     pages = merge_pages(load_pages(config.out_dir), fresh, config.out_dir)
+    atomic_write_json(config.out_dir / PAGES_MANIFEST, [asdict(page) for page in pages])
     return write_index(pages, load_claims(config.runs_dir / "claims"), config)

@@ -21,8 +21,6 @@ MACHINE = {"cpus": 2, "torch_threads": 1, "device": "cpu", "time_utc": "2026-01-
 
 TOY_MODULE = """
 from actlab.bench.timing import BenchReport, Ratio
-from actlab.io import atomic_write_json
-from actlab.report import PAGES_MANIFEST, Page
 
 def run(quick):
     ratios = [Ratio("toy <script>alert(1)</script> step", "fast", "slow", 0.5, 0.9), Ratio("toy memory", "a", "b", 1.2)]

@@ -51,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:12s} {row['what']:55s} {row['ratio']:.3f}x{target}")
     atomic_write_json(args.out, results)
     page = write_page(results, args.out.parent / PAGE_NAME, source=str(args.out))
-    from actlab.report import refresh_index  # the site's code (Jinja2, notebooks) only once there is a page
+    from actlab.report import SiteConfig, refresh_index  # the site's code (Jinja2, notebooks) only once needed
 
-    index = refresh_index(args.out.parent, args.runs, fresh=[index_entry(args.out)])
+    index = refresh_index(SiteConfig(out_dir=args.out.parent, runs_dir=args.runs), fresh=[index_entry(args.out)])
     print(f"wrote {args.out} and {page}, linked from {index}")
     return 0
