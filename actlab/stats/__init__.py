@@ -5,6 +5,7 @@ checkable against scipy/statsmodels. `summary`: mean/std/n, t and bootstrap inte
 Hedges' g, probability of improvement. `tests`: paired t, Wilcoxon, Holm. `ranks`: rank
 distributions, bootstrap P(rank <= k), mean reciprocal rank. `layers`: does the chosen activation
 depend on depth (chi-square, Cochran-Armitage, multinomial logit with seed-clustered errors).
+`power`: minimum detectable effects at 80% power and TOST equivalence (statsmodels).
 Plotting lives in the notebooks, never here.
 """
 

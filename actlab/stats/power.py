@@ -1,0 +1,118 @@
+"""What a run could detect, and whether two arms are equivalent: minimum detectable effects and TOST.
+
+Why this module: an "inconclusive" verdict means nothing unless it says how large an effect the
+run could have seen. The minimum detectable effect (MDE) at 80% power is the smallest true mean
+difference that a two-sided test at level alpha would detect four times out of five, given the
+spread the run observed. It is reported in the claim's own unit (bits/byte, accuracy points,
+share of routing mass), so a reader can hold it against the paper's effect.
+
+statsmodels does the power algebra (`TTestPower` for one-sample and paired designs,
+`TTestIndPower` for two independent groups) and the equivalence tests (`ttost_paired`,
+`ttost_ind`); this module fixes the conventions (two-sided, alpha 0.05, power 0.8, sample SD with
+ddof=1) and turns standardised effects back into the claim's unit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from statsmodels.stats.power import TTestIndPower, TTestPower
+from statsmodels.stats.weightstats import ttost_ind, ttost_paired
+
+from actlab.stats.summary import as_values
+
+DEFAULT_POWER = 0.8
+DEFAULT_ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Detectable:
+    """The smallest mean difference a run of this size and spread detects, in the claim's unit."""
+
+    mde: float  # in the unit of the values
+    standardised: float  # the same as Cohen's d (for paired/one-sample: d_z)
+    sd: float  # the observed SD the MDE scales by
+    n: int
+    power: float
+    alpha: float
+    design: str  # "one-sample", "paired" or "independent"
+
+
+def _standardised_mde(solver: Any, alpha: float, power: float, **kwargs: Any) -> float:
+    return float(solver.solve_power(effect_size=None, alpha=alpha, power=power, **kwargs))
+
+
+def mde_one_sample(
+    values: Any, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER, sd: float | None = None
+) -> Detectable:
+    """MDE of a one-sample t-test of `values` against a fixed value (e.g. a per-network slope against 0).
+
+    `sd` overrides the observed SD (e.g. a pilot's); otherwise the sample SD (ddof=1) is used.
+    Paired differences are one sample: pass a - b here, or use `mde_paired`.
+    """
+    x = as_values(values, "values", min_n=2)
+    spread = float(np.std(x, ddof=1)) if sd is None else float(sd)
+    d = _standardised_mde(TTestPower(), alpha, power, nobs=x.size, alternative="two-sided")
+    return Detectable(d * spread, d, spread, int(x.size), power, alpha, "one-sample")
+
+
+def mde_paired(a: Any, b: Any, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> Detectable:
+    """MDE of a paired t-test of a - b over seeds: the SD of the per-seed differences sets the scale."""
+    x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
+    if x.size != y.size:
+        raise ValueError(f"mde_paired: a has {x.size} values, b has {y.size}; pair them by seed first")
+    result = mde_one_sample(x - y, alpha=alpha, power=power)
+    return Detectable(result.mde, result.standardised, result.sd, result.n, power, alpha, "paired")
+
+
+def mde_independent(a: Any, b: Any, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> Detectable:
+    """MDE of a two-sample t-test between independent groups, scaled by their pooled SD."""
+    x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
+    pooled = math.sqrt(((x.size - 1) * np.var(x, ddof=1) + (y.size - 1) * np.var(y, ddof=1)) / (x.size + y.size - 2))
+    d = _standardised_mde(TTestIndPower(), alpha, power, nobs1=x.size, ratio=y.size / x.size, alternative="two-sided")
+    return Detectable(d * pooled, d, float(pooled), int(x.size + y.size), power, alpha, "independent")
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Two one-sided tests (TOST) of |mean difference| < margin; equivalent when p < alpha."""
+
+    margin: float
+    pvalue: float
+    equivalent: bool
+    estimate: float
+    design: str
+
+
+def tost_paired(a: Any, b: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) -> Equivalence:
+    """Is the paired difference a - b within +-margin? statsmodels' `ttost_paired`."""
+    if not (margin > 0 and math.isfinite(margin)):
+        raise ValueError(f"tost_paired: the equivalence margin must be a positive finite number, got {margin!r}")
+    x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
+    if x.size != y.size:
+        raise ValueError(f"tost_paired: a has {x.size} values, b has {y.size}; pair them by seed first")
+    diff = x - y
+    if np.ptp(diff) == 0.0:  # no spread: equivalence is exact or impossible
+        p = 0.0 if abs(float(diff[0])) < margin else 1.0
+    else:
+        p = float(ttost_paired(x, y, -margin, margin)[0])
+    return Equivalence(float(margin), p, p < alpha, float(np.mean(diff)), "paired")
+
+
+def tost_one_sample(values: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) -> Equivalence:
+    """Is the mean of `values` within +-margin of 0 (e.g. per-network slopes)? TOST as a paired test against 0."""
+    x = as_values(values, "values", min_n=2)
+    result = tost_paired(x, np.zeros_like(x), margin, alpha=alpha)
+    return Equivalence(result.margin, result.pvalue, result.equivalent, result.estimate, "one-sample")
+
+
+def tost_independent(a: Any, b: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) -> Equivalence:
+    """Is the difference of means a - b within +-margin, for independent groups? statsmodels' `ttost_ind`."""
+    if not (margin > 0 and math.isfinite(margin)):
+        raise ValueError(f"tost_independent: the equivalence margin must be a positive finite number, got {margin!r}")
+    x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
+    p = float(ttost_ind(x, y, -margin, margin)[0])
+    return Equivalence(float(margin), p, p < alpha, float(np.mean(x) - np.mean(y)), "independent")
