@@ -24,7 +24,7 @@ import math
 import os
 import re
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,11 @@ from actlab.io import _json_default, atomic_write_json, read_json
 RUN_MARKER = ".actlab-run"
 RESULTS_FILE = "results.json"
 RUN_STATUSES = ("ok", "diverged")  # what a notebook may record; "failed" is the runner's verdict
-VERDICTS = ("supported", "not supported", "inconclusive")
+# What a decision rule may return. "equivalent" needs an equivalence margin (TOST); "not run" says the
+# experiment did not produce what the claim needs (e.g. routers that never left uniform); a verdict that flips
+# across the specifications a paper leaves open reads "depends on <choice>".
+VERDICTS = ("supported", "not supported", "inconclusive", "equivalent", "not run")
+DEPENDS_ON = "depends on "
 _CLAIM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -123,22 +127,46 @@ def record_claim(
     paper: str = "",
     evidence: str | None = None,
     claims_dir: str | os.PathLike[str] | None = None,
+    mde: float | None = None,
+    equivalence_margin: float | None = None,
+    specifications: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Record one tested claim; its verdict is whatever `rule` returns, never typed by hand.
 
-    `rule` is a function `rule(estimate, ci, **inputs) -> verdict` written in the notebook (its
+    `rule` is a function `rule(estimate, ci, **inputs) -> verdict` (a study's `claims.py` holds them; its
     source is stored and shown in the report), or a Python expression over `estimate`, `ci_low`,
     `ci_high` and `inputs`. It must use its inputs: a rule that returns a constant is refused.
-    The verdict must be one of "supported", "not supported", "inconclusive".
+    The verdict must be one of `VERDICTS` or "depends on <choice>".
+
+    Why the extra fields: a verdict must say what it means. `mde` is the minimum detectable effect at 80%
+    power in the claim's units (`actlab.stats.power`); an "inconclusive" verdict without it is refused.
+    `equivalence_margin` is the +-m of a TOST; "equivalent" needs it. `specifications` says how the verdict
+    depends on the choices a paper leaves open: `{"stable": x, "total": y, "depends_on": "lr" or None}`, i.e.
+    the verdict holds in x of y specifications.
     """
     if not _CLAIM_ID.match(claim_id):
         raise ValueError(f"record_claim: claim_id {claim_id!r} must be letters, digits, '_', '.', '-' (a file name)")
     low, high = (float(bound) for bound in ci)
     estimate = float(estimate)
-    if not (math.isnan(low) or math.isnan(high)) and low > high:
+    _require_finite(claim_id, estimate=estimate, ci_low=low, ci_high=high)
+    if low > high:
         raise ValueError(f"record_claim {claim_id}: CI ({low}, {high}) has low > high")
     inputs = dict(inputs or {})
     verdict, rule_text = _apply_rule(claim_id, rule, estimate, (low, high), inputs)
+    if mde is not None:
+        mde = float(mde)
+        _require_finite(claim_id, mde=mde)
+    if verdict == "inconclusive" and mde is None:
+        raise ValueError(
+            f"record_claim {claim_id}: an 'inconclusive' verdict must say what the run could have detected; "
+            "pass mde= (the minimum detectable effect in the claim's units, see actlab.stats.power)"
+        )
+    if equivalence_margin is not None:
+        equivalence_margin = float(equivalence_margin)
+        _require_finite(claim_id, equivalence_margin=equivalence_margin)
+    if verdict == "equivalent" and equivalence_margin is None:
+        raise ValueError(f"record_claim {claim_id}: an 'equivalent' verdict needs equivalence_margin= (TOST's margin)")
+    specs = _specifications(claim_id, specifications)
     claim = {
         "claim_id": claim_id,
         "statement": statement,
@@ -149,6 +177,10 @@ def record_claim(
         "confidence": confidence,
         "units": units,
         "estimate_text": format_estimate(estimate, (low, high), confidence, units, digits),
+        "mde": mde,
+        "mde_text": None if mde is None else f"{mde:.{digits}g}{f' {units}' if units else ''}",
+        "equivalence_margin": equivalence_margin,
+        "specifications": specs,
         "inputs": json.loads(json.dumps(inputs, default=_json_default)),
         "rule": rule_text,
         "verdict": verdict,
@@ -161,6 +193,35 @@ def record_claim(
     claim["provenance"] = provenance.collect()
     atomic_write_json(claims_folder(claims_dir) / f"{claim_id}.json", claim)
     return claim
+
+
+def _require_finite(claim_id: str, **values: float) -> None:
+    for name, value in values.items():
+        if not math.isfinite(value):
+            raise ValueError(
+                f"record_claim {claim_id}: {name} is {value}; a claim needs finite numbers "
+                "(a NaN usually means a diverged run or too few seeds: drop or fix it before recording)"
+            )
+
+
+def _specifications(claim_id: str, specs: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Validate `{"stable": x, "total": y, "depends_on": name or None}`; None when the claim has no curve."""
+    if specs is None:
+        return None
+    stable, total = int(specs.get("stable", -1)), int(specs.get("total", -1))
+    if not 0 <= stable <= total or total < 1:
+        raise ValueError(
+            f"record_claim {claim_id}: specifications must give 0 <= stable <= total, total >= 1; got {dict(specs)}"
+        )
+    depends_on = specs.get("depends_on")
+    return {"stable": stable, "total": total, "depends_on": None if depends_on in (None, "") else str(depends_on)}
+
+
+def is_verdict(verdict: Any) -> bool:
+    """One of `VERDICTS`, or "depends on <choice>" naming the choice that flips it."""
+    if not isinstance(verdict, str):
+        return False
+    return verdict in VERDICTS or (verdict.startswith(DEPENDS_ON) and bool(verdict[len(DEPENDS_ON) :].strip()))
 
 
 def claims_folder(claims_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -200,8 +261,11 @@ def _apply_rule(
         text = _source_of(rule)
     else:
         raise ValueError(f"record_claim {claim_id}: rule must be a function or an expression string")
-    if verdict not in VERDICTS:
-        raise ValueError(f"record_claim {claim_id}: the rule returned {verdict!r}; it must return one of {VERDICTS}")
+    if not is_verdict(verdict):
+        raise ValueError(
+            f"record_claim {claim_id}: the rule returned {verdict!r}; it must return one of {VERDICTS} "
+            f"or '{DEPENDS_ON}<choice>'"
+        )
     return verdict, text
 
 

@@ -86,6 +86,7 @@ def test_claim_verdict_is_computed_by_its_rule(tmp_path, monkeypatch, estimate, 
         ci=ci,
         rule=_rule,
         claims_dir=tmp_path,
+        mde=0.3,
     )
     assert claim["verdict"] == verdict
     stored = read_json(tmp_path / "c1.json")
@@ -120,6 +121,13 @@ def test_string_rule_and_inputs(tmp_path):
         ({"rule": lambda estimate, ci: "maybe" if estimate else "no"}, "returned 'maybe'"),
         ({"rule": _rule, "ci": (1.0, 0.0)}, "has low > high"),
         ({"rule": _rule, "claim_id": "../evil"}, "must be letters"),
+        ({"rule": _rule, "estimate": float("nan")}, "estimate is nan"),
+        ({"rule": _rule, "ci": (0.0, float("inf"))}, "ci_high is inf"),
+        ({"rule": _rule, "estimate": 0.1, "ci": (-0.2, 0.4)}, "pass mde="),
+        ({"rule": _rule, "estimate": 0.1, "ci": (-0.2, 0.4), "mde": float("nan")}, "mde is nan"),
+        ({"rule": lambda estimate, ci: "equivalent" if ci else "x"}, "needs equivalence_margin"),
+        ({"rule": lambda estimate, ci: "depends on " if ci else "x"}, "depends on <choice>"),
+        ({"rule": _rule, "mde": 0.1, "specifications": {"stable": 3, "total": 2}}, "0 <= stable <= total"),
     ],
 )
 def test_claim_refuses_typed_or_invalid_verdicts(tmp_path, kwargs, message):
@@ -137,6 +145,49 @@ def test_claim_refuses_typed_or_invalid_verdicts(tmp_path, kwargs, message):
     with pytest.raises(ValueError, match=message):
         actlab.record_claim(**arguments)
     assert not list(tmp_path.glob("*.json"))
+
+
+def test_claim_records_mde_equivalence_and_specifications(tmp_path):
+    def rule(estimate, ci, margin):
+        return "equivalent" if -margin < ci[0] and ci[1] < margin else "inconclusive"
+
+    claim = actlab.record_claim(
+        "c4",
+        "s",
+        source="p",
+        n=8,
+        budget="b",
+        estimate=0.01,
+        ci=(-0.02, 0.04),
+        rule=rule,
+        inputs={"margin": 0.05},
+        units="bpb",
+        mde=0.031,
+        equivalence_margin=0.05,
+        specifications={"stable": 7, "total": 8, "depends_on": "lr"},
+        claims_dir=tmp_path,
+    )
+    stored = read_json(tmp_path / "c4.json")
+    assert claim["verdict"] == stored["verdict"] == "equivalent"
+    assert stored["mde"] == 0.031 and stored["mde_text"] == "0.031 bpb" and stored["equivalence_margin"] == 0.05
+    assert stored["specifications"] == {"stable": 7, "total": 8, "depends_on": "lr"}
+
+
+def test_depends_on_names_its_choice(tmp_path):
+    claim = actlab.record_claim(
+        "c5",
+        "s",
+        source="p",
+        n=4,
+        budget="b",
+        estimate=0.2,
+        ci=(0.1, 0.3),
+        rule=lambda estimate, ci, flips: f"depends on {flips}" if flips else "supported",
+        inputs={"flips": "learning rate"},
+        specifications={"stable": 2, "total": 4, "depends_on": "learning rate"},
+        claims_dir=tmp_path,
+    )
+    assert claim["verdict"] == "depends on learning rate"
 
 
 def test_format_estimate():
