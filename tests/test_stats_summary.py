@@ -98,3 +98,17 @@ def test_probability_of_improvement():
     assert two_tasks == pytest.approx((p + 0.5) / 2)
     interval = stats.probability_of_improvement_interval(x + 1.0, y, seed=0, n_resamples=300)
     assert interval.low <= interval.estimate <= interval.high and interval.estimate > 0.5
+
+
+def test_cohens_dz_is_the_paired_t_statistic_over_root_n():
+    from scipy import stats as scipy_stats
+
+    from actlab.stats import cohens_dz
+
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=9)
+    b = a - 0.3 + rng.normal(0.0, 0.2, size=9)
+    t = scipy_stats.ttest_rel(a, b).statistic
+    assert cohens_dz(a, b) == pytest.approx(t / np.sqrt(9))
+    with pytest.raises(ValueError, match="pair them"):
+        cohens_dz(a, b[:4])

@@ -126,6 +126,22 @@ def hedges_g(a: Any, b: Any) -> float:
     return float(j * d)
 
 
+def cohens_dz(a: Any, b: Any) -> float:
+    """Paired standardised effect d_z = mean(a - b) / sd(a - b): the effect beside a paired test.
+
+    Why not Hedges' g here: g divides by the pooled SD of the two arms, which paired designs remove
+    (runs that share a seed share their noise); d_z is the effect the paired t-test sees (t = d_z sqrt(n)).
+    """
+    x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
+    if x.size != y.size:
+        raise ValueError(f"cohens_dz: a has {x.size} values, b has {y.size}; pair them by seed first")
+    diff = x - y
+    sd = float(np.std(diff, ddof=1))
+    if sd == 0.0:
+        raise ValueError("cohens_dz: the paired differences are constant; the standardised effect is undefined")
+    return float(np.mean(diff) / sd)
+
+
 def probability_of_improvement(x: Any, y: Any) -> float:
     """P(X > Y) + P(X = Y) / 2 from the Mann-Whitney U statistic, averaged over tasks (columns).
 
