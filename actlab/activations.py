@@ -135,8 +135,69 @@ def get_spec(name: str) -> ActivationSpec:
 
 
 def get_activation(name: str) -> nn.Module:
-    """A fresh module for `name` (fresh so trainable activations never share parameters)."""
-    return get_spec(name).factory()
+    """A fresh module for `name` (fresh so trainable activations never share parameters); see `resolve`."""
+    return resolve(name)
+
+
+def resolve(spec: str) -> nn.Module:
+    """A fresh activation module from any of the three ways a user names one.
+
+    - a registry name: `"relu"`, `"xielu"`, ... (`activation_names()`);
+    - `"package.module:Attr"`: a user's `nn.Module` class (built with no arguments) or a factory returning one,
+      imported from `sys.path` with the current directory first, as a notebook user expects;
+    - the name of a saved derivation (`actlab derive ... --save NAME`; `actlab.saved_derivations`).
+
+    Why one resolver: every study, sweep, bench and CLI option that takes an activation goes through here, so a
+    user's own idea enters any of them the same way, and a typo fails once with every valid choice listed.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"an activation is named by a non-empty string, got {spec!r}")
+    spec = spec.strip()
+    if spec in _REGISTRY:
+        return _REGISTRY[spec].factory()
+    if ":" in spec:
+        return _import_activation(spec)
+    from actlab import saved_derivations
+
+    if spec in saved_derivations.saved_names():
+        return saved_derivations.load_derivation(spec).build()
+    saved = ", ".join(saved_derivations.saved_names()) or "none"
+    raise ValueError(
+        f"unknown activation {spec!r}; valid names are: {', '.join(_REGISTRY)} (the registry). "
+        f"Saved derivations (in {saved_derivations.derivations_dir()}): {saved}. "
+        "Or name your own module as 'package.module:ClassName' (importable from the current directory)."
+    )
+
+
+def _import_activation(spec: str) -> nn.Module:
+    """Build `module:attr`: a class is called with no arguments, a factory must return an nn.Module."""
+    import importlib
+    import os
+    import sys
+
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr or not all(part.isidentifier() for part in [*module_name.split("."), attr]):
+        raise ValueError(f"activation {spec!r}: write 'package.module:Attr', e.g. 'mymodule:MyAct'")
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"activation {spec!r}: cannot import {module_name!r} ({error}); is it on sys.path?") from None
+    finally:
+        if added:
+            sys.path.remove(cwd)
+    target = getattr(module, attr, None)
+    if target is None:
+        raise ValueError(f"activation {spec!r}: module {module_name!r} has no attribute {attr!r}")
+    if not callable(target):
+        raise ValueError(f"activation {spec!r}: {attr!r} is not a class or factory")
+    built = target()
+    if not isinstance(built, nn.Module):
+        raise ValueError(f"activation {spec!r}: {attr}() returned {type(built).__name__}, not an nn.Module")
+    return built
 
 
 def value_and_derivative(name: str, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -16,14 +16,13 @@ SymPy's output: `run_checks` asserts `simplify(derived - reference) == 0` for ea
 from __future__ import annotations
 
 import functools
-import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
 import sympy as sp
-from sympy.parsing.sympy_parser import parse_expr, standard_transformations
 
+from actlab.expression_parser import ExpressionError, parse_expression
 from actlab.symbolic import Derivation, alpha_n, alpha_p, beta, gradient_first, x
 
 s_n = sp.Symbol("s_n", positive=True)  # softplus(a_n) > 0, so xIELU's alpha_n = beta + s_n > beta
@@ -90,21 +89,41 @@ def get_derivation(name: str) -> Derivation:
         raise ValueError(f"unknown derivation {name!r}; built-ins are: {', '.join(BUILTINS)}") from None
 
 
+# Points of each side where a base gradient must be real and finite (|x| from near 0 to far out).
+_DOMAIN_PROBES = (1e-9, 1e-3, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0)
+
+
 def parse_base_gradient(text: str, side: str) -> sp.Expr:
-    """A user-typed base gradient in x (`"x**2"`, `"exp(x)"`); anything else is one clear error."""
+    """A user-typed base gradient in x (`"x**2"`, `"exp(x)"`), parsed safely and checked on its side's domain.
+
+    Parsing goes through `actlab.expression_parser` (no code runs). The gradient must be real and finite on its
+    side (x > 0 or x <= 0) and have a finite limit at 0, or the activation is complex, undefined or singular
+    there; each of these is one clear error.
+    """
     try:
-        expr = parse_expr(text, local_dict={"x": x}, transformations=standard_transformations)
-    except (SyntaxError, TypeError, ValueError, sp.SympifyError, tokenize.TokenError) as error:
-        raise ValueError(
-            f"cannot parse base gradient {text!r} for {side}: {error}; write e.g. 2*x or exp(x) - 1"
-        ) from None
-    if not isinstance(expr, sp.Expr):
-        raise ValueError(f"base gradient {text!r} for {side} is not an expression in x")
-    unknown = expr.free_symbols - {x}
-    if unknown:
-        names = ", ".join(sorted(map(str, unknown)))
-        raise ValueError(f"base gradient {text!r} for {side} uses {names}; it may only use x")
+        expr = parse_expression(text)
+    except ExpressionError as error:
+        raise ValueError(f"base gradient for {side}: {error}") from None
+    _check_domain(expr, text, side)
     return expr
+
+
+def _check_domain(expr: sp.Expr, text: str, side: str) -> None:
+    sign = 1 if side == "x > 0" else -1
+    for t in _DOMAIN_PROBES:
+        value = complex(expr.subs(x, sign * t).evalf(30))
+        if value.imag != 0 or not (abs(value.real) < float("inf")):
+            raise ValueError(
+                f"base gradient {text!r} is {value if value.imag else value.real} at x = {sign * t:g}, which is on "
+                f"its side ({side}): the activation would be complex or undefined there. Use a gradient defined for "
+                f"every x of that side (e.g. log(1 + Abs(x)) instead of log(x) on x <= 0)"
+            )
+    limit = sp.limit(expr, x, 0, dir="+" if sign > 0 else "-")
+    if not limit.is_finite:
+        raise ValueError(
+            f"base gradient {text!r} tends to {limit} as x -> 0 on {side}: the activation is singular at 0; "
+            "use a gradient with a finite limit at 0"
+        )
 
 
 def custom(positive: str, negative: str) -> Derivation:

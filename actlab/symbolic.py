@@ -28,7 +28,7 @@ alpha_n = sp.Symbol("alpha_n", positive=True)
 _t = sp.Symbol("t", positive=True)  # |x| on a branch, so assumptions can decide signs there
 
 # A branch's base gradient: one expression g (scaled by that branch's alpha) or explicit (alpha_i, g_i) terms.
-BaseGradient = sp.Expr | Sequence[tuple[sp.Symbol, sp.Expr]]
+BaseGradient = sp.Expr | str | Sequence[tuple[sp.Symbol, sp.Expr | str]]
 
 
 @dataclass(frozen=True)
@@ -112,11 +112,24 @@ class Derivation:
         )
 
 
+def _as_expr(g: object, side: str) -> sp.Expr:
+    """A base gradient as SymPy: text goes through the safe parser (never `sympify`, which evaluates Python)."""
+    if isinstance(g, str):
+        from actlab.expression_parser import parse_expression
+
+        return parse_expression(g)
+    if isinstance(g, sp.Basic):
+        return g
+    if isinstance(g, (int, float)) and not isinstance(g, bool):
+        return sp.Float(g) if isinstance(g, float) else sp.Integer(g)
+    raise ValueError(f"the base gradient for {side} must be a SymPy expression or a formula string, got {g!r}")
+
+
 def _as_terms(base: BaseGradient, default_alpha: sp.Symbol, side: str) -> tuple[tuple[sp.Symbol, sp.Expr], ...]:
-    if isinstance(base, sp.Basic):
-        terms = ((default_alpha, sp.sympify(base)),)
+    if isinstance(base, (sp.Basic, str)):
+        terms = ((default_alpha, _as_expr(base, side)),)
     else:
-        terms = tuple((alpha, sp.sympify(g)) for alpha, g in base)
+        terms = tuple((alpha, _as_expr(g, side)) for alpha, g in base)
     if not terms:
         raise ValueError(f"the base gradient for {side} has no terms; give an expression in x such as 2*x")
     for alpha, g in terms:

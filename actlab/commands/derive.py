@@ -2,6 +2,7 @@
 
     actlab derive xielu [--latex] [--check]
     actlab derive --pos "x**2" --neg "exp(x)"      # your own base gradients
+    actlab derive --pos "x**3" --neg "exp(x)" --save cubic --check   # ... saved: resolve("cubic") builds it
 
 `--check` also verifies every result a second way (reference closed forms, d/dx, autograd, gradcheck) and
 exits 1 if any check fails.
@@ -23,6 +24,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--latex", action="store_true", help="also print f and f' as LaTeX")
     parser.add_argument("--check", action="store_true", help="verify symbolically and numerically; exit 1 on failure")
     parser.add_argument("--seed", type=int, default=0, help="seed of the numeric checks' random points")
+    parser.add_argument(
+        "--save",
+        metavar="NAME",
+        help="save a --pos/--neg derivation as NAME (data, in $ACTLAB_DERIVATIONS_DIR or ~/.local/share/actlab/"
+        "derivations); studies then take NAME as an activation (not saved if --check fails)",
+    )
 
 
 def _derivation(args: argparse.Namespace):  # noqa: ANN202 - a Derivation (SymPy imported lazily)
@@ -82,13 +89,23 @@ def run(args: argparse.Namespace) -> int:
     if args.latex:
         print("\nLaTeX:")
         print(derivation.latex())
-    if not args.check:
-        return 0
-    checks = derivations.run_checks(derivation, args.name, seed=args.seed)
-    print("\nchecks:")
-    for check in checks:
-        detail = f"  ({check.detail})" if check.detail else ""
-        print(f"  {'PASS' if check.passed else 'FAIL'}  {check.name}{detail}")
+    if args.save and args.name:
+        raise ActlabError("--save stores your own --pos/--neg derivation; built-ins are already available by name")
+    checks = derivations.run_checks(derivation, args.name, seed=args.seed) if args.check else []
+    if checks:
+        print("\nchecks:")
+        for check in checks:
+            detail = f"  ({check.detail})" if check.detail else ""
+            print(f"  {'PASS' if check.passed else 'FAIL'}  {check.name}{detail}")
     failed = sum(not check.passed for check in checks)
-    print(f"{len(checks) - failed}/{len(checks)} checks passed")
+    if checks:
+        print(f"{len(checks) - failed}/{len(checks)} checks passed")
+    if args.save and not failed:
+        from actlab.saved_derivations import save_derivation
+
+        records = [{"name": c.name, "passed": bool(c.passed), "detail": c.detail} for c in checks]
+        path = save_derivation(args.save, args.pos, args.neg, checks=records)
+        print(
+            f"\nsaved as {args.save!r}: {path}  (use it anywhere an activation is named, e.g. resolve({args.save!r}))"
+        )
     return 1 if failed else 0

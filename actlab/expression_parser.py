@@ -1,0 +1,179 @@
+"""The one way user text becomes a SymPy expression: a whitelist over Python's `ast`, never `eval`.
+
+Why not `sympy.sympify` or `parse_expr`: both evaluate Python, so `__import__('os').system(...)` typed as a
+"formula" runs. A formula reaches actlab from the command line (`actlab derive --pos ...`), from notebook
+parameters and from saved derivation files that travel between people; none of these may run code.
+
+The grammar: numbers, the symbol `x`, named parameters the caller allows, `+ - * / **`, unary `+`/`-`, calls of the
+functions in `FUNCTIONS` with positional arguments, the constants `pi` and `E`, and (inside `Piecewise`) tuples
+`(expr, condition)` whose conditions are comparisons (`x > 0`), `True`, or `&`/`|` of those. The expression is
+built node by node from the tree. Anything else fails with one error naming the offending token and its
+position. Length and nesting depth are bounded, so a pathological string cannot exhaust memory or the stack.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import sympy as sp
+
+from actlab.errors import ActlabError
+
+MAX_LENGTH = 2000
+MAX_DEPTH = 60
+
+# The functions a formula may call: SymPy's, by the names users type.
+FUNCTIONS: dict[str, Callable[..., sp.Basic]] = {
+    "exp": sp.exp,
+    "log": sp.log,
+    "sqrt": sp.sqrt,
+    "sin": sp.sin,
+    "cos": sp.cos,
+    "tan": sp.tan,
+    "sinh": sp.sinh,
+    "cosh": sp.cosh,
+    "tanh": sp.tanh,
+    "asinh": sp.asinh,
+    "atan": sp.atan,
+    "arctan": sp.atan,
+    "erf": sp.erf,
+    "erfc": sp.erfc,
+    "Abs": sp.Abs,
+    "abs": sp.Abs,
+    "sign": sp.sign,
+    "Max": sp.Max,
+    "Min": sp.Min,
+    "Heaviside": sp.Heaviside,
+    "Piecewise": sp.Piecewise,
+}
+CONSTANTS: dict[str, sp.Basic] = {"pi": sp.pi, "E": sp.E}
+
+_BINARY = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+_COMPARE = {ast.Gt: sp.Gt, ast.GtE: sp.Ge, ast.Lt: sp.Lt, ast.LtE: sp.Le}
+
+
+class ExpressionError(ActlabError, ValueError):
+    """A formula that is not in actlab's expression grammar; the message names the offending token."""
+
+
+def parse_expression(text: str, parameters: Iterable[str] = (), *, symbol: sp.Symbol | None = None) -> sp.Expr:
+    """Parse `text` (e.g. "alpha*exp(x) - 1") into a SymPy expression in `x` and the named `parameters`.
+
+    `symbol` is the SymPy symbol `x` stands for (default: `actlab.symbolic.x`, real). Parameters become positive
+    symbols, as the recipe's trainable scales are.
+    """
+    if not isinstance(text, str):
+        raise ExpressionError(f"a formula is a string, got {type(text).__name__}")
+    if len(text) > MAX_LENGTH:
+        raise ExpressionError(f"formula is {len(text)} characters long; the limit is {MAX_LENGTH}")
+    if not text.strip():
+        raise ExpressionError("formula is empty; write an expression in x, e.g. exp(x) - 1")
+    if symbol is None:
+        from actlab.symbolic import x as symbol
+    names: dict[str, sp.Basic] = {"x": symbol, **CONSTANTS}
+    for name in parameters:
+        if not name.isidentifier() or name in FUNCTIONS or name in names:
+            raise ExpressionError(f"parameter name {name!r} is not a free identifier")
+        names[name] = sp.Symbol(name, positive=True)
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as error:
+        raise ExpressionError(f"cannot parse {text!r}: {error.msg} at column {error.offset}") from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError(f"formula is nested too deeply to parse (the limit is {MAX_DEPTH} levels)") from None
+    builder = _Builder(text, names)
+    result = builder.build(tree.body, depth=0)
+    if not isinstance(result, sp.Expr):
+        raise ExpressionError(
+            f"{text!r} is a condition, not an expression; write e.g. Piecewise((x, x > 0), (0, True))"
+        )
+    return result
+
+
+class _Builder:
+    """Builds SymPy objects from a whitelisted `ast` tree, one node type at a time."""
+
+    def __init__(self, text: str, names: dict[str, sp.Basic]) -> None:
+        self.text = text
+        self.names = names
+
+    def refuse(self, node: ast.AST, what: str) -> ExpressionError:
+        token = ast.get_source_segment(self.text.strip(), node) or type(node).__name__
+        column = getattr(node, "col_offset", 0) + 1
+        allowed = "numbers, x, " + ", ".join(n for n in self.names if n != "x")
+        return ExpressionError(
+            f"{what} {token!r} (column {column}) is not allowed in a formula; allowed: {allowed}, + - * / **, "
+            f"and the functions {', '.join(FUNCTIONS)}"
+        )
+
+    def build(self, node: ast.AST, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise ExpressionError(f"formula is nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+                raise self.refuse(node, "constant")
+            return sp.Integer(node.value) if isinstance(node.value, int) else sp.Float(repr(node.value))
+        if isinstance(node, ast.Name):
+            if node.id not in self.names:
+                raise self.refuse(node, "name")
+            return self.names[node.id]
+        if isinstance(node, ast.BinOp):
+            operation = _BINARY.get(type(node.op))
+            if operation is None:
+                raise self.refuse(node, "operator")
+            return operation(self.expr(node.left, depth), self.expr(node.right, depth))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = self.expr(node.operand, depth)
+            return -operand if isinstance(node.op, ast.USub) else operand
+        if isinstance(node, ast.Call):
+            return self.call(node, depth)
+        raise self.refuse(node, "syntax")
+
+    def expr(self, node: ast.AST, depth: int) -> sp.Expr:
+        value = self.build(node, depth + 1)
+        if not isinstance(value, sp.Expr):
+            raise self.refuse(node, "condition used as a value")
+        return value
+
+    def call(self, node: ast.Call, depth: int) -> sp.Basic:
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            raise self.refuse(node.func, "function")
+        if node.keywords:
+            raise self.refuse(node.keywords[0].value, "keyword argument")
+        if node.func.id == "Piecewise":
+            if not node.args:
+                raise self.refuse(node, "empty Piecewise")
+            return sp.Piecewise(*(self.piece(arg, depth) for arg in node.args))
+        if not node.args:
+            raise self.refuse(node, "call without arguments")
+        arguments = [self.expr(arg, depth) for arg in node.args]
+        try:
+            return FUNCTIONS[node.func.id](*arguments)
+        except (TypeError, ValueError) as error:
+            raise ExpressionError(f"{ast.get_source_segment(self.text.strip(), node)!r}: {error}") from None
+
+    def piece(self, node: ast.AST, depth: int) -> tuple[sp.Expr, sp.Basic]:
+        if not isinstance(node, ast.Tuple) or len(node.elts) != 2:
+            raise self.refuse(node, "Piecewise argument (write (expr, condition))")
+        return self.expr(node.elts[0], depth), self.condition(node.elts[1], depth + 1)
+
+    def condition(self, node: ast.AST, depth: int) -> sp.Basic:
+        if depth > MAX_DEPTH:
+            raise ExpressionError(f"formula is nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, ast.Constant) and node.value is True:
+            return sp.true
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+            relation = _COMPARE[type(node.ops[0])]
+            return relation(self.expr(node.left, depth), self.expr(node.comparators[0], depth))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
+            left, right = self.condition(node.left, depth + 1), self.condition(node.right, depth + 1)
+            return sp.And(left, right) if isinstance(node.op, ast.BitAnd) else sp.Or(left, right)
+        raise self.refuse(node, "condition")

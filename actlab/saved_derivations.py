@@ -1,0 +1,233 @@
+"""Saved derivations: a user's own integrated-gradient activation, kept as data and rebuilt as a trainable module.
+
+Why data and not code: a derivation file travels (shared folders, a colleague's e-mail, a notebook parameter), so
+reading one must never run Python. A file holds the two base gradients as strings, the parameters' initial values
+and what `--check` found; loading it validates every key and type and parses the expressions with the safe parser
+(`actlab.derivations.parse_base_gradient`, which never evaluates its text). Anything else in the file is refused.
+
+Where they live: `$ACTLAB_DERIVATIONS_DIR` if set, else `$XDG_DATA_HOME/actlab/derivations` (by default
+`~/.local/share/actlab/derivations`), one `<name>.json` each. `actlab derive --pos G --neg G --save NAME` writes
+one; `actlab.activations.resolve(NAME)` builds its module.
+
+The module (`DerivedActivation`) is built like the paper's xIELU: f' = alpha * g + beta on each side, with
+alpha_p = softplus(a_p) and alpha_n = softplus(a_n) trainable scalars (initialised from the file) and beta fixed.
+Forward and backward come from the derivation's generated torch code (`actlab.symbolic_torch`): the backward pass
+is the symbolic gradient, not autograd's tape. Any float dtype; the output has the input's dtype.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from actlab.errors import ActlabError
+from actlab.io import atomic_write_json, read_json
+
+FORMAT = "actlab-derivation/1"
+ENV_DIR = "ACTLAB_DERIVATIONS_DIR"
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+_KEYS = {"format", "name", "positive", "negative", "alpha_p_init", "alpha_n_init", "beta", "checks", "actlab_version"}
+_REQUIRED = {"format", "name", "positive", "negative"}
+_MAX_EXPRESSION = 500
+
+
+def derivations_dir() -> Path:
+    """`$ACTLAB_DERIVATIONS_DIR`, else `$XDG_DATA_HOME/actlab/derivations` (default ~/.local/share/...)."""
+    if os.environ.get(ENV_DIR):
+        return Path(os.environ[ENV_DIR])
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home) / "actlab" / "derivations"
+
+
+def saved_names() -> list[str]:
+    """Names of the saved derivations (files `<name>.json` in `derivations_dir()`), sorted."""
+    folder = derivations_dir()
+    return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+def _check_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ActlabError(
+            f"derivation name {name!r}: use a letter then letters, digits, '_' or '-' (at most 64), e.g. 'cubic'"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class SavedDerivation:
+    """A derivation as stored: base gradients as text, initial alphas, fixed beta, the checks' results."""
+
+    name: str
+    positive: str
+    negative: str
+    alpha_p_init: float = 0.8
+    alpha_n_init: float = 0.8
+    beta: float = 0.5
+    checks: tuple[dict[str, Any], ...] = ()
+    actlab_version: str = ""
+
+    def derivation(self):  # noqa: ANN201 - actlab.symbolic.Derivation (SymPy imported lazily)
+        """Re-run the recipe on the stored base gradients (parsed safely, never evaluated)."""
+        from actlab import derivations
+
+        try:
+            return derivations.custom(self.positive, self.negative)
+        except ValueError as error:
+            raise ActlabError(f"saved derivation {self.name!r}: {error}") from None
+
+    def build(self) -> DerivedActivation:
+        """A fresh trainable module (fresh so modules never share parameters)."""
+        return DerivedActivation(self)
+
+
+def save_derivation(
+    name: str,
+    positive: str,
+    negative: str,
+    *,
+    alpha_p_init: float = 0.8,
+    alpha_n_init: float = 0.8,
+    beta: float = 0.5,
+    checks: list[dict[str, Any]] | None = None,
+) -> Path:
+    """Write `<derivations_dir>/<name>.json` atomically after checking that it loads back; return its path."""
+    from actlab import __version__
+
+    saved = SavedDerivation(
+        _check_name(name),
+        positive,
+        negative,
+        float(alpha_p_init),
+        float(alpha_n_init),
+        float(beta),
+        tuple(checks or ()),
+        __version__,
+    )
+    record = _validate(
+        {
+            "format": FORMAT,
+            "name": saved.name,
+            "positive": saved.positive,
+            "negative": saved.negative,
+            "alpha_p_init": saved.alpha_p_init,
+            "alpha_n_init": saved.alpha_n_init,
+            "beta": saved.beta,
+            "checks": list(saved.checks),
+            "actlab_version": saved.actlab_version,
+        },
+        source=f"derivation {name!r}",
+    )
+    saved.derivation()  # the expressions must parse and integrate before anything is written
+    path = derivations_dir() / f"{saved.name}.json"
+    atomic_write_json(path, record)
+    return path
+
+
+def load_derivation(name: str) -> SavedDerivation:
+    """Read and validate a saved derivation; the file is data only (see the module docstring)."""
+    path = derivations_dir() / f"{_check_name(name)}.json"
+    if not path.is_file():
+        known = ", ".join(saved_names()) or "none"
+        raise ActlabError(
+            f"no saved derivation {name!r} in {path.parent} (saved: {known}); "
+            f"create one with: actlab derive --pos EXPR --neg EXPR --save {name}"
+        )
+    try:
+        record = read_json(path)
+    except ValueError as error:
+        raise ActlabError(f"{path}: not valid JSON ({error}); delete it or save the derivation again") from None
+    record = _validate(record, source=str(path))
+    if record["name"] != name:
+        raise ActlabError(f"{path}: it names itself {record['name']!r}, not {name!r}; rename the file or the field")
+    fields = {key: value for key, value in record.items() if key != "format"}
+    saved = SavedDerivation(**{**fields, "checks": tuple(record.get("checks", ()))})
+    saved.derivation()  # parse now: a malicious or broken expression fails here, before any module exists
+    return saved
+
+
+def _validate(record: Any, source: str) -> dict[str, Any]:
+    """Refuse anything but the documented fields with the documented types."""
+    if not isinstance(record, dict):
+        raise ActlabError(f"{source}: a saved derivation is a JSON object, got {type(record).__name__}")
+    unknown = set(record) - _KEYS
+    missing = _REQUIRED - set(record)
+    if unknown or missing:
+        raise ActlabError(
+            f"{source}: unknown fields {sorted(unknown)} / missing fields {sorted(missing)}; "
+            f"a saved derivation has exactly {sorted(_KEYS)}"
+        )
+    if record["format"] != FORMAT:
+        raise ActlabError(f"{source}: format {record['format']!r} is not {FORMAT!r}; save the derivation again")
+    for key in ("name", "positive", "negative"):
+        if not isinstance(record[key], str) or not record[key].strip():
+            raise ActlabError(f"{source}: {key!r} must be a non-empty string")
+    for key in ("positive", "negative"):
+        if len(record[key]) > _MAX_EXPRESSION:
+            raise ActlabError(f"{source}: {key!r} is longer than {_MAX_EXPRESSION} characters")
+    _check_name(record["name"])
+    for key in ("alpha_p_init", "alpha_n_init", "beta"):
+        value = record.get(key, 0.8 if key != "beta" else 0.5)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise ActlabError(f"{source}: {key!r} must be a positive finite number, got {value!r}")
+        record[key] = float(value)
+    checks = record.get("checks", [])
+    if not isinstance(checks, list) or not all(_is_check(c) for c in checks):
+        raise ActlabError(f"{source}: 'checks' must be a list of {{name: str, passed: bool, detail: str}}")
+    if not isinstance(record.get("actlab_version", ""), str):
+        raise ActlabError(f"{source}: 'actlab_version' must be a string")
+    return dict(record)
+
+
+def _is_check(check: Any) -> bool:
+    return (
+        isinstance(check, dict)
+        and set(check) <= {"name", "passed", "detail", "level"}
+        and isinstance(check.get("name"), str)
+        and isinstance(check.get("passed"), bool)
+        and all(isinstance(check.get(k, ""), str) for k in ("detail", "level"))
+    )
+
+
+class DerivedActivation(nn.Module):
+    """A saved derivation as a trainable activation: alpha_p, alpha_n = softplus(a_p), softplus(a_n); beta fixed."""
+
+    def __init__(self, saved: SavedDerivation) -> None:
+        super().__init__()
+        from actlab.symbolic_torch import torch_kernels
+
+        derivation = saved.derivation()
+        names = [str(p) for p in derivation.parameters]
+        if names != ["alpha_p", "alpha_n"]:
+            raise ActlabError(f"saved derivation {saved.name!r}: expected parameters alpha_p, alpha_n, got {names}")
+        self.name = saved.name
+        self.beta = saved.beta
+        self.kernels = torch_kernels(derivation)
+        self.a_p = nn.Parameter(torch.tensor(math.log(math.expm1(saved.alpha_p_init))))
+        self.a_n = nn.Parameter(torch.tensor(math.log(math.expm1(saved.alpha_n_init))))
+
+    @property
+    def alpha_p(self) -> torch.Tensor:
+        return F.softplus(self.a_p)
+
+    @property
+    def alpha_n(self) -> torch.Tensor:
+        return F.softplus(self.a_n)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        from actlab.symbolic_torch import apply_symbolic
+
+        if not torch.is_floating_point(x):
+            raise ValueError(f"{self.name} needs a floating-point input, got {x.dtype}; cast with x.float()")
+        alphas = (self.alpha_p.to(x.dtype), self.alpha_n.to(x.dtype))
+        return apply_symbolic(self.kernels, x, alphas, self.beta)
+
+    def extra_repr(self) -> str:
+        return f"{self.name!r}, alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}, beta={self.beta}"

@@ -1,0 +1,104 @@
+"""The safe expression parser: hostile strings never run, valid formulas equal their trusted SymPy construction."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actlab.expression_parser import FUNCTIONS, MAX_DEPTH, ExpressionError, parse_expression
+from actlab.symbolic import x
+
+HOSTILE = [
+    ("__import__('os').system('touch pwned')", "__import__"),
+    ("x.__class__", "x.__class__"),
+    ("exp.__globals__", "exp.__globals__"),
+    ("(lambda: 1)()", "lambda"),
+    ("[x for x in range(3)]", "[x for x in range(3)]"),
+    ("x[0]", "x[0]"),
+    ("f'{x}'", "f'{x}'"),
+    ("open('/etc/passwd')", "open"),
+    ("exp(x, base=2)", "2"),
+    ("'x'", "'x'"),
+    ("x if x > 0 else 0", "x if x > 0 else 0"),
+    ("x @ x", "x @ x"),
+    ("y + 1", "y"),
+    ("exp(*[x])", "*[x]"),
+    ("(x := 1)", "x := 1"),
+    ("True", "True"),
+    ("exp", "exp"),
+    ("Piecewise((x, __import__('os')), (0, True))", "__import__"),
+]
+
+
+@pytest.mark.parametrize(("text", "token"), HOSTILE)
+def test_hostile_strings_are_refused_naming_the_token(text, token):
+    with pytest.raises(ExpressionError) as caught:
+        parse_expression(text)
+    assert token.split("(")[0] in str(caught.value)
+
+
+def test_nothing_runs_from_a_formula(tmp_path):
+    """The CLI refuses the issue's exploit, exits non-zero, creates nothing and names the token."""
+    command = [sys.executable, "-m", "actlab", "derive", "--pos", "__import__('os').system('touch pwned')"]
+    result = subprocess.run([*command, "--neg", "exp(x)"], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert not (tmp_path / "pwned").exists()
+    assert "__import__" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["-" * 3000 + "x", "(" * 500 + "x" + ")" * 500, "+".join(["x"] * 900), "exp(" * 100 + "x" + ")" * 100],
+)
+def test_long_or_deeply_nested_input_is_one_clear_error(text):
+    with pytest.raises(ExpressionError, match="characters long|nested|levels"):
+        parse_expression(text)
+
+
+def test_depth_limit_is_generous_enough_for_real_formulas():
+    formula = "exp(" * (MAX_DEPTH // 2) + "x" + ")" * (MAX_DEPTH // 2)
+    assert parse_expression(formula).has(sp.exp)
+
+
+def test_parameters_piecewise_and_constants():
+    alpha = sp.Symbol("alpha", positive=True)
+    assert parse_expression("alpha*exp(x) - 1", ["alpha"]) == alpha * sp.exp(x) - 1
+    assert parse_expression("Piecewise((x, x > 0), (0.01*x, True))") == sp.Piecewise(
+        (x, x > 0), (sp.Float("0.01") * x, True)
+    )
+    assert parse_expression("sqrt(2*pi)*E") == sp.sqrt(2 * sp.pi) * sp.E
+    with pytest.raises(ExpressionError, match="not a free identifier"):
+        parse_expression("x", ["exp"])
+
+
+_UNARY = sorted(name for name in FUNCTIONS if name not in {"Max", "Min", "Piecewise"})
+
+
+def _formulas() -> st.SearchStrategy[tuple[str, sp.Expr]]:
+    """Random formulas in the grammar, each with the SymPy expression built directly (the trusted side)."""
+    leaves = st.sampled_from([("x", x), ("2", sp.Integer(2)), ("0.5", sp.Float("0.5")), ("pi", sp.pi)])
+
+    def extend(children):
+        binary = st.tuples(children, st.sampled_from(["+", "-", "*"]), children).map(
+            lambda t: (f"({t[0][0]}) {t[1]} ({t[2][0]})", {"+": t[0][1] + t[2][1], "-": t[0][1] - t[2][1],
+                                                           "*": t[0][1] * t[2][1]}[t[1]])
+        )  # fmt: skip
+        call = st.tuples(st.sampled_from(_UNARY), children).map(
+            lambda t: (f"{t[0]}({t[1][0]})", FUNCTIONS[t[0]](t[1][1]))
+        )
+        negate = children.map(lambda c: (f"-({c[0]})", -c[1]))
+        return binary | call | negate
+
+    return st.recursive(leaves, extend, max_leaves=6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_formulas())
+def test_random_formulas_parse_to_their_trusted_construction(pair):
+    text, expected = pair
+    assert parse_expression(text) == expected

@@ -1,0 +1,128 @@
+"""Your own activation: saved as data, rebuilt as a trainable module, resolved by name or as module:attr."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import sympy as sp
+import torch
+from torch import nn
+
+from actlab.activations import activation_names, get_activation, resolve
+from actlab.errors import ActlabError
+from actlab.saved_derivations import DerivedActivation, load_derivation, save_derivation, saved_names
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    folder = tmp_path / "derivations"
+    monkeypatch.setenv("ACTLAB_DERIVATIONS_DIR", str(folder))
+    return folder
+
+
+def test_cli_save_then_resolve_passes_gradcheck(store, tmp_path):
+    command = [sys.executable, "-m", "actlab", "derive", "--pos", "x**3", "--neg", "exp(x)", "--save", "cubic"]
+    result = subprocess.run([*command, "--check"], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (store / "cubic.json").is_file() and "cubic" in saved_names()
+    module = resolve("cubic").double()
+    assert isinstance(module, DerivedActivation)
+    # 12 points avoid x = 0, where f' jumps from alpha_n + beta to beta (exp(0) = 1): a kink, not an error
+    x = torch.linspace(-3, 3, 12, dtype=torch.float64).requires_grad_(True)
+    params = (module.a_p.detach().clone().requires_grad_(True), module.a_n.detach().clone().requires_grad_(True))
+
+    def f(x_, a_p, a_n):
+        return torch.func.functional_call(module, {"a_p": a_p, "a_n": a_n}, (x_,))
+
+    assert torch.autograd.gradcheck(f, (x, *params))
+
+
+def test_module_matches_sympy_lambdified_closed_form(store):
+    save_derivation("cubic", "x**3", "exp(x)", alpha_p_init=0.7, alpha_n_init=1.3)
+    module = resolve("cubic").double()
+    xs = torch.linspace(-4, 4, 41, dtype=torch.float64, requires_grad=True)
+    y = module(xs)
+    (dy,) = torch.autograd.grad(y.sum(), xs)
+    # The closed form, integrated here by hand: alpha_p x^4 / 4 + beta x on x > 0; alpha_n (e^x - 1) + beta x on
+    # x <= 0 (f(0) = 0, continuous). Evaluated by SymPy's lambdify in float64.
+    s = sp.Symbol("s")
+    a_p, a_n, b = module.alpha_p.item(), module.alpha_n.item(), 0.5  # 0.7 and 1.3, as stored in float32
+    assert a_p == pytest.approx(0.7, rel=1e-6) and a_n == pytest.approx(1.3, rel=1e-6)
+    f_pos = sp.lambdify(s, a_p * s**4 / 4 + b * s)
+    f_neg = sp.lambdify(s, a_n * (sp.exp(s) - 1) + b * s)
+    g_pos = sp.lambdify(s, a_p * s**3 + b)
+    g_neg = sp.lambdify(s, a_n * sp.exp(s) + b)
+    for value, slope, point in zip(y.detach(), dy, xs.detach(), strict=True):
+        t = float(point)
+        assert float(value) == pytest.approx(f_pos(t) if t > 0 else f_neg(t), rel=1e-12, abs=1e-12)
+        assert float(slope) == pytest.approx(g_pos(t) if t > 0 else g_neg(t), rel=1e-12, abs=1e-12)
+    assert module(torch.ones(3, dtype=torch.bfloat16)).dtype == torch.bfloat16
+    assert set(dict(module.named_parameters())) == {"a_p", "a_n"}
+
+
+def test_a_file_holding_code_is_refused_and_nothing_runs(store, tmp_path, monkeypatch):
+    save_derivation("cubic", "x**3", "exp(x)")
+    path = store / "cubic.json"
+    record = json.loads(path.read_text())
+    record["positive"] = "__import__('os').system('touch pwned')"
+    path.write_text(json.dumps(record))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ActlabError, match="__import__"):
+        load_derivation("cubic")
+    with pytest.raises(ActlabError, match="__import__"):
+        resolve("cubic")
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"extra": "field"}, "unknown fields"),
+        ({"alpha_p_init": -1}, "positive finite"),
+        ({"format": "pickle"}, "format"),
+        ({"checks": "all good"}, "checks"),
+        ({"name": "other"}, "names itself"),
+    ],
+)
+def test_malformed_files_are_refused(store, edit, message):
+    save_derivation("cubic", "x**3", "exp(x)")
+    path = store / "cubic.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **edit}))
+    with pytest.raises(ActlabError, match=message):
+        load_derivation("cubic")
+
+
+def test_resolve_a_users_module_from_the_current_directory(tmp_path, monkeypatch):
+    (tmp_path / "mymodule.py").write_text(
+        "import torch\nclass MyAct(torch.nn.Module):\n    def forward(self, x):\n        return x * torch.tanh(x)\n"
+        "def factory():\n    return MyAct()\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "mymodule", raising=False)
+    module = resolve("mymodule:MyAct")
+    assert type(module).__name__ == "MyAct"
+    assert torch.equal(module(torch.tensor([2.0])), torch.tensor([2.0]) * torch.tanh(torch.tensor([2.0])))
+    assert type(resolve("mymodule:factory")).__name__ == "MyAct"
+    with pytest.raises(ValueError, match="no attribute"):
+        resolve("mymodule:Missing")
+
+
+def test_registry_names_still_resolve_and_unknown_names_list_every_choice(store):
+    assert isinstance(get_activation("relu"), nn.ReLU) and isinstance(resolve("relu"), nn.ReLU)
+    save_derivation("cubic", "x**3", "exp(x)")
+    with pytest.raises(ValueError) as caught:
+        resolve("relux")
+    message = str(caught.value)
+    assert all(name in message for name in activation_names())
+    assert "cubic" in message and "module:" in message
+
+
+def test_save_refuses_bad_names_and_bad_formulas(store):
+    with pytest.raises(ActlabError, match="derivation name"):
+        save_derivation("../evil", "x", "x")
+    with pytest.raises(ActlabError, match="not allowed"):
+        save_derivation("bad", "x.__class__", "x")
+    assert not list(store.glob("*.json")) if store.exists() else True
