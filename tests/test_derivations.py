@@ -46,7 +46,9 @@ def test_custom_base_gradients_from_text():
     assert derivation.property("C1 at 0").holds is False
 
 
-@pytest.mark.parametrize(("text", "match"), [("y + x", "name .y. .column 1. is not allowed"), ("x**(", "cannot parse"), ("", "empty")])
+@pytest.mark.parametrize(
+    ("text", "match"), [("y + x", "name .y. .column 1. is not allowed"), ("x**(", "cannot parse"), ("", "empty")]
+)
 def test_custom_text_errors_are_one_clear_message(text, match):
     with pytest.raises(ValueError, match=match):
         derivations.parse_base_gradient(text, "x > 0")
