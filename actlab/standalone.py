@@ -35,8 +35,12 @@ def compile_standalone(function: Callable[..., object], example_inputs: list[tor
     from torch.fx.experimental.proxy_tensor import make_fx
 
     token = _TRACING.set(True)
+    # Traced without autocast: under autocast the trace would bake its casts into the kernel (on CUDA, expm1 and
+    # exp run in float32, so a bfloat16 kernel would return float32). Kernels compute in their inputs' dtypes.
+    device_type = example_inputs[0].device.type if example_inputs else "cpu"
     try:
-        graph = make_fx(function, tracing_mode="symbolic")(*example_inputs)
+        with torch.autocast(device_type=device_type, enabled=False):
+            graph = make_fx(function, tracing_mode="symbolic")(*example_inputs)
     finally:
         _TRACING.reset(token)
     with torch._inductor.config.patch({"cpp.enable_floating_point_contract_flag": FLOATING_POINT_CONTRACTION}):

@@ -24,15 +24,41 @@ from collections.abc import Callable
 import torch
 
 from actlab.fast_exp import expm1_nonpositive
+from actlab.standalone import tracing_for_inductor
+
+# Below this x, alpha_n expm1(x) is -alpha_n to the last bit in float32 and float64 (e^-40 ~ 4e-18).
+EXPM1_SATURATES = -40.0
+# On (-radius, 0], compiled kernels take expm1(x) - x from its Taylor series (see `_expm1_minus_x`). float32 and
+# narrower: x²/2 + x³/6 on |x| < 2^-12 (truncation x²/12 < 5e-9 relative), where exp(x) - 1 - x loses it all.
+# float64: to x⁶/720 on |x| < 0.002 (truncation radius⁵/2520 = 1.3e-17 relative).
+TAYLOR_RADIUS = 2.0**-12
+TAYLOR_RADIUS_FLOAT64 = 0.002
 
 Gradients = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+def _expm1_minus_x(x_neg: torch.Tensor) -> torch.Tensor:
+    """expm1(x) - x for x <= 0, accurate near 0 on every path.
+
+    Why: compiled kernels compute expm1(x) as exp(x) - 1 (inductor's vectorised expm1 does, and so does
+    `actlab.fast_exp`), whose absolute error is ~1 ulp of 1. Near 0 the true expm1(x) - x is ~x²/2, so that error
+    dominated: at x = -1e-12, f came out positive. Inside a compiled kernel the Taylor series replaces it near 0
+    (terms and radius per dtype, above). Eager code keeps torch.expm1, which is exact there already.
+    """
+    if not tracing_for_inductor():
+        return expm1_nonpositive(x_neg) - x_neg
+    if x_neg.dtype == torch.float64:
+        series = x_neg * x_neg * (0.5 + x_neg * (1 / 6 + x_neg * (1 / 24 + x_neg * (1 / 120 + x_neg * (1 / 720)))))
+        return torch.where(x_neg > -TAYLOR_RADIUS_FLOAT64, series, expm1_nonpositive(x_neg) - x_neg)
+    series = x_neg * x_neg * (0.5 + x_neg * (1 / 6))  # two terms: the hot float32 kernel stays cheap
+    return torch.where(x_neg > -TAYLOR_RADIUS, series, expm1_nonpositive(x_neg) - x_neg)
 
 
 def xielu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
     """xIELU(x) = alpha_p x² + beta x for x > 0;  alpha_n (e^x − 1) − alpha_n x + beta x for x <= 0."""
     x_pos = torch.clamp(x, min=0.0)
     x_neg = torch.clamp(x, max=0.0)
-    return alpha_p * x_pos * x_pos + alpha_n * (expm1_nonpositive(x_neg) - x_neg) + beta * x
+    return alpha_p * x_pos * x_pos + alpha_n * _expm1_minus_x(x_neg) + beta * x
 
 
 def xiprelu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
@@ -57,7 +83,7 @@ def xielu_gradients(
     expm1_neg = expm1_nonpositive(x_neg)
     grad_x = grad * (2.0 * alpha_p * x_pos + alpha_n * expm1_neg + beta)
     grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=_sum_dtype(x))
-    grad_alpha_n = torch.sum(grad * (expm1_neg - x_neg), dtype=_sum_dtype(x))
+    grad_alpha_n = torch.sum(grad * _expm1_minus_x(x_neg), dtype=_sum_dtype(x))
     return grad_x, grad_alpha_p, grad_alpha_n
 
 
@@ -69,12 +95,14 @@ def xielu_gradients_from_output(
     For x <= 0, y = alpha_n expm1(x) + (beta - alpha_n) x, so alpha_n expm1(x-) = y - (beta - alpha_n) x-.
     Why: the Linear after the activation keeps y for its own weight gradient, so reading it costs no memory, while
     the exp was about half of the activation's fused fwd+bwd time on CPU. Precision: y's rounding becomes an absolute
-    error of about ulp(|y|) in alpha_n expm1(x-), i.e. ~1e-7 |beta - alpha_n| |x| in float32 (tested). Needs
-    alpha_n > 0, which the module keeps (alpha_n >= beta).
+    error of about ulp(|y|) in alpha_n expm1(x-), i.e. ~1e-7 |beta - alpha_n| |x| in float32 (tested). So far
+    out (x <= EXPM1_SATURATES, where that error would swamp the value, and at -inf, where y is not finite) the
+    exact saturated value -alpha_n is taken instead. Needs alpha_n > 0, which the module keeps (alpha_n >= beta).
     """
     x_pos = torch.clamp(x, min=0.0)
     x_neg = torch.clamp(x, max=0.0)
-    scaled_expm1 = torch.where(x <= 0, y - (beta - alpha_n) * x_neg, torch.zeros_like(y))  # alpha_n expm1(x-)
+    read_off = torch.where(x <= 0, y - (beta - alpha_n) * x_neg, torch.zeros_like(y))
+    scaled_expm1 = torch.where(x <= EXPM1_SATURATES, -alpha_n * torch.ones_like(y), read_off)  # alpha_n expm1(x-)
     grad_x = grad * (2.0 * alpha_p * x_pos + scaled_expm1 + beta)
     grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=_sum_dtype(x))
     grad_alpha_n = torch.sum(grad * (scaled_expm1 * (1.0 / alpha_n) - x_neg), dtype=_sum_dtype(x))

@@ -89,8 +89,11 @@ class KernelSpec:
         return grad_x, grad_p.to(p.dtype), grad_n.to(n.dtype)
 
 
-def _kernel_key(x: torch.Tensor, p: torch.Tensor) -> tuple[object, ...]:
-    return (x.dtype, p.dtype, tuple(p.shape), x.device, thread_key(x.device))
+def _kernel_key(*tensors: torch.Tensor) -> tuple[object, ...]:
+    """Every input's dtype and shape class, the device and the CPU thread count: a kernel is only ever called
+    with inputs like the ones it was traced for (a buffer of another dtype would be read as garbage)."""
+    x = tensors[0]
+    return (*(t.dtype for t in tensors), *(tuple(t.shape) for t in tensors[1:3]), x.device, thread_key(x.device))
 
 
 class CompiledKernels:
@@ -110,7 +113,7 @@ class CompiledKernels:
         self._backwards: dict[tuple[object, ...], Callable[..., object]] = {}
 
     def forward(self, x: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
-        key = _kernel_key(x, p)
+        key = _kernel_key(x, p, n)
         kernel = self._forwards.get(key)
         if kernel is None:
             _log.info("compiling the %s forward kernel for %s", self.spec.kind, key)
@@ -126,13 +129,19 @@ class CompiledKernels:
         if not self.backward_failed:
             try:
                 output = () if y is None else (y,)
-                key = (*_kernel_key(x, p), bool(output))
+                key = (*_kernel_key(x, p, n, grad, *output), bool(output))
                 kernel = self._backwards.get(key)
                 if kernel is None:
                     _log.info("compiling the %s backward kernel for %s", self.spec.kind, key)
                     spec, (x0, p0, n0) = self.spec, _examples(x, p, n)
                     # every example a tensor of its own: inputs passed twice would be compiled as one
-                    examples = [x0, torch.randn_like(x0), p0, n0, *(torch.randn_like(x0) for _ in output)]
+                    examples = [
+                        x0,
+                        torch.randn_like(x0, dtype=grad.dtype),
+                        p0,
+                        n0,
+                        *(torch.randn_like(x0) for _ in output),
+                    ]
                     kernel = compile_standalone(lambda x, g, p, n, *y: spec.backward(x, g, p, n, *y), examples)
                     self._backwards[key] = kernel
                 grad_x, grad_p, grad_n = kernel(x, grad, p, n, *output)  # type: ignore[misc]
@@ -171,15 +180,23 @@ class FusedIntegratedActivation(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):  # noqa: ANN001, ANN205
         x, p, n, *y = ctx.saved_tensors
-        grad_x, grad_p, grad_n = ctx.kernels.backward(x, grad.contiguous(), p, n, *y)
+        # The upstream gradient in the dtype of our output (= x's): under mixed precision it may arrive wider.
+        grad = grad.to(x.dtype).contiguous()
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            grad_x, grad_p, grad_n = ctx.kernels.backward(x, grad, p, n, *y)
         return grad_x, grad_p, grad_n, None
 
 
 def apply(kernels: CompiledKernels, x: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
     """f(x) of any shape through the compiled kernels; autograd's Function only when a gradient is wanted."""
     flat = x.reshape(-1).contiguous()
-    if torch.is_grad_enabled() and (x.requires_grad or p.requires_grad or n.requires_grad):
-        out = FusedIntegratedActivation.apply(flat, p, n, kernels)
-    else:
-        out = kernels.forward(flat, p, n)
-    return out.view(x.shape)
+    if torch.is_autocast_enabled(x.device.type):  # the kernels compute in x's dtype, whatever autocast's policy
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            return _apply(kernels, flat, p, n).view(x.shape)
+    return _apply(kernels, flat, p, n).view(x.shape)
+
+
+def _apply(kernels: CompiledKernels, flat: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    if torch.is_grad_enabled() and (flat.requires_grad or p.requires_grad or n.requires_grad):
+        return FusedIntegratedActivation.apply(flat, p, n, kernels)
+    return kernels.forward(flat, p, n)

@@ -106,8 +106,11 @@ def _activate(spec: KernelSpec, x: torch.Tensor, p: torch.Tensor, n: torch.Tenso
     if chosen == "function":
         from actlab.symbolic_torch import apply_symbolic
 
-        return apply_symbolic(_symbolic_kernels(spec.kind), x, (alpha_p, alpha_n), spec.beta)
-    return REFERENCES[spec.kind](x, alpha_p, alpha_n, spec.beta)
+        out = apply_symbolic(_symbolic_kernels(spec.kind), x, (alpha_p, alpha_n), spec.beta)
+    else:
+        out = REFERENCES[spec.kind](x, alpha_p, alpha_n, spec.beta)
+    # Under CUDA autocast, exp/expm1 run in float32 and promote the sum; the output keeps x's dtype on every path.
+    return out if out.dtype == x.dtype else out.to(x.dtype)
 
 
 def integrated_activation(
