@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from actlab.activations import get_activation, get_spec
-from actlab.routing.gumbel import one_hot_argmax, sample_gumbel, straight_through
+from actlab.routing.gumbel import one_hot_argmax, routing_dtype, sample_gumbel, straight_through
 from actlab.routing.lean import lean_mixture
 from actlab.routing.memory import tag_output
 from actlab.routing.mixture import MixturePlan, branch_outputs, mix_branches, reference_gradient_norms
@@ -140,12 +140,12 @@ class FlexAct(nn.Module):
         """(p used in the forward pass, soft p the regulariser sees)."""
         tau = self.tau
         _check_positive("tau", tau)
-        logits = clip_logit_gradient(self.log_pi, self.config.logit_grad_clip).to(h.dtype)
+        logits = clip_logit_gradient(self.log_pi, self.config.logit_grad_clip).to(routing_dtype(h.dtype))
         if not self.training:
             p = one_hot_argmax(logits) if self.config.eval_mode == "argmax" else torch.softmax(logits / tau, -1)
             return p, p
         shape = (h.shape[0], len(self.candidates)) if self.config.noise == "sample" else (len(self.candidates),)
-        g = sample_gumbel(shape, generator=self.generator, dtype=h.dtype, device=h.device)
+        g = sample_gumbel(shape, generator=self.generator, dtype=logits.dtype, device=h.device)
         p_soft = torch.softmax((logits + g) / tau, dim=-1)
         return (straight_through(p_soft) if self.config.hard else p_soft), p_soft
 
@@ -166,8 +166,9 @@ class FlexAct(nn.Module):
         logits = clip_logit_gradient(self.log_pi, config.logit_grad_clip)
         per_sample = config.noise == "sample"
         shape = (h.shape[0], len(self.candidates)) if per_sample else (len(self.candidates),)
-        u = torch.rand(shape, generator=self.generator, dtype=h.dtype, device=h.device)  # as sample_gumbel draws
-        numbers = torch.tensor([self.tau, lam, config.alpha], dtype=h.dtype, device=h.device)
+        dtype = routing_dtype(h.dtype)  # noise, logits and numbers in float32 whatever h's dtype
+        u = torch.rand(shape, generator=self.generator, dtype=dtype, device=h.device)  # as sample_gumbel draws
+        numbers = torch.tensor([self.tau, lam, config.alpha], dtype=dtype, device=h.device)
         step = RoutingStep(self.plan, config.hard, config.alpha > 0, config.norm_clip, per_sample)
         return RoutedInputs(logits, u, numbers, step, config.compile)
 

@@ -12,6 +12,7 @@ Contract (the MLP shape): a `torch.nn.Sequential` alternating Linear, activation
 from __future__ import annotations
 
 import copy
+import math
 from collections import Counter
 from collections.abc import Sequence
 
@@ -149,13 +150,30 @@ def freeze_mlp(seq: nn.Sequential, reinit: bool = False, seed: int | None = None
         raise ValueError("no SmartMixed layer in this Sequential: nothing to freeze")
     frozen = group_mlp(seq, assignments)
     if reinit:
-        with torch.random.fork_rng(devices=[]):
-            if seed is not None:
-                torch.manual_seed(seed)
-            for module in frozen.modules():
-                if isinstance(module, nn.Linear):
-                    module.reset_parameters()
+        reinit_linears(frozen, seed if seed is not None else int(torch.randint(2**62, ()).item()))
     return frozen
+
+
+@torch.no_grad()
+def reinit_linears(network: nn.Module, seed: int) -> None:
+    """Every Linear re-initialised as `nn.Linear` initialises it, drawn on the CPU from a generator seeded `seed`.
+
+    Why on the CPU: the draws then equal those of building the network after `torch.manual_seed(seed)` on the CPU,
+    on every device (on a GPU, `reset_parameters()` would draw from the CUDA generator: other weights than the
+    baselines', which are built on the CPU). Why a generator: the global RNG stays untouched.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    for module in network.modules():
+        if not isinstance(module, nn.Linear):
+            continue
+        weight = torch.empty(module.weight.shape, dtype=module.weight.dtype)
+        nn.init.kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)  # as nn.Linear.reset_parameters
+        module.weight.copy_(weight)
+        if module.bias is not None:
+            bound = 1 / math.sqrt(module.in_features) if module.in_features > 0 else 0.0
+            bias = torch.empty(module.bias.shape, dtype=module.bias.dtype)
+            nn.init.uniform_(bias, -bound, bound, generator=generator)
+            module.bias.copy_(bias)
 
 
 def choice_counts(model: nn.Module) -> list[dict[str, int]]:

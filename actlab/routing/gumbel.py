@@ -14,6 +14,16 @@ from __future__ import annotations
 import torch
 
 
+def routing_dtype(activations_dtype: torch.dtype) -> torch.dtype:
+    """The dtype routing math runs in: float32, or float64 for float64 activations (gradchecks).
+
+    Why never bf16: Gumbel noise drawn in bf16 has ~1,700 distinct values instead of ~a million and ties at the
+    maximum 1.2% of the time, so a GPU run under bf16 autocast would sample another distribution than a CPU run.
+    Noise, logits, tau and the softmax are float32; only the mixture of the activations runs in their own dtype.
+    """
+    return torch.promote_types(activations_dtype, torch.float32)
+
+
 def _uniform(
     shape: tuple[int, ...], generator: torch.Generator | None, dtype: torch.dtype, device: torch.device | str | None
 ) -> torch.Tensor:

@@ -36,7 +36,9 @@ class LeanMixture(torch.autograd.Function):
     @staticmethod
     def backward(ctx, delta, _grad_g):  # noqa: ANN001, ANN205
         h, p = ctx.saved_tensors
-        rows, p, delta_rows = as_rows(h), p.detach(), as_rows(delta)
+        # x had h's dtype; under mixed precision the next layer may hand back a wider delta: cast it back, so the
+        # kernel (keyed on h's and p's dtypes, both equal here) never reads a buffer of another dtype
+        rows, p, delta_rows = as_rows(h), p.detach(), as_rows(delta.to(h.dtype))
         grad_h, grad_p = kernel(ctx.plan, "backward", ctx.compiled, rows, p)(rows, p, delta_rows)
         return grad_h.view(h.shape), grad_p, None, None, None
 
@@ -48,4 +50,5 @@ def lean_mixture(
     K = len(plan.names)
     if p.shape not in ((K,), (h.shape[0], K)):
         raise ValueError(f"p must have shape ({K},) or (batch, {K}) for h {tuple(h.shape)}, got {tuple(p.shape)}")
-    return LeanMixture.apply(h, p, plan, want_norms, compiled)
+    # p in h's dtype: the routers compute p in float32 (`gumbel.routing_dtype`); the mixture runs in h's dtype
+    return LeanMixture.apply(h, p if p.dtype == h.dtype else p.to(h.dtype), plan, want_norms, compiled)

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import torch
 
 from actlab.routing.compiled import cached_kernel, example_sizes
-from actlab.routing.gumbel import gumbel_from_uniform, straight_through
+from actlab.routing.gumbel import gumbel_from_uniform, routing_dtype, straight_through
 from actlab.routing.lean import as_rows
 from actlab.routing.mixture import MixturePlan, mixture_backward, mixture_forward
 from actlab.routing.regularizers import kl_to_target, pseudo_target
@@ -47,7 +47,7 @@ class RoutedInputs(NamedTuple):
 
     logits: torch.Tensor
     u: torch.Tensor  # uniform noise, (K,) or (B, K)
-    numbers: torch.Tensor  # [tau, lambda, alpha] in h's dtype
+    numbers: torch.Tensor  # [tau, lambda, alpha] in the routing dtype (float32, or float64 for float64 h)
     step: RoutingStep
     compiled: bool
 
@@ -63,13 +63,14 @@ def routed_forward(
     loop and read it back in a second.
     """
     tau, lam, alpha = numbers[0], numbers[1], numbers[2]
+    # routing in float32 (logits, u, numbers come in `routing_dtype`); the mixture in h's dtype
     p_soft = torch.softmax((logits + gumbel_from_uniform(u)) / tau, dim=-1)
     p = straight_through(p_soft) if step.hard else p_soft
-    x, g = mixture_forward(h, p, step.plan, step.want_reg)
+    x, g = mixture_forward(h, p.to(h.dtype), step.plan, step.want_reg)
     if not step.per_sample:
         p_soft, p = p_soft[0], p[0]
     if step.want_reg:
-        p_tilde = pseudo_target(g, lam, step.norm_clip)
+        p_tilde = pseudo_target(g.to(p_soft.dtype), lam, step.norm_clip)
         reg = alpha * kl_to_target(p_tilde, p_soft)
     else:
         p_tilde, reg = torch.zeros_like(logits), alpha * 0.0
@@ -88,7 +89,8 @@ def routed_backward(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(dL/dh, dL/dlog pi) for upstream gradients delta (of x) and grad_reg (of the regulariser)."""
     tau, alpha = numbers[0], numbers[2]
-    grad_h, v = mixture_backward(h, p, delta, step.plan)
+    grad_h, v = mixture_backward(h, p.to(h.dtype), delta, step.plan)
+    v = v.to(p_soft.dtype)
     grad_z = p_soft * (v - (p_soft * v).sum(-1, keepdim=True))  # softmax's backward (Prop. 1)
     if step.want_reg:  # the KL's, with p_tilde fixed (Prop. 2)
         scale = alpha * grad_reg / (p_soft.shape[0] if p_soft.dim() == 2 else 1)
@@ -113,7 +115,7 @@ def routed_backward_with_output(
 
     Compiled, x and the gradients come out of one loop over h sharing one exp (`routed_linear`).
     """
-    x, _ = mixture_forward(h, p, step.plan, False)
+    x, _ = mixture_forward(h, p.to(h.dtype), step.plan, False)
     return (x, *routed_backward(h, p, p_soft, p_tilde, delta, grad_reg, numbers, step))
 
 
@@ -138,7 +140,7 @@ def run_routed_forward(
     The shared first half of `RoutedMixture` and `RoutedLinearFunction`'s forwards."""
     rows = as_rows(h)
     run = routed_kernel(step, "forward", compiled, rows)
-    x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(h.dtype), noise_rows(u, h.shape[0]), numbers)
+    x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(u.dtype), noise_rows(u, h.shape[0]), numbers)
     return x, reg, own_storage(p), own_storage(p_soft), p_tilde
 
 
@@ -154,9 +156,11 @@ def routed_kernel(step: RoutingStep, role: str, compiled: bool, h: torch.Tensor)
         )
 
     def examples() -> list[torch.Tensor]:
+        # The kernels' inputs are h and delta in h's dtype, everything else in routing_dtype(h's dtype): every
+        # input dtype is a function of h's, which is part of the cache key (callers cast delta to h's dtype).
         batch, features = example_sizes(K)
-        like = {"dtype": h.dtype, "device": h.device}
-        rows = torch.randn(batch, features, **like)
+        like = {"dtype": routing_dtype(h.dtype), "device": h.device}
+        rows = torch.randn(batch, features, dtype=h.dtype, device=h.device)
         routing = (batch, K) if step.per_sample else (K,)
         numbers = torch.tensor([0.7, 0.9, 0.3], **like)
         if role == "forward":
@@ -183,7 +187,7 @@ class RoutedMixture(torch.autograd.Function):
     @staticmethod
     def backward(ctx, delta, grad_reg, _grad_p, _grad_p_tilde):  # noqa: ANN001, ANN205
         h, p, p_soft, p_tilde, numbers = ctx.saved_tensors
-        rows, delta_rows = as_rows(h), as_rows(delta)
+        rows, delta_rows = as_rows(h), as_rows(delta.to(h.dtype))  # x had h's dtype; a wider delta is cast back
         run = routed_kernel(ctx.step, "backward", ctx.compiled, rows)
         grad_h, grad_logits = run(rows, p, p_soft, p_tilde, delta_rows, grad_reg.detach(), numbers)
         return grad_h.view(h.shape), grad_logits.to(ctx.logits_dtype), None, None, None, None

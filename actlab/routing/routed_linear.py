@@ -31,7 +31,7 @@ class RoutedLinearFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, h, logits, u, numbers, weight, bias, step, compiled):  # noqa: ANN001, ANN205 - Function signature
         x, reg, p, p_soft, p_tilde = run_routed_forward(h, logits, u, numbers, step, compiled)
-        y = F.linear(x, weight, bias)
+        y = F.linear(x, weight, bias)  # under autocast: in autocast's dtype, as an nn.Linear would be
         ctx.step, ctx.compiled, ctx.logits_dtype, ctx.has_bias = step, compiled, logits.dtype, bias is not None
         ctx.save_for_backward(h, p, p_soft, p_tilde, numbers, weight)
         ctx.mark_non_differentiable(p, p_tilde)
@@ -40,13 +40,14 @@ class RoutedLinearFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_y, grad_reg, _grad_p, _grad_p_tilde):  # noqa: ANN001, ANN205
         h, p, p_soft, p_tilde, numbers, weight = ctx.saved_tensors
+        # The matmuls in grad_y's dtype, as autocast ran the forward's (bf16 under bf16 autocast); results cast back
         grad_y = grad_y.contiguous()
-        delta = grad_y @ weight  # dL/dx: needs no x
+        delta = (grad_y @ weight.to(grad_y.dtype)).to(h.dtype)  # dL/dx: needs no x
         rows = as_rows(h)
         run = routed_kernel(ctx.step, "backward_with_output", ctx.compiled, rows)
         x, grad_h, grad_logits = run(rows, p, p_soft, p_tilde, delta, grad_reg.detach(), numbers)
-        grad_weight = grad_y.t() @ x if ctx.needs_input_grad[4] else None
-        grad_bias = grad_y.sum(0) if ctx.has_bias and ctx.needs_input_grad[5] else None
+        grad_weight = (grad_y.t() @ x.to(grad_y.dtype)).to(weight.dtype) if ctx.needs_input_grad[4] else None
+        grad_bias = grad_y.sum(0).to(weight.dtype) if ctx.has_bias and ctx.needs_input_grad[5] else None
         return grad_h, grad_logits.to(ctx.logits_dtype), None, None, grad_weight, grad_bias, None, None
 
 

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from actlab.activations import get_activation, get_spec
-from actlab.routing.gumbel import reference_gumbel, sample_gumbel, straight_through
+from actlab.routing.gumbel import reference_gumbel, routing_dtype, sample_gumbel, straight_through
 
 SMARTMIXED_POOL: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "elu", "selu")
 MODES = ("corrected", "reference")
@@ -102,11 +102,12 @@ class SmartMixed(nn.Module):
         reference = self.config.mode == "reference"
         shape = self.logits.shape if reference else (h.shape[0], *self.logits.shape)
         noise_fn = reference_gumbel if reference else sample_gumbel
-        g = noise_fn(tuple(shape), generator=self.generator, dtype=h.dtype, device=h.device)
+        dtype = routing_dtype(h.dtype)  # noise and softmax in float32 whatever h's dtype (see routing_dtype)
+        g = noise_fn(tuple(shape), generator=self.generator, dtype=dtype, device=h.device)
         if not self.tau > 0:
             raise ValueError(f"tau must be > 0, got {self.tau}")
-        y = torch.softmax((self.logits.to(h.dtype) + g) / self.tau, dim=-1)
-        return straight_through(y) if self.config.hard else y
+        y = torch.softmax((self.logits.to(dtype) + g) / self.tau, dim=-1)
+        return (straight_through(y) if self.config.hard else y).to(h.dtype)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         if h.dim() != 2 or h.shape[1] != self.width:

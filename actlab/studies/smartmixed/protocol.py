@@ -20,6 +20,7 @@ from torch import nn
 
 from actlab.models import build_mlp
 from actlab.routing import SmartMixed, SmartMixedConfig, freeze_mlp, group_mlp
+from actlab.routing.grouped import reinit_linears
 from actlab.studies.smartmixed.assignments import Assignment
 from actlab.studies.smartmixed.config import RunConfig
 from actlab.train import Budget, TrainConfig, seed_everything
@@ -88,11 +89,7 @@ def phase2_network(phase1: nn.Sequential, assignment: Assignment | None, init: s
         return freeze_mlp(phase1, reinit=init == "reinit", seed=seed)
     network = group_mlp(phase1, assignment)
     if init == "reinit":
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            for module in network.modules():
-                if isinstance(module, nn.Linear):
-                    module.reset_parameters()
+        reinit_linears(network, seed)
     return network
 
 
