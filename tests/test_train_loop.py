@@ -144,6 +144,17 @@ def test_resume_rejects_a_different_config(digits, tmp_path):
         train(_mlp(0), digits.train, dataclasses.replace(RICH, lr=1.0), Budget.steps(4), resume_from=tmp_path / "a.pt")
 
 
+def test_resume_rejects_a_checkpoint_trained_in_another_precision(digits, tmp_path):
+    """bf16 is part of the resume check: a GPU checkpoint trained under bf16 autocast does not resume in float32."""
+    train(_mlp(0), digits.train, RICH, Budget.steps(2), checkpoint_path=tmp_path / "a.pt")
+    payload = torch.load(tmp_path / "a.pt", weights_only=True)
+    assert payload["bf16_active"] is False  # CPU: float32
+    payload["bf16_active"] = True  # as a CUDA run with native bf16 would have saved it
+    torch.save(payload, tmp_path / "b.pt")
+    with pytest.raises(ValueError, match="bf16 autocast.*float32"):
+        train(_mlp(0), digits.train, RICH, Budget.steps(4), resume_from=tmp_path / "b.pt")
+
+
 def test_wall_clock_budget_stops_within_10_percent_with_exact_counts():
     seed_everything(0)
     config = LMConfig(seq_len=16, d_model=32, n_layers=1, n_heads=2)

@@ -9,6 +9,7 @@ Activations come from the registry by name, so xIELU/xIPReLU work as soon as the
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -20,6 +21,20 @@ from actlab.activations import get_activation, get_spec
 from actlab.models.flops import default_gated_hidden, standard_hidden_for
 
 MLP_KINDS = ("standard", "gated")
+
+
+def deterministic_attention(q: torch.Tensor) -> contextlib.AbstractContextManager[None]:
+    """On CUDA with deterministic algorithms requested (`seed_everything`), SDPA's math backend only.
+
+    Why: the flash and memory-efficient backends' backward passes are not deterministic, and
+    `use_deterministic_algorithms(warn_only=True)` only warns about them. The math backend is slower but repeats
+    bit for bit on the same GPU and software. Elsewhere (CPU, or determinism not asked for) SDPA picks freely.
+    """
+    if q.is_cuda and torch.are_deterministic_algorithms_enabled():
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        return sdpa_kernel(SDPBackend.MATH)
+    return contextlib.nullcontext()
 
 
 @dataclass(frozen=True)
@@ -90,9 +105,10 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.shape
         q, k, v = self.qkv(x).split(C, dim=2)
         q, k, v = (t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
-        y = F.scaled_dot_product_attention(
-            q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0
-        )  # (B, nh, T, hs)
+        with deterministic_attention(q):
+            y = F.scaled_dot_product_attention(
+                q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0
+            )  # (B, nh, T, hs)
         return self.proj(y.transpose(1, 2).reshape(B, T, C))
 
 

@@ -53,9 +53,20 @@ def _mps_available() -> bool:
     return bool(backend is not None and backend.is_available())
 
 
+NATIVE_BF16_CAPABILITY = (8, 0)  # Ampere: the first CUDA compute capability with bf16 tensor-core matmuls
+
+
 def uses_bf16(device: torch.device, enabled: bool = True) -> bool:
-    """bf16 autocast only on CUDA devices that support it (CPU/MPS stay float32 for exact repeats)."""
-    return enabled and device.type == "cuda" and torch.cuda.is_bf16_supported()
+    """bf16 autocast only on a CUDA device with native bf16 (compute capability 8.0 or later).
+
+    Why the chosen device's capability and not `torch.cuda.is_bf16_supported()`: that asks the *current* device
+    (not `cuda:N`), and it is True on older GPUs that only emulate bf16, slower than float32. CPU and MPS stay
+    float32 for exact repeats.
+    """
+    if not enabled or device.type != "cuda":
+        return False
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return tuple(torch.cuda.get_device_capability(index)) >= NATIVE_BF16_CAPABILITY
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ from torch import nn
 from actlab.train import checkpoint as ckpt
 from actlab.train.budget import Budget, BudgetMeter, BudgetUsed
 from actlab.train.config import TrainConfig, result_shaping_fields
-from actlab.train.device import autocast, maybe_compile, pick_device, synchronize
+from actlab.train.device import autocast, maybe_compile, pick_device, synchronize, uses_bf16
 from actlab.train.evaluate import evaluate, regularization_loss, task_loss
 from actlab.train.metrics import MetricsLog, ProgressBar
 from actlab.train.optim import build_optimizer, lr_factor, set_lr
@@ -270,6 +270,7 @@ class _Run:
         self._tick()
         ckpt.save_checkpoint(self.checkpoint_path, {
             "config": result_shaping_fields(self.config),
+            "bf16_active": uses_bf16(self.device, self.config.bf16),
             "n_train": self.n,
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
@@ -291,6 +292,13 @@ class _Run:
             raise ValueError(f"cannot resume: the config differs from the checkpoint's in {', '.join(differing)}")
         if payload["n_train"] != self.n:
             raise ValueError(f"cannot resume: the checkpoint trained on {payload['n_train']} examples, not {self.n}")
+        bf16_now = uses_bf16(self.device, self.config.bf16)
+        if payload.get("bf16_active", bf16_now) != bf16_now:
+            was, now = ("bf16" if payload["bf16_active"] else "float32"), ("bf16" if bf16_now else "float32")
+            raise ValueError(
+                f"cannot resume: the checkpoint trained in {was} autocast, this run would train in {now} "
+                f"(device {self.device}); resume on a device of the same kind, or set bf16 to match"
+            )
         self.model.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         for key, value in payload["used"].items():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import warnings
 from typing import Any
 
 import numpy as np
@@ -53,7 +54,17 @@ def restore_rng_state(state: dict[str, Any]) -> None:
     np.random.set_state((name, keys.numpy().astype(np.uint32), pos, has_gauss, cached_gauss))
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        saved, visible = list(state["cuda"]), torch.cuda.device_count()
+        if len(saved) != visible:
+            warnings.warn(
+                f"resuming with {visible} visible GPU(s) where the checkpoint saved {len(saved)} CUDA RNG states: "
+                f"restoring the first {min(len(saved), visible)}; a run that draws on the other devices will not "
+                "repeat bit for bit",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        for index, device_state in enumerate(saved[:visible]):
+            torch.cuda.set_rng_state(device_state, index)
 
 
 def _as_tuples(value: Any) -> Any:
