@@ -67,6 +67,7 @@ class SiteConfig:
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
     executor: str = "local"  # how study sweeps run (see actlab.sweep.executors)
     workers: int = 1
+    executor_options: Any = None  # an actlab.sweep.ExecutorOptions (slurm request, GPUs); overrides the two above
     progress: bool = False
 
 
@@ -140,7 +141,7 @@ def render_study(study_dir: Path, config: SiteConfig) -> Page:
     template = study_dir / STUDY_REPORT
     title = notebook_title(template)
     page = Page(name=name, title=title, html=f"{name}.html", source=str(template), kind="study", profile=config.profile)
-    options = ExecutorOptions(kind=config.executor, workers=config.workers)
+    options = config.executor_options or ExecutorOptions(kind=config.executor, workers=config.workers)
     for spec_path in study_specs(study_dir, config.profile):
         try:
             outcome = run_sweep(

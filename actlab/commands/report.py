@@ -18,16 +18,42 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--executor", choices=("local", "dask", "slurm"), default="local", help="where study sweeps run"
     )
     parser.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1, help="study sweep runs at a time (default: all CPUs)"
+        "--workers",
+        type=int,
+        default=None,
+        help="study sweep runs at a time (default: one per GPU slot where GPUs are visible, else all CPUs)",
     )
+    parser.add_argument("--gpus-per-run", type=int, default=1, help="local/dask: GPUs each worker sees (default: 1)")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print what would run and the resources asked; run nothing"
+    )
+    slurm = parser.add_argument_group("slurm (--executor slurm)")
+    slurm.add_argument("--partition", help="SLURM partition")
+    slurm.add_argument("--time", type=int, default=60, help="time limit per run in minutes (default: 60)")
+    slurm.add_argument("--gpus", type=int, default=0, help="GPUs per run (default: 0)")
+    slurm.add_argument("--cpus", type=int, default=1, help="CPUs per run (default: 1)")
 
 
 def run(args: argparse.Namespace) -> int:
     from actlab.errors import ActlabError
     from actlab.report import SiteConfig, build_site
+    from actlab.sweep.executors import ExecutorOptions, default_workers
 
     if not args.notebooks.is_dir():
         raise ActlabError(f"notebook folder {args.notebooks} not found; run from the project root or pass --notebooks")
+    if args.workers is None:
+        args.workers = default_workers(args.gpus_per_run) if args.executor != "slurm" else (os.cpu_count() or 1)
+    options = ExecutorOptions(
+        kind=args.executor,
+        workers=args.workers,
+        partition=args.partition,
+        time_min=args.time,
+        gpus=args.gpus,
+        cpus_per_task=args.cpus,
+        gpus_per_run=args.gpus_per_run,
+    )
+    if args.dry_run:
+        return _dry_run(args, options)
     config = SiteConfig(
         notebooks_dir=args.notebooks,
         runs_dir=args.runs,
@@ -37,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         only=tuple(args.only),
         executor=args.executor,
         workers=args.workers,
+        executor_options=options,
         progress=True,
     )
     pages = build_site(config)
@@ -48,3 +75,18 @@ def run(args: argparse.Namespace) -> int:
             print(f"        sweep {sweep}")
     print(f"index: {config.out_dir / 'index.html'}")
     return 1 if failed else 0
+
+
+def _dry_run(args: argparse.Namespace, options: object) -> int:
+    """Each study's sweeps for the profile, how many runs each would execute, and the resources asked for."""
+    from actlab.report import study_folders, study_specs
+    from actlab.sweep import load_spec, run_sweep
+
+    print(f"request: {options.request()}")  # type: ignore[attr-defined]
+    for study in study_folders(args.notebooks):
+        if args.only and study.name not in args.only:
+            continue
+        for spec_path in study_specs(study, args.profile):
+            outcome = run_sweep(load_spec(spec_path), runs_dir=args.runs, options=options, dry_run=True)  # type: ignore[arg-type]
+            print(f"{study.name}/{outcome.spec.name}: {len(outcome.runs)} runs, {len(outcome.to_run)} to run")
+    return 0

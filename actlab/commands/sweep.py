@@ -12,7 +12,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--executor", choices=("local", "dask", "slurm"), default="local", help="where runs execute (default: local)"
     )
-    parser.add_argument("--workers", type=int, default=1, help="runs at a time (default: 1)")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="runs at a time (default: 1; one per GPU slot where GPUs are visible)"
+    )
+    parser.add_argument(
+        "--gpus-per-run", type=int, default=1, help="local/dask: GPUs each worker sees, round robin (default: 1)"
+    )
     parser.add_argument("--retry-failed", action="store_true", help="rerun the runs that failed (only those)")
     parser.add_argument("--dry-run", action="store_true", help="list the runs and what would run; run nothing")
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="runs folder (default: runs)")
@@ -29,11 +34,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from actlab.sweep import ExecutorOptions, load_spec, run_sweep
+    from actlab.sweep.executors import gpu_slots, visible_gpus
 
     spec = load_spec(args.spec)
+    workers = args.workers
+    if workers is None:
+        workers = len(gpu_slots(visible_gpus(), args.gpus_per_run)) or 1 if args.executor != "slurm" else 1
     options = ExecutorOptions(
         kind=args.executor,
-        workers=args.workers,
+        workers=workers,
+        gpus_per_run=args.gpus_per_run,
         address=args.address,
         partition=args.partition,
         time_min=args.time,
@@ -50,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
     )
     if args.dry_run:
+        print(f"request: {options.request()}")
         to_run = set(outcome.to_run)
         for run in outcome.runs:
             state = "run " if run.run_id in to_run else "skip"

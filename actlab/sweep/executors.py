@@ -7,6 +7,9 @@ independent and write their own folders, so the executors never ship results bac
 status dict (losing that dict loses nothing: the run folder holds everything).
 
 - `local`: `ProcessPoolExecutor` with N workers (forked from a clean forkserver that pre-imported them).
+- GPUs: on a machine with visible GPUs, the local and Dask workers each get their own `CUDA_VISIBLE_DEVICES`
+  (`gpus_per_run` devices, round robin over the visible ones: with 2 GPUs, 4 workers use 0, 1, 0, 1), so runs
+  spread over the GPUs instead of all landing on `cuda:0`; `default_workers()` is one worker per GPU slot there.
 - `dask`: `distributed.Client` at `address`, or a `LocalCluster` of N single-threaded worker
   processes; tasks are submitted with `pure=False` (a rerun must run, not reuse a cached result).
 - `slurm`: `submitit.AutoExecutor`; the whole sweep is one job array (`map_array`) with partition,
@@ -16,7 +19,9 @@ status dict (losing that dict loses nothing: the run folder holds everything).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import itertools
 import multiprocessing
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -42,6 +47,66 @@ class ExecutorOptions:
     gpus: int = 0  # slurm GPUs per run
     cpus_per_task: int = 1  # slurm CPUs per run
     cluster: str | None = None  # submitit cluster: None = auto (slurm if available), "local", "debug"
+    gpus_per_run: int = 1  # local/dask: GPUs each worker sees (CUDA_VISIBLE_DEVICES), when GPUs are visible
+    gpu_ids: tuple[str, ...] | None = None  # local/dask: the GPUs to share out; None = every visible one
+
+    def request(self) -> str:
+        """What this executor asks for, in one line (`--dry-run` prints it)."""
+        if self.kind == "slurm":
+            partition = self.partition or "(default partition)"
+            return (
+                f"slurm job array: partition {partition}, time limit {self.time_min} min per run, "
+                f"{self.gpus} GPU(s) and {self.cpus_per_task} CPU(s) per run, at most {self.workers} at a time"
+            )
+        slots = gpu_slots(self.visible_gpus(), self.gpus_per_run)
+        where = f"GPUs {' | '.join(slots)} round robin" if slots else "CPU only"
+        return f"{self.kind}: {self.workers} worker(s), {where}"
+
+    def visible_gpus(self) -> tuple[str, ...]:
+        return self.gpu_ids if self.gpu_ids is not None else visible_gpus()
+
+
+def visible_gpus() -> tuple[str, ...]:
+    """The CUDA devices this process may use, as `CUDA_VISIBLE_DEVICES` names them (ids or UUIDs)."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        return tuple(item.strip() for item in listed.split(",") if item.strip() and item.strip() != "-1")
+    import torch
+
+    return tuple(str(index) for index in range(torch.cuda.device_count())) if torch.cuda.is_available() else ()
+
+
+def gpu_slots(gpus: tuple[str, ...], gpus_per_run: int = 1) -> list[str]:
+    """The `CUDA_VISIBLE_DEVICES` values workers take turns with: consecutive groups of `gpus_per_run`."""
+    if gpus_per_run < 1:
+        raise ActlabError(f"--gpus-per-run must be at least 1, got {gpus_per_run}")
+    if gpus and gpus_per_run > len(gpus):
+        raise ActlabError(f"--gpus-per-run {gpus_per_run} but only {len(gpus)} GPU(s) are visible")
+    return [",".join(gpus[i : i + gpus_per_run]) for i in range(0, len(gpus) - gpus_per_run + 1, gpus_per_run)]
+
+
+def default_workers(gpus_per_run: int = 1) -> int:
+    """One worker per GPU slot where GPUs are visible (dozens of runs on one GPU thrash it), else every CPU."""
+    slots = gpu_slots(visible_gpus(), gpus_per_run)
+    return len(slots) if slots else (os.cpu_count() or 1)
+
+
+_worker_gpus: str | None = None  # what this worker process was given (tests read it)
+
+
+def _claim_gpus(counter: Any, slots: list[str]) -> None:
+    """Process-pool initializer: take the next slot, round robin, as this worker's CUDA_VISIBLE_DEVICES."""
+    global _worker_gpus
+    with counter.get_lock():
+        index = counter.value
+        counter.value += 1
+    _worker_gpus = slots[index % len(slots)]
+    os.environ["CUDA_VISIBLE_DEVICES"] = _worker_gpus
+
+
+def worker_gpus() -> str | None:
+    """The CUDA_VISIBLE_DEVICES this worker process was assigned (None outside a GPU-sharing worker)."""
+    return _worker_gpus
 
 
 class SweepExecutor(cf.Executor):
@@ -69,10 +134,14 @@ def _forkserver() -> multiprocessing.context.BaseContext:
 class LocalExecutor(SweepExecutor):
     """N worker processes on this machine."""
 
-    def __init__(self, workers: int = 1) -> None:
+    def __init__(self, workers: int = 1, gpu_slots: list[str] | None = None) -> None:
         self.workers = workers
         self.shares_cores = workers > 1
-        self._pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=_forkserver())
+        context = _forkserver()
+        initializer: dict[str, Any] = {}
+        if gpu_slots:
+            initializer = {"initializer": _claim_gpus, "initargs": (context.Value("i", 0), list(gpu_slots))}
+        self._pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=context, **initializer)
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
         return self._pool.submit(fn, *args, **kwargs)
@@ -81,10 +150,16 @@ class LocalExecutor(SweepExecutor):
         self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
 
 
+def _set_visible_devices(slot: str) -> None:
+    global _worker_gpus
+    _worker_gpus = slot
+    os.environ["CUDA_VISIBLE_DEVICES"] = slot
+
+
 class DaskExecutor(SweepExecutor):
     """A Dask `distributed.Client` at an address, or on a fresh `LocalCluster`."""
 
-    def __init__(self, workers: int = 1, address: str | None = None) -> None:
+    def __init__(self, workers: int = 1, address: str | None = None, gpu_slots: list[str] | None = None) -> None:
         try:
             from distributed import Client, LocalCluster
         except ImportError:
@@ -100,6 +175,10 @@ class DaskExecutor(SweepExecutor):
             self._client = Client(address)
         self.workers = workers if address is None else max(1, len(self._client.scheduler_info()["workers"]))
         self.shares_cores = self.workers > 1
+        if gpu_slots:  # each worker process its own slot, round robin, before any task runs
+            addresses = sorted(self._client.scheduler_info()["workers"])
+            for address_, slot in zip(addresses, itertools.cycle(gpu_slots)):
+                self._client.run(_set_visible_devices, slot, workers=[address_])
         self._executor = self._client.get_executor(pure=False)
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
@@ -191,10 +270,11 @@ def make_executor(options: ExecutorOptions) -> SweepExecutor:
     """The executor `options.kind` names; unknown kinds raise one clear error."""
     if options.workers < 1:
         raise ActlabError(f"--workers must be at least 1, got {options.workers}")
+    slots = gpu_slots(options.visible_gpus(), options.gpus_per_run) if options.kind != "slurm" else []
     if options.kind == "local":
-        return LocalExecutor(options.workers)
+        return LocalExecutor(options.workers, slots)
     if options.kind == "dask":
-        return DaskExecutor(options.workers, options.address)
+        return DaskExecutor(options.workers, options.address, slots)
     if options.kind == "slurm":
         return SlurmExecutor(options)
     raise ActlabError(f"unknown executor {options.kind!r}; choose from: {', '.join(EXECUTORS)}")
