@@ -116,3 +116,12 @@ def test_load_average_is_shown_as_before_and_after_one_minute_values():
 
     assert format_load([[1.751, 1.2, 1.0], [1.25, 1.2, 1.0]]) == "1.75 -> 1.25"
     assert format_load(None) == ""
+
+
+def test_a_cpu_measurement_is_labelled_cpu_even_where_actlab_would_train_on_a_gpu(monkeypatch):
+    from actlab import provenance
+    from actlab.bench.timing import machine_description
+
+    monkeypatch.setattr(provenance, "default_device_name", lambda: "cuda (NVIDIA A100)")
+    machine = machine_description()
+    assert machine["device"] == "cpu" and machine["default_device"] == "cuda (NVIDIA A100)"

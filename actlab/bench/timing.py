@@ -48,17 +48,23 @@ class BenchReport:
         return {"name": self.name, "ratios": rows, "medians_s": self.medians_s, "machine": machine}
 
 
-def machine_description() -> dict[str, Any]:
-    """CPU count, torch threads, device and versions: the context a ratio needs to be read."""
+MEASURED_DEVICE = "cpu"  # every benchmark builds its tensors on the CPU and times CPU kernels
+
+
+def machine_description(measured_device: str = MEASURED_DEVICE) -> dict[str, Any]:
+    """CPU count, torch threads, the device measured on and versions: the context a ratio needs to be read.
+
+    Why "device" is the measured one: provenance's device is where actlab *would* train (cuda on a GPU box), and a
+    CPU measurement labelled with a GPU's name misleads; that one is kept as "default_device".
+    """
     import os
 
     import torch
 
-    return {
-        "cpus": os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
-        **provenance.collect(),
-    }
+    record = provenance.collect()
+    record["default_device"] = record["device"]
+    record["device"] = measured_device
+    return {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), **record}
 
 
 def interleaved_samples(functions: dict[str, Callable[[], Any]], repeats: int, warmup: int) -> dict[str, list[float]]:
