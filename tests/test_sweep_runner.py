@@ -104,7 +104,8 @@ def test_parallel_runs_pin_torch_to_one_thread(sweep):
 
 def test_results_csv_is_tidy_and_complete_for_ok_runs(sweep):
     table = pd.read_csv(sweep["first"].folder / "results.csv")
-    assert list(table.columns) == ["run_id", "x", "seed", "status", "metric", "value"]
+    assert list(table.columns) == ["run_id", "x", "seed", "status", "stale", "metric", "value"]
+    assert not table["stale"].any()
     for seed in (0, 4):
         run = sweep["by_seed"][seed]
         rows = table[table.run_id == run.run_id]

@@ -20,6 +20,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--retry-failed", action="store_true", help="rerun the runs that failed (only those)")
     parser.add_argument("--dry-run", action="store_true", help="list the runs and what would run; run nothing")
+    parser.add_argument(
+        "--status", action="store_true", help="each run's state (done, failed, running, missing, stale) and why"
+    )
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="runs folder (default: runs)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     dask = parser.add_argument_group("dask")
@@ -37,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from actlab.sweep.executors import gpu_slots, visible_gpus
 
     spec = load_spec(args.spec)
+    if args.status:
+        return _print_status(spec, args.runs)
     workers = args.workers
     if workers is None:
         workers = len(gpu_slots(visible_gpus(), args.gpus_per_run)) or 1 if args.executor != "slurm" else 1
@@ -72,8 +77,24 @@ def run(args: argparse.Namespace) -> int:
         where = f" in cell {status['cell_index']}" if status.get("cell_index") is not None else ""
         print(f"failed  {run_id}  {status.get('ename')}: {status.get('evalue')}{where}", file=sys.stderr)
     counts = ", ".join(f"{n} {status}" for status, n in sorted(outcome.counts().items()))
-    print(f"{spec.name}: ran {len(outcome.to_run)}, skipped {len(outcome.skipped)}; {counts}")
+    by_other = sum(1 for status in outcome.statuses.values() if status.get("executed_by_another_sweep"))
+    shared = f" ({by_other} of them finished by another sweep that held them)" if by_other else ""
+    print(f"{spec.name}: ran {len(outcome.to_run)}{shared}, skipped {len(outcome.skipped)}; {counts}")
     print(f"results: {outcome.results_csv}")
     if outcome.failed:
         print(f"{len(outcome.failed)} run(s) failed; rerun them with --retry-failed", file=sys.stderr)
     return 1 if outcome.failed else 0
+
+
+def _print_status(spec, runs_dir: Path) -> int:  # noqa: ANN001 - a SweepSpec
+    from actlab.sweep.runner import run_states
+
+    states = run_states(spec, runs_dir)
+    for run, state, why in states:
+        labels = " ".join(f"{k}={v}" for k, v in run.labels.items())
+        print(f"{state:<11} {run.run_id}  {labels}{f'  ({why})' if why else ''}")
+    counts: dict[str, int] = {}
+    for _, state, _ in states:
+        counts[state] = counts.get(state, 0) + 1
+    print(f"{spec.name}: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items())))
+    return 0

@@ -94,8 +94,13 @@ def default_workers(gpus_per_run: int = 1) -> int:
 _worker_gpus: str | None = None  # what this worker process was given (tests read it)
 
 
-def _claim_gpus(counter: Any, slots: list[str]) -> None:
-    """Process-pool initializer: take the next slot, round robin, as this worker's CUDA_VISIBLE_DEVICES."""
+def _init_worker(sweep_pid: int, counter: Any, slots: list[str]) -> None:
+    """Process-pool initializer: die with the sweep (`lifeline`); take the next GPU slot, round robin, if any."""
+    from actlab.sweep.lifeline import watch_parent
+
+    watch_parent(sweep_pid)
+    if not slots:
+        return
     global _worker_gpus
     with counter.get_lock():
         index = counter.value
@@ -138,10 +143,12 @@ class LocalExecutor(SweepExecutor):
         self.workers = workers
         self.shares_cores = workers > 1
         context = _forkserver()
-        initializer: dict[str, Any] = {}
-        if gpu_slots:
-            initializer = {"initializer": _claim_gpus, "initargs": (context.Value("i", 0), list(gpu_slots))}
-        self._pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=context, **initializer)
+        self._pool = cf.ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=context,
+            initializer=_init_worker,
+            initargs=(os.getpid(), context.Value("i", 0), list(gpu_slots or [])),
+        )
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
         return self._pool.submit(fn, *args, **kwargs)

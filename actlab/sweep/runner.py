@@ -1,7 +1,9 @@
 """Running a sweep: one folder per run, found again by a stable id, and nothing lost to a crash.
 
 Why this shape: a run is identified by a hash of what it computes (notebook name + parameters,
-seed included), so a rerun of the same spec finds the runs already done and skips them. Every
+seed included), so a rerun of the same spec finds the runs already done and skips them. A finished run also
+records what produced it (`producer`: the hash of the notebook's code cells and the actlab version); when
+either has changed since, the run is stale and runs again (`actlab sweep SPEC --status` lists which and why). Every
 file is written atomically and `status.json` is written last, so a folder is either complete or
 visibly unfinished. A run that raises, diverges or kills its kernel is recorded and the sweep
 goes on.
@@ -74,11 +76,66 @@ def plan(spec: SweepSpec, runs_root: Path) -> list[Run]:
     return runs
 
 
-def needs_run(status: dict[str, Any] | None, retry_failed: bool = False) -> bool:
-    """Never started or interrupted: run. Failed: only with `retry_failed`. ok/diverged: done."""
+def producer_of(notebook: Path) -> dict[str, str]:
+    """What produces a run besides its parameters: the notebook's code (code cells' sources only, so executing
+    it or clearing outputs changes nothing) and the actlab version."""
+    from actlab import __version__
+
+    cells = json.loads(Path(notebook).read_text(encoding="utf-8")).get("cells", [])
+    code = [
+        "".join(cell.get("source", "")) if isinstance(cell.get("source"), list) else str(cell.get("source", ""))
+        for cell in cells
+        if cell.get("cell_type") == "code"
+    ]
+    digest = hashlib.sha256(json.dumps(code).encode("utf-8")).hexdigest()[:16]
+    return {"notebook_code_sha256": digest, "actlab_version": __version__}
+
+
+def stale_reason(status: dict[str, Any] | None, producer: dict[str, str] | None) -> str | None:
+    """Why a finished run no longer reflects its notebook and actlab (None: it does, or it is not finished)."""
+    if producer is None or status is None or status.get("status") not in FINAL_STATUSES:
+        return None
+    recorded = status.get("producer")
+    if not recorded:
+        return "it records no producer (made before actlab recorded one)"
+    changed = [key.replace("_", " ") for key in producer if recorded.get(key) != producer[key]]
+    return f"{' and '.join(changed)} changed since it ran" if changed else None
+
+
+def needs_run(
+    status: dict[str, Any] | None, retry_failed: bool = False, producer: dict[str, str] | None = None
+) -> bool:
+    """Never started, interrupted or stale: run. Failed: only with `retry_failed`. ok/diverged: done."""
     if status is None or status.get("status") not in FINAL_STATUSES:
         return True
+    if stale_reason(status, producer) is not None:
+        return True
     return retry_failed and status["status"] == "failed"
+
+
+def run_states(spec: SweepSpec, runs_dir: Path) -> list[tuple[Run, str, str]]:
+    """(run, state, why) per run: done / failed / diverged / running / missing / stale, for `--status`."""
+    from actlab.sweep.locks import owner_alive, read_owner
+
+    producer = producer_of(spec.notebook)
+    states = []
+    for run in plan(spec, spec.runs_root(runs_dir)):
+        status = read_status(run.folder)
+        reason = stale_reason(status, producer)
+        if status is None:
+            states.append((run, "missing", "never started"))
+        elif reason is not None:
+            states.append((run, "stale", reason))
+        elif status.get("status") in FINAL_STATUSES:
+            state = "done" if status["status"] == "ok" else status["status"]
+            why = f"{status.get('ename')}: {status.get('evalue')}" if status["status"] == "failed" else ""
+            states.append((run, state, why))
+        else:
+            owner = read_owner(run.folder)
+            alive = owner_alive(owner)
+            who = f"pid {owner.get('pid')} on {owner.get('host')}" if owner else "unknown owner"
+            states.append((run, "running" if alive else "interrupted", who if alive else f"{who} is gone"))
+    return states
 
 
 @dataclass
@@ -121,11 +178,12 @@ def run_sweep(
     runs = plan(spec, spec.runs_root(runs_dir))
     folder = spec.runs_root(runs_dir) / spec.name
     outcome = SweepOutcome(spec=spec, folder=folder, runs=runs)
+    producer = producer_of(spec.notebook)
     for run in runs:
         status = read_status(run.folder)
         if status is not None:
             outcome.statuses[run.run_id] = status
-        (outcome.to_run if needs_run(status, retry_failed) else outcome.skipped).append(run.run_id)
+        (outcome.to_run if needs_run(status, retry_failed, producer) else outcome.skipped).append(run.run_id)
     if dry_run:
         return outcome
 
@@ -146,6 +204,7 @@ def run_sweep(
                 folder=str(by_id[run_id].folder.resolve()),
                 timeout=spec.timeout,
                 pin_threads=executor.shares_cores,
+                producer=producer,
             )
             for run_id in outcome.to_run
         ]
@@ -163,7 +222,7 @@ def run_sweep(
             executor.shutdown(wait=False, cancel_futures=True)
             raise
         executor.shutdown(wait=True)
-    outcome.results_csv = write_results_csv(runs, folder / RESULTS_CSV)
+    outcome.results_csv = write_results_csv(runs, folder / RESULTS_CSV, producer)
     return outcome
 
 
@@ -206,13 +265,16 @@ def _write_sweep_record(spec: SweepSpec, folder: Path, runs: list[Run]) -> None:
     )
 
 
-def tidy_rows(runs: list[Run]) -> list[dict[str, Any]]:
-    """One row per run and numeric metric; runs without any get one row with an empty metric."""
+def tidy_rows(runs: list[Run], producer: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """One row per run and numeric metric; runs without any get one row with an empty metric.
+
+    `stale` says whether a row's run was made by another notebook or actlab than `producer` (never silently)."""
     rows = []
     for run in runs:
-        status = (read_status(run.folder) or {}).get("status", "not run")
+        record = read_status(run.folder)
+        status = (record or {}).get("status", "not run")
         labels = {key: _cell(value) for key, value in run.labels.items()}
-        base = {"run_id": run.run_id, **labels, "status": status}
+        base = {"run_id": run.run_id, **labels, "status": status, "stale": stale_reason(record, producer) is not None}
         metrics = {
             key: float(value)
             for key, value in read_results(run.folder).items()
@@ -229,9 +291,9 @@ def _cell(value: Any) -> Any:
     return json.dumps(value, default=_json_default) if isinstance(value, list | dict) else value
 
 
-def write_results_csv(runs: list[Run], path: Path) -> Path:
+def write_results_csv(runs: list[Run], path: Path, producer: dict[str, str] | None = None) -> Path:
     """Write the tidy table atomically (a reader never sees half a CSV)."""
     import pandas as pd
 
-    frame = pd.DataFrame(tidy_rows(runs))
+    frame = pd.DataFrame(tidy_rows(runs, producer))
     return atomic_write_text(path, frame.to_csv(index=False))

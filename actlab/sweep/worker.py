@@ -51,6 +51,7 @@ class RunTask:
     folder: str
     timeout: float | None = None
     pin_threads: bool = False
+    producer: dict[str, Any] | None = None  # what produces the run: notebook code hash, actlab version (runner)
 
 
 def read_status(folder: Path) -> dict[str, Any] | None:
@@ -85,7 +86,22 @@ def _stderr_to(path: Path) -> Iterator[None]:
 
 
 def execute_run(task: RunTask) -> dict[str, Any]:
-    """Execute one run in this process (a worker); always writes `status.json`, never raises for the run's errors."""
+    """Execute one run in this process (a worker); always writes `status.json`, never raises for the run's errors.
+
+    Only while holding the run's lock (`actlab.sweep.locks`): if another sweep held it first, its finished record
+    is returned instead of executing the run a second time.
+    """
+    from actlab.sweep.locks import run_lock
+
+    with run_lock(Path(task.folder)) as waited:
+        if waited:
+            done = read_status(Path(task.folder))
+            if done is not None and done.get("status") in FINAL_STATUSES and done.get("producer") == task.producer:
+                return {**done, "executed_by_another_sweep": True}
+        return _execute_locked(task)
+
+
+def _execute_locked(task: RunTask) -> dict[str, Any]:
     from actlab import notebooks, provenance
 
     folder = Path(task.folder)
@@ -100,6 +116,7 @@ def execute_run(task: RunTask) -> dict[str, Any]:
         "host": socket.gethostname(),
         "pid": os.getpid(),
         "threads_pinned": task.pin_threads,
+        "producer": task.producer,
     }
     atomic_write_json(folder / STATUS_FILE, status)
     executed = folder / Path(task.notebook).name

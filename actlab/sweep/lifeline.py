@@ -1,0 +1,52 @@
+"""Sweep workers die with their sweep: a watch thread in each worker process.
+
+Why: after `kill -9` of a sweep's main process, its pool workers kept executing (and writing run folders) and
+their notebook kernels kept computing, with nobody left to read the results. Each local worker now watches the
+sweep's main process; when it is gone, the worker kills every process it started (the notebook kernel and its
+children) and exits. The forkserver the workers come from exits by itself when the main process dies (it reads
+EOF on its liveness pipe). A rerun of the sweep finds the interrupted runs (status "running", lock free) and runs
+them again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+import psutil
+
+POLL_SECONDS = 0.5
+
+
+def watch_parent(sweep_pid: int, poll_seconds: float = POLL_SECONDS) -> threading.Thread:
+    """Start a daemon thread that ends this process (and its descendants) once `sweep_pid` has exited."""
+    thread = threading.Thread(target=_watch, args=(sweep_pid, poll_seconds), name="sweep-lifeline", daemon=True)
+    thread.start()
+    return thread
+
+
+def _alive(pid: int) -> bool:
+    try:
+        process = psutil.Process(pid)
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _watch(sweep_pid: int, poll_seconds: float) -> None:
+    event = threading.Event()
+    while _alive(sweep_pid):
+        event.wait(poll_seconds)
+    end_this_worker()
+
+
+def end_this_worker() -> None:
+    """Kill this process's descendants (kernels first, so none is orphaned), then exit at once."""
+    me = psutil.Process()
+    children = me.children(recursive=True)
+    for child in children:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child.kill()
+    psutil.wait_procs(children, timeout=3)
+    os._exit(1)

@@ -1,0 +1,115 @@
+"""One owner per run: a file lock with the owner's pid, host and heartbeat, so concurrent sweeps never collide.
+
+Why: two sweeps over one spec (two terminals, or `make report` while a sweep runs) used to execute the same runs,
+and one could read the other's half-written folder. Now a worker executes a run only while holding the run's lock
+(`filelock`, an OS-level lock the kernel releases when its holder dies). A second sweep's worker that finds the
+lock held waits for it, then reads the finished run instead of running it again. The owner file says who holds
+it; a lock whose recorded owner is gone (a killed sweep) is taken over, with a message saying so.
+
+The heartbeat (`owner.json`'s `heartbeat_utc`, refreshed every `HEARTBEAT_SECONDS` while a run executes) lets a
+waiting sweep tell a live owner from a stale record, e.g. on a network file system where the lock's holder is
+another machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import os
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from actlab.io import atomic_write_json, read_json
+
+LOCK_FILE = ".lock"
+OWNER_FILE = "owner.json"
+HEARTBEAT_SECONDS = 5.0
+STALE_AFTER_SECONDS = 60.0
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def read_owner(folder: Path) -> dict[str, Any] | None:
+    """Who holds (or last held) the run in `folder`: pid, host, started and heartbeat times."""
+    path = Path(folder) / OWNER_FILE
+    try:
+        return read_json(path) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
+def owner_alive(owner: dict[str, Any] | None, stale_after: float = STALE_AFTER_SECONDS) -> bool:
+    """A live owner: its process exists (same host) or, on another host, its heartbeat is recent."""
+    if not owner:
+        return False
+    if owner.get("host") == socket.gethostname():
+        try:
+            os.kill(int(owner["pid"]), 0)
+        except (ProcessLookupError, ValueError, KeyError):
+            return False
+        except PermissionError:
+            return True
+        return True
+    try:
+        beat = _dt.datetime.fromisoformat(owner["heartbeat_utc"])
+    except (KeyError, ValueError):
+        return False
+    return (_dt.datetime.now(_dt.timezone.utc) - beat).total_seconds() < stale_after
+
+
+@contextlib.contextmanager
+def run_lock(folder: Path, poll_seconds: float = 0.5) -> Iterator[bool]:
+    """Hold the run's lock for the block; yields True if another owner held it first (so the caller re-reads).
+
+    Waits while another live owner holds it. A dead owner's record is taken over with a message on stderr.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / LOCK_FILE))
+    waited = False
+    while True:
+        try:
+            lock.acquire(timeout=poll_seconds)
+            break
+        except Timeout:
+            waited = True
+    try:
+        previous = read_owner(folder)
+        if previous and not waited and previous.get("pid") != os.getpid() and not _finished(previous):
+            print(
+                f"actlab sweep: taking over run {folder.name} from a dead owner "
+                f"(pid {previous.get('pid')} on {previous.get('host')}, "
+                f"last heartbeat {previous.get('heartbeat_utc')})",
+                file=sys.stderr,
+            )
+        owner = {"pid": os.getpid(), "host": socket.gethostname(), "started_utc": _now(), "heartbeat_utc": _now()}
+        atomic_write_json(folder / OWNER_FILE, owner)
+        stop = threading.Event()
+        beat = threading.Thread(target=_heartbeat, args=(folder, owner, stop), daemon=True)
+        beat.start()
+        try:
+            yield waited
+        finally:
+            stop.set()
+            beat.join(timeout=2 * HEARTBEAT_SECONDS)
+            atomic_write_json(folder / OWNER_FILE, {**owner, "heartbeat_utc": _now(), "released_utc": _now()})
+    finally:
+        lock.release()
+
+
+def _finished(owner: dict[str, Any]) -> bool:
+    return "released_utc" in owner
+
+
+def _heartbeat(folder: Path, owner: dict[str, Any], stop: threading.Event) -> None:
+    while not stop.wait(HEARTBEAT_SECONDS):
+        with contextlib.suppress(OSError):
+            atomic_write_json(folder / OWNER_FILE, {**owner, "heartbeat_utc": _now()})
