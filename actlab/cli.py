@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"actlab {args.command}: error: {message}", file=sys.stderr)
-        return 1
+        return int(getattr(error, "exit_code", 1))
 
 
 if __name__ == "__main__":

@@ -10,3 +10,9 @@ from __future__ import annotations
 
 class ActlabError(Exception):
     """A user-facing error whose message already says what is wrong and how to fix it."""
+
+
+class UsageError(ActlabError):
+    """A command line that names something that does not exist (a page, a benchmark): exit 2, as argparse does."""
+
+    exit_code = 2

@@ -42,3 +42,17 @@ def test_import_time_error_for_unknown_activation():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert "valid names are: relu, sigmoid" in result.stderr
+
+
+def test_report_only_with_an_unknown_page_lists_the_known_ones_and_exits_2(repo_root):
+    result = subprocess.run(
+        [sys.executable, "-m", "actlab", "report", "--only", "nosuchpage", "--runs", "/nonexistent-runs"],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert (
+        "'nosuchpage'" in result.stderr and "smartmixed" in result.stderr and "00_activation_gallery" in result.stderr
+    )

@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.notebooks.is_dir():
         raise ActlabError(f"notebook folder {args.notebooks} not found; run from the project root or pass --notebooks")
+    _check_only(args)
     if args.workers is None:
         args.workers = default_workers(args.gpus_per_run) if args.executor != "slurm" else (os.cpu_count() or 1)
     options = ExecutorOptions(
@@ -90,3 +91,15 @@ def _dry_run(args: argparse.Namespace, options: object) -> int:
             outcome = run_sweep(load_spec(spec_path), runs_dir=args.runs, options=options, dry_run=True)  # type: ignore[arg-type]
             print(f"{study.name}/{outcome.spec.name}: {len(outcome.runs)} runs, {len(outcome.to_run)} to run")
     return 0
+
+
+def _check_only(args: argparse.Namespace) -> None:
+    """`--only` names pages that exist, or the command stops at once listing the ones that do (exit 2)."""
+    from actlab.errors import UsageError
+    from actlab.report import standalone_notebooks, study_folders
+
+    known = [p.stem for p in standalone_notebooks(args.notebooks)] + [p.name for p in study_folders(args.notebooks)]
+    known.append("bench")
+    unknown = [name for name in args.only if name not in known]
+    if unknown:
+        raise UsageError(f"--only: no page named {', '.join(map(repr, unknown))}; known pages: {', '.join(known)}")
