@@ -125,11 +125,25 @@ def _as_expr(g: object, side: str) -> sp.Expr:
     raise ValueError(f"the base gradient for {side} must be a SymPy expression or a formula string, got {g!r}")
 
 
+def _on_side(g: sp.Expr, side: str) -> sp.Expr:
+    """g with x known to lie on its side: Piecewise, Abs, sign and Heaviside reduce to the side's branch.
+
+    Why: a base gradient written for the whole line (LeakyReLU's `Piecewise((1, x > 0), (0.01, True))`, `Abs(x)`)
+    is only ever used on one side, and SymPy integrates and takes limits of the reduced form where the piecewise
+    one fails (a limit at -oo of a Piecewise raised a TypeError). x = 0 belongs to x <= 0, a point of measure zero
+    for the integral, so the reduction by a strictly signed symbol changes nothing.
+    """
+    t = sp.Symbol("t_side", positive=True)
+    if side == "x > 0":
+        return g.subs(x, t).subs(t, x)
+    return g.subs(x, -t).subs(t, -x)
+
+
 def _as_terms(base: BaseGradient, default_alpha: sp.Symbol, side: str) -> tuple[tuple[sp.Symbol, sp.Expr], ...]:
     if isinstance(base, (sp.Basic, str)):
-        terms = ((default_alpha, _as_expr(base, side)),)
+        terms = ((default_alpha, _on_side(_as_expr(base, side), side)),)
     else:
-        terms = tuple((alpha, _as_expr(g, side)) for alpha, g in base)
+        terms = tuple((alpha, _on_side(_as_expr(g, side), side)) for alpha, g in base)
     if not terms:
         raise ValueError(f"the base gradient for {side} has no terms; give an expression in x such as 2*x")
     for alpha, g in terms:
@@ -142,10 +156,17 @@ def _as_terms(base: BaseGradient, default_alpha: sp.Symbol, side: str) -> tuple[
     return terms
 
 
+class NoClosedFormError(ActlabError):
+    """SymPy found no closed-form antiderivative; `actlab.quadrature` builds f numerically instead."""
+
+
 def _integrate(gradient: sp.Expr, side: str) -> sp.Expr:
     antiderivative = sp.integrate(gradient, x)
     if antiderivative.has(sp.Integral):
-        raise ActlabError(f"SymPy found no closed-form integral of {gradient} for {side}; try a simpler base gradient")
+        raise NoClosedFormError(
+            f"SymPy found no closed-form integral of {gradient} for {side}; the numeric path (actlab.quadrature) "
+            "builds f by quadrature with the exact gradient"
+        )
     return antiderivative
 
 

@@ -31,13 +31,45 @@ class _Printer(TorchPrinter):
     mapping = {**TorchPrinter.mapping, expm1: "torch.expm1", log1p: "torch.log1p"}
 
 
+def _torch_ready(expr: sp.Expr) -> sp.Expr:
+    """`expr` in the forms torch's functions take, for every function the safe parser accepts.
+
+    - Max, Min and Heaviside become Piecewise (printed as `torch.where`, whose gradient is the selected branch's;
+      torch.maximum and torch.heaviside refuse a Python number as an argument);
+    - erfc(u) becomes 1 - erf(u) (no printer for erfc);
+    - after the C99 rewrites (expm1, log1p), every constant subexpression (sqrt(2), log(2), pi, E, ...) is folded
+      into one float, so torch never receives a Python number where it wants a tensor (`torch.sqrt(2)`).
+    """
+    expr = sp.sympify(expr)
+    expr = expr.replace(lambda e: isinstance(e, (sp.Max, sp.Min, sp.Heaviside)), lambda e: e.rewrite(sp.Piecewise))
+    expr = expr.replace(lambda e: isinstance(e, sp.erfc), lambda e: 1 - sp.erf(e.args[0]))
+    expr = optimize(expr, optims_c99)
+    return expr.replace(lambda e: e.is_number and not e.is_Atom or isinstance(e, sp.NumberSymbol), _as_float)
+
+
+def _as_float(e: sp.Expr) -> sp.Expr:
+    value = e.evalf(20)
+    if not value.is_real:
+        raise ValueError(f"the constant {e} is not real; the activation would be complex")
+    return sp.Float(value, 20)
+
+
 def lambdify_torch(args: Sequence[sp.Symbol], expr: sp.Expr | Sequence[sp.Expr]) -> TensorFn:
     """A torch function of `args` computing `expr` (or a list of expressions, sharing common subexpressions)."""
-    if isinstance(expr, sp.Basic):
-        rewritten = optimize(sp.sympify(expr), optims_c99)
-    else:
-        rewritten = [optimize(sp.sympify(e), optims_c99) for e in expr]
-    return sp.lambdify(list(args), rewritten, modules=[{"torch": torch}], printer=_Printer, cse=True)
+    rewritten = _torch_ready(expr) if isinstance(expr, sp.Basic) else [_torch_ready(e) for e in expr]
+    generated = sp.lambdify(list(args), rewritten, modules=[{"torch": torch}], printer=_Printer, cse=True)
+
+    def in_input_dtype(first: torch.Tensor, *rest: object) -> object:
+        # torch.where of two Python constants (a Piecewise of constants) is in the default dtype, float32,
+        # which would promote a bf16 input: results come back in the input's floating dtype.
+        out = generated(first, *rest)
+        if not (torch.is_tensor(first) and first.is_floating_point()):
+            return out
+        if isinstance(out, list):
+            return [o.to(first.dtype) if torch.is_tensor(o) and o.dtype != first.dtype else o for o in out]
+        return out.to(first.dtype) if torch.is_tensor(out) and out.dtype != first.dtype else out
+
+    return in_input_dtype
 
 
 @dataclass(frozen=True)
