@@ -32,6 +32,7 @@ from typing import Any
 from actlab import notebooks, provenance
 from actlab.environ import temporary_environment
 from actlab.io import atomic_write_json, atomic_write_text
+from actlab.report_inputs import load_claim, safe_href
 
 STANDALONE_PATTERN = re.compile(r"^\d\d_[\w-]+\.ipynb$")
 STUDY_REPORT = "report.ipynb"
@@ -174,10 +175,11 @@ def remove_claims_of(claims_dir: Path, study: str) -> None:
 
 
 def load_claims(claims_dir: Path) -> list[dict[str, Any]]:
-    """Every claim record under `claims_dir`, sorted by id."""
+    """Every claim record under `claims_dir`, sorted by id; a malformed file is an error row (with `error`
+    and `file`) instead, so one bad file never stops the index (see `actlab.report_inputs`)."""
     if not claims_dir.is_dir():
         return []
-    claims = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(claims_dir.glob("*.json"))]
+    claims = [load_claim(p) for p in sorted(claims_dir.glob("*.json"))]
     return sorted(claims, key=lambda claim: str(claim.get("claim_id", "")))
 
 
@@ -189,6 +191,7 @@ def _environment_jinja():  # noqa: ANN202 - a jinja2.Environment
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
     env.filters["short"] = short_value
+    env.filters["safe_href"] = safe_href  # link targets from files: relative paths and http(s) only
     return env
 
 
