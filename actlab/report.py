@@ -12,7 +12,9 @@ Layout it understands (conventions, so a new study needs no registration):
   `runs_dir` (absolute `runs/<study>/<profile>`) and `profile`, and is rendered to `<study>.html`.
   A study whose sweep spec or report fails is listed as failed with its error; the site still builds.
 - `runs/claims/*.json`: claims written by `actlab.record_claim` (a study's old claims are removed
-  before its report runs again, so a dropped claim never lingers), listed in the index.
+  before its report runs again, so a dropped claim never lingers), listed in the index. A malformed file
+  is listed as an error row and a link target other than a relative path or http(s) URL is shown as text
+  (`actlab.report_inputs`): the index publishes nothing a file could turn into script.
 - `<out>/bench.json` (written by `actlab bench`): rendered to `bench.html` and linked (`actlab.bench.page`).
 - `<out>/pages.json`: the pages the index lists, kept between builds. Why: `actlab report --only xielu`
   rebuilds one page, and `actlab bench` one more; the index they rewrite must still link every page an
