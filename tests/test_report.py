@@ -118,10 +118,19 @@ def test_evidence_that_is_not_a_safe_link_is_shown_as_text(tmp_path):
     claims = tmp_path / "runs" / "claims"
     atomic_write_json(claims / "bad.json", _claim("bad", evidence="JavaScript:alert(document.cookie)"))
     atomic_write_json(claims / "good.json", _claim("good", evidence="study.html#claim-good"))
+    bare = _claim("bare")
+    del bare["equivalence_margin"]
+    atomic_write_json(claims / "bare.json", bare)
     index = _index(tmp_path)
     assert 'href="study.html#claim-good"' in index
     assert 'href="javascript' not in index.lower()
     assert '<span class="unlinked">JavaScript:alert(document.cookie)</span>' in index
+    assert "equivalence margin" not in index  # a field a file leaves out is not shown as an empty value
+
+
+def test_index_shows_an_equivalence_margin_when_the_claim_has_one(tmp_path):
+    atomic_write_json(tmp_path / "runs" / "claims" / "eq.json", _claim("eq", equivalence_margin=0.05))
+    assert "equivalence margin &plusmn;0.05" in _index(tmp_path)
 
 
 MALFORMED = {
