@@ -9,12 +9,33 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from actlab.errors import ActlabError
 
 KERNEL_NAME = "actlab"
+
+
+def _ipc_kernel_manager(folder: str) -> type:
+    """jupyter_client's async kernel manager, talking to the kernel over Unix sockets in `folder`, not local TCP.
+
+    Why: ipykernel warns "Kernel is running over TCP without encryption" (on every kernel start) whenever
+    the transport is tcp and no CurveZMQ key was provisioned. A kernel on this machine needs no network port
+    at all: the ipc transport binds its five sockets as files in `folder` (a private 0700 temporary folder
+    that `execute` removes), which nobody else can reach, so the warning no longer applies and no other
+    warning is hidden. The folder's path is short on purpose: a socket path has ~107 bytes.
+    """
+    from jupyter_client.manager import AsyncKernelManager
+
+    class IpcKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+            self.ip = os.path.join(folder, "socket")  # absolute: the kernel runs in another cwd
+
+    return IpcKernelManager
 
 
 def ensure_kernel(name: str = KERNEL_NAME) -> str:
@@ -57,15 +78,17 @@ def execute(
     if template.resolve() == output.resolve():
         raise ActlabError(f"refusing to overwrite the template {template} with its executed copy")
     output.parent.mkdir(parents=True, exist_ok=True)
-    pm.execute_notebook(
-        str(template),
-        str(output),
-        parameters=parameters or {},
-        kernel_name=ensure_kernel(),
-        cwd=str(cwd) if cwd is not None else str(output.parent),
-        progress_bar=False,
-        execution_timeout=timeout,
-    )
+    with tempfile.TemporaryDirectory(prefix="actlab-kernel-") as sockets:  # created 0700, removed after the run
+        pm.execute_notebook(
+            str(template),
+            str(output),
+            parameters=parameters or {},
+            kernel_name=ensure_kernel(),
+            cwd=str(cwd) if cwd is not None else str(output.parent),
+            progress_bar=False,
+            execution_timeout=timeout,
+            kernel_manager_class=_ipc_kernel_manager(sockets),
+        )
     return output
 
 

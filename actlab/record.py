@@ -24,7 +24,8 @@ import math
 import os
 import re
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ RUN_STATUSES = ("ok", "diverged")  # what a notebook may record; "failed" is the
 # across the specifications a paper leaves open reads "depends on <choice>".
 VERDICTS = ("supported", "not supported", "inconclusive", "equivalent", "not run")
 DEPENDS_ON = "depends on "
-_CLAIM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+CLAIM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def project_root(start: Path | None = None) -> Path:
@@ -144,7 +145,7 @@ def record_claim(
     depends on the choices a paper leaves open: `{"stable": x, "total": y, "depends_on": "lr" or None}`, i.e.
     the verdict holds in x of y specifications.
     """
-    if not _CLAIM_ID.match(claim_id):
+    if not CLAIM_ID.match(claim_id):
         raise ValueError(f"record_claim: claim_id {claim_id!r} must be letters, digits, '_', '.', '-' (a file name)")
     low, high = (float(bound) for bound in ci)
     estimate = float(estimate)
@@ -250,14 +251,17 @@ def _apply_rule(
         if not any(isinstance(node, ast.Name) for node in ast.walk(tree)):
             raise ValueError(f"record_claim {claim_id}: the rule {rule!r} is a constant; it must compute the verdict")
         names = {"estimate": estimate, "ci_low": ci[0], "ci_high": ci[1], "ci": ci, "abs": abs, "math": math, **inputs}
-        verdict = eval(compile(tree, f"<rule {claim_id}>", "eval"), {"__builtins__": {}}, names)  # noqa: S307
+        code = compile(tree, f"<rule {claim_id}>", "eval")
+        with _naming_the_claim(claim_id, rule):
+            verdict = eval(code, {"__builtins__": {}}, names)  # noqa: S307
         text = rule
     elif callable(rule):
         if not _uses_its_arguments(rule):
             raise ValueError(
                 f"record_claim {claim_id}: the rule never reads its arguments; it must compute the verdict"
             )
-        verdict = rule(estimate, ci, **inputs)
+        with _naming_the_claim(claim_id, getattr(rule, "__qualname__", repr(rule))):
+            verdict = rule(estimate, ci, **inputs)
         text = _source_of(rule)
     else:
         raise ValueError(f"record_claim {claim_id}: rule must be a function or an expression string")
@@ -267,6 +271,23 @@ def _apply_rule(
             f"or '{DEPENDS_ON}<choice>'"
         )
     return verdict, text
+
+
+class RuleError(RuntimeError):
+    """A claim's decision rule raised; the message names the claim, the cause keeps the rule's traceback."""
+
+
+@contextmanager
+def _naming_the_claim(claim_id: str, rule_name: str) -> Iterator[None]:
+    """Re-raise whatever the rule raises as a `RuleError` naming the claim, chained to the original, so the
+    notebook (and the study page rendered from it) shows which claim failed and where in its rule."""
+    try:
+        yield
+    except Exception as error:
+        raise RuleError(
+            f"record_claim {claim_id}: its rule {rule_name} raised {type(error).__name__}: {error} "
+            "(the rule's traceback is above)"
+        ) from error
 
 
 def _uses_its_arguments(rule: Callable[..., Any]) -> bool:

@@ -12,7 +12,9 @@ Layout it understands (conventions, so a new study needs no registration):
   `runs_dir` (absolute `runs/<study>/<profile>`) and `profile`, and is rendered to `<study>.html`.
   A study whose sweep spec or report fails is listed as failed with its error; the site still builds.
 - `runs/claims/*.json`: claims written by `actlab.record_claim` (a study's old claims are removed
-  before its report runs again, so a dropped claim never lingers), listed in the index.
+  before its report runs again, so a dropped claim never lingers), listed in the index. A malformed file
+  is listed as an error row and a link target other than a relative path or http(s) URL is shown as text
+  (`actlab.report_inputs`): the index publishes nothing a file could turn into script.
 - `<out>/bench.json` (written by `actlab bench`): rendered to `bench.html` and linked (`actlab.bench.page`).
 - `<out>/pages.json`: the pages the index lists, kept between builds. Why: `actlab report --only xielu`
   rebuilds one page, and `actlab bench` one more; the index they rewrite must still link every page an
@@ -32,6 +34,7 @@ from typing import Any
 from actlab import notebooks, provenance
 from actlab.environ import temporary_environment
 from actlab.io import atomic_write_json, atomic_write_text
+from actlab.report_inputs import load_claim, safe_href
 
 STANDALONE_PATTERN = re.compile(r"^\d\d_[\w-]+\.ipynb$")
 STUDY_REPORT = "report.ipynb"
@@ -175,10 +178,11 @@ def remove_claims_of(claims_dir: Path, study: str) -> None:
 
 
 def load_claims(claims_dir: Path) -> list[dict[str, Any]]:
-    """Every claim record under `claims_dir`, sorted by id."""
+    """Every claim record under `claims_dir`, sorted by id; a malformed file is an error row (with `error`
+    and `file`) instead, so one bad file never stops the index (see `actlab.report_inputs`)."""
     if not claims_dir.is_dir():
         return []
-    claims = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(claims_dir.glob("*.json"))]
+    claims = [load_claim(p) for p in sorted(claims_dir.glob("*.json"))]
     return sorted(claims, key=lambda claim: str(claim.get("claim_id", "")))
 
 
@@ -190,6 +194,7 @@ def _environment_jinja():  # noqa: ANN202 - a jinja2.Environment
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
     env.filters["short"] = short_value
+    env.filters["safe_href"] = safe_href  # link targets from files: relative paths and http(s) only
     return env
 
 

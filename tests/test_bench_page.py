@@ -69,10 +69,12 @@ def test_actlab_bench_writes_json_and_an_escaped_page(tmp_path, monkeypatch):
     (out.parent / "old.html").write_text("<html></html>")  # a page and a claim an earlier `actlab report` made
     old = Page(name="old", title="Old page", html="old.html", source="old.ipynb")
     atomic_write_json(out.parent / PAGES_MANIFEST, [asdict(old)])
-    atomic_write_json(tmp_path / "runs" / "claims" / "c.json", {"claim_id": "claim-c", "verdict": "supported"})
+    claim = {"claim_id": "claim-c", "statement": "s", "source": "p", "estimate": 1, "ci": [0, 2]}
+    claim["verdict"] = "supported"
+    atomic_write_json(tmp_path / "runs" / "claims" / "c.json", claim)
     assert cli.main(["bench", "toy", "--quick", "--out", str(out), "--runs", str(tmp_path / "runs")]) == 0
     index = (out.parent / "index.html").read_text()  # the index links the page and keeps what it listed
-    assert 'href="bench.html"' in index and 'href="old.html"' in index and "claim-c" in index
+    assert 'href="bench.html"' in index and 'href="old.html"' in index and '<tr id="claim-claim-c">' in index
     results = json.loads(out.read_text())
     assert results["toy"]["run"]["benchmarks"] == ["toy"] and results["toy"]["run"]["quick"] is True
     html = (out.parent / page.PAGE_NAME).read_text()

@@ -190,6 +190,34 @@ def test_depends_on_names_its_choice(tmp_path):
     assert claim["verdict"] == "depends on learning rate"
 
 
+def _ratio_rule(estimate, ci, baseline):
+    ratio = estimate / baseline  # raises ZeroDivisionError for baseline 0
+    return "supported" if ratio > 1 and ci[0] > 0 else "not supported"
+
+
+@pytest.mark.parametrize(
+    ("rule", "cause", "where"),
+    [
+        (_ratio_rule, ZeroDivisionError, "ratio = estimate / baseline"),
+        ("'supported' if estimate / baseline > 1 else 'not supported'", ZeroDivisionError, "<rule c6>"),
+        ("'supported' if estimate > threshold else 'not supported'", NameError, "<rule c6>"),
+    ],
+)
+def test_a_rule_that_raises_names_its_claim_and_keeps_its_traceback(tmp_path, rule, cause, where):
+    import traceback
+
+    from actlab.record import RuleError
+
+    with pytest.raises(RuleError, match=rf"record_claim c6: its rule .* raised {cause.__name__}") as raised:
+        actlab.record_claim(
+            "c6", "s", source="p", n=2, budget="b", estimate=0.5, ci=(0.1, 0.9), rule=rule,
+            inputs={"baseline": 0.0}, claims_dir=tmp_path,
+        )  # fmt: skip
+    assert isinstance(raised.value.__cause__, cause)
+    assert where in "".join(traceback.format_exception(raised.value))  # the rule's own frame is still there
+    assert not list(tmp_path.glob("*.json"))
+
+
 def test_format_estimate():
     assert format_estimate(0.012345, (0.0081, 0.017), units="MSE") == "0.0123 MSE [0.0081, 0.017] (95% CI)"
     assert json.dumps(format_estimate(1, (0, 2), 0.9)) == '"1 [0, 2] (90% CI)"'

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import base64
+import html
+import json
 import re
+
+import pytest
 
 from actlab import notebooks, report
 from actlab.io import atomic_write_json
+from actlab.report_inputs import load_claim, safe_href
 
 
 def test_gallery_executes_and_renders_with_embedded_images(repo_root, tmp_path):
@@ -31,11 +36,22 @@ def test_gallery_executes_and_renders_with_embedded_images(repo_root, tmp_path):
     assert '"outputs": []' in template and "image/png" not in template
 
 
+def _claim(claim_id: str, **fields) -> dict:
+    """A claim file as `actlab.record_claim` writes it (the fields the index reads)."""
+    return {"claim_id": claim_id, "statement": "s", "source": "p", "what_was_run": {"n": 2, "budget": "b"},
+            "estimate": 0.5, "ci": [0.1, 0.9], "confidence": 0.95, "units": "", "estimate_text": "0.5 [0.1, 0.9]",
+            "mde": None, "mde_text": None, "equivalence_margin": None, "specifications": None, "inputs": {},
+            "rule": "r", "verdict": "supported", "paper": "", "evidence": "", "study": "", **fields}  # fmt: skip
+
+
+def _index(tmp_path) -> str:
+    config = report.SiteConfig(notebooks_dir=tmp_path, runs_dir=tmp_path / "runs", out_dir=tmp_path / "site")
+    report.refresh_index(config)
+    return (tmp_path / "site" / "index.html").read_text()
+
+
 def test_index_escapes_claim_text(tmp_path):
-    atomic_write_json(
-        tmp_path / "runs" / "claims" / "x.json",
-        {"claim_id": "x", "statement": "<script>alert(1)</script>", "verdict": "supported"},
-    )
+    atomic_write_json(tmp_path / "runs" / "claims" / "x.json", _claim("x", statement="<script>alert(1)</script>"))
     config = report.SiteConfig(notebooks_dir=tmp_path, runs_dir=tmp_path / "runs", out_dir=tmp_path / "site")
     report.build_site(config)
     index = (tmp_path / "site" / "index.html").read_text()
@@ -44,8 +60,6 @@ def test_index_escapes_claim_text(tmp_path):
 
 
 def test_execute_refuses_to_overwrite_template(repo_root, tmp_path):
-    import pytest
-
     from actlab.errors import ActlabError
 
     template = tmp_path / "t.ipynb"
@@ -78,3 +92,83 @@ def test_index_keeps_pages_built_earlier_while_their_html_exists(tmp_path):
     (site / report.PAGES_MANIFEST).write_text("{not json")  # unreadable: this build's pages only, no crash
     report.build_site(config)
     assert report.load_pages(site) == []
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["xielu.html", "sub/page.html#claim-x", "page.html?at=1:2", "/abs/page.html", "https://example.org/a?b#c",
+     "HTTP://EXAMPLE.ORG"],
+)  # fmt: skip
+def test_safe_href_allows_relative_paths_and_web_urls(target):
+    assert safe_href(target) == target
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["javascript:alert(1)", "JaVaScRiPt:alert(1)", " javascript:alert(1)", "java\tscript:alert(1)",
+     "java\nscript:alert(1)", "\x01javascript:alert(1)", "javascript\x00:alert(1)", "\u00a0javascript:alert(1)",
+     "data:text/html,<script>alert(1)</script>", "file:///etc/passwd", "vbscript:msgbox(1)", "//evil.example/x",
+     "/\\evil.example", "https:evil.example", "https://", "http:///path", "a.html\x7f", "", None, 3],
+)  # fmt: skip
+def test_safe_href_refuses_every_other_target(target):
+    assert safe_href(target) is None
+
+
+def test_evidence_that_is_not_a_safe_link_is_shown_as_text(tmp_path):
+    claims = tmp_path / "runs" / "claims"
+    atomic_write_json(claims / "bad.json", _claim("bad", evidence="JavaScript:alert(document.cookie)"))
+    atomic_write_json(claims / "good.json", _claim("good", evidence="study.html#claim-good"))
+    bare = _claim("bare")
+    del bare["equivalence_margin"]
+    atomic_write_json(claims / "bare.json", bare)
+    index = _index(tmp_path)
+    assert 'href="study.html#claim-good"' in index
+    assert 'href="javascript' not in index.lower()
+    assert '<span class="unlinked">JavaScript:alert(document.cookie)</span>' in index
+    assert "equivalence margin" not in index  # a field a file leaves out is not shown as an empty value
+
+
+def test_index_shows_an_equivalence_margin_when_the_claim_has_one(tmp_path):
+    atomic_write_json(tmp_path / "runs" / "claims" / "eq.json", _claim("eq", equivalence_margin=0.05))
+    assert "equivalence margin &plusmn;0.05" in _index(tmp_path)
+
+
+MALFORMED = {
+    "broken.json": ("{not json", "JSONDecodeError"),
+    "listed.json": ("[1, 2]", "must hold a JSON object, got list"),
+    "partial.json": (json.dumps({"claim_id": "partial", "statement": "s"}), "missing field(s) source, estimate"),
+    "typed.json": (json.dumps(_claim("typed", estimate="0.5")), "estimate must be a number, got '0.5'"),
+    "verdict.json": (json.dumps(_claim("verdict", verdict="probably")), "verdict 'probably' is not one of"),
+    "reversed.json": (json.dumps(_claim("reversed", ci=[0.9, 0.1])), "has low > high"),
+    "nan.json": (json.dumps(_claim("nan", estimate=float("nan"))), "it holds NaN; a claim needs finite numbers"),
+    "inf.json": (json.dumps(_claim("inf", inputs={"p": float("-inf")})), "it holds -Infinity"),
+    "huge.json": (json.dumps(_claim("huge"))[:-1] + ', "mde": 1e999}', "it holds 1e999"),
+    "bytes.json": (b"\xff\xfe{", "UnicodeDecodeError"),
+}
+
+
+def test_malformed_claim_files_are_error_rows_and_the_rest_of_the_index_builds(tmp_path):
+    claims = tmp_path / "runs" / "claims"
+    claims.mkdir(parents=True)
+    for name, (content, _) in MALFORMED.items():
+        path = claims / name
+        path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+    atomic_write_json(claims / "fine.json", _claim("fine", statement="a claim that is fine"))
+    index = _index(tmp_path)
+    assert '<tr id="claim-fine">' in index and "a claim that is fine" in index
+    rows = dict(re.findall(r'<tr id="claim-([\w.-]+)" class="claim-error">(.*?)</tr>', index, flags=re.S))
+    assert sorted(rows) == sorted(name.removesuffix(".json") for name in MALFORMED)
+    for name, (_, problem) in MALFORMED.items():
+        row = rows[name.removesuffix(".json")]
+        assert f"<strong>{name}</strong>" in row and problem in html.unescape(row), row
+
+
+def test_record_claim_writes_what_the_index_accepts(tmp_path):
+    import actlab
+
+    actlab.record_claim(
+        "written", "s", source="p", n=2, budget="b", estimate=0.5, ci=(0.1, 0.9), mde=0.2, evidence="page.html",
+        rule=lambda estimate, ci: "supported" if ci[0] > 0 else "inconclusive", claims_dir=tmp_path,
+        specifications={"stable": 1, "total": 2, "depends_on": None},
+    )  # fmt: skip
+    assert "error" not in load_claim(tmp_path / "written.json")

@@ -93,6 +93,9 @@ def test_index_shows_rule_inputs_short_and_escaped(tmp_path):
     claim = {
         "claim_id": "c",
         "statement": "s",
+        "source": "p",
+        "estimate": 0.5,
+        "ci": [0.1, 0.9],
         "verdict": "inconclusive",
         "rule": "def rule(estimate, ci): ...",
         "inputs": {"p_holm": 0.0123456789, "note": "<b>bold</b>", "per_arch": {"512": 0.25}},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import shutil
@@ -179,6 +180,36 @@ def test_wall_clock_budget_stops_within_10_percent_with_exact_counts():
     assert abs(elapsed - budget_seconds) <= 0.1 * budget_seconds
     assert result.used.steps == seen["steps"] > 10
     assert result.used.tokens == seen["tokens"] == result.used.samples * 16
+
+
+def test_a_seconds_run_replays_bit_for_bit_from_its_record(digits):
+    """A seconds budget is reproducible in steps once recorded: `Budget.replay` retraces the recorded run's
+    step count and lr-schedule positions, so the replay's weights equal the original's bit for bit, while a
+    plain steps budget of the same length (its own cosine schedule) does not."""
+    model = _mlp(1, dropout=0.1)
+    result = train(model, digits.train, RICH, Budget.seconds(0.3))
+    assert result.status == "ok" and result.used.steps > 3
+    assert len(result.used.progress) == result.used.steps
+    assert all(0.0 <= p <= 1.5 for p in result.used.progress)  # measured time, so not an even grid
+    record = json.loads(json.dumps(dataclasses.asdict(result.used)))  # as a results or metrics file keeps it
+    for replay in (Budget.replay(result.used), Budget.replay(record)):
+        assert replay.kind == "steps" and replay.amount == result.used.steps
+        again = _mlp(1, dropout=0.1)
+        replayed = train(again, digits.train, RICH, replay)
+        assert replayed.used.steps == result.used.steps
+        _assert_bitwise_equal(_weights(again), _weights(model))
+    plain = _mlp(1, dropout=0.1)
+    train(plain, digits.train, RICH, Budget.steps(result.used.steps))
+    assert not torch.equal(plain.state_dict()["0.weight"], model.state_dict()["0.weight"])
+
+
+def test_replay_refuses_an_empty_or_inconsistent_record():
+    with pytest.raises(ValueError, match="no step"):
+        Budget.replay({"steps": 0})
+    with pytest.raises(ValueError, match="2 schedule positions for 3 steps"):
+        Budget.replay({"steps": 3, "progress": [0.1, 0.2]})
+    with pytest.raises(ValueError, match="Budget.replay"):
+        Budget("seconds", 3.0, (0.1, 0.2, 0.3))
 
 
 @pytest.mark.parametrize("budget", [Budget.samples(250), Budget.tokens(250), Budget.steps(7), Budget.epochs(2)])

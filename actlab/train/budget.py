@@ -7,7 +7,9 @@ and recorded exactly is what lets a study claim "same budget" and show it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 BUDGET_KINDS = ("epochs", "steps", "samples", "tokens", "seconds")
 
@@ -20,10 +22,18 @@ class Budget:
     tokens; for non-LM tasks a token is a sample) or wall-clock `seconds` of the training loop
     (evaluation and checkpoint writing do not count, so evaluating more often never shortens
     training). Count budgets are met exactly: the last batch is trimmed to fit.
+
+    Reproducibility: a count budget with the same seed gives the same weights, bit for bit on CPU.
+    A seconds budget does not: how many steps fit, and where each step sits on the lr schedule, depend
+    on the machine's speed. Once run it is reproducible in steps: `used.steps` and the schedule
+    position of every step (`used.progress`) are recorded, and `Budget.replay(used)` turns them into a
+    steps budget that retraces the same schedule, so a replay ends with the recorded run's weights.
     """
 
     kind: str
     amount: float
+    # A replayed seconds run: the schedule position of each step, as recorded (see `replay`).
+    progress: tuple[float, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in BUDGET_KINDS:
@@ -32,6 +42,11 @@ class Budget:
             raise ValueError(f"a {self.kind} budget must be > 0, got {self.amount!r}")
         if self.kind != "seconds" and float(self.amount) != int(self.amount):
             raise ValueError(f"a {self.kind} budget must be a whole number, got {self.amount!r}")
+        if self.progress and (self.kind != "steps" or len(self.progress) != self.amount):
+            raise ValueError(
+                f"a replayed schedule needs a steps budget of its length ({len(self.progress)} steps), "
+                f"got {self.kind}={self.amount!r}; build it with Budget.replay(result.used)"
+            )
 
     @classmethod
     def epochs(cls, n: int) -> Budget:
@@ -53,6 +68,25 @@ class Budget:
     def seconds(cls, s: float) -> Budget:
         return cls("seconds", s)
 
+    @classmethod
+    def replay(cls, used: BudgetUsed | Mapping[str, Any]) -> Budget:
+        """The steps budget that replays a finished run bit for bit: its step count and, for a seconds run,
+        the lr-schedule position it recorded at each step.
+
+        `used` is `result.used`, or its dict as saved (a checkpoint's or the metrics log's "end" line).
+        Train the replay with the same seed, data and config; on CPU it ends with the same weights.
+        """
+        steps = int(used["steps"] if isinstance(used, Mapping) else used.steps)
+        progress = tuple(float(p) for p in (used.get("progress", ()) if isinstance(used, Mapping) else used.progress))
+        if steps < 1:
+            raise ValueError("Budget.replay: the recorded run took no step; there is nothing to replay")
+        if progress and len(progress) != steps:
+            raise ValueError(
+                f"Budget.replay: the record holds {len(progress)} schedule positions for {steps} steps; "
+                "it is incomplete or from a different run"
+            )
+        return cls("steps", steps, progress)
+
 
 @dataclass
 class BudgetUsed:
@@ -65,6 +99,9 @@ class BudgetUsed:
     tokens: int = 0
     seconds: float = 0.0  # wall-clock of the training loop, evaluation and checkpoints excluded
     wall_seconds: float = 0.0  # everything, evaluation and checkpoints included
+    # Seconds budgets only: the schedule position (0..1) each step's lr was set from. Measured time decides
+    # it, so it is recorded to make the run replayable (`Budget.replay`).
+    progress: list[float] = field(default_factory=list)
 
     def amount(self, kind: str) -> float:
         """The used amount in the units of a budget `kind`."""
@@ -107,8 +144,10 @@ class BudgetMeter:
         """Fraction of the budget used once a step of `rows` is done (drives the lr schedule).
 
         For a seconds budget the step's duration is not known in advance: `step_seconds` (the
-        previous step's) stands in.
+        previous step's) stands in. A replayed budget reads the recorded position instead.
         """
+        if self.budget.progress:
+            return self.budget.progress[used.steps]
         return (self.units_used(used) + self.units(rows, step_seconds)) / self.budget.amount
 
     def units(self, rows: int, step_seconds: float) -> float:

@@ -175,7 +175,10 @@ class _Run:
         grad_norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm).item()
         if not math.isfinite(grad_norm):
             return self._diverged(loss=loss_value, reg_loss=reg_value, grad_norm=grad_norm)
-        lr = self.config.lr * lr_factor(self.config, self.meter.progress_after(self.used, rows, self.step_seconds))
+        progress = self.meter.progress_after(self.used, rows, self.step_seconds)
+        if self.budget.kind == "seconds":  # measured time placed this step on the schedule: keep it for replay
+            self.used.progress.append(progress)
+        lr = self.config.lr * lr_factor(self.config, progress)
         set_lr(self.optimizer, lr)
         self.optimizer.step()
         synchronize(self.device)

@@ -1,0 +1,57 @@
+"""actlab.notebooks: a kernel start is quiet, and a failing claim rule is visible on the rendered page."""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+import warnings
+
+import nbformat
+import pytest
+
+from actlab import notebooks
+
+
+def _notebook(path, *sources: str):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    notebook.metadata["kernelspec"] = {"name": notebooks.KERNEL_NAME, "display_name": "actlab", "language": "python"}
+    nbformat.write(notebook, str(path))
+    return path
+
+
+def test_a_kernel_start_does_not_warn_about_unencrypted_tcp(tmp_path, capfd, caplog):
+    """ipykernel warns on its stderr (and papermill relays it to the log) when the kernel talks over TCP
+    without CurveZMQ; actlab's kernels use Unix sockets, so nothing about transport is said at all."""
+    template = _notebook(tmp_path / "tiny.ipynb", "import os\nprint(os.getpid())")
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.DEBUG):
+        warnings.simplefilter("always")
+        executed = notebooks.execute(template, tmp_path / "out" / "tiny.ipynb")
+    said = capfd.readouterr()
+    everything = [said.out, said.err, caplog.text, *(str(w.message) for w in caught)]
+    assert not [text for text in everything if "without encryption" in text or "TCP" in text]
+    outputs = nbformat.read(str(executed), as_version=4).cells[0].outputs
+    assert outputs and outputs[0]["text"].strip().isdigit()  # the kernel really ran the cell
+
+
+def test_a_rule_that_raises_shows_its_claim_and_traceback_on_the_page(tmp_path):
+    from papermill.exceptions import PapermillExecutionError
+
+    claim_cell = (
+        "import actlab\n"
+        "def rule(estimate, ci, baseline):\n"
+        "    ratio = estimate / baseline\n"
+        "    return 'supported' if ratio > 1 else 'not supported'\n"
+        f"actlab.record_claim('toy-ratio', 's', source='p', n=2, budget='b', estimate=0.5, ci=(0.1, 0.9),\n"
+        f"                    rule=rule, inputs={{'baseline': 0}}, claims_dir={str(tmp_path / 'claims')!r})"
+    )
+    template = _notebook(tmp_path / "study.ipynb", claim_cell)
+    executed = tmp_path / "out" / "study.ipynb"
+    with pytest.raises(PapermillExecutionError, match="record_claim toy-ratio: its rule rule raised ZeroDivisionError"):
+        notebooks.execute(template, executed)
+    rendered = notebooks.to_html(executed, tmp_path / "study.html").read_text()
+    page = html.unescape(re.sub(r"<[^>]+>", "", rendered))  # the text a reader sees (tracebacks are coloured spans)
+    assert "RuleError: record_claim toy-ratio" in page
+    assert "ZeroDivisionError" in page and "ratio = estimate / baseline" in page  # the rule's own frame
+    assert not (tmp_path / "claims").exists()
