@@ -127,7 +127,15 @@ def test_notebook_executes_with_tiny_parameters_and_states_the_computed_jump(rep
         runs_dir=tmp_path / "runs",
         out_dir=tmp_path / "site",
         only=("01_derivations",),
-        parameters={"01_derivations": {"derivations_to_show": "xielu", "alpha_values": "0.8", "points": 11}},
+        parameters={
+            "01_derivations": {
+                "derivations_to_show": "xielu",
+                "alpha_values": "0.8",
+                "points": 11,
+                "corpus_limit": 2,
+                "corpus_plots": "tanh",
+            }
+        },
     )
     pages = report.build_site(config)
     assert [page.status for page in pages] == ["ok"], pages
@@ -135,6 +143,7 @@ def test_notebook_executes_with_tiny_parameters_and_states_the_computed_jump(rep
     jump = float(eps_clamp.symbolic_effect("-1e-6")["jump f(0+) - f(0)"].subs(alpha_n, 0.8))
     assert f"a jump of {jump:.4g} at 0" in html
     assert "11 of 11 checks pass" in html
+    assert "Published activations through the recipe" in html and "Dugas et al. 2001" in html
 
 
 def test_actlab_convention_is_measured_on_the_module_formula_with_slope_beta_at_0():

@@ -1,6 +1,7 @@
 """Known-answer corpus: published activations given by their derivative go through the recipe and come back.
 
-Each entry is (name, source, base gradient g, known antiderivative F or None). The recipe integrates
+The entries (`actlab.published.CORPUS`, each with its source) are (name, source, base gradient g, known
+antiderivative F or None). The recipe integrates
 alpha * g + beta per side; with alpha = 1, beta = 0 the derived f must lie in span{F, x, 1} on each side (the
 recipe's affine part and constant), to 1e-10 in float64. Entries with F = None have no closed form SymPy finds:
 they take the numeric path (`actlab.quadrature`), checked against mpmath's quad.
@@ -15,41 +16,13 @@ import sympy as sp
 import torch
 
 from actlab.expression_parser import parse_expression
+from actlab.published import CORPUS as PUBLISHED
+from actlab.published import through_the_recipe
 from actlab.quadrature import QuadratureActivation
 from actlab.symbolic import NoClosedFormError, gradient_first, x
 from actlab.symbolic_torch import torch_kernels
 
-CORPUS = [
-    ("softplus", "Dugas et al. 2001", "1/(1+exp(-x))", "log(1+exp(x))"),
-    ("tanh", "LeCun et al. 1998", "1/cosh(x)**2", "tanh(x)"),
-    ("arctan", "Glorot & Bengio 2010 (arctan units)", "1/(1+x**2)", "atan(x)"),
-    ("GELU (erf)", "Hendrycks & Gimpel 2016", "(1+erf(x/sqrt(2)))/2 + x*exp(-x**2/2)/sqrt(2*pi)",
-     "x*(1+erf(x/sqrt(2)))/2"),
-    ("ELU", "Clevert et al. 2016", "Piecewise((1, x > 0), (exp(x), True))", "Piecewise((x, x > 0), (exp(x), True))"),
-    ("SELU negative side", "Klambauer et al. 2017", "1.0507009873554805*1.6732632423543772*exp(x)", "exp(x)"),
-    ("xIELU", "Huang & Schlag 2024 (arXiv 2411.13010)", "Piecewise((2*x, x > 0), (exp(x) - 1, True))",
-     "Piecewise((x**2, x > 0), (exp(x) - x, True))"),
-    ("xIPReLU", "Huang & Schlag 2024 (arXiv 2411.13010)", "2*x", "x**2"),
-    ("ISRU", "Carlile et al. 2017", "(1+x**2)**(-3/2)", "x/sqrt(1+x**2)"),
-    ("asinh", "(inverse hyperbolic sine unit)", "1/sqrt(1+x**2)", "asinh(x)"),
-    ("sqrt(1+x^2) - 1", "(smooth absolute value)", "x/sqrt(1+x**2)", "sqrt(1+x**2)"),
-    ("log cosh", "(smooth absolute value)", "tanh(x)", "log(cosh(x))"),
-    ("squareplus", "Barron 2021", "(1 + x/sqrt(x**2+4))/2", "(x + sqrt(x**2+4))/2"),
-    ("LeakyReLU (piecewise)", "Maas et al. 2013", "Piecewise((1, x > 0), (0.01, True))",
-     "Piecewise((x, x > 0), (0.01*x, True))"),
-    ("x|x| (absolute-value gradient)", "(signed square)", "Abs(x)", "x*Abs(x)/2"),
-    ("erf", "(Gaussian error function unit)", "2*exp(-x**2)/sqrt(pi)", "erf(x)"),
-    ("softsign", "Turian et al. 2009", "1/(1+Abs(x))**2", "x/(1+Abs(x))"),
-    ("bent identity", "(bent identity)", "x/(2*sqrt(x**2+1)) + 1", "(sqrt(x**2+1) - 1)/2 + x"),
-    ("sine", "Sitzmann et al. 2020 (SIREN)", "cos(x)", "sin(x)"),
-    ("Gaussian", "Broomhead & Lowe 1988 (RBF)", "-2*x*exp(-x**2)", "exp(-x**2)"),
-    ("SiLU", "Elfwing et al. 2018; Ramachandran et al. 2017", "1/(1+exp(-x)) + x*exp(-x)/(1+exp(-x))**2",
-     "x/(1+exp(-x))"),
-    ("Mish-shaped gradient", "Misra 2019 (tanh(softplus(x)))", "tanh(log(1+exp(x)))", None),
-    ("softplus as gradient", "Dugas et al. 2001 (softplus)", "log(1+exp(x))", None),
-    ("arctan(e^x)", "(logistic-arctan gradient)", "atan(exp(x))", None),
-    ("x tanh(x)", "(Mish-like self-gated tanh)", "x*tanh(x)", None),
-]  # fmt: skip
+CORPUS = [(entry.name, entry.source, entry.gradient, entry.antiderivative) for entry in PUBLISHED]
 
 POINTS = {"x > 0": np.linspace(0.05, 6.0, 40), "x <= 0": np.linspace(-6.0, -0.05, 40)}
 
@@ -87,6 +60,15 @@ def test_published_activation_through_the_recipe(name, source, gradient, antider
         values = kernels.value(torch.from_numpy(xs), [1.0, 1.0], 0.0).numpy()  # alpha = 1, beta = 0
         F = np.array([float(F_numeric(value)) for value in xs])
         assert _span_residual(values, F, xs) < 1e-10, (name, side)
+
+
+def test_the_notebook_row_reports_path_level_and_residual():
+    by_name = {entry.name: entry for entry in PUBLISHED}
+    closed = through_the_recipe(by_name["tanh"])
+    assert closed["path"] == "closed form" and closed["d/dx f = f'"] in ("proved", "holds numerically")
+    assert closed["span residual"] < 1e-10
+    numeric = through_the_recipe(by_name["x tanh(x)"])
+    assert numeric["path"] == "quadrature" and numeric["quadrature error bound"] < 1e-10
 
 
 def test_gelu_gradient_gives_alpha_x_phi_plus_beta_x():
