@@ -19,7 +19,11 @@ def test_tiny_run_has_the_report_shape_and_the_target():
         "xielu fast",
         "xielu symbolic Function",
         "swiglu eager",
+        "relu eager",
+        "quadrature eager",
     }
+    quadrature = [row for row in report["ratios"] if row["candidate"] == "quadrature eager"]
+    assert len(quadrature) == 1 and quadrature[0]["baseline"] == "relu eager" and quadrature[0]["ratio"] > 0
     assert all(seconds > 0 for seconds in report["medians_s"].values())
     headline = report["ratios"][0]
     assert headline["candidate"] == "xielu fast" and headline["baseline"] == "relu2 eager"

@@ -125,6 +125,9 @@ def _variants(config: BlockConfig) -> tuple[dict[str, Callable[[], None]], dict[
         "xielu fast": MLPBlock(d, h, XIELU(path=fast_path)),
         "xielu symbolic Function": MLPBlock(d, h, XIELU(path="function")),
         "swiglu eager": SwiGLUBlock(d, config.gated_hidden),
+        "relu eager": MLPBlock(d, h, nn.ReLU()),
+        # the numeric path of `actlab derive`: f by quadrature table, f' exact (Mish's tanh(softplus) as gradient)
+        "quadrature eager": MLPBlock(d, h, _quadrature_activation()),
     }
     if config.use_compile:  # ReLU² gets both compiled forms: the whole block, and the activation alone (as xIELU)
         blocks["relu2 compiled block"] = MLPBlock(d, h, ReLUSquared())
@@ -136,6 +139,16 @@ def _variants(config: BlockConfig) -> tuple[dict[str, Callable[[], None]], dict[
         runner = torch.compile(block) if name.endswith("compiled block") else block
         steps[name] = _train_step(runner, list(block.parameters()), x)
     return steps, {"xielu fast": fast_path}
+
+
+QUADRATURE_GRADIENT = "tanh(log(1+exp(x)))"  # no closed-form antiderivative: `actlab derive` takes the numeric path
+
+
+def _quadrature_activation() -> nn.Module:
+    from actlab.expression_parser import parse_expression
+    from actlab.quadrature import QuadratureActivation
+
+    return QuadratureActivation(parse_expression(QUADRATURE_GRADIENT))
 
 
 def paired_ratio(samples: dict[str, list[float]], candidate: str, baseline: str) -> float:
@@ -189,6 +202,9 @@ def run_config(config: BlockConfig) -> dict:
         ratio("symbolic-Function xIELU MLP block vs ReLU² (fastest)", "xielu symbolic Function"),
         ratio("SwiGLU block (fastest) vs ReLU² (fastest)", swiglu_best_name),
     ]
+    quadrature = paired_ratio(samples, "quadrature eager", "relu eager")
+    what = f"quadrature activation (g = {QUADRATURE_GRADIENT}) MLP block vs ReLU (eager)"
+    ratios.append(Ratio(what, "quadrature eager", "relu eager", quadrature))
     compiled = {name: seconds for name, seconds in relu2.items() if "compiled" in name}
     if compiled:
         best_compiled = min(compiled, key=compiled.get)
