@@ -59,20 +59,31 @@ class QuadratureTable:
         return cls(grid=grid, G=cumulative - cumulative[zero], g_grid=g(grid), g=g)
 
     def integral(self, x: torch.Tensor) -> torch.Tensor:
-        """G(x) in float64 for any x (the table inside [-L, L], Gauss-Legendre tails outside)."""
-        x64 = x.detach().to(torch.float64)
+        """G(x) for any x (the table inside [-L, L], Gauss-Legendre tails outside).
+
+        In float64 for float64 x (the checks and gradchecks), else in float32: the interpolation then costs what
+        a float32 kernel costs, and its rounding (~1e-7 relative) is below what a float32 network resolves.
+        """
+        dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+        grid, G_table, g_table = self._in(dtype)
+        x64 = x.detach().to(dtype)
         inside = x64.clamp(-TABLE_HALF_WIDTH, TABLE_HALF_WIDTH)
-        index = ((inside + TABLE_HALF_WIDTH) / TABLE_STEP).floor().clamp(max=len(self.grid) - 2).long()
-        x0 = self.grid[index]
-        s = (inside - x0) / TABLE_STEP
-        h00, h10 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s
-        h01, h11 = -2 * s**3 + 3 * s**2, s**3 - s**2
-        G = h00 * self.G[index] + h10 * TABLE_STEP * self.g_grid[index]
-        G = G + h01 * self.G[index + 1] + h11 * TABLE_STEP * self.g_grid[index + 1]
+        index = ((inside + TABLE_HALF_WIDTH) / TABLE_STEP).floor().clamp(max=len(grid) - 2).long()
+        s = (inside - grid[index]) / TABLE_STEP
+        s2 = s * s
+        h01 = s2 * (3 - 2 * s)  # Hermite basis: h00 = 1 - h01, h10 = s (1 - s)^2, h11 = s^2 (s - 1)
+        G = G_table[index] + h01 * (G_table[index + 1] - G_table[index])
+        G = G + TABLE_STEP * (s * (1 - s) * (1 - s) * g_table[index] + s2 * (s - 1) * g_table[index + 1])
         outside = x64.abs() > TABLE_HALF_WIDTH
         if bool(outside.any()):
-            G = torch.where(outside, G + self._tail(x64, inside), G)
+            G = torch.where(outside, G + self._tail(x64, inside).to(dtype), G)
         return G
+
+    def _in(self, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        cache = self.__dict__.setdefault("_cast", {})
+        if dtype not in cache:
+            cache[dtype] = (self.grid.to(dtype), self.G.to(dtype), self.g_grid.to(dtype))
+        return cache[dtype]
 
     def _tail(self, x: torch.Tensor, edge: torch.Tensor) -> torch.Tensor:
         nodes, weights = (torch.from_numpy(a) for a in _gauss_legendre(TAIL_NODES))
@@ -92,16 +103,16 @@ class QuadratureFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, alpha_p, alpha_n, beta, table):  # noqa: ANN001, ANN205 - autograd.Function signature
         G = table.integral(x)
-        alpha = torch.where(x > 0, alpha_p.to(torch.float64), alpha_n.to(torch.float64))
+        alpha = torch.where(x > 0, alpha_p.to(G.dtype), alpha_n.to(G.dtype))
         ctx.save_for_backward(x, alpha_p, alpha_n, G.to(x.dtype))
         ctx.beta, ctx.table = beta, table
-        return (alpha * G + beta * x.to(torch.float64)).to(x.dtype)
+        return (alpha * G + beta * x.to(G.dtype)).to(x.dtype)
 
     @staticmethod
     def backward(ctx, grad):  # noqa: ANN001, ANN205
         x, alpha_p, alpha_n, G = ctx.saved_tensors
         positive = x > 0
-        g = ctx.table.g(x.to(torch.float64)).to(x.dtype)
+        g = ctx.table.g(x if x.dtype == torch.float64 else x.float()).to(x.dtype)
         alpha = torch.where(positive, alpha_p.to(x.dtype), alpha_n.to(x.dtype))
         grad_x = grad * (alpha * g + ctx.beta)
         weighted = (grad * G).to(torch.promote_types(x.dtype, torch.float32))
