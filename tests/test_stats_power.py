@@ -63,3 +63,14 @@ def test_tost_detects_planted_equivalence_and_refuses_a_planted_effect():
         tost_one_sample([0.1, 0.2], margin=0.0)
     with pytest.raises(ValueError, match="NaN"):
         tost_one_sample([0.1, float("nan")], margin=0.1)
+
+
+def test_mde_from_a_t_interval_equals_the_mde_from_the_values():
+    from actlab.stats import t_interval
+    from actlab.stats.power import mde_from_t_interval
+
+    values = np.random.default_rng(4).normal(0.1, 0.3, size=7)
+    interval = t_interval(values)
+    assert mde_from_t_interval(interval.low, interval.high, 7) == pytest.approx(mde_one_sample(values).mde)
+    with pytest.raises(ValueError, match="n >= 2"):
+        mde_from_t_interval(0.0, 1.0, 1)

@@ -116,3 +116,26 @@ def tost_independent(a: Any, b: Any, margin: float, *, alpha: float = DEFAULT_AL
     x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
     p = float(ttost_ind(x, y, -margin, margin)[0])
     return Equivalence(float(margin), p, p < alpha, float(np.mean(x) - np.mean(y)), "independent")
+
+
+def mde_from_t_interval(
+    low: float,
+    high: float,
+    n: int,
+    *,
+    confidence: float = 0.95,
+    alpha: float = DEFAULT_ALPHA,
+    power: float = DEFAULT_POWER,
+) -> float:
+    """MDE of a one-sample (or paired) t-test recovered from the t interval a table already holds.
+
+    Why: study tables keep each mean difference's t interval and n, not the per-seed values; the interval's half
+    width is t_{(1+c)/2, n-1} sd / sqrt(n), which gives back sd, and the MDE is d_80% sd.
+    """
+    from scipy import stats
+
+    if n < 2 or not (math.isfinite(low) and math.isfinite(high)) or high < low:
+        raise ValueError(f"mde_from_t_interval: need n >= 2 and a finite interval, got n={n}, [{low}, {high}]")
+    sd = (high - low) / 2 * math.sqrt(n) / stats.t.ppf((1 + confidence) / 2, n - 1)
+    d = _standardised_mde(TTestPower(), alpha, power, nobs=n, alternative="two-sided")
+    return float(d * sd)

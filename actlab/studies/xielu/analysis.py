@@ -15,6 +15,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from actlab import stats
+from actlab.stats.power import mde_from_t_interval
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
 from actlab.studies.xielu.variants import arm_order, label, matching
 
@@ -207,7 +208,16 @@ def claim_inputs(paired: pd.DataFrame, budget: str, others: tuple[str, ...] = ("
     worst = max(
         others, key=lambda other: inputs[f"diff_{other}"] if math.isfinite(inputs[f"diff_{other}"]) else math.inf
     )
-    return {"estimate": inputs[f"diff_{worst}"], "ci": inputs[f"ci_{worst}"], "worst": worst, "inputs": inputs}
+    # What the run could detect: the larger of the comparisons' MDEs (80% power, paired over seeds), in bits/byte
+    mdes = [mde_from_t_interval(*inputs[f"ci_{other}"], inputs[f"n_{other}"]) for other in others]
+    inputs["mde"] = max(mdes)
+    return {
+        "estimate": inputs[f"diff_{worst}"],
+        "ci": inputs[f"ci_{worst}"],
+        "worst": worst,
+        "mde": inputs["mde"],
+        "inputs": inputs,
+    }
 
 
 def ranking(table: pd.DataFrame, budget: str, activations: tuple[str, ...] = ("xielu", "relu2", "swiglu")) -> list[str]:
