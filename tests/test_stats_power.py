@@ -74,3 +74,15 @@ def test_mde_from_a_t_interval_equals_the_mde_from_the_values():
     assert mde_from_t_interval(interval.low, interval.high, 7) == pytest.approx(mde_one_sample(values).mde)
     with pytest.raises(ValueError, match="n >= 2"):
         mde_from_t_interval(0.0, 1.0, 1)
+
+
+def test_mde_proportion_matches_the_arcsine_power_formula():
+    from actlab.stats.power import mde_proportion
+
+    n, p0 = 25, 0.8
+    drop = mde_proportion(n, p0)
+    h = 2 * np.arcsin(np.sqrt(p0)) - 2 * np.arcsin(np.sqrt(p0 - drop))
+    z = stats.norm.ppf(0.975)
+    power = stats.norm.sf(z - h * np.sqrt(n)) + stats.norm.cdf(-z - h * np.sqrt(n))
+    assert power == pytest.approx(0.8, abs=1e-4)  # statsmodels solves to its root-finder tolerance
+    assert mde_proportion(400, p0) < drop  # more runs, smaller detectable drop

@@ -139,3 +139,20 @@ def mde_from_t_interval(
     sd = (high - low) / 2 * math.sqrt(n) / stats.t.ppf((1 + confidence) / 2, n - 1)
     d = _standardised_mde(TTestPower(), alpha, power, nobs=n, alternative="two-sided")
     return float(d * sd)
+
+
+def mde_proportion(n: int, p0: float, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> float:
+    """The smallest drop of a success rate below `p0` that n runs detect (two-sided, arcsine effect size).
+
+    Why arcsine: for rates near 0 or 1 (a router that picks the truth in 9 of 10 seeds) the normal approximation
+    of a raw proportion is poor; Cohen's h = 2 asin(sqrt p1) - 2 asin(sqrt p0) is what statsmodels' power classes
+    take (`NormalIndPower` with ratio 0 is the one-sample test). Returned in rate units (p0 - p1).
+    """
+    from statsmodels.stats.power import NormalIndPower
+
+    if n < 1 or not 0 < p0 <= 1:
+        raise ValueError(f"mde_proportion: need n >= 1 and 0 < p0 <= 1, got n={n}, p0={p0}")
+    h = float(NormalIndPower().solve_power(effect_size=None, nobs1=n, alpha=alpha, power=power, ratio=0))
+    angle = 2 * math.asin(math.sqrt(p0)) - h
+    p1 = math.sin(angle / 2) ** 2 if angle > 0 else 0.0
+    return float(p0 - p1)
