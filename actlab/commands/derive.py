@@ -104,15 +104,7 @@ def run(args: argparse.Namespace) -> int:
     if args.save and args.name:
         raise ActlabError("--save stores your own --pos/--neg derivation; built-ins are already available by name")
     checks = derivations.run_checks(derivation, args.name, seed=args.seed) if args.check else []
-    if checks:
-        print("\nchecks:")
-        for check in checks:
-            detail = f"  ({check.detail})" if check.detail else ""
-            level = f"  [{check.level}]" if check.level else ""
-            print(f"  {'PASS' if check.passed else 'FAIL'}  {check.name}{level}{detail}")
-    failed = sum(not check.passed for check in checks)
-    if checks:
-        print(f"{len(checks) - failed}/{len(checks)} checks passed")
+    failed = _print_checks(checks)
     if args.save and not failed:
         from actlab.saved_derivations import save_derivation
 
@@ -140,14 +132,7 @@ def _numeric(args: argparse.Namespace, why: str) -> int:
     print(f"  error bound of G against mpmath.quad (relative, absolute below 1; 41 points on [-32, 32]): {bound:.1e}")
     if not args.check:
         return 0 if args.save is None else _refuse_numeric_save()
-    checks = numeric_checks(g, bound)
-    print("\nchecks:")
-    for check in checks:
-        detail = f"  ({check.detail})" if check.detail else ""
-        level = f"  [{check.level}]" if check.level else ""
-        print(f"  {'PASS' if check.passed else 'FAIL'}  {check.name}{level}{detail}")
-    failed = sum(not check.passed for check in checks)
-    print(f"{len(checks) - failed}/{len(checks)} checks passed")
+    failed = _print_checks(numeric_checks(g, bound))
     if args.save:
         return _refuse_numeric_save()
     return 1 if failed else 0
@@ -155,3 +140,17 @@ def _numeric(args: argparse.Namespace, why: str) -> int:
 
 def _refuse_numeric_save() -> int:
     raise ActlabError("--save keeps closed-form derivations only for now; a quadrature activation is built in Python")
+
+
+def _print_checks(checks: list) -> int:
+    """Print each check with PASS/FAIL, its level (proved / holds numerically) and detail; return the failures."""
+    if not checks:
+        return 0
+    print("\nchecks:")
+    for check in checks:
+        detail = f"  ({check.detail})" if check.detail else ""
+        level = f"  [{check.level}]" if check.level else ""
+        print(f"  {'PASS' if check.passed else 'FAIL'}  {check.name}{level}{detail}")
+    failed = sum(not check.passed for check in checks)
+    print(f"{len(checks) - failed}/{len(checks)} checks passed")
+    return failed

@@ -44,15 +44,7 @@ def run(args: argparse.Namespace) -> int:
     _check_only(args)
     if args.workers is None:
         args.workers = default_workers(args.gpus_per_run) if args.executor != "slurm" else (os.cpu_count() or 1)
-    options = ExecutorOptions(
-        kind=args.executor,
-        workers=args.workers,
-        partition=args.partition,
-        time_min=args.time,
-        gpus=args.gpus,
-        cpus_per_task=args.cpus,
-        gpus_per_run=args.gpus_per_run,
-    )
+    options = ExecutorOptions.from_args(args, args.workers)
     if args.dry_run:
         return _dry_run(args, options)
     config = SiteConfig(

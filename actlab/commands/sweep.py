@@ -43,19 +43,10 @@ def run(args: argparse.Namespace) -> int:
     if args.status:
         return _print_status(spec, args.runs)
     workers = args.workers
-    if workers is None:
-        workers = len(gpu_slots(visible_gpus(), args.gpus_per_run)) or 1 if args.executor != "slurm" else 1
-    options = ExecutorOptions(
-        kind=args.executor,
-        workers=workers,
-        gpus_per_run=args.gpus_per_run,
-        address=args.address,
-        partition=args.partition,
-        time_min=args.time,
-        gpus=args.gpus,
-        cpus_per_task=args.cpus,
-        cluster=args.cluster,
-    )
+    if workers is None:  # one run at a time, or one per GPU slot where GPUs are visible (never for slurm)
+        slots = gpu_slots(visible_gpus(), args.gpus_per_run) if args.executor != "slurm" else []
+        workers = max(1, len(slots))
+    options = ExecutorOptions.from_args(args, workers)
     outcome = run_sweep(
         spec,
         runs_dir=args.runs,

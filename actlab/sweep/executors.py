@@ -50,6 +50,21 @@ class ExecutorOptions:
     gpus_per_run: int = 1  # local/dask: GPUs each worker sees (CUDA_VISIBLE_DEVICES), when GPUs are visible
     gpu_ids: tuple[str, ...] | None = None  # local/dask: the GPUs to share out; None = every visible one
 
+    @classmethod
+    def from_args(cls, args: Any, workers: int) -> ExecutorOptions:
+        """The options `actlab sweep` and `actlab report` parse (`--executor`, slurm's and the GPUs' flags)."""
+        return cls(
+            kind=args.executor,
+            workers=workers,
+            address=getattr(args, "address", None),
+            partition=args.partition,
+            time_min=args.time,
+            gpus=args.gpus,
+            cpus_per_task=args.cpus,
+            cluster=getattr(args, "cluster", None),
+            gpus_per_run=args.gpus_per_run,
+        )
+
     def request(self) -> str:
         """What this executor asks for, in one line (`--dry-run` prints it)."""
         if self.kind == "slurm":
