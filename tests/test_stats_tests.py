@@ -56,7 +56,7 @@ def test_compare_to_baseline_finds_a_planted_effect_only():
     rows += [{"method": "same", "seed": s, "value": v + rng.normal(0, 0.005)} for s, v in zip(seeds, base, strict=True)]
     table = stats.compare_to_baseline(pd.DataFrame(rows), baseline="relu").set_index("method")
     assert table.loc["better", "reject_holm"] and not table.loc["same", "reject_holm"]
-    assert table.loc["better", "ci_low"] > 0 and table.loc["better", "hedges_g"] > 2
+    assert table.loc["better", "ci_low"] > 0 and table.loc["better", "d_z"] > 2
     assert table.loc["better", "p_holm"] == pytest.approx(min(1, 2 * min(table.p_t)))
     with pytest.raises(ValueError, match="baseline 'gelu' not among"):
         stats.compare_to_baseline(pd.DataFrame(rows), baseline="gelu")

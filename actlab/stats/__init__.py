@@ -38,6 +38,7 @@ from actlab.stats.summary import (
     iqm,
     probability_of_improvement,
     probability_of_improvement_interval,
+    stratified_bootstrap_interval,
     t_interval,
 )
 from actlab.stats.tests import Comparison, compare_to_baseline, holm, paired_t, wilcoxon
@@ -64,6 +65,7 @@ __all__ = [
     "paired_t",
     "probability_of_improvement",
     "probability_of_improvement_interval",
+    "stratified_bootstrap_interval",
     "probability_rank_at_most",
     "rank_distribution",
     "rank_scores",

@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from actlab.stats.summary import as_values, hedges_g
+from actlab.stats.summary import as_values, cohens_dz
 
 
 @dataclass(frozen=True)
@@ -82,14 +82,18 @@ def wilcoxon(a: Any, b: Any) -> Comparison:
 def holm(pvalues: Any, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """(reject, adjusted p) by Holm's step-down method (`multipletests(method='holm')`)."""
     p = as_values(pvalues, "pvalues")
+    if ((p < 0) | (p > 1)).any():
+        raise ValueError(f"holm: p-values must lie in [0, 1], got {p[(p < 0) | (p > 1)].tolist()}")
     reject, adjusted, _, _ = multipletests(p, alpha=alpha, method="holm")
     return reject, adjusted
 
 
-def _hedges_or_nan(a: Any, b: Any) -> float:
+def _dz_or_nan(a: Any, b: Any) -> float:
+    """The paired effect d_z = mean(a - b) / sd(a - b) beside a paired test (not Hedges' g, whose pooled SD
+    ignores the pairing); NaN when the differences are constant."""
     try:
-        return hedges_g(a, b)
-    except ValueError:  # both constant: the standardised difference is undefined
+        return cohens_dz(a, b)
+    except ValueError:
         return math.nan
 
 
@@ -103,7 +107,10 @@ def compare_to_baseline(
     alpha: float = 0.05,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """Every method against `baseline`, paired by `pair_by`: difference, t CI, p (t and Wilcoxon), g, Holm.
+    """Every method against `baseline`, paired by `pair_by`: difference, t CI, p (t and Wilcoxon), d_z, Holm.
+
+    NaN values and several rows per (pair, method) are errors, never dropped or averaged silently; a method
+    missing for some pairs is compared on the pairs where both exist (`n` says how many).
 
     Holm runs over the paired-t p-values of all comparisons in the table, so a report that shows
     the table can quote the adjusted p and the reject flag directly.
@@ -111,7 +118,17 @@ def compare_to_baseline(
     missing = [column for column in (method, value, pair_by) if column not in frame]
     if missing:
         raise ValueError(f"compare_to_baseline: column {missing[0]!r} not in the table ({', '.join(frame.columns)})")
-    wide = frame.pivot_table(index=pair_by, columns=method, values=value, aggfunc="mean")
+    if frame[value].isna().any():
+        bad = frame[frame[value].isna()][[pair_by, method]].head(3).to_dict("records")
+        raise ValueError(f"compare_to_baseline: {value} is NaN in {bad}...; drop or handle diverged runs explicitly")
+    duplicated = frame.duplicated(subset=[pair_by, method], keep=False)
+    if duplicated.any():
+        bad = frame[duplicated][[pair_by, method]].drop_duplicates().head(3).to_dict("records")
+        raise ValueError(
+            f"compare_to_baseline: several rows per ({pair_by}, {method}), e.g. {bad}; aggregate them first "
+            "(a paired test needs one value per pair)"
+        )
+    wide = frame.pivot_table(index=pair_by, columns=method, values=value, aggfunc="first")
     if baseline not in wide:
         raise ValueError(f"compare_to_baseline: baseline {baseline!r} not among {', '.join(map(str, wide.columns))}")
     rows = []
@@ -130,7 +147,7 @@ def compare_to_baseline(
                 "ci_high": t.high,
                 "p_t": t.pvalue,
                 "p_wilcoxon": w.pvalue,
-                "hedges_g": _hedges_or_nan(pairs[candidate], pairs[baseline]),
+                "d_z": _dz_or_nan(pairs[candidate], pairs[baseline]),
             }
         )
     table = pd.DataFrame(rows)
