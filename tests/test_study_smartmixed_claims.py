@@ -75,7 +75,8 @@ def test_layerwise_evidence_planted_null_and_uncommitted():
     assert margin.verdict == "equivalent"
     uncommitted = preference.from_records(_records(0.05, commitment=0.3))
     assert not uncommitted.runs.committed.any()
-    assert claims.layerwise_evidence(uncommitted).verdict == "not run"
+    not_run = claims.layerwise_evidence(uncommitted)
+    assert not_run.verdict == "not run" and math.isfinite(not_run.estimate)  # shown, never tested
 
 
 def test_layerwise_evidence_does_not_pool_opposite_cells():
@@ -91,3 +92,39 @@ def test_stacked_shares_sum_to_one_per_layer():
     assert np.allclose(totals, 1.0)
     assert set(shares.choice) == set(SMARTMIXED_POOL)
     assert (shares.low <= shares.share).all() and (shares.share <= shares.high).all()
+
+
+def test_mde_from_interval_is_2_8_standard_errors():
+    assert claims.mde_from_interval((-1.96, 1.96)) == pytest.approx(1.96 + 0.8416, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("ci", "inputs", "verdict"),
+    [
+        ((0.6, 0.9), {}, "supported"),
+        ((0.1, 0.4), {}, "not supported"),
+        ((0.3, 0.8), {}, "inconclusive"),
+        ((0.6, 0.9), {"committed": False}, "not run"),
+        ((0.6, 0.9), {"budget_matched": False}, "inconclusive"),
+    ],
+)
+def test_top3_rule_known_answers(ci, inputs, verdict):
+    base = {"majority": 0.5, "budget_matched": True, "committed": True}
+    assert claims.top3_rule(sum(ci) / 2, ci, **{**base, **inputs}) == verdict
+
+
+@pytest.mark.parametrize(
+    ("ci", "inputs", "verdict"),
+    [
+        ((0.01, 0.03), {}, "supported"),
+        ((-0.03, -0.01), {"diff_random": -0.02, "p_holm_random": 0.01}, "not supported"),
+        ((-0.01, 0.02), {"p_holm_random": 0.4}, "inconclusive"),
+        ((0.01, 0.03), {"committed": False}, "not run"),
+    ],
+)
+def test_learned_rule_known_answers(ci, inputs, verdict):
+    base = {"diff_random": 0.02, "p_holm_random": 0.001, "diff_reversed": 0.02, "p_holm_reversed": 0.001,
+            "margin": 0.005, "alpha": 0.05, "committed": True}  # fmt: skip
+    assert claims.learned_rule(sum(ci) / 2, ci, **{**base, **inputs}) == verdict
+    with pytest.raises(ValueError, match="NaN"):
+        claims.learned_rule(math.nan, ci, **base)

@@ -111,11 +111,13 @@ def layerwise_evidence(preference: Preference, *, alpha: float = 0.05, margin: f
 
     `margin` (points) enables the TOST: 'equivalent' means the ELU+SELU share changes by less than it.
     """
-    if preference.layers.empty:
-        nan = math.nan
-        return Evidence(nan, (nan, nan), nan, margin, 0, {"networks": 0, "min_networks": MIN_NETWORKS}, "not run")
-    deep = network_changes(preference.layers, DEEP_GROUP)
-    early = network_changes(preference.layers, EARLY_GROUP).set_index("network").change
+    committed = preference.committed_layers
+    n_committed = int(committed.network.nunique())
+    # Too few committed networks: the estimate is still computed (over every network, to show what the
+    # unconverged choices look like) but the rule sees `networks` = the committed count and says "not run".
+    source = committed if n_committed >= MIN_NETWORKS else preference.layers
+    deep = network_changes(source, DEEP_GROUP)
+    early = network_changes(source, EARLY_GROUP).set_index("network").change
     table = deep.assign(deep_change=deep.change * POINTS, early_change=deep.network.map(early) * POINTS)
     rows = []
     for key, block in table.groupby(list(CELL), sort=False):
@@ -127,9 +129,63 @@ def layerwise_evidence(preference: Preference, *, alpha: float = 0.05, margin: f
     cell_of = table[list(CELL)].astype(str).agg(" / ".join, axis=1)
     heterogeneity_p = stats.heterogeneity(table.deep_change, cell_of) if len(tested) > 1 else math.nan
     effect = _effect_inputs(table.deep_change, table.early_change, alpha, margin)
+    if n_committed < MIN_NETWORKS:
+        effect["networks"] = n_committed
+        cells["verdict"] = "not run"
+        tested = cells.iloc[0:0]
     extra = {"heterogeneity_p": heterogeneity_p, "cell_verdicts": list(tested.verdict)}
     verdict = _verdict(effect, alpha, **extra)
     inputs = {k: v for k, v in effect.items() if k not in ("estimate", "ci", "mde")}
     inputs.update(extra, min_networks=MIN_NETWORKS, alpha=alpha)
     return Evidence(effect["estimate"], effect["ci"], effect["mde"], margin, effect["networks"], inputs, verdict,
                     cells, table)  # fmt: skip
+
+
+# ---------------------------------------------------------------- the compare sweep's claims
+def mde_from_interval(ci: Sequence[float], confidence: float = 0.95, power: float = 0.8) -> float:
+    """MDE at `power` from a two-sided interval (normal approximation): (z_(1-a/2) + z_power) x SE,
+    with SE = half-width / z_(1-a/2). For estimates whose test is a bootstrap, not a t-test."""
+    from scipy.stats import norm
+
+    low, high = (float(v) for v in ci)
+    _finite("mde_from_interval", ci_low=low, ci_high=high)
+    z = norm.ppf(0.5 + confidence / 2)
+    return (high - low) / (2 * z) * (z + norm.ppf(power))
+
+
+def routers_committed(phase1: pd.DataFrame) -> bool:
+    """True when every phase-1 network of a sweep committed (runs from before the field count as not)."""
+    return bool(not phase1.empty and "committed" in phase1 and phase1.committed.fillna(False).astype(bool).all())
+
+
+def top3_rule(estimate: float, ci: Sequence[float], *, majority: float, budget_matched: bool, committed: bool,
+              **shown: Any) -> str:  # fmt: skip
+    """'not run' while the routers have not committed (the ranking would rank noise); 'inconclusive' when
+    the arms' budgets differ; 'supported' when the share of architectures where SmartMixed is top k is
+    above `majority` across the whole CI, 'not supported' when the whole CI is below it."""
+    if not committed:
+        return "not run"
+    _finite("top3_rule", estimate=estimate, ci_low=ci[0], ci_high=ci[1])
+    if not budget_matched:
+        return "inconclusive"
+    if ci[0] > majority:
+        return "supported"
+    if ci[1] < majority:
+        return "not supported"
+    return "inconclusive"
+
+
+def learned_rule(estimate: float, ci: Sequence[float], *, diff_random: float, p_holm_random: float,
+                 diff_reversed: float, p_holm_reversed: float, margin: float, alpha: float, committed: bool,
+                 **shown: Any) -> str:  # fmt: skip
+    """'not run' while the routers have not committed; 'supported' when SmartMixed beats both the random
+    and the reversed control (Holm); 'not supported' when the smaller win's CI stays below `margin`."""
+    if not committed:
+        return "not run"
+    _finite("learned_rule", estimate=estimate, ci_low=ci[0], ci_high=ci[1], p_holm_random=p_holm_random,
+            p_holm_reversed=p_holm_reversed)  # fmt: skip
+    if diff_random > 0 and diff_reversed > 0 and p_holm_random < alpha and p_holm_reversed < alpha:
+        return "supported"
+    if ci[1] < margin:
+        return "not supported"
+    return "inconclusive"

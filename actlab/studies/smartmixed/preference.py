@@ -6,8 +6,9 @@ only; every run records `commitment_by_layer` (per layer, the mean over neurons 
 routing probability). A run whose minimum over layers is below `COMMITTED` has not chosen: it is
 listed as such and left out of every test.
 
-Frames: `runs` (one row per run: cell, seed, commitment) and `layers` (one row per committed
-network x layer x choice, with its count), the shape `actlab.stats.group_share_by_layer` takes.
+Frames: `runs` (one row per run: cell, seed, commitment) and `layers` (one row per network x
+layer x choice, with its count and whether the network committed), the shape
+`actlab.stats.group_share_by_layer` takes.
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ CELL = ("dataset", "architecture")  # the unit results are reported in; never po
 @dataclass
 class Preference:
     runs: pd.DataFrame  # one row per run that recorded a phase 1
-    layers: pd.DataFrame  # one row per (committed network, layer, choice)
+    layers: pd.DataFrame  # one row per (network, layer, choice), with the network's `committed` flag
     budget: str
 
     @property
-    def committed(self) -> pd.DataFrame:
-        return self.runs[self.runs.committed]
+    def committed_layers(self) -> pd.DataFrame:
+        """The rows every test uses: networks whose routers committed in every layer."""
+        return self.layers[self.layers.committed]
 
 
 def from_records(records: dict[str, dict[str, Any]]) -> Preference:
@@ -55,15 +57,16 @@ def from_records(records: dict[str, dict[str, Any]]) -> Preference:
                          "steps": int(phase1.get("steps", 0)),
                          "test_accuracy": phase1.get("test_accuracy")})  # fmt: skip
         budgets.append(str(data.get("budget", "")))
-        if not committed:
-            continue
+        n_layers = len(phase1["counts"])
         for layer, counts in enumerate(phase1["counts"]):
+            depth = layer / (n_layers - 1) if n_layers > 1 else 0.0
             for choice in SMARTMIXED_POOL:
-                layer_rows.append({**base, "layer": layer, "choice": choice, "count": int(counts.get(choice, 0))})
+                layer_rows.append({**base, "committed": committed, "layer": layer, "n_layers": n_layers,
+                                   "depth": depth, "choice": choice, "count": int(counts.get(choice, 0))})  # fmt: skip
     if not run_rows:
         raise ValueError("no preference run recorded commitment_by_layer; check the sweep's failed runs (load_status)")
     runs = pd.DataFrame(run_rows).sort_values([*CELL, "seed"]).reset_index(drop=True)
-    layers = pd.DataFrame(layer_rows, columns=[*base, "layer", "choice", "count"])
+    layers = pd.DataFrame(layer_rows, columns=[*base, "committed", "layer", "n_layers", "depth", "choice", "count"])
     return Preference(runs, layers, " / ".join(dict.fromkeys(budgets)))
 
 
@@ -87,7 +90,12 @@ def stacked_shares(layers: pd.DataFrame, confidence: float = 0.95) -> pd.DataFra
     frame = layers.assign(share=layers["count"] / totals)
     rows = []
     for key, block in frame.groupby([*CELL, "layer", "choice"], sort=False):
-        interval = stats.t_interval(block.share.to_numpy(), confidence=confidence)
-        rows.append({**dict(zip([*CELL, "layer", "choice"], key, strict=True)), "share": interval.estimate,
-                     "low": interval.low, "high": interval.high, "n": len(block)})  # fmt: skip
+        values = block.share.to_numpy()
+        if len(values) >= 2:
+            interval = stats.t_interval(values, confidence=confidence)
+            mean, low, high = interval.estimate, interval.low, interval.high
+        else:  # one network: a share, no interval
+            mean, low, high = float(values[0]), float("nan"), float("nan")
+        rows.append({**dict(zip([*CELL, "layer", "choice"], key, strict=True)), "share": mean, "low": low,
+                     "high": high, "n": len(block)})  # fmt: skip
     return pd.DataFrame(rows)
