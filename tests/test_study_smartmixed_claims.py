@@ -31,6 +31,7 @@ def test_commitment_of_a_hand_made_tensor():
         (-12.0, (-18.0, -6.0), {"pvalue": 0.001}, "not supported"),
         (12.0, (6.0, 18.0), {"pvalue": 0.001, "early_estimate": 8.0, "early_pvalue": 0.01}, "not supported"),
         (2.0, (-3.0, 7.0), {"pvalue": 0.4}, "inconclusive"),
+        (12.0, (6.0, 18.0), {"pvalue": 0.001, "early_estimate": -0.5, "early_pvalue": 0.7}, "inconclusive"),  # one half
         (0.5, (-1.0, 2.0), {"pvalue": 0.5, "tost_pvalue": 0.001}, "equivalent"),
         (12.0, (6.0, 18.0), {"pvalue": 0.001, "networks": 2}, "not run"),
         (1.0, (-8.0, 10.0), {"pvalue": 0.8, "heterogeneity_p": 1e-4, "cell_verdicts": ["supported", "not supported"]},

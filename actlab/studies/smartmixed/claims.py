@@ -52,10 +52,11 @@ def layerwise_rule(
     **shown: Any,
 ) -> str:
     """'not run' with fewer than `min_networks` committed networks; 'depends on dataset x architecture'
-    when the cells differ (heterogeneity p < alpha) and their verdicts differ; 'supported' when the
-    ELU+SELU share rises significantly (CI above 0) and the ReLU+LeakyReLU share does not rise;
-    'not supported' when ELU+SELU falls significantly or ReLU+LeakyReLU rises significantly;
-    'equivalent' when TOST puts the ELU+SELU change within +-margin; else 'inconclusive'."""
+    when the cells differ (heterogeneity p < alpha) and their verdicts differ; 'supported' when both
+    halves of the claim hold: the ELU+SELU share rises significantly (CI above 0) and the
+    ReLU+LeakyReLU share falls significantly; 'not supported' when ELU+SELU falls significantly or
+    ReLU+LeakyReLU rises significantly; 'equivalent' when TOST puts the ELU+SELU change within
+    +-margin; else 'inconclusive' (e.g. only one half detected)."""
     if networks < min_networks:
         return "not run"
     _finite("layerwise_rule", estimate=estimate, ci_low=ci[0], ci_high=ci[1], pvalue=pvalue,
@@ -64,7 +65,7 @@ def layerwise_rule(
         return "depends on dataset x architecture"
     if (pvalue < alpha and ci[1] < 0) or (early_pvalue < alpha and early_estimate > 0):
         return "not supported"
-    if pvalue < alpha and ci[0] > 0 and early_estimate < 0:
+    if pvalue < alpha and ci[0] > 0 and early_pvalue < alpha and early_estimate < 0:
         return "supported"
     if tost_pvalue < alpha:
         return "equivalent"
@@ -90,11 +91,14 @@ def _effect_inputs(deep: pd.Series, early: pd.Series, alpha: float, margin: floa
     n = int(len(deep))
     if n < 2:
         nan = math.nan
-        return {"estimate": nan, "ci": (nan, nan), "mde": nan, "pvalue": nan, "early_estimate": nan,
+        return {"estimate": nan, "ci": (nan, nan), "mde": nan, "pvalue": nan, "deep_mde": nan, "early_mde": nan,
+                "early_estimate": nan,
                 "early_pvalue": nan, "tost_pvalue": nan, "networks": n}  # fmt: skip
     d = stats.network_effect(deep.to_numpy(), alpha=alpha, margin=margin)
     e = stats.network_effect(early.to_numpy(), alpha=alpha)
-    return {"estimate": d.estimate, "ci": (d.low, d.high), "mde": d.mde, "pvalue": d.pvalue,
+    # the claim has two halves: what it could have missed is the larger of their MDEs
+    return {"estimate": d.estimate, "ci": (d.low, d.high), "mde": max(d.mde, e.mde), "pvalue": d.pvalue,
+            "deep_mde": d.mde, "early_mde": e.mde,
             "early_estimate": e.estimate, "early_pvalue": e.pvalue, "tost_pvalue": d.tost_pvalue,
             "networks": n}  # fmt: skip
 
