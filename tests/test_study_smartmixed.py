@@ -340,3 +340,13 @@ def test_phase1_only_records_commitment_and_trains_no_other_arm():
     assert record["committed"] == (min(record["commitment_by_layer"]) >= 0.5)
     with pytest.raises(ValueError, match="router_lr_scale"):
         RunConfig(router_lr_scale=0)
+
+
+def test_seconds_matched_accepts_equal_seconds_and_rejects_a_step_matched_spread():
+    def results(seconds):
+        arms = pd.DataFrame({"architecture": "a", "arm": [f"x{i}" for i in range(len(seconds))], "status": "ok",
+                             "init": "", "seconds": seconds, "seed": 0})  # fmt: skip
+        return analysis.StudyResults(arms, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), {})
+
+    assert analysis.seconds_matched(results([1.80, 1.81, 1.85]))
+    assert not analysis.seconds_matched(results([1.8, 0.5, 0.5]))  # SmartMixed vs fixed arms, step-matched
