@@ -100,3 +100,65 @@ def test_normalised_depth():
     assert stats.normalised_depth([0], 1).tolist() == [0.0]
     with pytest.raises(ValueError, match="layer_index < n_layers"):
         stats.normalised_depth([3], 3)
+
+
+# ---------------------------------------------------------------- the network as the unit
+def _networks(slope_per_layer: float, n_networks: int = 12, n_layers: int = 5, width: int = 64, seed: int = 0):
+    """Counts per (network, layer, choice): 'deep' drawn with probability 0.3 + slope * layer, plus a
+    per-network offset (networks differ as a whole, so neurons of one network are not independent)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for net in range(n_networks):
+        offset = rng.normal(0, 0.05)
+        for layer in range(n_layers):
+            p = float(np.clip(0.3 + offset + slope_per_layer * layer, 0.01, 0.99))
+            hits = int(rng.binomial(width, p))
+            rows += [{"network": f"n{net}", "layer": layer, "choice": "deep", "count": hits},
+                     {"network": f"n{net}", "layer": layer, "choice": "other", "count": width - hits}]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_network_trend_detects_a_planted_slope_and_not_a_null():
+    planted = stats.network_trends(stats.group_share_by_layer(_networks(0.05), ["deep"]))
+    effect = stats.network_effect(planted.change)
+    assert effect.pvalue < 0.01 and effect.low > 0
+    assert abs(effect.estimate - 0.05 * 4) < 0.05  # the fitted first-to-last change: slope x (layers - 1)
+    null = stats.network_trends(stats.group_share_by_layer(_networks(0.0, seed=3), ["deep"]))
+    assert stats.network_effect(null.change).pvalue > 0.05
+
+
+def test_network_trend_slope_matches_least_squares():
+    table = _networks(0.03, n_networks=3)
+    shares = stats.group_share_by_layer(table, ["deep"])
+    trends = stats.network_trends(shares).set_index("network")
+    for net, block in shares.groupby("network"):
+        expected = sps.linregress(block.layer, block.share).slope
+        assert trends.loc[net, "slope"] == pytest.approx(expected)
+        assert trends.loc[net, "change"] == pytest.approx(expected * 4)
+
+
+def test_network_effect_matches_scipy_and_power():
+    from statsmodels.stats.power import TTestPower
+
+    values = np.array([0.1, 0.04, -0.02, 0.08, 0.12, 0.05])
+    effect = stats.network_effect(values, margin=0.2)
+    assert effect.pvalue == pytest.approx(sps.ttest_1samp(values, 0).pvalue)
+    d = TTestPower().solve_power(effect_size=None, nobs=6, alpha=0.05, power=0.8)
+    assert effect.mde == pytest.approx(d * values.std(ddof=1))
+    assert effect.tost_pvalue < 1
+
+
+def test_network_effect_and_trends_refuse_nan():
+    with pytest.raises(ValueError, match="NaN"):
+        stats.network_effect([0.1, np.nan, 0.2])
+    shares = pd.DataFrame({"network": ["a", "a"], "layer": [0, 1], "share": [0.2, np.nan]})
+    with pytest.raises(ValueError, match="NaN"):
+        stats.network_trends(shares)
+
+
+def test_heterogeneity_separates_opposite_cells():
+    rng = np.random.default_rng(1)
+    up, down = rng.normal(0.2, 0.05, 8), rng.normal(-0.2, 0.05, 8)
+    assert stats.heterogeneity(np.r_[up, down], ["a"] * 8 + ["b"] * 8) < 1e-6
+    same = rng.normal(0.0, 0.05, 16)
+    assert stats.heterogeneity(same, ["a"] * 8 + ["b"] * 8) > 0.01

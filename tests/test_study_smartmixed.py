@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -308,3 +309,44 @@ def test_reference_mode_and_a_seconds_budget_run_end_to_end():
     assert min(arms["smartmixed@carry"].seconds, arms["fixed:tanh"].seconds) >= 0.4  # both got the 0.4 s budget
     assert arms["smartmixed@carry"].freeze_max_abs_diff < 1e-5  # frozen == argmax network, softmax included
     assert result.to_record()["config"]["mode"] == "reference"
+
+
+def test_router_lr_scale_moves_router_logits_k_times_as_far_and_nothing_else():
+    """Adam's first step is lr * sign(grad) per parameter: with logits = k * raw the logits move k * lr."""
+    moved = {}
+    for k in (1.0, 10.0):
+        config = RunConfig(architecture=(12, 6), strategies=("smartmixed",), router_lr_scale=k, total=8)
+        model = protocol.build_network(config, 5, 3, "smartmixed")
+        router = next(m for m in model if isinstance(m, SmartMixed))
+        before = router.logits.detach().clone()
+        weight = model[0].weight.detach().clone()
+        optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
+        torch.manual_seed(0)
+        loss = torch.nn.functional.cross_entropy(model(torch.randn(32, 5)), torch.arange(32) % 3)
+        loss.backward()
+        optimiser.step()
+        moved[k] = ((router.logits.detach() - before).abs().max().item(), (model[0].weight - weight).abs().max().item())
+        if k == 10.0:
+            assert torch.equal(before, protocol.build_network(replace(config, router_lr_scale=1.0), 5, 3,
+                                                              "smartmixed")[1].logits.detach())  # fmt: skip
+    assert moved[10.0][0] == pytest.approx(10 * moved[1.0][0], rel=1e-3)
+    assert moved[10.0][1] == pytest.approx(moved[1.0][1], rel=1e-3)
+
+
+def test_phase1_only_records_commitment_and_trains_no_other_arm():
+    config = RunConfig(architecture=(12, 6), strategies=("smartmixed",), phase1_only=True, total=2, router_lr_scale=50)
+    record = sm.run(config, _tiny_data()).to_record()
+    assert record["n_arms"] == 0 and len(record["commitment_by_layer"]) == 2
+    assert record["committed"] == (min(record["commitment_by_layer"]) >= 0.5)
+    with pytest.raises(ValueError, match="router_lr_scale"):
+        RunConfig(router_lr_scale=0)
+
+
+def test_seconds_matched_accepts_equal_seconds_and_rejects_a_step_matched_spread():
+    def results(seconds):
+        arms = pd.DataFrame({"architecture": "a", "arm": [f"x{i}" for i in range(len(seconds))], "status": "ok",
+                             "init": "", "seconds": seconds, "seed": 0})  # fmt: skip
+        return analysis.StudyResults(arms, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), {})
+
+    assert analysis.seconds_matched(results([1.80, 1.81, 1.85]))
+    assert not analysis.seconds_matched(results([1.8, 0.5, 0.5]))  # SmartMixed vs fixed arms, step-matched

@@ -9,10 +9,13 @@ from actlab import notebooks
 from actlab.io import read_json
 from actlab.record import VERDICTS
 from actlab.studies.smartmixed import analysis
+from actlab.studies.smartmixed import claims as claim_rules
+from actlab.studies.smartmixed import preference as preference_results
 from actlab.sweep import ExecutorOptions, load_run_results, load_spec, run_sweep
 
 STUDY = Path(__file__).resolve().parent.parent / "notebooks" / "smartmixed"
-CLAIMS = {"smartmixed-top3-compute-matched", "smartmixed-layerwise-preference", "smartmixed-learned-beats-controls"}
+CLAIMS = {"smartmixed-top3-compute-matched", "smartmixed-top3-wallclock-matched", "smartmixed-layerwise-preference",
+          "smartmixed-learned-beats-controls"}  # fmt: skip
 
 
 def _tiny_spec(folder: Path) -> Path:
@@ -33,6 +36,31 @@ fixed:
   n_train: 300
   n_val: 100
   n_test: 200
+  batch: 64
+""",
+        encoding="utf-8",
+    )
+    return spec
+
+
+def _tiny_preference_spec(folder: Path) -> Path:
+    notebook = os.path.relpath(STUDY / "run.ipynb", folder)
+    spec = folder / "tinypref.yml"
+    spec.write_text(
+        f"""name: tinypref
+notebook: {notebook}
+grid:
+  architecture: ["10-8-6"]
+seeds: [0, 1, 2]
+fixed:
+  dataset: digits
+  strategy: smartmixed
+  phase1_only: true
+  router_lr_scale: 300
+  total: 3
+  n_train: 300
+  n_val: 100
+  n_test: 100
   batch: 64
 """,
         encoding="utf-8",
@@ -63,8 +91,18 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_three_claims(tmp_
             results["phase1"]
         )
 
+    preference = run_sweep(load_spec(_tiny_preference_spec(tmp_path)), runs_dir=runs,
+                           options=ExecutorOptions(workers=2), progress=False)  # fmt: skip
+    assert preference.counts() == {"ok": 3}
+    for entry in load_run_results(runs, "tinypref").values():
+        results = entry["results"]
+        assert results["n_arms"] == 0 and len(results["commitment_by_layer"]) == 3
+        assert results["committed"] == (min(results["commitment_by_layer"]) >= 0.5)
+
     monkeypatch.setenv("ACTLAB_CLAIMS_DIR", str(tmp_path / "claims"))
-    parameters = {"runs_dir": str(runs), "sweep": "tiny", "n_resamples": 100}
+    # the tiny step-matched sweep stands in for the wall-clock one: it exercises the section, not the matching
+    parameters = {"runs_dir": str(runs), "sweep": "tiny", "preference_sweep": "tinypref", "wallclock_sweep": "tiny",
+                  "n_resamples": 100}  # fmt: skip
     notebooks.execute(STUDY / "report.ipynb", tmp_path / "report.ipynb", parameters, cwd=tmp_path)
     report = read_json(tmp_path / "report.ipynb")
     outputs = [output for cell in report["cells"] for output in cell.get("outputs", [])]
@@ -72,9 +110,16 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_three_claims(tmp_
     assert not [output for output in outputs if output.get("output_type") == "error"]
     claims = {path.stem: read_json(path) for path in (tmp_path / "claims").glob("*.json")}
     assert set(claims) == CLAIMS
-    for claim in claims.values():
+    for name, claim in claims.items():
         assert claim["verdict"] in VERDICTS and claim["rule"].startswith("def ")
-        assert "n = 2 seeds per cell" in claim["what_was_run"]["budget"]
+        if name != "smartmixed-layerwise-preference":
+            assert "n = 2 seeds per cell" in claim["what_was_run"]["budget"]
+            assert claim["what_was_run"]["budget"].split(";")[0] in ("step-matched", "wall-clock-matched")
+    # the tiny compare sweep's routers (1 phase-1 epoch at the weights' lr) do not commit: nothing is ranked
+    assert claims["smartmixed-top3-compute-matched"]["verdict"] == "not run"
+    layerwise = claim_rules.layerwise_evidence(preference_results.load(runs, "tinypref"))
+    assert claims["smartmixed-layerwise-preference"]["estimate"] == layerwise.estimate
+    assert claims["smartmixed-layerwise-preference"]["verdict"] == layerwise.verdict
 
     # The verdict's numbers are the runs' numbers: recompute the learned-vs-controls estimate here.
     _, pooled = analysis.paired_tests(analysis.load(runs, "tiny"))

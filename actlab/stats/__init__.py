@@ -12,11 +12,16 @@ Plotting lives in the notebooks, never here.
 from __future__ import annotations
 
 from actlab.stats.layers import (
+    NetworkEffect,
     chi_square,
     cochran_armitage,
+    group_share_by_layer,
+    heterogeneity,
     layer_choice_table,
     layer_trend_tests,
     multinomial_depth,
+    network_effect,
+    network_trends,
     normalised_depth,
 )
 from actlab.stats.ranks import (
@@ -45,6 +50,11 @@ from actlab.stats.tests import Comparison, compare_to_baseline, holm, paired_t, 
 
 __all__ = [
     "Comparison",
+    "NetworkEffect",
+    "group_share_by_layer",
+    "heterogeneity",
+    "network_effect",
+    "network_trends",
     "Interval",
     "Summary",
     "bootstrap_interval",

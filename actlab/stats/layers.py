@@ -166,3 +166,103 @@ def multinomial_depth(
         "clusters": int(groups.max() + 1),
     }
     return pd.DataFrame(rows), joint
+
+
+# ---------------------------------------------------------------- the network as the unit
+# The neurons of one network share its training run, so they are not independent draws: the tests
+# above, which count neurons, describe the pooled choices but overstate the evidence. Below, each
+# network contributes one number (the fitted change of a group's share from its first to its last
+# hidden layer), and the test is over networks.
+
+
+def group_share_by_layer(
+    table: pd.DataFrame,
+    group: Any,
+    *,
+    network: str = "network",
+    layer: str = "layer",
+    choice: str = "choice",
+    count: str = "count",
+) -> pd.DataFrame:
+    """Per (network, layer): the share of neurons whose choice is in `group` (one row each, column `share`)."""
+    missing = [c for c in (network, layer, choice, count) if c not in table]
+    if missing:
+        raise ValueError(f"group_share_by_layer: the table lacks column(s) {missing}; it needs one row per "
+                         f"(network, layer, choice) with a count")  # fmt: skip
+    members = set(group)
+    frame = table.assign(_hit=table[choice].isin(members) * table[count])
+    per = frame.groupby([network, layer], sort=True).agg(hits=("_hit", "sum"), total=(count, "sum")).reset_index()
+    if (per.total <= 0).any():
+        raise ValueError("group_share_by_layer: a layer has no neurons counted; check the count column")
+    per["share"] = per.hits / per.total
+    return per
+
+
+def network_trends(
+    shares: pd.DataFrame, *, network: str = "network", layer: str = "layer", share: str = "share"
+) -> pd.DataFrame:
+    """Per network: the least-squares slope of `share` over layer index, and the fitted change
+    from the first to the last layer (slope x (layers - 1)), which puts networks of different depth
+    on one scale (share units). Networks with one layer have no trend and are left out."""
+    values = shares[share].to_numpy(dtype=float)
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"network_trends: {share} has NaN or inf values; every layer of every network needs a share")
+    rows = []
+    for key, block in shares.groupby(network, sort=False):
+        x = block[layer].to_numpy(dtype=float)
+        y = block[share].to_numpy(dtype=float)
+        if len(np.unique(x)) < 2:
+            continue
+        slope = float(np.polyfit(x, y, 1)[0])
+        rows.append({network: key, "n_layers": len(x), "slope": slope, "change": slope * (x.max() - x.min())})
+    return pd.DataFrame(rows, columns=[network, "n_layers", "slope", "change"])
+
+
+@dataclass(frozen=True)
+class NetworkEffect:
+    """A one-sample t-test over networks: mean, CI, p, and what n networks could have detected."""
+
+    estimate: float
+    low: float
+    high: float
+    pvalue: float
+    n: int
+    sd: float
+    mde: float  # at 80% power, two-sided `alpha`, in the unit of the values
+    tost_pvalue: float  # TOST against +-margin (NaN without a margin)
+    margin: float
+    confidence: float
+
+
+def network_effect(values: Any, *, alpha: float = 0.05, margin: float | None = None) -> NetworkEffect:
+    """One-sample t-test of the mean of per-network values against 0, its CI, MDE and (optional) TOST."""
+    from actlab.stats.power import mde_one_sample, tost_one_sample
+
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError(f"network_effect: need at least 2 networks (one value each), got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("network_effect: values contain NaN or inf; drop the networks that failed before testing")
+    result = stats.ttest_1samp(x, 0.0)
+    low, high = result.confidence_interval(1 - alpha)
+    sd = float(x.std(ddof=1))
+    mde = mde_one_sample(x, alpha=alpha).mde if sd > 0 else 0.0
+    tost = tost_one_sample(x, margin, alpha=alpha).pvalue if margin is not None else float("nan")
+    pvalue = float(result.pvalue) if sd > 0 else (0.0 if x.mean() != 0 else 1.0)
+    mean = float(x.mean())
+    if sd == 0:
+        low = high = mean
+    return NetworkEffect(mean, float(low), float(high), pvalue, int(x.size), sd, float(mde), float(tost),
+                         float("nan") if margin is None else float(margin), 1 - alpha)  # fmt: skip
+
+
+def heterogeneity(values: Any, groups: Any) -> float:
+    """p-value of a one-way ANOVA of per-network values across cells (e.g. dataset x architecture):
+    small means the cells disagree, so their networks must not be pooled into one test."""
+    frame = pd.DataFrame({"value": np.asarray(values, dtype=float), "group": np.asarray(groups)})
+    samples = [block.value.to_numpy() for _, block in frame.groupby("group") if len(block) >= 2]
+    if len(samples) < 2:
+        return float("nan")
+    if all(np.ptp(s) == 0 for s in samples):
+        return 0.0 if len({float(s[0]) for s in samples}) > 1 else 1.0
+    return float(stats.f_oneway(*samples).pvalue)

@@ -317,3 +317,13 @@ def identical_runs(results: StudyResults, a: str, b: str) -> tuple[int, int]:
         return 0, 0
     pair = wide[[a, b]].dropna()
     return int((pair[a] == pair[b]).sum()), len(pair)
+
+
+def seconds_matched(results: StudyResults, tolerance: float = 0.15) -> bool:
+    """True when, per architecture, every finished arm trained for the same seconds within `tolerance`
+    (relative): the check of a wall-clock-matched sweep, whose arms differ in steps by design."""
+    arms = ok_arms(results)
+    if arms.empty:
+        return False
+    spread = arms.groupby("architecture").seconds.agg(lambda s: s.max() / s.min() - 1 if s.min() > 0 else np.inf)
+    return bool((spread <= tolerance).all())

@@ -108,6 +108,10 @@ class RunConfig:
     mode: str = "corrected"  # corrected | reference (public-code noise, clamps, softmax before the loss)
     tau: float = 0.3
     lr: float = 1e-3
+    # Router learning rate as a multiple of `lr` (the public code: one optimiser, so 1). Adam is
+    # invariant to a gradient's scale, so logits parameterised as k * raw move k times as fast.
+    router_lr_scale: float = 1.0
+    phase1_only: bool = False  # the preference sweep: phase 1 for the whole `total`, no phase 2, no baselines
     batch_size: int = 128
     grad_clip: float | None = 1.0  # the public code clips the gradient norm at 1.0
     n_train: int = 0  # stratified training subsample; 0 = the whole training split
@@ -137,13 +141,16 @@ class RunConfig:
             raise ValueError(f"tau must be > 0, got {self.tau!r}")
         if not self.lr > 0:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
+        if not isinstance(self.router_lr_scale, int | float) or not self.router_lr_scale > 0:
+            raise ValueError(f"router_lr_scale must be a number > 0 (1: the weights' lr), got {self.router_lr_scale!r}")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size!r}")
         for name in ("n_train", "n_val", "n_test", "seed", "data_seed"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         scale_widths(self.architecture, self.width_scale)
-        self.phase_budgets()  # both phases must get something
+        if not self.phase1_only:
+            self.phase_budgets()  # both phases must get something
 
     @property
     def widths(self) -> tuple[int, ...]:
@@ -152,7 +159,7 @@ class RunConfig:
 
     @property
     def needs_phase1(self) -> bool:
-        return any(s in PHASE2_STRATEGIES for s in self.strategies)
+        return self.phase1_only or any(s in PHASE2_STRATEGIES for s in self.strategies)
 
     @property
     def fixed(self) -> list[str]:
@@ -175,10 +182,16 @@ class RunConfig:
 
     def budget_text(self) -> str:
         """One line for tables: the budget, the split and the training set."""
+        if self.phase1_only:
+            return (
+                f"phase 1 only: {self.total:g} {self.budget_kind}, lr {self.lr:g} (routers {self.router_lr_scale:g}x), "
+                f"batch {self.batch_size}, tau {self.tau:g}, mode {self.mode}"
+            )
         first, second = self.phase_budgets()
         return (
             f"{self.total:g} {self.budget_kind} per strategy (SmartMixed: {first:g} phase 1 + {second:g} phase 2), "
-            f"lr {self.lr:g}, batch {self.batch_size}, tau {self.tau:g}, mode {self.mode}"
+            f"lr {self.lr:g} (routers {self.router_lr_scale:g}x), batch {self.batch_size}, tau {self.tau:g}, "
+            f"mode {self.mode}"
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -107,3 +107,28 @@ def phases(table: pd.DataFrame):  # noqa: ANN201
     axes[0][0].set_ylabel("test accuracy (%)")
     fig.tight_layout()
     return fig
+
+
+def stacked_layers(shares: pd.DataFrame):  # noqa: ANN201
+    """Per (dataset, architecture): stacked mean share of each choice per layer (committed networks),
+    with the 95% t interval over networks drawn as a bar at the top of each segment (seed level)."""
+    cells = list(dict.fromkeys(zip(shares.dataset, shares.architecture, strict=True)))
+    fig, axes = plt.subplots(1, len(cells), figsize=(3.6 * len(cells), 3.2), sharey=True, squeeze=False)
+    for ax, (dataset, architecture) in zip(axes[0], cells, strict=True):
+        block = shares[(shares.dataset == dataset) & (shares.architecture == architecture)]
+        layers = sorted(block.layer.unique())
+        bottom = np.zeros(len(layers))
+        for offset, choice in enumerate(c for c in SMARTMIXED_POOL if c in set(block.choice)):
+            rows = block[block.choice == choice].set_index("layer").reindex(layers)
+            ax.bar(layers, rows.share, bottom=bottom, color=COLORS[choice], label=choice, width=0.8)
+            top = bottom + rows.share.to_numpy()
+            error = np.vstack([rows.share - rows.low, rows.high - rows.share]).clip(min=0)
+            ax.errorbar(np.asarray(layers) - 0.3 + 0.1 * offset, top, yerr=error, fmt="none", ecolor="black", lw=0.7)
+            bottom = top
+        ax.set_title(f"{dataset}\n{architecture} (n = {int(block.n.max())})", fontsize=8)
+        ax.set_xlabel("hidden layer")
+        ax.set_xticks(layers)
+    axes[0][0].set_ylabel("share of neurons")
+    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    return fig

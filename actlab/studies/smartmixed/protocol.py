@@ -17,6 +17,7 @@ import itertools
 
 import torch
 from torch import nn
+from torch.nn.utils import parametrize
 
 from actlab.models import build_mlp
 from actlab.routing import SmartMixed, SmartMixedConfig, freeze_mlp, group_mlp
@@ -63,9 +64,29 @@ def build_network(config: RunConfig, in_features: int, n_classes: int, activatio
     else:
         choice = activation
     model = build_mlp(in_features, list(config.widths), n_classes, choice)
+    if activation == "smartmixed" and config.router_lr_scale != 1:
+        for module in model:
+            if isinstance(module, SmartMixed):
+                parametrize.register_parametrization(module, "logits", Scaled(config.router_lr_scale))
     if config.mode == "reference":
         model.append(nn.Softmax(dim=-1))
     return model
+
+
+class Scaled(nn.Module):
+    """logits = k * raw: under Adam (step size independent of the gradient's scale) the router
+    logits then move k times as fast as with `lr` alone, i.e. a router learning rate of k * lr,
+    while every other parameter keeps `lr`. The initial logits are unchanged (`right_inverse`)."""
+
+    def __init__(self, k: float) -> None:
+        super().__init__()
+        self.k = float(k)
+
+    def forward(self, raw: torch.Tensor) -> torch.Tensor:
+        return raw * self.k
+
+    def right_inverse(self, logits: torch.Tensor) -> torch.Tensor:
+        return logits / self.k
 
 
 def phase_budgets(config: RunConfig) -> tuple[Budget, Budget, Budget]:

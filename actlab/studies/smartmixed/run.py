@@ -33,9 +33,11 @@ from actlab.studies.smartmixed.assignments import (
 )
 from actlab.studies.smartmixed.config import CONTROLS, FIXED_PREFIX, RunConfig, architecture_name
 from actlab.studies.smartmixed.data import StudyData, load
-from actlab.train import TrainResult, evaluate, train
+from actlab.train import Budget, TrainResult, evaluate, train
 
 FREEZE_PROBE = 512  # test examples on which the frozen network is compared with the argmax network
+COMMITMENT_KEYS = ("commitment_by_layer", "commitment_min", "committed")  # copied to the top of results.json
+COMMITTED = 0.5  # a layer whose mean largest routing probability is below this has not chosen (uniform: 1/6)
 
 
 @dataclass
@@ -74,7 +76,8 @@ class RunRecord:
 
     def to_record(self) -> dict[str, Any]:
         flat = {f"{arm.arm}.test_accuracy": arm.test_accuracy for arm in self.arms if arm.status == "ok"}
-        status = "diverged" if any(arm.status != "ok" for arm in self.arms) else "ok"
+        failed = any(arm.status != "ok" for arm in self.arms) or self.phase1.get("status", "ok") != "ok"
+        status = "diverged" if failed else "ok"
         return {
             "status": status,
             "arms": [asdict(arm) for arm in self.arms],
@@ -83,6 +86,7 @@ class RunRecord:
             "config": self.config,
             "wall_seconds": self.wall_seconds,
             "n_arms": len(self.arms),
+            **{key: self.phase1[key] for key in COMMITMENT_KEYS if key in self.phase1},
             **flat,
         }
 
@@ -101,6 +105,20 @@ class RunRecord:
         table["mean_max_prob"] = self.phase1["mean_max_prob"]
         table.index.name = "layer"
         return table
+
+
+def commitment_by_layer(probabilities: list[torch.Tensor]) -> list[float]:
+    """Per layer: the mean over neurons of the largest routing probability ((width, K) tensors).
+
+    1/K when the routers never left uniform, 1 when every neuron put all its weight on one choice;
+    a run whose minimum over layers is below `COMMITTED` has not committed and is not tested.
+    """
+    values = []
+    for index, probs in enumerate(probabilities):
+        if probs.dim() != 2 or probs.shape[0] < 1:
+            raise ValueError(f"layer {index}: routing probabilities must be (width, K), got {tuple(probs.shape)}")
+        values.append(float(probs.max(dim=-1).values.mean()))
+    return values
 
 
 def arm_name(strategy: str, init: str) -> str:
@@ -140,7 +158,11 @@ def _finished(arm: Arm, results: list[TrainResult], model: nn.Module, data: Stud
 
 def run_phase1(config: RunConfig, data: StudyData) -> tuple[nn.Sequential | None, TrainResult, dict[str, Any]]:
     """Train the routed network for the phase-1 budget; return it at its best-validation-loss checkpoint."""
-    budget1, _, _ = protocol.phase_budgets(config)
+    if config.phase1_only:  # the whole budget is phase 1
+        amount = float(config.total) if config.budget_kind == "seconds" else int(config.total)
+        budget1 = Budget(config.budget_kind, amount)
+    else:
+        budget1 = protocol.phase_budgets(config)[0]
     model = protocol.build_network(config, data.in_features, data.n_classes, "smartmixed")
     curve: list[float] = []
     result = _fit(model, data, config, budget1, curve)
@@ -165,8 +187,11 @@ def run_phase1(config: RunConfig, data: StudyData) -> tuple[nn.Sequential | None
         counts=layer_counts(learned),
         widths=[len(choices) for _, choices in sorted(learned.items())],
         # how decided each layer's routers are: mean over units of the largest softmax(logits) entry
-        mean_max_prob=[float(r.routing_probs().max(dim=-1).values.mean()) for r in routers],
+        mean_max_prob=commitment_by_layer([r.routing_probs() for r in routers]),
     )
+    summary["commitment_by_layer"] = summary["mean_max_prob"]
+    summary["commitment_min"] = min(summary["mean_max_prob"])
+    summary["committed"] = summary["commitment_min"] >= COMMITTED
     return model, result, summary
 
 
@@ -232,7 +257,7 @@ def _run(config: RunConfig, data: StudyData | None) -> RunRecord:
     phase1_summary: dict[str, Any] = {}
     if config.needs_phase1:
         phase1, phase1_result, phase1_summary = run_phase1(config, data)
-        for init in config.phase2_inits:
+        for init in () if config.phase1_only else config.phase2_inits:
             for strategy in ("smartmixed", *CONTROLS):
                 if strategy not in config.strategies:
                     continue
@@ -240,7 +265,7 @@ def _run(config: RunConfig, data: StudyData | None) -> RunRecord:
                     arms.append(_diverged_phase2(strategy, init, phase1_result))
                 else:
                     arms.append(run_phase2_arm(config, data, phase1, phase1_result, strategy, init))
-    for activation in config.fixed:
+    for activation in () if config.phase1_only else config.fixed:
         arms.append(run_fixed_arm(config, data, activation))
     info = {
         **data.info,
