@@ -243,16 +243,14 @@ def paired_tests(
 def _paired_row(pair: pd.DataFrame, a: str, b: str) -> dict[str, Any]:
     t = stats.paired_t(pair[a], pair[b])
     w = stats.wilcoxon(pair[a], pair[b])
-    diff = (pair[a] - pair[b]).to_numpy()
-    sd = float(np.std(diff, ddof=1))
     return {"n": t.n, "difference": t.estimate, "ci_low": t.low, "ci_high": t.high, "p_t": t.pvalue,
-            "p_wilcoxon": w.pvalue, "hedges_g": _g(pair[a], pair[b]),
-            "d_z": float(np.mean(diff) / sd) if sd > 0 else math.nan}  # fmt: skip
+            "p_wilcoxon": w.pvalue, "d_z": _dz(pair[a], pair[b])}  # fmt: skip
 
 
-def _g(a: pd.Series, b: pd.Series) -> float:
+def _dz(a: pd.Series, b: pd.Series) -> float:
+    """The paired effect beside the paired tests (Hedges' g's pooled SD would ignore the pairing)."""
     try:
-        return stats.hedges_g(a, b)
+        return stats.cohens_dz(a, b)
     except ValueError:
         return math.nan
 
