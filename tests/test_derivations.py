@@ -152,3 +152,17 @@ def test_actlab_convention_is_measured_on_the_module_formula_with_slope_beta_at_
     slopes = zoom[(zoom.quantity == "f'(x)") & zoom.clamp.str.contains("actlab")]
     assert slopes.loc[slopes.x == 0.0, "value"].item() == 0.5  # no tie-split gradient at x = 0
     assert eps_clamp.numeric_effect(actlab, x_left=0.0)["f'(0-)"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("positive", "negative", "message"),
+    [
+        ("exp(x)", "log(x)", "complex or undefined"),  # log of a negative number on x <= 0
+        ("log(x)", "exp(x)", "singular at 0"),  # log(x) -> -oo as x -> 0+
+        ("1/x", "exp(x)", "singular at 0"),
+        ("sqrt(x)", "sqrt(x)", "complex or undefined"),
+    ],
+)
+def test_domain_problems_are_one_clear_error(positive, negative, message):
+    with pytest.raises(ValueError, match=message):
+        derivations.custom(positive, negative)
