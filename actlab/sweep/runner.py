@@ -40,6 +40,7 @@ from actlab.sweep.worker import (  # noqa: F401 - PARAMS_FILE and STATUS_FILE ar
     execute_run,
     now_utc,
     read_status,
+    record_token,
 )
 
 SWEEP_FILE = "sweep.json"
@@ -205,6 +206,7 @@ def run_sweep(
                 timeout=spec.timeout,
                 pin_threads=executor.shares_cores,
                 producer=producer,
+                seen=record_token(outcome.statuses.get(run_id)),
             )
             for run_id in outcome.to_run
         ]

@@ -52,6 +52,7 @@ class RunTask:
     timeout: float | None = None
     pin_threads: bool = False
     producer: dict[str, Any] | None = None  # what produces the run: notebook code hash, actlab version (runner)
+    seen: str | None = None  # the run's record as the runner saw it when it planned (`record_token`), or None
 
 
 def read_status(folder: Path) -> dict[str, Any] | None:
@@ -93,12 +94,25 @@ def execute_run(task: RunTask) -> dict[str, Any]:
     """
     from actlab.sweep.locks import run_lock
 
-    with run_lock(Path(task.folder)) as waited:
-        if waited:
-            done = read_status(Path(task.folder))
-            if done is not None and done.get("status") in FINAL_STATUSES and done.get("producer") == task.producer:
-                return {**done, "executed_by_another_sweep": True}
+    with run_lock(Path(task.folder)):
+        # Another sweep may have finished this run between our planning and our lock (with or without us waiting
+        # for its lock): a finished, current record that is not the one we planned from is that sweep's result.
+        done = read_status(Path(task.folder))
+        if (
+            done is not None
+            and done.get("status") in FINAL_STATUSES
+            and done.get("producer") == task.producer
+            and record_token(done) != task.seen
+        ):
+            return {**done, "executed_by_another_sweep": True}
         return _execute_locked(task)
+
+
+def record_token(status: dict[str, Any] | None) -> str | None:
+    """Which execution a status record describes (host, pid, start and end), to tell a new record from a seen one."""
+    if status is None:
+        return None
+    return "|".join(str(status.get(key)) for key in ("host", "pid", "started_utc", "finished_utc"))
 
 
 def _execute_locked(task: RunTask) -> dict[str, Any]:
