@@ -86,3 +86,16 @@ def test_mde_proportion_matches_the_arcsine_power_formula():
     power = stats.norm.sf(z - h * np.sqrt(n)) + stats.norm.cdf(-z - h * np.sqrt(n))
     assert power == pytest.approx(0.8, abs=1e-4)  # statsmodels solves to its root-finder tolerance
     assert mde_proportion(400, p0) < drop  # more runs, smaller detectable drop
+
+
+def test_tost_from_a_t_interval_equals_tost_on_the_values():
+    from actlab.stats import t_interval
+    from actlab.stats.power import tost_from_t_interval
+
+    rng = np.random.default_rng(9)
+    a = rng.normal(size=8)
+    b = a + rng.normal(0.01, 0.05, size=8)
+    interval = t_interval(a - b)
+    from_interval = tost_from_t_interval(interval.low, interval.high, 8, margin=0.08)
+    direct = tost_paired(a, b, margin=0.08)
+    assert from_interval.pvalue == pytest.approx(direct.pvalue) and from_interval.equivalent == direct.equivalent

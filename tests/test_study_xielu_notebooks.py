@@ -72,13 +72,16 @@ def test_report_records_both_claims_with_verdicts_its_rule_computed(site):
         expected = analysis.claim_inputs(paired, budget)
         assert claim["verdict"] in VERDICTS and claim["estimate"] == expected["estimate"]
         assert claim["ci"] == expected["ci"] and claim["what_was_run"]["n"] == 2
-        assert "def rule(" in claim["rule"] and claim["units"] == "bits/byte"
+        assert "def rule_lower_loss(" in claim["rule"] and claim["units"] == "bits/byte"
+        assert claim["equivalence_margin"] > 0 and claim["mde"] > 0
         inputs = claim["inputs"]
         tests = [(inputs["diff_relu2"], inputs["p_holm_relu2"]), (inputs["diff_swiglu"], inputs["p_holm_swiglu"])]
         if any(d > 0 and p < 0.05 for d, p in tests):
             assert claim["verdict"] == "not supported"
         elif all(d < 0 and p < 0.05 for d, p in tests):
             assert claim["verdict"] == "supported"
+        elif inputs["tost_p_relu2"] < 0.05 and inputs["tost_p_swiglu"] < 0.05:
+            assert claim["verdict"] == "equivalent"
         else:
             assert claim["verdict"] == "inconclusive"
     assert "10.21" in read_json(site["claims"] / "xielu-lm-token-matched.json")["paper"]

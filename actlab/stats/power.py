@@ -156,3 +156,27 @@ def mde_proportion(n: int, p0: float, *, alpha: float = DEFAULT_ALPHA, power: fl
     angle = 2 * math.asin(math.sqrt(p0)) - h
     p1 = math.sin(angle / 2) ** 2 if angle > 0 else 0.0
     return float(p0 - p1)
+
+
+def tost_from_t_interval(
+    low: float, high: float, n: int, margin: float, *, confidence: float = 0.95, alpha: float = DEFAULT_ALPHA
+) -> Equivalence:
+    """TOST of a mean (or paired mean difference) within +-margin, from its t interval and n (as a table keeps it).
+
+    The two one-sided t-tests of `tost_paired`, with the mean at the interval's centre and the standard error
+    recovered from its half width."""
+    from scipy import stats
+
+    if not (margin > 0 and math.isfinite(margin)):
+        raise ValueError(f"tost_from_t_interval: the margin must be a positive finite number, got {margin!r}")
+    if n < 2 or not (math.isfinite(low) and math.isfinite(high)) or high < low:
+        raise ValueError(f"tost_from_t_interval: need n >= 2 and a finite interval, got n={n}, [{low}, {high}]")
+    mean = (low + high) / 2
+    se = (high - low) / 2 / stats.t.ppf((1 + confidence) / 2, n - 1)
+    if se == 0:
+        p = 0.0 if abs(mean) < margin else 1.0
+    else:
+        p_lower = stats.t.sf((mean + margin) / se, n - 1)
+        p_upper = stats.t.cdf((mean - margin) / se, n - 1)
+        p = float(max(p_lower, p_upper))
+    return Equivalence(float(margin), p, p < alpha, float(mean), "paired")
