@@ -89,8 +89,7 @@ class Equivalence:
 
 def tost_paired(a: Any, b: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) -> Equivalence:
     """Is the paired difference a - b within +-margin? statsmodels' `ttost_paired`."""
-    if not (margin > 0 and math.isfinite(margin)):
-        raise ValueError(f"tost_paired: the equivalence margin must be a positive finite number, got {margin!r}")
+    _check_margin("tost_paired", margin)
     x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
     if x.size != y.size:
         raise ValueError(f"tost_paired: a has {x.size} values, b has {y.size}; pair them by seed first")
@@ -111,8 +110,7 @@ def tost_one_sample(values: Any, margin: float, *, alpha: float = DEFAULT_ALPHA)
 
 def tost_independent(a: Any, b: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) -> Equivalence:
     """Is the difference of means a - b within +-margin, for independent groups? statsmodels' `ttost_ind`."""
-    if not (margin > 0 and math.isfinite(margin)):
-        raise ValueError(f"tost_independent: the equivalence margin must be a positive finite number, got {margin!r}")
+    _check_margin("tost_independent", margin)
     x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
     p = float(ttost_ind(x, y, -margin, margin)[0])
     return Equivalence(float(margin), p, p < alpha, float(np.mean(x) - np.mean(y)), "independent")
@@ -132,11 +130,7 @@ def mde_from_t_interval(
     Why: study tables keep each mean difference's t interval and n, not the per-seed values; the interval's half
     width is t_{(1+c)/2, n-1} sd / sqrt(n), which gives back sd, and the MDE is d_80% sd.
     """
-    from scipy import stats
-
-    if n < 2 or not (math.isfinite(low) and math.isfinite(high)) or high < low:
-        raise ValueError(f"mde_from_t_interval: need n >= 2 and a finite interval, got n={n}, [{low}, {high}]")
-    sd = (high - low) / 2 * math.sqrt(n) / stats.t.ppf((1 + confidence) / 2, n - 1)
+    sd = _standard_error("mde_from_t_interval", low, high, n, confidence) * math.sqrt(n)
     d = _standardised_mde(TTestPower(), alpha, power, nobs=n, alternative="two-sided")
     return float(d * sd)
 
@@ -167,12 +161,9 @@ def tost_from_t_interval(
     recovered from its half width."""
     from scipy import stats
 
-    if not (margin > 0 and math.isfinite(margin)):
-        raise ValueError(f"tost_from_t_interval: the margin must be a positive finite number, got {margin!r}")
-    if n < 2 or not (math.isfinite(low) and math.isfinite(high)) or high < low:
-        raise ValueError(f"tost_from_t_interval: need n >= 2 and a finite interval, got n={n}, [{low}, {high}]")
+    _check_margin("tost_from_t_interval", margin)
+    se = _standard_error("tost_from_t_interval", low, high, n, confidence)
     mean = (low + high) / 2
-    se = (high - low) / 2 / stats.t.ppf((1 + confidence) / 2, n - 1)
     if se == 0:
         p = 0.0 if abs(mean) < margin else 1.0
     else:
@@ -180,3 +171,17 @@ def tost_from_t_interval(
         p_upper = stats.t.cdf((mean - margin) / se, n - 1)
         p = float(max(p_lower, p_upper))
     return Equivalence(float(margin), p, p < alpha, float(mean), "paired")
+
+
+def _check_margin(name: str, margin: float) -> None:
+    if not (margin > 0 and math.isfinite(margin)):
+        raise ValueError(f"{name}: the equivalence margin must be a positive finite number, got {margin!r}")
+
+
+def _standard_error(name: str, low: float, high: float, n: int, confidence: float) -> float:
+    """The standard error behind a t interval of a mean: its half width over t_{(1+c)/2, n-1}."""
+    from scipy import stats
+
+    if n < 2 or not (math.isfinite(low) and math.isfinite(high)) or high < low:
+        raise ValueError(f"{name}: need n >= 2 and a finite interval, got n={n}, [{low}, {high}]")
+    return (high - low) / 2 / float(stats.t.ppf((1 + confidence) / 2, n - 1))

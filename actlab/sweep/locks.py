@@ -66,8 +66,8 @@ def owner_alive(owner: dict[str, Any] | None, stale_after: float = STALE_AFTER_S
 
 
 @contextlib.contextmanager
-def run_lock(folder: Path, poll_seconds: float = 0.5) -> Iterator[bool]:
-    """Hold the run's lock for the block; yields True if another owner held it first (so the caller re-reads).
+def run_lock(folder: Path, poll_seconds: float = 0.5) -> Iterator[None]:
+    """Hold the run's lock for the block; the caller re-reads the run's record inside it.
 
     Waits while another live owner holds it. A dead owner's record is taken over with a message on stderr.
     """
@@ -96,7 +96,7 @@ def run_lock(folder: Path, poll_seconds: float = 0.5) -> Iterator[bool]:
         beat = threading.Thread(target=_heartbeat, args=(folder, owner, stop), daemon=True)
         beat.start()
         try:
-            yield waited
+            yield
         finally:
             stop.set()
             beat.join(timeout=2 * HEARTBEAT_SECONDS)
