@@ -131,6 +131,9 @@ def record_claim(
     mde: float | None = None,
     equivalence_margin: float | None = None,
     specifications: Mapping[str, Any] | None = None,
+    title: str = "",
+    threshold: float | None = None,
+    paper_value: float | None = None,
 ) -> dict[str, Any]:
     """Record one tested claim; its verdict is whatever `rule` returns, never typed by hand.
 
@@ -144,6 +147,10 @@ def record_claim(
     `equivalence_margin` is the +-m of a TOST; "equivalent" needs it. `specifications` says how the verdict
     depends on the choices a paper leaves open: `{"stable": x, "total": y, "depends_on": "lr" or None}`, i.e.
     the verdict holds in x of y specifications.
+
+    For the index's forest plot: `title` is the claim's short name (the statement stays the full text);
+    `threshold` is the decision threshold the rule compares the estimate with, and `paper_value` the paper's
+    own figure, both on the estimate's scale (leave them None where the claim has none).
     """
     if not CLAIM_ID.match(claim_id):
         raise ValueError(f"record_claim: claim_id {claim_id!r} must be letters, digits, '_', '.', '-' (a file name)")
@@ -168,8 +175,14 @@ def record_claim(
     if verdict == "equivalent" and equivalence_margin is None:
         raise ValueError(f"record_claim {claim_id}: an 'equivalent' verdict needs equivalence_margin= (TOST's margin)")
     specs = _specifications(claim_id, specifications)
+    threshold = None if threshold is None else float(threshold)
+    paper_value = None if paper_value is None else float(paper_value)
+    _require_finite(
+        claim_id, **{k: v for k, v in (("threshold", threshold), ("paper_value", paper_value)) if v is not None}
+    )
     claim = {
         "claim_id": claim_id,
+        "title": title or claim_id,
         "statement": statement,
         "source": source,
         "what_was_run": {"n": n, "budget": budget},
@@ -182,10 +195,12 @@ def record_claim(
         "mde_text": None if mde is None else f"{mde:.{digits}g}{f' {units}' if units else ''}",
         "equivalence_margin": equivalence_margin,
         "specifications": specs,
-        "inputs": json.loads(json.dumps(inputs, default=_json_default)),
+        "inputs": _finite_or_null(json.loads(json.dumps(inputs, default=_json_default))),
         "rule": rule_text,
         "verdict": verdict,
         "paper": paper,
+        "threshold": threshold,
+        "paper_value": paper_value,
         "evidence": evidence if evidence is not None else os.environ.get("ACTLAB_EVIDENCE", ""),
         "study": os.environ.get("ACTLAB_STUDY", ""),
     }
@@ -194,6 +209,21 @@ def record_claim(
     claim["provenance"] = provenance.collect()
     atomic_write_json(claims_folder(claims_dir) / f"{claim_id}.json", claim)
     return claim
+
+
+def _finite_or_null(value: Any) -> Any:
+    """`value` with every NaN or infinity replaced by None (JSON null).
+
+    Why: a rule input may be "not computed" (a TOST without a margin); JSON has no NaN, and the index refuses
+    a claim file that holds one, so it would hide the whole claim instead of one missing input.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite_or_null(item) for item in value]
+    return value
 
 
 def _require_finite(claim_id: str, **values: float) -> None:

@@ -220,6 +220,9 @@ def write_index(pages: Iterable[Page], claims: list[dict[str, Any]], config: Sit
 
     The profile shown is that of the study pages listed (which may come from different builds), else the config's.
     """
+    from actlab.figure_style import VERDICT_COLORS
+    from actlab.site import forest, summary
+
     pages = list(pages)
     profiles = sorted({page.profile for page in pages if page.profile})
     html = (
@@ -228,6 +231,10 @@ def write_index(pages: Iterable[Page], claims: list[dict[str, Any]], config: Sit
         .render(
             pages=pages,
             claims=claims,
+            summary=summary.summarise(claims),
+            forest_uri=forest.svg_data_uri(claims),
+            forest_alt=forest.alt_text(claims),
+            verdict_colors=VERDICT_COLORS,
             provenance=provenance.collect(),
             built=_built(),
             profile=", ".join(profiles) or config.profile,

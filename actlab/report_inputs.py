@@ -90,10 +90,10 @@ def check_claim(claim: Any) -> dict[str, Any]:
         raise ClaimFileError(f"claim_id {claim['claim_id']!r} must be letters, digits, '_', '.', '-'")
     for key in ("statement", "source"):
         _text(claim, key)
-    for key in ("estimate_text", "mde_text", "rule", "paper", "evidence", "units", "study"):
+    for key in ("estimate_text", "mde_text", "rule", "paper", "evidence", "units", "study", "title"):
         _text(claim, key, optional=True)
     _number(claim, "estimate")
-    for key in ("mde", "equivalence_margin", "confidence"):
+    for key in ("mde", "equivalence_margin", "confidence", "threshold", "paper_value"):
         _number(claim, key, optional=True)
     ci = claim["ci"]
     if not (isinstance(ci, list) and len(ci) == 2 and all(_is_number(bound) for bound in ci)):

@@ -172,3 +172,66 @@ def test_record_claim_writes_what_the_index_accepts(tmp_path):
         specifications={"stable": 1, "total": 2, "depends_on": None},
     )  # fmt: skip
     assert "error" not in load_claim(tmp_path / "written.json")
+
+
+def test_record_claim_stores_a_nan_input_as_null_so_the_index_still_shows_the_claim(tmp_path):
+    # A TOST p-value without a margin is NaN; it once made the SmartMixed layer-wise claim an unreadable row.
+    import actlab
+
+    actlab.record_claim(
+        "tostless", "s", source="p", n=5, budget="b", estimate=7.0, ci=(-1.0, 15.0), mde=3.0,
+        rule=lambda estimate, ci, tost_pvalue, nested: "inconclusive" if ci[0] < 0 < ci[1] else "supported",
+        inputs={"tost_pvalue": float("nan"), "nested": [1.0, float("inf")]}, claims_dir=tmp_path,
+    )  # fmt: skip
+    claim = load_claim(tmp_path / "tostless.json")
+    assert "error" not in claim
+    assert claim["inputs"] == {"tost_pvalue": None, "nested": [1.0, None]}
+    assert claim["verdict"] == "inconclusive"
+
+
+def test_index_opens_with_a_verdict_summary_and_a_forest_plot_with_alt_text(tmp_path):
+    claims = tmp_path / "runs" / "claims"
+    atomic_write_json(claims / "a-1.json", _claim("a-1", verdict="supported", title="short A", threshold=0.5))
+    atomic_write_json(claims / "a-2.json", _claim("a-2", verdict="not supported", paper_value=0.8))
+    atomic_write_json(claims / "b-1.json", _claim("b-1", verdict="depends on lr"))
+    index = _index(tmp_path)
+    summary = index.index('id="summary"')
+    forest = index.index('id="forest"')
+    table = index.index('<table id="claims"')
+    assert summary < forest < table
+    tally = re.sub(r"<[^>]+>|\s+", " ", index[summary:forest])
+    assert "3 claims:" in tally and "1 supported" in tally and "1 not supported" in tally
+    assert "1 depends on a choice" in tally
+    alt = re.search(r'<figure id="forest">\s*<img src="data:image/svg\+xml;base64,[^"]+" alt="([^"]+)"', index)
+    assert alt and "Forest plot of 3 claims" in alt.group(1) and "1 supported" in alt.group(1)
+    assert "<summary><strong>short A</strong></summary>" in index  # the short title, the statement expandable
+    assert "<th></th>" not in index
+
+
+def test_verdict_summary_counts_per_study_and_unreadable_files():
+    from actlab.site.summary import summarise
+
+    claims = [
+        {"claim_id": "x-1", "verdict": "supported", "study": "x"},
+        {"claim_id": "x-2", "verdict": "depends on batch size", "study": "x"},
+        {"claim_id": "y-1", "verdict": "supported"},  # no study field: the id's prefix
+        {"claim_id": "bad", "file": "bad.json", "error": "JSONDecodeError"},
+    ]
+    summary = summarise(claims)
+    assert summary.total == {"supported": 2, "depends on a choice": 1}
+    assert summary.by_study == {"x": {"supported": 1, "depends on a choice": 1}, "y": {"supported": 1}}
+    assert summary.unreadable == 1 and summary.n_claims == 3
+    assert summary.columns() == ["supported", "depends on a choice"]
+
+
+def test_forest_rows_span_their_ci_threshold_and_paper_value():
+    from actlab.site import forest
+
+    claim = {"claim_id": "c", "estimate": 1.0, "ci": [0.5, 1.5], "verdict": "supported", "threshold": 0.0,
+             "paper_value": 3.0}  # fmt: skip
+    low, high = forest.x_range(claim)
+    assert low < 0.0 and high > 3.0  # every marker is inside the row
+    assert forest.plottable([claim, {"claim_id": "e", "error": "x"}, {**claim, "ci": [float("nan"), 1]}]) == [claim]
+    fig = forest.draw([claim, {**claim, "claim_id": "d", "verdict": "inconclusive"}])
+    assert len(fig.axes) == 2
+    assert forest.draw([]) is None

@@ -1,0 +1,166 @@
+"""One look for every figure actlab draws: a seaborn theme, a colour-blind-safe palette, one colour per
+activation on every page, sharp images, and alt text that says what a figure shows.
+
+Why one module: a reader compares pages side by side, so ReLU must be the same colour on the Flex-Act,
+SmartMixed, xIELU and comparison pages, and a figure a screen reader cannot describe is lost to some readers.
+Study plot modules take colours from `activation_color`; report notebooks call `use()` once, after which a
+matplotlib figure shown in the notebook is embedded as a 2x PNG inside an `<img>` with alt text (the nbconvert
+HTML template has no way to set one). `describe(fig, text)` sets a figure's alt text; without it, the text is
+built from the figure's titles and axis labels.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import zlib
+from typing import Any
+
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure
+
+# Okabe & Ito (2008), the colour-blind-safe qualitative palette; seaborn's "colorblind" is a close cousin.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+# Further distinct colours (seaborn "colorblind" entries not in Okabe-Ito) for the activations beyond eight.
+EXTRA = ("#949494", "#CA9161", "#FBAFE4", "#029E73", "#ECE133", "#8C564B")
+
+# Canonical activation names (actlab.activations registry) and the strategy arms of the studies -> colour.
+# ReLU-like activations share warm/blue hues that stay apart in deuteranopia; every name has exactly one colour.
+ACTIVATION_COLORS: dict[str, str] = {
+    "relu": OKABE_ITO[0],
+    "sigmoid": OKABE_ITO[1],
+    "tanh": OKABE_ITO[2],
+    "leaky_relu": OKABE_ITO[5],
+    "identity": EXTRA[0],
+    "elu": OKABE_ITO[3],
+    "selu": OKABE_ITO[4],
+    "gelu": OKABE_ITO[6],
+    "xielu": OKABE_ITO[3],
+    "xiprelu": OKABE_ITO[4],
+    "relu2": OKABE_ITO[1],
+    "swiglu": OKABE_ITO[2],
+    "silu": EXTRA[1],
+    "flexact": OKABE_ITO[7],
+    "smartmixed": OKABE_ITO[7],
+    "random": EXTRA[0],
+    "reversed": EXTRA[1],
+}
+ALIASES = {"leakyrelu": "leaky_relu", "leaky relu": "leaky_relu", "relu^2": "relu2", "relu²": "relu2", "swish": "silu"}
+FALLBACK = (*EXTRA[2:], *OKABE_ITO)
+
+# Verdict colours: dark enough for text on white (WCAG AA), and the verdict is always written beside its colour.
+VERDICT_COLORS = {
+    "supported": "#176e2c",
+    "not supported": "#a4161a",
+    "inconclusive": "#8a6d00",
+    "equivalent": "#1f4e99",
+    "not run": "#555555",
+    "depends": "#6b3fa0",
+}
+IMAGE_DPI = 200  # figures are drawn at 2x their shown size, so they stay sharp on high-density screens
+SHOWN_DPI = 100
+ALT_KEY = "actlab_alt"
+
+
+def canonical(name: str) -> str:
+    """The registry spelling of an activation label as studies print it ("LeakyReLU" -> "leaky_relu")."""
+    key = str(name).strip().lower()
+    key = ALIASES.get(key, key)
+    return ALIASES.get(key.replace("-", "_"), key.replace("-", "_"))
+
+
+def activation_color(name: str) -> str:
+    """The one colour of an activation (or strategy arm) on every page; unknown names get a stable colour."""
+    key = canonical(name)
+    if key in ACTIVATION_COLORS:
+        return ACTIVATION_COLORS[key]
+    for prefix, color in ACTIVATION_COLORS.items():  # "smartmixed_corrected", "flexact_alpha0.3", "relu (fixed)"
+        if key.startswith(prefix + "_") or key.startswith(prefix + " "):
+            return color
+    return FALLBACK[zlib.crc32(key.encode()) % len(FALLBACK)]
+
+
+def verdict_color(verdict: str) -> str:
+    """The colour of a verdict in the index's summary and forest plot."""
+    return VERDICT_COLORS["depends"] if verdict.startswith("depends on") else VERDICT_COLORS.get(verdict, "#949494")
+
+
+def describe(fig: Figure, text: str) -> Figure:
+    """Set the alt text of `fig` (what it shows, in a sentence) and return it."""
+    setattr(fig, ALT_KEY, " ".join(str(text).split()))
+    return fig
+
+
+def alt_text(fig: Figure) -> str:
+    """`fig`'s alt text: the one `describe` set, else a description from its titles and axis labels."""
+    given = getattr(fig, ALT_KEY, None)
+    if given:
+        return given
+    parts = []
+    suptitle = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
+    if suptitle:
+        parts.append(suptitle)
+    for ax in fig.get_axes():
+        if not ax.get_visible() or not (ax.get_title() or ax.get_xlabel() or ax.get_ylabel()):
+            continue  # colour bars and empty panels say nothing
+        axes = [f"{which} {label}" for which, label in (("x:", ax.get_xlabel()), ("y:", ax.get_ylabel())) if label]
+        title = ax.get_title() or "panel"
+        parts.append(f"{title} ({', '.join(axes)})" if axes else title)
+    body = "; ".join(parts) if parts else "an untitled figure"
+    return f"Figure: {body}."
+
+
+def figure_html(fig: Figure) -> str:
+    """`fig` as an `<img>` (PNG at 2x, shown at 1x) with its alt text, for the notebook's HTML output."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=IMAGE_DPI, bbox_inches="tight")
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    from PIL import Image  # matplotlib depends on pillow
+
+    width = Image.open(io.BytesIO(buffer.getvalue())).size[0] * SHOWN_DPI // IMAGE_DPI
+    alt = html.escape(alt_text(fig), quote=True)
+    return f'<img src="data:image/png;base64,{data}" width="{width}" style="max-width:100%;height:auto" alt="{alt}">'
+
+
+def theme() -> None:
+    """The seaborn theme and palette, for scripts that draw without a notebook."""
+    import seaborn as sns
+
+    sns.set_theme(context="notebook", style="whitegrid", palette=list(OKABE_ITO), font_scale=0.9)
+
+
+def use(shell: Any = None) -> None:
+    """Apply the theme and make the notebook show figures through `figure_html` (call once, at the top).
+
+    Why a display formatter: nbconvert's HTML template writes `<img>` without alt text and at 1x; an HTML
+    representation is rendered as is, so the figure reaches the page with both.
+    """
+    theme()
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    if shell is None:  # a plain script: the theme is all there is to set
+        return
+    import matplotlib.pyplot as plt
+
+    plt.close(plt.figure())  # resolves the inline backend now, which resets every printer for Figure first
+    _show_with_alt(shell)
+    # The inline backend resets every formatter for Figure when it configures itself (after the first cell
+    # that imports pyplot), so the HTML printer is set again before each cell runs.
+    if not getattr(shell, "_actlab_figure_hook", False):
+        shell.events.register("pre_run_cell", lambda *args: _show_with_alt(shell))
+        shell._actlab_figure_hook = True
+
+
+def _show_with_alt(shell: Any) -> None:
+    formatters = shell.display_formatter.formatters
+    formatters["text/html"].for_type(Figure, figure_html)
+    for mime in ("image/png", "image/svg+xml", "image/jpeg", "application/pdf"):
+        formatters[mime].type_printers.pop(Figure, None)
+
+
+def palette_of(names: list[str]) -> dict[str, str]:
+    """`{name: colour}` for seaborn's `palette=` argument, from `activation_color`."""
+    return {name: to_hex(activation_color(name)) for name in names}
