@@ -35,7 +35,7 @@ ACTIVATION_COLORS: dict[str, str] = {
     "identity": EXTRA[0],
     "elu": OKABE_ITO[3],
     "selu": OKABE_ITO[4],
-    "gelu": OKABE_ITO[6],
+    "gelu": EXTRA[5],
     "xielu": OKABE_ITO[3],
     "xiprelu": OKABE_ITO[4],
     "relu2": OKABE_ITO[1],

@@ -92,8 +92,25 @@ def execute(
     return output
 
 
+LEAD_TAG = "lead"  # cells shown first on the page, right after the title cell
+
+
+def lead_first(cells: list[Any]) -> list[Any]:
+    """`cells` with those tagged `lead` moved to just after the first markdown cell (the page's title).
+
+    Why: a notebook computes in order (data, analysis, then the claims that need all of it), but a reader
+    should see the claims and their verdicts first. The executed notebook keeps its order; only the page
+    shows the lead cells first.
+    """
+    lead = [cell for cell in cells if LEAD_TAG in cell.get("metadata", {}).get("tags", [])]
+    rest = [cell for cell in cells if LEAD_TAG not in cell.get("metadata", {}).get("tags", [])]
+    title = next((i for i, cell in enumerate(rest) if cell.get("cell_type") == "markdown"), -1)
+    return rest[: title + 1] + lead + rest[title + 1 :]
+
+
 def to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[str], show_code: bool = False) -> Path:
-    """Render an executed notebook to standalone HTML with images embedded; code hidden by default."""
+    """Render an executed notebook to standalone HTML with images embedded; code hidden by default; cells
+    tagged `lead` first (`lead_first`)."""
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -104,5 +121,7 @@ def to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[str], show
         exclude_input_prompt=True,
         exclude_output_prompt=True,
     )
-    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
+    node = nbformat.read(str(notebook), as_version=4)
+    node.cells = lead_first(node.cells)
+    body, _ = exporter.from_notebook_node(node)
     return atomic_write_text(html, body)

@@ -103,3 +103,49 @@ def test_every_link_resolves_and_every_image_decodes(browser):
         assert decoded, f"an image on {href} does not decode"
         images_seen += count
     assert images_seen >= 1  # the study page's figure
+
+
+def _at_1400x900(browser) -> None:
+    browser.set_window_size(1400, 900)
+    inner = browser.execute_script("return [window.innerWidth, window.innerHeight]")
+    # the window's frame takes some pixels; size the viewport itself to 1400 x 900
+    browser.set_window_size(1400 + 1400 - inner[0], 900 + 900 - inner[1])
+
+
+def test_index_first_screen_shows_the_summary_and_the_forest_plot(browser):
+    config, _ = toy_site()
+    browser.get((config.out_dir / "index.html").resolve().as_uri())
+    _at_1400x900(browser)
+    top = browser.execute_script(
+        "const box = e => e.getBoundingClientRect();"
+        "const s = document.getElementById('summary'), f = document.querySelector('#forest img');"
+        "const t = document.getElementById('claims');"
+        "return [box(s).top, box(s).bottom, box(f).top, box(f).height, box(t).top, f.alt];"
+    )
+    summary_top, summary_bottom, forest_top, forest_height, table_top, alt = top
+    assert summary_top >= 0 and summary_bottom <= 900, "the verdict summary is on the first screen"
+    assert forest_top < 900 and forest_height > 0, "the forest plot starts on the first screen"
+    assert forest_top < table_top and "Forest plot of 1 claims" in alt
+
+
+def test_every_page_has_alt_text_fits_1400px_and_shows_claims_before_its_first_table(browser):
+    config, pages = toy_site()
+    _at_1400x900(browser)
+    for page in pages:
+        if page.status != "ok":
+            continue
+        browser.get((config.out_dir / page.html).resolve().as_uri())
+        images = browser.execute_script("return Array.from(document.images).map(i => i.getAttribute('alt'))")
+        assert all(alt and alt.strip() for alt in images), f"{page.html}: an image without alt text"
+        overflow = browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{page.html} scrolls horizontally by {overflow} px at 1400 px"
+        if page.kind == "study":
+            order = browser.execute_script(
+                "const c = document.querySelector('.actlab-claims');"
+                "const t = Array.from(document.querySelectorAll('table')).find(t => !c.contains(t));"
+                "return [c.getBoundingClientRect().top, t ? t.getBoundingClientRect().top : Infinity,"
+                " Array.from(document.querySelectorAll('th')).filter(th => th.textContent.trim() === '').length];"
+            )
+            claims_top, table_top, empty_headers = order
+            assert claims_top < table_top, f"{page.html}: a data table comes before the claims"
+            assert empty_headers == 0, f"{page.html}: a table with an empty header (a pandas index)"

@@ -173,3 +173,15 @@ def test_paper_comparison_text_follows_the_numbers():
     reversed_table, reversed_paired = analysis.loss_table(reversed_frame), analysis.paired_differences(reversed_frame)
     text = analysis.compare_with_paper(reversed_table, reversed_paired, "tokens")
     assert "the order differs" in text and "against the paper" in text
+
+
+def test_probability_of_improvement_sees_a_planted_gap_and_a_coin_flip():
+    frame = analysis.arms_frame(_synthetic_runs())  # xIELU 0.1 bpb below ReLU², seed noise shared by all arms
+    poi = analysis.improvement_probabilities(frame, n_resamples=200).set_index(["budget", "other"])
+    # the seed noise (sd 0.05) is shared, so unpaired the gap of 0.1 is ~2 sd: most but not all pairs favour xIELU
+    assert 0.8 < poi.loc[("tokens", "relu2"), "poi"] <= 1.0
+    assert poi.loc[("tokens", "relu2"), "ci_low"] <= poi.loc[("tokens", "relu2"), "poi"]
+    null = analysis.arms_frame(_synthetic_runs(effect=0.0))
+    coin = analysis.improvement_probabilities(null, n_resamples=200).set_index(["budget", "other"])
+    low, high = coin.loc[("tokens", "relu2"), ["ci_low", "ci_high"]]
+    assert low < 0.5 < high  # no planted gap: the interval covers a coin flip

@@ -10,10 +10,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from actlab.figure_style import activation_color
 from actlab.routing.smartmixed import SMARTMIXED_POOL
 from actlab.studies.smartmixed.run import RunRecord
 
-COLORS = dict(zip(SMARTMIXED_POOL, plt.get_cmap("tab10").colors, strict=False))
+COLORS = {name: activation_color(name) for name in SMARTMIXED_POOL}  # the same colour on every page
 
 
 def curves(result: RunRecord):  # noqa: ANN201 - a matplotlib Figure
@@ -45,7 +46,7 @@ def accuracy(table: pd.DataFrame, order: list[str]):  # noqa: ANN201
         block = table[table.architecture == architecture].set_index("arm").reindex(order)
         y = np.arange(len(order))
         for row, (name, cell) in zip(y, block.iterrows(), strict=True):
-            color = "tab:red" if name.startswith("smartmixed") else "tab:blue"
+            color = activation_color(name.split("@")[0])  # "smartmixed@carry" -> SmartMixed's colour
             err = [[(cell["mean"] - cell.ci_low) * 100], [(cell.ci_high - cell["mean"]) * 100]]
             ax.errorbar(cell["mean"] * 100, row, xerr=err, fmt="o", color=color, ms=4, capsize=2)
         ax.set_title(architecture, fontsize=9)

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from actlab.figure_style import activation_color
 from actlab.studies.xielu.variants import arm_order, label, matching
 
 
@@ -42,7 +43,8 @@ def loss_by_activation(arms: pd.DataFrame, metric: str = "val_bpb") -> plt.Figur
         positions = np.arange(len(order))
         for _, seed_row in wide.iterrows():
             ax.plot(positions, seed_row.to_numpy(), color="0.7", lw=0.8, marker="o", ms=3, zorder=1)
-        ax.scatter(positions, wide.mean().to_numpy(), marker="_", s=600, color="C3", zorder=2, label="mean")
+        colors = [activation_color(a) for a in order]
+        ax.scatter(positions, wide.mean().to_numpy(), marker="_", s=600, color=colors, zorder=2, label="mean")
         ax.set_xticks(positions, [label(a) for a in order])
         ax.set_title(f"{matching(budget)} (n = {len(wide)} seeds)")
         ax.grid(axis="y", alpha=0.3)
@@ -62,7 +64,7 @@ def training_curves(curves: pd.DataFrame) -> plt.Figure:
         part = curves[curves["budget"] == budget]
         for activation in arm_order(part["activation"]):
             mean = part[part["activation"] == activation].groupby("step")[[x, "loss_bpb"]].mean()
-            ax.plot(mean[x], mean["loss_bpb"], label=label(activation), lw=1.2)
+            ax.plot(mean[x], mean["loss_bpb"], label=label(activation), lw=1.2, color=activation_color(activation))
         ax.set_xlabel("training tokens" if x == "tokens" else "training seconds")
         ax.set_title(f"{matching(budget)}: training loss (mean over seeds)")
         ax.grid(alpha=0.3)
@@ -79,16 +81,37 @@ def alpha_vs_depth(alphas: pd.DataFrame) -> plt.Figure:
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), squeeze=False, sharey=False)
     for ax, parameter in zip(axes[0], parameters, strict=True):
         part = alphas[alphas["parameter"] == parameter]
-        for index, ((activation, budget), group) in enumerate(part.groupby(["activation", "budget"], sort=True)):
-            color = f"C{index}"
+        for (activation, budget), group in part.groupby(["activation", "budget"], sort=True):
+            color = activation_color(activation)  # the activation's colour; the budget is the line style
+            style = "-" if budget == "tokens" else "--"
             ax.scatter(group["depth"], group["value"], s=8, alpha=0.4, color=color)
             mean = group.groupby("depth")["value"].mean()
-            ax.plot(
-                mean.index, mean.to_numpy(), color=color, marker="o", label=f"{label(activation)}, {matching(budget)}"
-            )
+            ax.plot(mean.index, mean.to_numpy(), style, color=color, marker="o",
+                    label=f"{label(activation)}, {matching(budget)}")  # fmt: skip
         ax.set_xlabel("normalised depth (0 = first layer, 1 = last)")
         ax.set_ylabel(parameter)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def improvement_probabilities(poi: pd.DataFrame, budget: str) -> plt.Figure:
+    """rliable's probability-of-improvement plot for one budget: P(xIELU has the lower loss) against each arm,
+    with its bootstrap CI; 0.5 (dashed) is a coin flip."""
+    rows = poi[poi["budget"] == budget]
+    fig, ax = plt.subplots(figsize=(6, 0.45 * len(rows) + 1.2))
+    y = np.arange(len(rows))
+    for row, (_, cell) in zip(y, rows.iterrows(), strict=True):
+        color = activation_color(cell["other"])
+        ax.hlines(row, cell["ci_low"], cell["ci_high"], color=color, lw=3)
+        ax.plot(cell["poi"], row, "o", color=color)
+    ax.axvline(0.5, color="0.4", ls="--", lw=0.9)
+    reference = label(rows["reference"].iloc[0]) if len(rows) else "xIELU"
+    ax.set_yticks(y, [f"{reference} vs {label(other)}" for other in rows["other"]])
+    ax.set_xlim(0, 1)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"P({reference} has the lower validation loss), 95% bootstrap CI")
+    ax.set_title(f"Probability of improvement, {matching(budget)}")
     fig.tight_layout()
     return fig

@@ -1,0 +1,143 @@
+"""How a study page shows things: its claims first, tables without pandas' index, details folded away.
+
+Why a module: every report notebook should read the same way, claims and verdicts first with one headline
+figure under each, then the evidence, with budget, per-seed and provenance tables in collapsed `<details>`.
+Report notebooks call `use()` once; after that every DataFrame they display is an HTML table with no index
+column (a named index becomes an ordinary column) and floats to `DIGITS` significant digits, and every figure
+is a 2x PNG with alt text (`actlab.figure_style`). `claims_block` is the page's lead cell (tag it `lead` and
+`actlab.notebooks.to_html` shows it first); `details` folds a table or figure away.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from actlab import figure_style
+
+DIGITS = 3  # significant digits of every float in a page's tables
+
+
+def format_number(value: Any, digits: int = DIGITS) -> str:
+    """A table cell: floats to `digits` significant digits (no exponent for ordinary magnitudes), NaN as '-'."""
+    if isinstance(value, bool) or not isinstance(value, float):
+        return str(value)
+    if not math.isfinite(value):
+        return "-" if math.isnan(value) else str(value)
+    if value != 0 and (abs(value) >= 10**6 or abs(value) < 10**-3):
+        return f"{value:.{digits - 1}e}"
+    text = f"{value:.{digits}g}"
+    return f"{float(text):,.0f}" if "e" in text else text  # 12345.6 -> '12,300', never '1.23e+04'
+
+
+def flat_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with its index as ordinary columns (a RangeIndex is dropped) and one header row.
+
+    Why: a pandas index renders as a column with an empty header, which readers take for row numbers.
+    """
+    frame = frame.copy()
+    if isinstance(frame.columns, pd.MultiIndex):
+        frame.columns = [" ".join(str(part) for part in column if str(part) != "").strip() for column in frame.columns]
+    if not isinstance(frame.index, pd.RangeIndex) or frame.index.name is not None:
+        names = [name if name is not None else ("row" if frame.index.nlevels == 1 else f"level {i}")
+                 for i, name in enumerate(frame.index.names)]  # fmt: skip
+        frame.index.names = names
+        frame = frame.reset_index()
+    frame.columns.name = None  # a named column axis (a pivot's) renders as an extra header cell per row
+    return frame
+
+
+def table_html(frame: pd.DataFrame, digits: int = DIGITS) -> str:
+    """`frame` as an HTML table without an index column, numbers to `digits` significant digits."""
+    flat = flat_frame(frame)
+    return flat.to_html(
+        index=False, border=0, classes="dataframe actlab-table", float_format=lambda v: format_number(v, digits)
+    )
+
+
+def _html_of(item: Any) -> str:
+    if isinstance(item, pd.DataFrame):
+        return table_html(item)
+    if isinstance(item, pd.Series):
+        return table_html(item.to_frame())
+    if isinstance(item, Figure):
+        return figure_style.figure_html(item)
+    if hasattr(item, "_repr_html_"):
+        return item._repr_html_()
+    if hasattr(item, "_repr_markdown_"):
+        import mistune  # nbconvert's own Markdown renderer
+
+        return mistune.html(item._repr_markdown_())
+    return f"<p>{html.escape(str(item))}</p>"
+
+
+class HTMLBlock:
+    """Raw HTML that a notebook displays as is."""
+
+    def __init__(self, body: str) -> None:
+        self.body = body
+
+    def _repr_html_(self) -> str:
+        return self.body
+
+
+def details(summary: str, *items: Any) -> HTMLBlock:
+    """`items` (tables, figures, text) inside a collapsed `<details>` whose summary line is `summary`."""
+    inner = "\n".join(_html_of(item) for item in items)
+    return HTMLBlock(f'<details class="actlab-details"><summary>{html.escape(summary)}</summary>\n{inner}\n</details>')
+
+
+def claims_block(claims: Iterable[Mapping[str, Any]], headline: Mapping[str, Any] | None = None) -> HTMLBlock:
+    """The page's lead: each claim (as `actlab.record_claim` returned it) with its verdict, estimate, MDE and
+    specifications, linked to its row in the index, then its headline figure (`headline[claim_id]`)."""
+    headline = headline or {}
+    parts = ['<section class="actlab-claims"><h2>Claims and verdicts</h2>']
+    for claim in claims:
+        claim_id = str(claim["claim_id"])
+        verdict = str(claim["verdict"])
+        css = "depends" if verdict.startswith("depends on") else verdict.replace(" ", "-")
+        color = figure_style.verdict_color(verdict)
+        lines = [html.escape(str(claim.get("estimate_text", "")))]
+        if claim.get("mde_text"):
+            lines.append(f"MDE {html.escape(str(claim['mde_text']))} (80% power)")
+        if claim.get("equivalence_margin") is not None:
+            lines.append(f"equivalence margin &plusmn;{format_number(float(claim['equivalence_margin']))}")
+        specs = claim.get("specifications")
+        if specs:
+            flips = f" (flips with {html.escape(str(specs['depends_on']))})" if specs.get("depends_on") else ""
+            lines.append(f"stable in {specs['stable']} of {specs['total']} specifications{flips}")
+        if claim.get("paper"):
+            lines.append(f"paper: {html.escape(str(claim['paper']))}")
+        parts.append(
+            f'<div class="actlab-claim" id="claim-{html.escape(claim_id)}">'
+            f"<h3>{html.escape(str(claim.get('title') or claim_id))}: "
+            f'<span class="{css}" style="color:{color}">{html.escape(verdict)}</span></h3>'
+            f"<p>{html.escape(str(claim['statement']))}</p>"
+            f"<p>{'<br>'.join(lines)}<br>"
+            f'<a href="index.html#claim-{html.escape(claim_id)}">this claim in the index</a></p>'
+        )
+        figure = headline.get(claim_id)
+        if figure is not None:
+            parts.append(_html_of(figure))
+        parts.append("</div>")
+    parts.append("</section>")
+    return HTMLBlock("\n".join(parts))
+
+
+def use(shell: Any = None) -> None:
+    """Set up a report notebook: the figure style, and tables shown by `table_html` (call once, at the top)."""
+    figure_style.use(shell)
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    if shell is None:
+        return
+    formatter = shell.display_formatter.formatters["text/html"]
+    formatter.for_type(pd.DataFrame, table_html)
+    formatter.for_type(pd.Series, lambda series: table_html(series.to_frame()))

@@ -1,0 +1,59 @@
+"""A study page's pieces: tables without an index column, consistent digits, claims first, details folded."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import nbformat
+import pandas as pd
+import pytest
+
+from actlab.notebooks import lead_first
+from actlab.site import page
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0.123456, "0.123"), (12.3456, "12.3"), (12345.6, "12,300"), (1e-5, "1.00e-05"), (3e7, "3.00e+07"),
+     (0.0, "0"), (math.nan, "-"), (7, "7"), ("ReLU", "ReLU")],
+)  # fmt: skip
+def test_numbers_carry_three_significant_digits(value, text):
+    assert page.format_number(value) == text
+
+
+def test_tables_have_no_index_column_and_one_header_row():
+    ranged = pd.DataFrame({"arm": ["relu", "gelu"], "acc": [0.91234, 0.9]})
+    named = ranged.set_index("arm")
+    unnamed = pd.DataFrame({"acc": [0.5]}, index=["relu"])
+    multi = ranged.groupby("arm").agg(["mean", "std"])
+    pivot = pd.DataFrame({"arm": ["a", "a"], "arch": ["x", "y"], "acc": [1.0, 2.0]}).pivot(
+        index="arm", columns="arch", values="acc"
+    )  # named rows and a named column axis
+    for frame in (ranged, named, unnamed, multi, pivot):
+        body = page.table_html(frame)
+        assert "<th></th>" not in body and not re.search(r"<th>\s*</th>", body)
+        assert body.count("<tr") == len(frame) + 1  # one header row, one row per record
+    assert "<th>arm</th>" in page.table_html(named)  # a named index becomes an ordinary column
+    assert "<th>row</th>" in page.table_html(unnamed)
+    assert "<th>acc mean</th>" in page.table_html(multi)
+    assert "0.912" in page.table_html(ranged) and "0.91234" not in page.table_html(ranged)
+
+
+def test_details_fold_tables_and_claims_block_links_each_claim_both_ways():
+    folded = page.details("Budget per arm", pd.DataFrame({"steps": [10]}))._repr_html_()
+    assert folded.startswith('<details class="actlab-details"><summary>Budget per arm</summary>')
+    assert "<td>10</td>" in folded
+    claim = {"claim_id": "s-1", "title": "Short", "statement": "A & B", "verdict": "inconclusive",
+             "estimate_text": "0.5 [0.1, 0.9]", "mde_text": "0.3 pts", "specifications": {"stable": 3, "total": 4,
+             "depends_on": "lr"}}  # fmt: skip
+    block = page.claims_block([claim])._repr_html_()
+    assert 'id="claim-s-1"' in block and 'href="index.html#claim-s-1"' in block
+    assert "A &amp; B" in block and "MDE 0.3 pts" in block and "stable in 3 of 4 specifications" in block
+
+
+def test_lead_cells_come_right_after_the_title():
+    lead = nbformat.v4.new_code_cell("claims", metadata={"tags": ["lead"]})
+    cells = [nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("params"),
+             nbformat.v4.new_code_cell("analysis"), lead]  # fmt: skip
+    assert [cell.source for cell in lead_first(cells)] == ["# Title", "claims", "params", "analysis"]
