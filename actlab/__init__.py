@@ -6,14 +6,8 @@ See README.md for a map of the modules.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 from actlab import activations
+from actlab._version import __version__
 from actlab.record import record, record_claim
-
-try:
-    __version__ = version("actlab")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
 
 __all__ = ["activations", "record", "record_claim", "__version__"]

@@ -145,7 +145,7 @@ def resolve(spec: str) -> nn.Module:
     - a registry name: `"relu"`, `"xielu"`, ... (`activation_names()`);
     - `"package.module:Attr"`: a user's `nn.Module` class (built with no arguments) or a factory returning one,
       imported from `sys.path` with the current directory first, as a notebook user expects;
-    - the name of a saved derivation (`actlab derive ... --save NAME`; `actlab.saved_derivations`).
+    - the name of a saved derivation (`actlab derive ... --save NAME`; `actlab.symbolic.saved`).
 
     Why one resolver: every study, sweep, bench and CLI option that takes an activation goes through here, so a
     user's own idea enters any of them the same way, and a typo fails once with every valid choice listed.
@@ -157,7 +157,7 @@ def resolve(spec: str) -> nn.Module:
         return _REGISTRY[spec].factory()
     if ":" in spec:
         return _import_activation(spec)
-    from actlab import saved_derivations
+    from actlab.symbolic import saved as saved_derivations
 
     if spec in saved_derivations.saved_names():
         return saved_derivations.load_derivation(spec).build()

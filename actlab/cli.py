@@ -13,7 +13,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from actlab import __version__
+from actlab._version import __version__
 
 # name -> (module under actlab.commands, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {

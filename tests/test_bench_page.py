@@ -11,10 +11,11 @@ from dataclasses import asdict
 import pytest
 
 from actlab import cli
-from actlab.bench import BENCHMARKS, page
+from actlab.bench import BENCHMARKS
+from actlab.site import bench_page as page
 from actlab.bench.timing import BenchReport, Ratio
 from actlab.io import atomic_write_json
-from actlab.report import PAGES_MANIFEST, Page
+from actlab.site.report import PAGES_MANIFEST, Page
 
 MACHINE = {"cpus": 2, "torch_threads": 1, "device": "cpu", "time_utc": "2026-01-01T00:00:00+00:00",
            "versions": {"torch": "2.13.0", "python": "3.11"}, "host": "box", "git_commit": "abc"}  # fmt: skip
@@ -100,7 +101,7 @@ def test_met_is_ratio_at_most_target(ratio, target, met):
 
 def test_actlab_report_renders_and_links_the_bench_page(tmp_path):
     from actlab.io import atomic_write_json
-    from actlab.report import SiteConfig, build_site
+    from actlab.site.report import SiteConfig, build_site
 
     out = tmp_path / "site"
     (tmp_path / "notebooks").mkdir()
@@ -114,7 +115,7 @@ def test_actlab_report_renders_and_links_the_bench_page(tmp_path):
 
 
 def test_load_average_is_shown_as_before_and_after_one_minute_values():
-    from actlab.bench.page import format_load
+    from actlab.site.bench_page import format_load
 
     assert format_load([[1.751, 1.2, 1.0], [1.25, 1.2, 1.0]]) == "1.75 -> 1.25"
     assert format_load(None) == ""

@@ -8,8 +8,11 @@ import pytest
 import sympy as sp
 import torch
 
-from actlab import cli, derivations, eps_clamp
-from actlab.symbolic import alpha_n, alpha_p, beta, x
+from actlab import cli
+from actlab.nn.formulas import xielu_reference
+from actlab.symbolic import derivations
+from actlab.symbolic import eps as eps_clamp
+from actlab.symbolic.recipe import alpha_n, alpha_p, beta, x
 
 
 @pytest.mark.parametrize("name", sorted(derivations.BUILTINS))
@@ -89,7 +92,7 @@ def test_cli_custom_and_usage_errors(capsys):
 def test_eps_clamp_symbolic_and_measured_effects_agree(convention, dtype):
     alphas = {alpha_n: 0.8, beta: 0.5}
     exact = {key: float(value.subs(alphas)) for key, value in eps_clamp.symbolic_effect(convention.clamp).items()}
-    measured = eps_clamp.numeric_effect(convention, dtype=dtype)
+    measured = eps_clamp.numeric_effect(convention, dtype=dtype, actlab_formula=xielu_reference)
     value_tolerance = 1e-12 if dtype == torch.float64 else 1e-7  # absolute, near 0
     # f' is measured at x = -1e-9, where the exact gradient differs from f'(0-) by about alpha_n * 1e-9.
     slope_tolerance = 2e-9 if dtype == torch.float64 else 1e-6
@@ -113,14 +116,14 @@ def test_non_negative_clamp_is_exact_at_0(clamp):
 
 
 def test_analysis_rows_cover_every_convention():
-    rows = eps_clamp.analysis_rows()
+    rows = eps_clamp.analysis_rows(actlab_formula=xielu_reference)
     assert [row["convention"] for row in rows] == [c.name for c in eps_clamp.CONVENTIONS]
     actlab_row = rows[-1]
     assert actlab_row["f(0) measured"] == 0.0 and actlab_row["f'(0-) at alphas"] == 0.5
 
 
 def test_notebook_executes_with_tiny_parameters_and_states_the_computed_jump(repo_root, tmp_path):
-    from actlab import report
+    from actlab.site import report
 
     config = report.SiteConfig(
         notebooks_dir=repo_root / "notebooks",
@@ -148,10 +151,10 @@ def test_notebook_executes_with_tiny_parameters_and_states_the_computed_jump(rep
 
 def test_actlab_convention_is_measured_on_the_module_formula_with_slope_beta_at_0():
     actlab = next(c for c in eps_clamp.CONVENTIONS if c.actlab_module)
-    zoom = eps_clamp.zoom_curves(points=7)
+    zoom = eps_clamp.zoom_curves(points=7, actlab_formula=xielu_reference)
     slopes = zoom[(zoom.quantity == "f'(x)") & zoom.clamp.str.contains("actlab")]
     assert slopes.loc[slopes.x == 0.0, "value"].item() == 0.5  # no tie-split gradient at x = 0
-    assert eps_clamp.numeric_effect(actlab, x_left=0.0)["f'(0-)"] == 0.5
+    assert eps_clamp.numeric_effect(actlab, x_left=0.0, actlab_formula=xielu_reference)["f'(0-)"] == 0.5
 
 
 @pytest.mark.parametrize(

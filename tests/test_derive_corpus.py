@@ -1,10 +1,10 @@
 """Known-answer corpus: published activations given by their derivative go through the recipe and come back.
 
-The entries (`actlab.published.CORPUS`, each with its source) are (name, source, base gradient g, known
+The entries (`actlab.symbolic.published.CORPUS`, each with its source) are (name, source, base gradient g, known
 antiderivative F or None). The recipe integrates
 alpha * g + beta per side; with alpha = 1, beta = 0 the derived f must lie in span{F, x, 1} on each side (the
 recipe's affine part and constant), to 1e-10 in float64. Entries with F = None have no closed form SymPy finds:
-they take the numeric path (`actlab.quadrature`), checked against mpmath's quad.
+they take the numeric path (`actlab.symbolic.quadrature`), checked against mpmath's quad.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import pytest
 import sympy as sp
 import torch
 
-from actlab.expression_parser import parse_expression
-from actlab.published import CORPUS as PUBLISHED
-from actlab.published import through_the_recipe
-from actlab.quadrature import QuadratureActivation
-from actlab.symbolic import NoClosedFormError, gradient_first, x
-from actlab.symbolic_torch import torch_kernels
+from actlab.symbolic.codegen import torch_kernels
+from actlab.symbolic.parser import parse_expression
+from actlab.symbolic.published import CORPUS as PUBLISHED
+from actlab.symbolic.published import through_the_recipe
+from actlab.symbolic.quadrature import QuadratureActivation
+from actlab.symbolic.recipe import NoClosedFormError, gradient_first, x
 
 CORPUS = [(entry.name, entry.source, entry.gradient, entry.antiderivative) for entry in PUBLISHED]
 

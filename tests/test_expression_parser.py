@@ -10,8 +10,8 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actlab.expression_parser import FUNCTIONS, MAX_DEPTH, ExpressionError, parse_expression
-from actlab.symbolic import x
+from actlab.symbolic.parser import FUNCTIONS, MAX_DEPTH, ExpressionError, parse_expression
+from actlab.symbolic.recipe import x
 
 HOSTILE = [
     ("__import__('os').system('touch pwned')", "__import__"),

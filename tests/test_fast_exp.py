@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from actlab.fast_exp import (
+from actlab.kernels.fast_exp import (
     LOWEST_ARGUMENT,
     exp_nonpositive,
     expm1_nonpositive,
     polynomial_exp_nonpositive,
 )
-from actlab.standalone import compile_standalone, tracing_for_inductor
+from actlab.kernels.standalone import compile_standalone, tracing_for_inductor
 
 
 def _float32_ulp(exact: torch.Tensor) -> torch.Tensor:

@@ -9,9 +9,10 @@ import re
 
 import pytest
 
-from actlab import notebooks, report
+from actlab import notebooks
 from actlab.io import atomic_write_json
-from actlab.report_inputs import load_claim, safe_href
+from actlab.site import report
+from actlab.site.inputs import load_claim, safe_href
 
 
 def test_gallery_executes_and_renders_with_embedded_images(repo_root, tmp_path):

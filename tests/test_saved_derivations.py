@@ -13,7 +13,7 @@ from torch import nn
 
 from actlab.activations import activation_names, get_activation, resolve
 from actlab.errors import ActlabError
-from actlab.saved_derivations import DerivedActivation, load_derivation, save_derivation, saved_names
+from actlab.symbolic.saved import DerivedActivation, load_derivation, save_derivation, saved_names
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import platform
 import pytest
 import torch
 
-from actlab.standalone import compile_standalone
+from actlab.kernels.standalone import compile_standalone
 
 _HAS_VECTOR_FMA = platform.machine().lower() in ("arm64", "aarch64") or torch.backends.cpu.get_cpu_capability() in (
     "AVX2",

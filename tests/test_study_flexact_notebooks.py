@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from actlab import report
 from actlab.record import VERDICTS, read_results
+from actlab.site import report
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "notebooks" / "flexact"

@@ -9,8 +9,9 @@ import nbformat
 import pandas as pd
 from toy_site import NOTEBOOKS, STATEMENT, toy_site
 
-from actlab import report, stats
+from actlab import stats
 from actlab.io import atomic_write_json, read_json
+from actlab.site import report
 from actlab.sweep import load_spec, run_sweep
 
 

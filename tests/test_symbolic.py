@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actlab.errors import ActlabError
-from actlab.symbolic import alpha_n, alpha_p, beta, gradient_first, x
-from actlab.symbolic_torch import apply_symbolic, torch_kernels
+from actlab.symbolic.codegen import apply_symbolic, torch_kernels
+from actlab.symbolic.recipe import alpha_n, alpha_p, beta, gradient_first, x
 
 small_ints = st.integers(min_value=-3, max_value=3)
 

@@ -10,10 +10,10 @@ import pytest
 import sympy as sp
 import torch
 
-from actlab.derivations import zero_residual
-from actlab.expression_parser import FUNCTIONS, parse_expression
-from actlab.symbolic import x
-from actlab.symbolic_torch import lambdify_torch
+from actlab.symbolic.codegen import lambdify_torch
+from actlab.symbolic.derivations import zero_residual
+from actlab.symbolic.parser import FUNCTIONS, parse_expression
+from actlab.symbolic.recipe import x
 
 # One formula per whitelisted function, with its argument kept inside the function's real domain on [-2, 2].
 FORMULAS = {

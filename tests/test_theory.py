@@ -12,7 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from actlab import cli, theory, theory_checks, theory_scale
+from actlab import cli
+from actlab.theory import checks as theory_checks
+from actlab.theory import propositions as theory
+from actlab.theory import scale as theory_scale
 
 SEEDS = st.integers(min_value=0, max_value=2**31 - 1)
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -141,7 +144,7 @@ def test_random_cases_are_reproducible_and_varied():
 
 @pytest.mark.slow
 def test_propositions_notebook_executes(repo_root, tmp_path):
-    from actlab import report
+    from actlab.site import report
 
     config = report.SiteConfig(
         notebooks_dir=repo_root / "notebooks",

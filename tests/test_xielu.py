@@ -11,10 +11,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from actlab import activations, derivations
+from actlab import activations
 from actlab.nn import XIELU, XIPReLU, formulas, fused, integrated_activation, select_path
 from actlab.nn import xielu as xielu_module
-from actlab.symbolic_torch import torch_kernels
+from actlab.symbolic import derivations
+from actlab.symbolic.codegen import torch_kernels
 
 MODULES = [XIELU, XIPReLU]
 CHEAP_PATHS = ["eager", "function"]

@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from actlab.report import Page, SiteConfig, build_site
+from actlab.site.report import Page, SiteConfig, build_site
 
 NOTEBOOKS = Path(__file__).parent / "notebooks"
 STATEMENT = "Loss is small <script>window.__actlab_injected = 1;</script> & stays so"

@@ -145,8 +145,8 @@ QUADRATURE_GRADIENT = "tanh(log(1+exp(x)))"  # no closed-form antiderivative: `a
 
 
 def _quadrature_activation() -> nn.Module:
-    from actlab.expression_parser import parse_expression
-    from actlab.quadrature import QuadratureActivation
+    from actlab.symbolic.parser import parse_expression
+    from actlab.symbolic.quadrature import QuadratureActivation
 
     return QuadratureActivation(parse_expression(QUADRATURE_GRADIENT))
 

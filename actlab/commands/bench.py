@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 
 from actlab.bench import BENCHMARKS
-from actlab.bench.page import PAGE_NAME, index_entry, write_page
 from actlab.errors import ActlabError
 from actlab.io import atomic_write_json
+from actlab.site.bench_page import PAGE_NAME, index_entry, write_page
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:12s} {row['what']:55s} {row['ratio']:.3f}x{target}")
     atomic_write_json(args.out, results)
     page = write_page(results, args.out.parent / PAGE_NAME, source=str(args.out))
-    from actlab.report import SiteConfig, refresh_index  # the site's code (Jinja2, notebooks) only once needed
+    from actlab.site.report import SiteConfig, refresh_index  # the site's code (Jinja2, notebooks) only once needed
 
     index = refresh_index(SiteConfig(out_dir=args.out.parent, runs_dir=args.runs), fresh=[index_entry(args.out)])
     print(f"wrote {args.out} and {page}, linked from {index}")

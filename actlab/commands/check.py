@@ -20,8 +20,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from actlab.io import atomic_write_json
-    from actlab.theory import EXACT_TOLERANCE
-    from actlab.theory_checks import run_checks
+    from actlab.theory.checks import run_checks
+    from actlab.theory.propositions import EXACT_TOLERANCE
 
     if args.configs < 1:
         raise ValueError(f"--configs must be >= 1, got {args.configs}")

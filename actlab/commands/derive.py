@@ -16,7 +16,7 @@ from actlab.errors import ActlabError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from actlab.derivations import BUILTINS  # the names only; SymPy work happens in run()
+    from actlab.symbolic.derivations import BUILTINS  # the names only; SymPy work happens in run()
 
     parser.add_argument("name", nargs="?", help=f"a built-in derivation: {', '.join(BUILTINS)}")
     parser.add_argument("--pos", metavar="EXPR", help="your base gradient for x > 0, in x (e.g. 'x**2')")
@@ -33,7 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _derivation(args: argparse.Namespace):  # noqa: ANN202 - a Derivation (SymPy imported lazily)
-    from actlab import derivations
+    from actlab.symbolic import derivations
 
     custom = args.pos is not None or args.neg is not None
     if custom and args.name:
@@ -53,7 +53,7 @@ def _derivation(args: argparse.Namespace):  # noqa: ANN202 - a Derivation (SymPy
 def _print_derivation(derivation, reference) -> None:  # noqa: ANN001 - SymPy objects
     import sympy as sp
 
-    from actlab.symbolic import properties_table
+    from actlab.symbolic.recipe import properties_table
 
     print(f"{derivation.name}: {derivation.description}")
     if derivation.constraints:
@@ -81,13 +81,13 @@ def _print_derivation(derivation, reference) -> None:  # noqa: ANN001 - SymPy ob
 
 
 def run(args: argparse.Namespace) -> int:
-    from actlab import derivations
-    from actlab.symbolic import NoClosedFormError
+    from actlab.symbolic import derivations
+    from actlab.symbolic.recipe import NoClosedFormError
 
     try:
         derivation = _derivation(args)
         if args.pos is not None:
-            from actlab.symbolic_torch import torch_kernels
+            from actlab.symbolic.codegen import torch_kernels
 
             torch_kernels(derivation)  # a closed form torch cannot evaluate (Ei, hyper, ...) takes the numeric path
     except NoClosedFormError as error:
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     checks = derivations.run_checks(derivation, args.name, seed=args.seed) if args.check else []
     failed = _print_checks(checks)
     if args.save and not failed:
-        from actlab.saved_derivations import save_derivation
+        from actlab.symbolic.saved import save_derivation
 
         records = [{"name": c.name, "passed": bool(c.passed), "detail": c.detail, "level": c.level} for c in checks]
         path = save_derivation(args.save, args.pos, args.neg, checks=records)
@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _numeric(args: argparse.Namespace, why: str) -> int:
     """The numeric path: f by quadrature, f' exact; its checks, each with its level, and the error bound."""
-    from actlab import derivations
-    from actlab.quadrature import error_bound, numeric_checks
+    from actlab.symbolic import derivations
+    from actlab.symbolic.quadrature import error_bound, numeric_checks
 
     if args.pos != args.neg:
         raise ActlabError(f"{why}. The numeric path takes one base gradient for both sides: give --pos and --neg equal")

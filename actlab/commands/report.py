@@ -36,7 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from actlab.errors import ActlabError
-    from actlab.report import SiteConfig, build_site
+    from actlab.site.report import SiteConfig, build_site
     from actlab.sweep.executors import ExecutorOptions, default_workers
 
     if not args.notebooks.is_dir():
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _dry_run(args: argparse.Namespace, options: object) -> int:
     """Each study's sweeps for the profile, how many runs each would execute, and the resources asked for."""
-    from actlab.report import study_folders, study_specs
+    from actlab.site.report import study_folders, study_specs
     from actlab.sweep import load_spec, run_sweep
 
     print(f"request: {options.request()}")  # type: ignore[attr-defined]
@@ -88,7 +88,7 @@ def _dry_run(args: argparse.Namespace, options: object) -> int:
 def _check_only(args: argparse.Namespace) -> None:
     """`--only` names pages that exist, or the command stops at once listing the ones that do (exit 2)."""
     from actlab.errors import UsageError
-    from actlab.report import standalone_notebooks, study_folders
+    from actlab.site.report import standalone_notebooks, study_folders
 
     known = [p.stem for p in standalone_notebooks(args.notebooks)] + [p.name for p in study_folders(args.notebooks)]
     known.append("bench")

@@ -5,7 +5,7 @@ f (arXiv 2411.13010, with x+ = max(x, 0), x- = min(x, 0)):
     xIELU:   f(x) = alpha_p x+² + alpha_n (expm1(x-) - x-) + beta x
     xIPReLU: f(x) = alpha_p x+² + alpha_n x-² + beta x
 
-Gradients (the ones `actlab.derivations` derives and proves; the tests hold these equal to autograd):
+Gradients (the ones `actlab.symbolic.derivations` derives and proves; the tests hold these equal to autograd):
 
     xIELU:   f'(x) = 2 alpha_p x+ + alpha_n expm1(x-) + beta;   df/dalpha_p = x+²;  df/dalpha_n = expm1(x-) - x-
     xIPReLU: f'(x) = 2 alpha_p x+ + 2 alpha_n x- + beta;        df/dalpha_p = x+²;  df/dalpha_n = x-²
@@ -14,7 +14,7 @@ Why the two-sided sum rather than `where`: each side is exactly 0 on the other, 
 `where` bit for bit with no overflow in the unused side (the reason other code clamps `expm1`'s argument at all).
 The clamp is at c = 0, not at eps = -1e-6: any c >= 0 leaves x <= 0 exact, while c < 0 turns f into a line of
 slope beta - alpha_n on (c, 0] and makes f(0) = alpha_n expm1(c) != 0, a jump at 0 (derived and measured in
-`actlab.eps_clamp`). With c = 0, f(0) = 0 exactly and f'(0) = beta from both sides, as the derivation says.
+`actlab.symbolic.eps`). With c = 0, f(0) = 0 exactly and f'(0) = beta from both sides, as the derivation says.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 import torch
 
-from actlab.fast_exp import expm1_nonpositive
-from actlab.standalone import tracing_for_inductor
+from actlab.kernels.fast_exp import expm1_nonpositive
+from actlab.kernels.standalone import tracing_for_inductor
 
 # Below this x, alpha_n expm1(x) is -alpha_n to the last bit in float32 and float64 (e^-40 ~ 4e-18).
 EXPM1_SATURATES = -40.0
@@ -41,9 +41,9 @@ def _expm1_minus_x(x_neg: torch.Tensor) -> torch.Tensor:
     """expm1(x) - x for x <= 0, accurate near 0 on every path.
 
     Why: compiled kernels compute expm1(x) as exp(x) - 1 (inductor's vectorised expm1 does, and so does
-    `actlab.fast_exp`), whose absolute error is ~1 ulp of 1. Near 0 the true expm1(x) - x is ~x²/2, so that error
-    dominated: at x = -1e-12, f came out positive. Inside a compiled kernel the Taylor series replaces it near 0
-    (terms and radius per dtype, above). Eager code keeps torch.expm1, which is exact there already.
+    `actlab.kernels.fast_exp`), whose absolute error is ~1 ulp of 1. Near 0 the true expm1(x) - x is ~x²/2, so
+    that error dominated: at x = -1e-12, f came out positive. Inside a compiled kernel the Taylor series replaces it
+    near 0 (terms and radius per dtype, above). Eager code keeps torch.expm1, which is exact there already.
     """
     if not tracing_for_inductor():
         return expm1_nonpositive(x_neg) - x_neg

@@ -7,7 +7,7 @@ And every call through dynamo's frame wrapper and guards costs ~50 us on CPU, wh
 LM's training step (three layers, ~35 ms single-threaded) those fixed costs were ~3% of the step: as much as
 the whole difference between xIELU and ReLU² that the fused arithmetic leaves.
 
-So here each kernel is compiled by inductor alone (`actlab.standalone`): a callable with no guards, ~10 us a
+So here each kernel is compiled by inductor alone (`actlab.kernels.standalone`): a callable with no guards, ~10 us a
 call. The checks dynamo's guards made are ours to keep, and `CompiledKernels` keeps them:
 inputs are flat and contiguous, and a kernel is built per (dtype, parameter dtype, device, CPU thread count),
 since inductor's CPU code fixes its thread count when it is generated.
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from actlab.kernels.standalone import compile_standalone, thread_key
 from actlab.nn.formulas import GRADIENTS, REFERENCES, Gradients, xielu_gradients_from_output
-from actlab.standalone import compile_standalone, thread_key
 
 SOFTPLUS_THRESHOLD = 20.0  # F.softplus's default: above it softplus(a) returns a, whose derivative is 1
 _EXAMPLE_LENGTH = 64  # the traced example's length; the graph's length is symbolic, so any length runs

@@ -6,11 +6,11 @@ Paths (`select_path` is the only place that picks one):
 - "compile": fused kernels compiled by inductor without dynamo (`actlab.nn.fused`): one kernel forward, one
   closed-form kernel backward that also yields both parameter gradients, the alphas' softplus inside them.
   The default ("auto") when it works. Caveat: on CPU the kernel computes `expm1(x)` as `exp(x) - 1` (as
-  inductor's own vectorised expm1 does; in float32 the exp is `actlab.fast_exp`'s polynomial), so for tiny
+  inductor's own vectorised expm1 does; in float32 the exp is `actlab.kernels.fast_exp`'s polynomial), so for tiny
   negative x the compiled f has an absolute error of about one float epsilon (~1e-7 in float32) where eager's
   is ~eps * |x|.
-- "function": `actlab.symbolic_torch.SymbolicActivationFunction`, an autograd Function whose forward is the
-  derived closed form and whose backward is the symbolic gradient (`actlab.derivations`), not autograd's tape.
+- "function": `actlab.symbolic.codegen.SymbolicActivationFunction`, an autograd Function whose forward is the
+  derived closed form and whose backward is the symbolic gradient (`actlab.symbolic.derivations`), not autograd's tape.
   About as fast as eager (unfused ops), but it saves only x for the backward where eager autograd keeps several
   intermediates; the fallback when compiling is impossible.
 
@@ -38,9 +38,8 @@ from torch import nn
 from actlab.nn import fused
 from actlab.nn.formulas import REFERENCES
 from actlab.nn.fused import CompiledKernels, KernelSpec
+from actlab.symbolic.defaults import XIELU_DEFAULTS
 
-BETA = 0.5  # fixed, not trained (paper §3)
-ALPHA_INIT = 0.8  # alpha_p and alpha_n at initialisation (paper §3, reference code)
 PATHS = ("eager", "compile", "function")
 
 _log = logging.getLogger("actlab.nn")
@@ -87,8 +86,8 @@ def _fall_back(error: Exception) -> None:
 
 @functools.cache
 def _symbolic_kernels(kind: str):  # noqa: ANN202 - TorchKernels, imported lazily with SymPy
-    from actlab.derivations import get_derivation
-    from actlab.symbolic_torch import torch_kernels
+    from actlab.symbolic.codegen import torch_kernels
+    from actlab.symbolic.derivations import get_derivation
 
     return torch_kernels(get_derivation(kind))
 
@@ -104,7 +103,7 @@ def _activate(spec: KernelSpec, x: torch.Tensor, p: torch.Tensor, n: torch.Tenso
             chosen = "function"
     alpha_p, alpha_n = spec.alphas(p, n, x.dtype)
     if chosen == "function":
-        from actlab.symbolic_torch import apply_symbolic
+        from actlab.symbolic.codegen import apply_symbolic
 
         out = apply_symbolic(_symbolic_kernels(spec.kind), x, (alpha_p, alpha_n), spec.beta)
     else:
@@ -132,7 +131,11 @@ class _IntegratedGradientActivation(nn.Module):
     alpha_n_above_beta: ClassVar[bool]  # xIELU: alpha_n = beta + softplus(a_n); xIPReLU: softplus(a_n)
 
     def __init__(
-        self, alpha_p_init: float = ALPHA_INIT, alpha_n_init: float = ALPHA_INIT, beta: float = BETA, path: str = "auto"
+        self,
+        alpha_p_init: float = XIELU_DEFAULTS.alpha_p_init,
+        alpha_n_init: float = XIELU_DEFAULTS.alpha_n_init,
+        beta: float = XIELU_DEFAULTS.beta,
+        path: str = "auto",
     ) -> None:
         super().__init__()
         select_path(path)  # an unknown path fails here, not at the first forward

@@ -2,7 +2,7 @@
 
 Each kernel is one of the pure functions of `actlab.routing.mixture` with the candidate plan fixed. Compiled,
 inductor fuses it into one loop over h (exp, the branches, the per-sample reductions) and it is called
-without dynamo (`actlab.standalone`: ~10 us a call instead of ~50 us; a Flex-Act layer calls two or three
+without dynamo (`actlab.kernels.standalone`: ~10 us a call instead of ~50 us; a Flex-Act layer calls two or three
 kernels per training step). Kernels take h as (batch, features), contiguous, and one is compiled per
 (plan, role, dtypes, per-sample or per-layer p, device, CPU threads), the checks dynamo's guards would
 have made. If compilation fails the eager function is used, with a warning: same numbers, slower.
@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import torch
 
+from actlab.kernels.standalone import compile_standalone, thread_key
 from actlab.routing.mixture import MixturePlan, mixture_backward, mixture_forward
-from actlab.standalone import compile_standalone, thread_key
 
 _log = logging.getLogger("actlab.routing")
 

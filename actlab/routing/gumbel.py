@@ -71,7 +71,7 @@ def straight_through(p_soft: torch.Tensor) -> torch.Tensor:
     """One-hot argmax in the forward pass, the soft probabilities' gradient in the backward pass.
 
     This is `(y_hard - y_soft).detach() + y_soft`, the estimator SmartMixed's code uses. Its gradient
-    is *not* the gradient of the hard forward value; `actlab.theory` measures how far off it is.
+    is *not* the gradient of the hard forward value; `actlab.theory.propositions` measures how far off it is.
     """
     index = p_soft.argmax(dim=-1, keepdim=True)
     p_hard = (torch.arange(p_soft.shape[-1], device=p_soft.device) == index).to(p_soft.dtype)

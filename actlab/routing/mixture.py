@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from actlab.activations import LEAKY_RELU_SLOPE, get_activation, get_spec
-from actlab.fast_exp import exp_nonpositive
+from actlab.kernels.fast_exp import exp_nonpositive
 
 # Positively homogeneous piecewise-linear candidates: sigma(h) = s_pos h (h > 0), s_neg h (h <= 0).
 PIECEWISE_LINEAR: dict[str, tuple[float, float]] = {

@@ -5,7 +5,8 @@ pseudo-target, the KL and all their backward nodes) is some 25 small ops, ~0.7 m
 on a CPU whatever the layer's width: a few percent of a 4-layer MLP's step, as much as the mixture itself.
 Here the whole forward is one kernel (`routed_forward`) and the whole backward another, compiled together
 with the mixture's loops when the router is compiled. The backward is the closed form Flex-Act's Propositions
-1 and 2 state (`actlab.theory` checks them against autograd). With z = (log pi + g) / tau, p = softmax(z) and
+1 and 2 state (`actlab.theory.propositions` checks them against autograd). With z = (log pi + g) / tau,
+p = softmax(z) and
 v = dL/dp from the mixture (v_k = <delta, sigma_k(h)>; for straight-through, the gradient at the one-hot p):
 
     dL/dz      = p * (v - <p, v>) + alpha * dL/dreg * (p * sum(p_tilde) - p_tilde)    [/ B per sample]

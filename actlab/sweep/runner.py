@@ -80,7 +80,7 @@ def plan(spec: SweepSpec, runs_root: Path) -> list[Run]:
 def producer_of(notebook: Path) -> dict[str, str]:
     """What produces a run besides its parameters: the notebook's code (code cells' sources only, so executing
     it or clearing outputs changes nothing) and the actlab version."""
-    from actlab import __version__
+    from actlab._version import __version__
 
     cells = json.loads(Path(notebook).read_text(encoding="utf-8")).get("cells", [])
     code = [

@@ -12,7 +12,7 @@ delta > 0) and stays below |delta| for bounded ones. Three measurements:
 3. `probe_table` / `signal_slopes` / `routing_gap_slope`: in the first epochs of training, per step,
    the pre-activation scale sigma_h, the normalised signal <delta, a_k> / ||delta||_1 and the
    routing gradient dL/dlog pi_k, against Cor. D.3's prediction (`predictions`, from the SymPy
-   expectations in `actlab.theory_scale`).
+   expectations in `actlab.theory.scale`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import sympy as sp
 
 from actlab.activations import get_spec
 from actlab.studies.flexact.analysis import clustered_slope, mse_cell, paper_setting, uniform_unbounded_mass
-from actlab.theory_scale import expectation, is_linear_in_sigma, sigma_sym
+from actlab.theory.scale import expectation, is_linear_in_sigma, sigma_sym
 
 BOUNDED_TRUTHS = ("sigmoid", "tanh")
 

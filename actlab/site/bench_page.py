@@ -139,7 +139,7 @@ def render(results: dict[str, Any], source: str = "reports/bench.json") -> str:
 
 def write_page(results: dict[str, Any], html_path: Path, source: str = "reports/bench.json") -> Path:
     """Write the page and its provenance footer."""
-    from actlab.report import add_footer
+    from actlab.site.pages import add_footer
 
     atomic_write_text(html_path, render(results, source))
     return add_footer(html_path, source=source)
@@ -147,7 +147,7 @@ def write_page(results: dict[str, Any], html_path: Path, source: str = "reports/
 
 def index_entry(json_path: Path):  # noqa: ANN201 - an actlab.report.Page
     """The benchmark page as the index lists it, for results in `json_path` (the page sits next to it)."""
-    from actlab.report import Page
+    from actlab.site.pages import Page
 
     return Page(name="bench", title=TITLE, html=PAGE_NAME, source=str(json_path), kind="bench")
 

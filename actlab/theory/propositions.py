@@ -16,7 +16,7 @@ output, taken from autograd. Covered claims:
 - eq. 24: the two combined with weight alpha
 - D.4: delta -> c delta (c > 0) scales advantage scores by c, so their ordering is unchanged
 And what they do not cover, measured: the straight-through estimator (`straight_through_gap`)
-and a non-detached p_tilde (`undetached_target_gap`). Cor. D.3 lives in `actlab.theory_scale`.
+and a non-detached p_tilde (`undetached_target_gap`). Cor. D.3 lives in `actlab.theory.scale`.
 With per-sample noise (p of shape (B, K)) the inner products are per sample and summed over the
 batch, and the KL is the batch mean; the propositions hold in that form too.
 """

@@ -20,7 +20,8 @@ from sympy.codegen.cfunctions import expm1, log1p
 from sympy.codegen.rewriting import optimize, optims_c99
 from sympy.printing.pytorch import TorchPrinter
 
-from actlab.symbolic import Branch, Derivation, x
+from actlab.symbolic.defaults import XIELU_DEFAULTS
+from actlab.symbolic.recipe import Branch, Derivation, x
 
 TensorFn = Callable[..., torch.Tensor]
 
@@ -131,7 +132,9 @@ class TorchKernels:
         """f'(x) from the symbolic gradient."""
         return self.partials(x_, params, beta_)[0]
 
-    def __call__(self, x_: torch.Tensor, beta_: float = 0.5, **params: torch.Tensor | float) -> torch.Tensor:
+    def __call__(
+        self, x_: torch.Tensor, beta_: float = XIELU_DEFAULTS.beta, **params: torch.Tensor | float
+    ) -> torch.Tensor:
         """f(x) with parameters by name (`alpha_p=..., alpha_n=...`): the derivation's torch-callable."""
         missing = [name for name in self.parameter_names if name not in params]
         if missing or set(params) - set(self.parameter_names):

@@ -14,8 +14,8 @@ Layout it understands (conventions, so a new study needs no registration):
 - `runs/claims/*.json`: claims written by `actlab.record_claim` (a study's old claims are removed
   before its report runs again, so a dropped claim never lingers), listed in the index. A malformed file
   is listed as an error row and a link target other than a relative path or http(s) URL is shown as text
-  (`actlab.report_inputs`): the index publishes nothing a file could turn into script.
-- `<out>/bench.json` (written by `actlab bench`): rendered to `bench.html` and linked (`actlab.bench.page`).
+  (`actlab.site.inputs`): the index publishes nothing a file could turn into script.
+- `<out>/bench.json` (written by `actlab bench`): rendered to `bench.html` and linked (`actlab.site.bench_page`).
 - `<out>/pages.json`: the pages the index lists, kept between builds. Why: `actlab report --only xielu`
   rebuilds one page, and `actlab bench` one more; the index they rewrite must still link every page an
   earlier build made (whose HTML is still there), not only the ones built this time.
@@ -23,7 +23,6 @@ Layout it understands (conventions, so a new study needs no registration):
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import re
 from collections.abc import Iterable
@@ -34,27 +33,13 @@ from typing import Any
 from actlab import notebooks, provenance
 from actlab.environ import temporary_environment
 from actlab.io import atomic_write_json, atomic_write_text
-from actlab.report_inputs import load_claim, safe_href
+from actlab.site.inputs import load_claim
+from actlab.site.pages import Page, add_footer, built_at, jinja_environment
 
 STANDALONE_PATTERN = re.compile(r"^\d\d_[\w-]+\.ipynb$")
 STUDY_REPORT = "report.ipynb"
 PAGES_MANIFEST = "pages.json"
 KIND_ORDER = {"page": 0, "study": 1, "bench": 2}  # the index lists standalone pages, then studies, then benchmarks
-
-
-@dataclass
-class Page:
-    """One rendered page: its title, HTML file (relative to the site; empty if none) and its notebook."""
-
-    name: str
-    title: str
-    html: str
-    source: str
-    status: str = "ok"
-    error: str = ""
-    kind: str = "page"
-    sweeps: list[str] = field(default_factory=list)
-    profile: str = ""  # a study page's sweep profile (default, full)
 
 
 @dataclass
@@ -179,40 +164,11 @@ def remove_claims_of(claims_dir: Path, study: str) -> None:
 
 def load_claims(claims_dir: Path) -> list[dict[str, Any]]:
     """Every claim record under `claims_dir`, sorted by id; a malformed file is an error row (with `error`
-    and `file`) instead, so one bad file never stops the index (see `actlab.report_inputs`)."""
+    and `file`) instead, so one bad file never stops the index (see `actlab.site.inputs`)."""
     if not claims_dir.is_dir():
         return []
     claims = [load_claim(p) for p in sorted(claims_dir.glob("*.json"))]
     return sorted(claims, key=lambda claim: str(claim.get("claim_id", "")))
-
-
-def _environment_jinja():  # noqa: ANN202 - a jinja2.Environment
-    from jinja2 import Environment, PackageLoader, select_autoescape
-
-    env = Environment(
-        loader=PackageLoader("actlab", "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-    )
-    env.filters["short"] = short_value
-    env.filters["safe_href"] = safe_href  # link targets from files: relative paths and http(s) only
-    return env
-
-
-def short_value(value: Any) -> str:
-    """A rule input as the index shows it: floats to 4 significant digits, containers recursively."""
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {short_value(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(short_value(v) for v in value) + "]"
-    return str(value)
-
-
-def _built() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def write_index(pages: Iterable[Page], claims: list[dict[str, Any]], config: SiteConfig) -> Path:
@@ -226,7 +182,7 @@ def write_index(pages: Iterable[Page], claims: list[dict[str, Any]], config: Sit
     pages = list(pages)
     profiles = sorted({page.profile for page in pages if page.profile})
     html = (
-        _environment_jinja()
+        jinja_environment()
         .get_template("index.html.j2")
         .render(
             pages=pages,
@@ -236,29 +192,11 @@ def write_index(pages: Iterable[Page], claims: list[dict[str, Any]], config: Sit
             forest_alt=forest.alt_text(claims),
             verdict_colors=VERDICT_COLORS,
             provenance=provenance.collect(),
-            built=_built(),
+            built=built_at(),
             profile=", ".join(profiles) or config.profile,
         )
     )
     return atomic_write_text(config.out_dir / "index.html", html)
-
-
-_FOOTER = (
-    '<footer style="margin:3rem auto 1rem;max-width:72rem;font:0.85rem system-ui,sans-serif;color:#555;'
-    'border-top:1px solid #ddd;padding-top:.5rem">'
-    "Built {{ built }} from <code>{{ source }}</code> by actlab {{ p.versions.actlab }} at commit "
-    "<code>{{ p.git_commit }}</code> on {{ p.device }} ({{ p.platform }}); torch {{ p.versions.torch }}, "
-    'python {{ p.versions.python }}. <a href="index.html">All claims</a></footer>'
-)
-
-
-def add_footer(html_path: Path, source: str) -> Path:
-    """Append the provenance footer to a rendered page (escaped like everything else)."""
-    footer = _environment_jinja().from_string(_FOOTER).render(p=provenance.collect(), built=_built(), source=source)
-    body = html_path.read_text(encoding="utf-8")
-    at = body.rfind("</body>")
-    body = body[:at] + footer + body[at:] if at >= 0 else body + footer
-    return atomic_write_text(html_path, body)
 
 
 def build_site(config: SiteConfig) -> list[Page]:
@@ -274,7 +212,7 @@ def build_site(config: SiteConfig) -> list[Page]:
             continue
         pages.append(render_study(study_dir, config))
     if not config.only or "bench" in config.only:  # `actlab bench` results, if any: their page, linked here
-        from actlab.bench.page import site_page
+        from actlab.site.bench_page import site_page
 
         bench = site_page(config.out_dir)
         pages.extend([bench] if bench is not None else [])

@@ -3,7 +3,8 @@
 Why: `actlab derive` promises to turn any base gradient into an activation. The strongest test of that promise is
 the activations people already use: feed each one's derivative to the recipe and compare what comes back with its
 known closed form, up to the recipe's affine part (f = alpha F + beta x + c on each side). Entries whose gradient
-has no antiderivative SymPy finds take the numeric path (`actlab.quadrature`) and are compared with mpmath's quad.
+has no antiderivative SymPy finds take the numeric path (`actlab.symbolic.quadrature`) and are compared with
+mpmath's quad.
 `tests/test_derive_corpus.py` holds every entry to 1e-10; `notebooks/01_derivations.ipynb` tabulates them.
 """
 
@@ -79,11 +80,11 @@ def through_the_recipe(entry: Published) -> dict[str, Any]:
     import sympy as sp
     import torch
 
-    from actlab.derivations import zero_residual
-    from actlab.expression_parser import parse_expression
-    from actlab.quadrature import QuadratureActivation, error_bound
-    from actlab.symbolic import NoClosedFormError, gradient_first, x
-    from actlab.symbolic_torch import torch_kernels
+    from actlab.symbolic.codegen import torch_kernels
+    from actlab.symbolic.derivations import zero_residual
+    from actlab.symbolic.parser import parse_expression
+    from actlab.symbolic.quadrature import QuadratureActivation, error_bound
+    from actlab.symbolic.recipe import NoClosedFormError, gradient_first, x
 
     g = parse_expression(entry.gradient)
     row: dict[str, Any] = {"activation": entry.name, "source": entry.source, "gradient g": entry.gradient}

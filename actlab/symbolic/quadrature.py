@@ -25,6 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from actlab.symbolic.defaults import XIELU_DEFAULTS
+
 TABLE_HALF_WIDTH = 16.0  # L
 TABLE_STEP = 1.0 / 256  # h
 CELL_NODES = 8
@@ -124,10 +126,16 @@ class QuadratureFunction(torch.autograd.Function):
 class QuadratureActivation(nn.Module):
     """The recipe's activation by quadrature: alpha_p, alpha_n = softplus(a_p), softplus(a_n) trainable, beta fixed."""
 
-    def __init__(self, g: sp.Expr, alpha_p_init: float = 0.8, alpha_n_init: float = 0.8, beta: float = 0.5) -> None:
+    def __init__(
+        self,
+        g: sp.Expr,
+        alpha_p_init: float = XIELU_DEFAULTS.alpha_p_init,
+        alpha_n_init: float = XIELU_DEFAULTS.alpha_n_init,
+        beta: float = XIELU_DEFAULTS.beta,
+    ) -> None:
         super().__init__()
-        from actlab.symbolic import x as symbol
-        from actlab.symbolic_torch import lambdify_torch
+        from actlab.symbolic.codegen import lambdify_torch
+        from actlab.symbolic.recipe import x as symbol
 
         gradient = lambdify_torch([symbol], g)
 
@@ -157,7 +165,7 @@ def error_bound(g: sp.Expr, points: int = 41, half_width: float = 2 * TABLE_HALF
     """The largest |G(x) - mpmath.quad(g, [0, x])| over a grid of x in [-half_width, half_width] (float64)."""
     import mpmath
 
-    from actlab.symbolic import x as symbol
+    from actlab.symbolic.recipe import x as symbol
 
     module = QuadratureActivation(g)
     xs = torch.linspace(-half_width, half_width, points, dtype=torch.float64)
@@ -176,7 +184,7 @@ QUADRATURE_TOLERANCE = 1e-10
 
 def numeric_checks(g: sp.Expr, bound: float, seed: int = 0) -> list:
     """The numeric path's `--check`: G(0) = 0, d/dx f = f' (central differences in float64), gradcheck, the bound."""
-    from actlab.derivations import Check
+    from actlab.symbolic.derivations import Check
 
     module = QuadratureActivation(g).double()
     with torch.no_grad():

@@ -10,7 +10,7 @@ inductor's CPU code fixes its thread count when it is generated (`thread_key`).
 
 Why floating-point contraction is on here: inductor compiles its C++ with `-ffp-contract=off` by default, so
 every `a * b + c` is a multiply and an add, each rounded. Our kernels are polynomials and sums of products
-(`actlab.fast_exp`'s exp, xIELU's two-sided sum, the routing mixture), where a fused multiply-add is one
+(`actlab.kernels.fast_exp`'s exp, xIELU's two-sided sum, the routing mixture), where a fused multiply-add is one
 instruction instead of two and rounds once instead of twice: at least as accurate, and on CPU it took ~35% off
 the xIELU forward kernel (README, Timings). Only these kernels get it; other `torch.compile` code is untouched.
 """
@@ -49,7 +49,7 @@ def compile_standalone(function: Callable[..., object], example_inputs: list[tor
 
 def tracing_for_inductor() -> bool:
     """True while `compile_standalone` traces a function: lets a formula pick a form that is faster compiled
-    but slower eager (`actlab.fast_exp`), without threading a flag through every caller."""
+    but slower eager (`actlab.kernels.fast_exp`), without threading a flag through every caller."""
     return _TRACING.get()
 
 

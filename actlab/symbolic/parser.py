@@ -67,7 +67,7 @@ class ExpressionError(ActlabError, ValueError):
 def parse_expression(text: str, parameters: Iterable[str] = (), *, symbol: sp.Symbol | None = None) -> sp.Expr:
     """Parse `text` (e.g. "alpha*exp(x) - 1") into a SymPy expression in `x` and the named `parameters`.
 
-    `symbol` is the SymPy symbol `x` stands for (default: `actlab.symbolic.x`, real). Parameters become positive
+    `symbol` is the SymPy symbol `x` stands for (default: `actlab.symbolic.symbols.x`, real). Parameters become positive
     symbols, as the recipe's trainable scales are.
     """
     if not isinstance(text, str):
@@ -77,7 +77,7 @@ def parse_expression(text: str, parameters: Iterable[str] = (), *, symbol: sp.Sy
     if not text.strip():
         raise ExpressionError("formula is empty; write an expression in x, e.g. exp(x) - 1")
     if symbol is None:
-        from actlab.symbolic import x as symbol
+        from actlab.symbolic.symbols import x as symbol
     names: dict[str, sp.Basic] = {"x": symbol, **CONSTANTS}
     for name in parameters:
         if not name.isidentifier() or name in FUNCTIONS or name in names:

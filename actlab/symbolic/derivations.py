@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import pandas as pd
 import sympy as sp
 
-from actlab.expression_parser import ExpressionError, parse_expression
-from actlab.symbolic import Derivation, alpha_n, alpha_p, beta, gradient_first, x
+from actlab.symbolic.defaults import XIELU_DEFAULTS
+from actlab.symbolic.parser import ExpressionError, parse_expression
+from actlab.symbolic.recipe import Derivation, alpha_n, alpha_p, beta, gradient_first, x
 
 s_n = sp.Symbol("s_n", positive=True)  # softplus(a_n) > 0, so xIELU's alpha_n = beta + s_n > beta
 alpha_p3 = sp.Symbol("alpha_p3", positive=True)
@@ -96,7 +97,7 @@ _DOMAIN_PROBES = (1e-9, 1e-3, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0)
 def parse_base_gradient(text: str, side: str) -> sp.Expr:
     """A user-typed base gradient in x (`"x**2"`, `"exp(x)"`), parsed safely and checked on its side's domain.
 
-    Parsing goes through `actlab.expression_parser` (no code runs). The gradient must be real and finite on its
+    Parsing goes through `actlab.symbolic.parser` (no code runs). The gradient must be real and finite on its
     side (x > 0 or x <= 0) and have a finite limit at 0, or the activation is complex, undefined or singular
     there; each of these is one clear error.
     """
@@ -228,7 +229,7 @@ def numeric_checks(derivation: Derivation, seed: int = 0, points: int = 64) -> l
     """
     import torch
 
-    from actlab.symbolic_torch import apply_symbolic, torch_kernels
+    from actlab.symbolic.codegen import apply_symbolic, torch_kernels
 
     kernels = torch_kernels(derivation)
     generator = torch.Generator().manual_seed(seed)
@@ -237,7 +238,7 @@ def numeric_checks(derivation: Derivation, seed: int = 0, points: int = 64) -> l
         (torch.rand((), generator=generator, dtype=torch.float64) + 0.25).requires_grad_(True)
         for _ in derivation.parameters
     ]
-    beta_ = 0.5
+    beta_ = XIELU_DEFAULTS.beta
     value = kernels.value(x_, params, beta_)
     autograd_dx = torch.autograd.grad(value.sum(), x_)[0]
     symbolic_dx = kernels.d_dx(x_.detach(), [p.detach() for p in params], beta_)
@@ -258,16 +259,21 @@ def run_checks(derivation: Derivation, name: str | None = None, seed: int = 0) -
 
 
 def curves(
-    names: str | list[str], alpha_values: str | list[float], x_min: float, x_max: float, points: int, beta_: float = 0.5
+    names: str | list[str],
+    alpha_values: str | list[float],
+    x_min: float,
+    x_max: float,
+    points: int,
+    beta_: float = XIELU_DEFAULTS.beta,
 ) -> pd.DataFrame:
     """Long table (activation, alpha, x, quantity in {f(x), f'(x)}, value) from the generated torch code.
 
     Every trainable scale of a derivation is set to the same `alpha`, so one curve per alpha value. Values come
-    from `actlab.symbolic_torch` (the derived expressions), f' from the symbolic gradient.
+    from `actlab.symbolic.codegen` (the derived expressions), f' from the symbolic gradient.
     """
     import torch
 
-    from actlab.symbolic_torch import torch_kernels
+    from actlab.symbolic.codegen import torch_kernels
 
     if not x_min < x_max or points < 2:
         raise ValueError(f"need x_min < x_max and points >= 2, got {x_min}, {x_max}, {points}")

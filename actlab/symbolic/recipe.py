@@ -20,11 +20,9 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from actlab.errors import ActlabError
+from actlab.symbolic.parser import parse_expression
+from actlab.symbolic.symbols import alpha_n, alpha_p, beta, x
 
-x = sp.Symbol("x", real=True)
-beta = sp.Symbol("beta", positive=True)
-alpha_p = sp.Symbol("alpha_p", positive=True)
-alpha_n = sp.Symbol("alpha_n", positive=True)
 _t = sp.Symbol("t", positive=True)  # |x| on a branch, so assumptions can decide signs there
 
 # A branch's base gradient: one expression g (scaled by that branch's alpha) or explicit (alpha_i, g_i) terms.
@@ -115,8 +113,6 @@ class Derivation:
 def _as_expr(g: object, side: str) -> sp.Expr:
     """A base gradient as SymPy: text goes through the safe parser (never `sympify`, which evaluates Python)."""
     if isinstance(g, str):
-        from actlab.expression_parser import parse_expression
-
         return parse_expression(g)
     if isinstance(g, sp.Basic):
         return g
@@ -157,15 +153,15 @@ def _as_terms(base: BaseGradient, default_alpha: sp.Symbol, side: str) -> tuple[
 
 
 class NoClosedFormError(ActlabError):
-    """SymPy found no closed-form antiderivative; `actlab.quadrature` builds f numerically instead."""
+    """SymPy found no closed-form antiderivative; `actlab.symbolic.quadrature` builds f numerically instead."""
 
 
 def _integrate(gradient: sp.Expr, side: str) -> sp.Expr:
     antiderivative = sp.integrate(gradient, x)
     if antiderivative.has(sp.Integral):
         raise NoClosedFormError(
-            f"SymPy found no closed-form integral of {gradient} for {side}; the numeric path (actlab.quadrature) "
-            "builds f by quadrature with the exact gradient"
+            f"SymPy found no closed-form integral of {gradient} for {side}; the numeric path "
+            "(actlab.symbolic.quadrature) builds f by quadrature with the exact gradient"
         )
     return antiderivative
 

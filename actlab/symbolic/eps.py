@@ -17,13 +17,18 @@ implementation of the same formula. Tests and the notebook compare the two.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
 import sympy as sp
 import torch
 
-from actlab.symbolic import alpha_n, beta, x
+from actlab.symbolic.defaults import XIELU_DEFAULTS
+from actlab.symbolic.recipe import alpha_n, beta, x
+
+# f(x, alpha_p, alpha_n, beta): the signature of `actlab.nn.formulas.xielu_reference`
+Formula = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, float], torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -39,13 +44,24 @@ class ClampConvention:
     clamp: str  # a decimal string, so SymPy sees the exact value (e.g. "-1e-6" is -1/1000000)
     actlab_module: bool = False
 
-    def apply(self, x_: torch.Tensor, alpha_p_: float = 0.8, alpha_n_: float = 0.8, beta_: float = 0.5) -> torch.Tensor:
-        """f(x) as this code base computes it."""
+    def apply(
+        self,
+        x_: torch.Tensor,
+        alpha_p_: float = XIELU_DEFAULTS.alpha_p_init,
+        alpha_n_: float = XIELU_DEFAULTS.alpha_n_init,
+        beta_: float = XIELU_DEFAULTS.beta,
+        actlab_formula: Formula | None = None,
+    ) -> torch.Tensor:
+        """f(x) as this code base computes it; actlab's own convention needs `actlab_formula`, the module's
+        reference `actlab.nn.formulas.xielu_reference` (passed in: this package sits below `actlab.nn`)."""
         if self.actlab_module:
-            from actlab.nn.formulas import xielu_reference
-
+            if actlab_formula is None:
+                raise ValueError(
+                    "the actlab convention is measured on actlab's own formula: pass "
+                    "actlab_formula=actlab.nn.formulas.xielu_reference"
+                )
             alphas = (torch.tensor(alpha_p_, dtype=x_.dtype), torch.tensor(alpha_n_, dtype=x_.dtype))
-            return xielu_reference(x_, *alphas, beta_)
+            return actlab_formula(x_, *alphas, beta_)
         return xielu_with_clamp(x_, float(self.clamp), alpha_p_=alpha_p_, alpha_n_=alpha_n_, beta_=beta_)
 
 
@@ -76,7 +92,11 @@ def symbolic_effect(clamp: str) -> dict[str, sp.Expr]:
 
 
 def xielu_with_clamp(
-    x_: torch.Tensor, clamp: float, alpha_p_: float = 0.8, alpha_n_: float = 0.8, beta_: float = 0.5
+    x_: torch.Tensor,
+    clamp: float,
+    alpha_p_: float = XIELU_DEFAULTS.alpha_p_init,
+    alpha_n_: float = XIELU_DEFAULTS.alpha_n_init,
+    beta_: float = XIELU_DEFAULTS.beta,
 ) -> torch.Tensor:
     """The implementations' formula, `where(x > 0, ..., alpha_n * expm1(min(x, c)) - alpha_n x + beta x)`."""
     c = torch.tensor(clamp, dtype=x_.dtype)
@@ -89,28 +109,38 @@ def xielu_with_clamp(
 
 def numeric_effect(
     convention: ClampConvention,
-    alpha_n_: float = 0.8,
-    beta_: float = 0.5,
+    alpha_n_: float = XIELU_DEFAULTS.alpha_n_init,
+    beta_: float = XIELU_DEFAULTS.beta,
     dtype: torch.dtype = torch.float64,
     x_left: float = -1e-9,
+    actlab_formula: Formula | None = None,
 ) -> dict[str, float]:
     """The same three quantities measured on the convention's code: f(0), f(tiny) - f(0), autograd f'(x_left)."""
     zero = torch.zeros(1, dtype=dtype)
     tiny = torch.full((1,), torch.finfo(dtype).tiny, dtype=dtype)  # f(tiny) = beta * tiny, i.e. f(0+)
-    value_at_0 = convention.apply(zero, alpha_n_=alpha_n_, beta_=beta_).item()
-    value_right = convention.apply(tiny, alpha_n_=alpha_n_, beta_=beta_).item()
+    kwargs = {"alpha_n_": alpha_n_, "beta_": beta_, "actlab_formula": actlab_formula}
+    value_at_0 = convention.apply(zero, **kwargs).item()
+    value_right = convention.apply(tiny, **kwargs).item()
     left = torch.full((1,), x_left, dtype=dtype, requires_grad=True)
-    (slope,) = torch.autograd.grad(convention.apply(left, alpha_n_=alpha_n_, beta_=beta_).sum(), left)
+    (slope,) = torch.autograd.grad(convention.apply(left, **kwargs).sum(), left)
     return {"f(0)": value_at_0, "jump f(0+) - f(0)": value_right - value_at_0, "f'(0-)": slope.item()}
 
 
-def analysis_rows(alpha_n_: float = 0.8, beta_: float = 0.5, dtype: torch.dtype = torch.float64) -> list[dict]:
-    """One row per convention: the symbolic results, their values at (alpha_n, beta), and the measured ones."""
+def analysis_rows(
+    alpha_n_: float = XIELU_DEFAULTS.alpha_n_init,
+    beta_: float = XIELU_DEFAULTS.beta,
+    dtype: torch.dtype = torch.float64,
+    actlab_formula: Formula | None = None,
+) -> list[dict]:
+    """One row per convention: the symbolic results, their values at (alpha_n, beta), and the measured ones
+    (`actlab_formula`: see `ClampConvention.apply`)."""
     rows = []
     for convention in CONVENTIONS:
         exact = symbolic_effect(convention.clamp)
         at = {alpha_n: alpha_n_, beta: beta_}
-        measured = numeric_effect(convention, alpha_n_=alpha_n_, beta_=beta_, dtype=dtype)
+        measured = numeric_effect(
+            convention, alpha_n_=alpha_n_, beta_=beta_, dtype=dtype, actlab_formula=actlab_formula
+        )
         row = {"convention": convention.name, "written": convention.written, "c": convention.clamp}
         for key in ("f(0)", "jump f(0+) - f(0)", "f'(0-)"):
             row[f"{key} (SymPy)"] = str(exact[key])
@@ -120,7 +150,13 @@ def analysis_rows(alpha_n_: float = 0.8, beta_: float = 0.5, dtype: torch.dtype 
     return rows
 
 
-def zoom_curves(alpha_n_: float = 0.8, beta_: float = 0.5, half_width: float = 3e-6, points: int = 601) -> pd.DataFrame:
+def zoom_curves(
+    alpha_n_: float = XIELU_DEFAULTS.alpha_n_init,
+    beta_: float = XIELU_DEFAULTS.beta,
+    half_width: float = 3e-6,
+    points: int = 601,
+    actlab_formula: Formula | None = None,
+) -> pd.DataFrame:
     """Long table (clamp, x, quantity, value) of f and autograd f' on [-half_width, half_width], float64.
 
     One curve per distinct clamp c (conventions sharing a c are named together), so the jump at 0 and the
@@ -137,7 +173,7 @@ def zoom_curves(alpha_n_: float = 0.8, beta_: float = 0.5, half_width: float = 3
     frames = []
     for clamp, owners in groups.items():
         leaf = x_.clone().requires_grad_(True)
-        value = owners[0].apply(leaf, alpha_n_=alpha_n_, beta_=beta_)
+        value = owners[0].apply(leaf, alpha_n_=alpha_n_, beta_=beta_, actlab_formula=actlab_formula)
         (slope,) = torch.autograd.grad(value.sum(), leaf)
         label = f"c = {clamp} ({', '.join(owner.name for owner in owners)})"
         for quantity, y in (("f(x)", value.detach()), ("f'(x)", slope)):

@@ -13,7 +13,7 @@ Only the domain the kernels need is covered: x <= 0, where exp(x) is in [0, 1]. 
 the argument is clamped, so exp returns ~1.6e-38 instead of a subnormal or 0 (an absolute error
 under 2e-38).
 
-Where it applies: `exp_nonpositive` uses it only while `actlab.standalone` traces a function for a
+Where it applies: `exp_nonpositive` uses it only while `actlab.kernels.standalone` traces a function for a
 float32 CPU kernel. Everywhere else (eager code, float64 gradchecks, CUDA, where exp is one hardware
 instruction) it is `torch.exp`, so the reference paths stay the definitions.
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import torch
 
-from actlab.standalone import tracing_for_inductor
+from actlab.kernels.standalone import tracing_for_inductor
 
 LOG2E = 1.4426950408889634
 LN2_HIGH = 0.693359375  # ln 2 = LN2_HIGH + LN2_LOW, HIGH with few mantissa bits so n * LN2_HIGH is exact

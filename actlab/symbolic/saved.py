@@ -3,7 +3,8 @@
 Why data and not code: a derivation file travels (shared folders, a colleague's e-mail, a notebook parameter), so
 reading one must never run Python. A file holds the two base gradients as strings, the parameters' initial values
 and what `--check` found; loading it validates every key and type and parses the expressions with the safe parser
-(`actlab.derivations.parse_base_gradient`, which never evaluates its text). Anything else in the file is refused.
+(`actlab.symbolic.derivations.parse_base_gradient`, which never evaluates its text). Anything else in the file
+is refused.
 
 Where they live: `$ACTLAB_DERIVATIONS_DIR` if set, else `$XDG_DATA_HOME/actlab/derivations` (by default
 `~/.local/share/actlab/derivations`), one `<name>.json` each. `actlab derive --pos G --neg G --save NAME` writes
@@ -11,7 +12,7 @@ one; `actlab.activations.resolve(NAME)` builds its module.
 
 The module (`DerivedActivation`) is built like the paper's xIELU: f' = alpha * g + beta on each side, with
 alpha_p = softplus(a_p) and alpha_n = softplus(a_n) trainable scalars (initialised from the file) and beta fixed.
-Forward and backward come from the derivation's generated torch code (`actlab.symbolic_torch`): the backward pass
+Forward and backward come from the derivation's generated torch code (`actlab.symbolic.codegen`): the backward pass
 is the symbolic gradient, not autograd's tape. Any float dtype; the output has the input's dtype.
 """
 
@@ -30,6 +31,7 @@ from torch import nn
 
 from actlab.errors import ActlabError
 from actlab.io import atomic_write_json, read_json
+from actlab.symbolic.defaults import XIELU_DEFAULTS
 
 FORMAT = "actlab-derivation/1"
 ENV_DIR = "ACTLAB_DERIVATIONS_DIR"
@@ -68,15 +70,15 @@ class SavedDerivation:
     name: str
     positive: str
     negative: str
-    alpha_p_init: float = 0.8
-    alpha_n_init: float = 0.8
-    beta: float = 0.5
+    alpha_p_init: float = XIELU_DEFAULTS.alpha_p_init
+    alpha_n_init: float = XIELU_DEFAULTS.alpha_n_init
+    beta: float = XIELU_DEFAULTS.beta
     checks: tuple[dict[str, Any], ...] = ()
     actlab_version: str = ""
 
     def derivation(self):  # noqa: ANN201 - actlab.symbolic.Derivation (SymPy imported lazily)
         """Re-run the recipe on the stored base gradients (parsed safely, never evaluated)."""
-        from actlab import derivations
+        from actlab.symbolic import derivations
 
         try:
             return derivations.custom(self.positive, self.negative)
@@ -93,13 +95,13 @@ def save_derivation(
     positive: str,
     negative: str,
     *,
-    alpha_p_init: float = 0.8,
-    alpha_n_init: float = 0.8,
-    beta: float = 0.5,
+    alpha_p_init: float = XIELU_DEFAULTS.alpha_p_init,
+    alpha_n_init: float = XIELU_DEFAULTS.alpha_n_init,
+    beta: float = XIELU_DEFAULTS.beta,
     checks: list[dict[str, Any]] | None = None,
 ) -> Path:
     """Write `<derivations_dir>/<name>.json` atomically after checking that it loads back; return its path."""
-    from actlab import __version__
+    from actlab._version import __version__
 
     saved = SavedDerivation(
         _check_name(name),
@@ -201,7 +203,7 @@ class DerivedActivation(nn.Module):
 
     def __init__(self, saved: SavedDerivation) -> None:
         super().__init__()
-        from actlab.symbolic_torch import torch_kernels
+        from actlab.symbolic.codegen import torch_kernels
 
         derivation = saved.derivation()
         names = [str(p) for p in derivation.parameters]
@@ -222,7 +224,7 @@ class DerivedActivation(nn.Module):
         return F.softplus(self.a_n)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        from actlab.symbolic_torch import apply_symbolic
+        from actlab.symbolic.codegen import apply_symbolic
 
         if not torch.is_floating_point(x):
             raise ValueError(f"{self.name} needs a floating-point input, got {x.dtype}; cast with x.float()")

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from actlab import theory, theory_scale
+from actlab.theory import propositions as theory
+from actlab.theory import scale as theory_scale
 
 HOLDS, CONDITIONAL, FAILS = "holds", "holds under a condition", "fails"
 

@@ -1,0 +1,78 @@
+"""A page of the site and what every page shares: the `Page` record, the Jinja2 environment and the footer.
+
+Why its own module: the report builder (`actlab.site.report`) and the benchmark page
+(`actlab.site.bench_page`) both make pages; with these here neither imports the other.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from actlab import provenance
+from actlab.io import atomic_write_text
+from actlab.site.inputs import safe_href
+
+
+@dataclass
+class Page:
+    """One rendered page: its title, HTML file (relative to the site; empty if none) and its notebook."""
+
+    name: str
+    title: str
+    html: str
+    source: str
+    status: str = "ok"
+    error: str = ""
+    kind: str = "page"
+    sweeps: list[str] = field(default_factory=list)
+    profile: str = ""  # a study page's sweep profile (default, full)
+
+
+def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(
+        loader=PackageLoader("actlab", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
+    env.filters["short"] = short_value
+    env.filters["safe_href"] = safe_href  # link targets from files: relative paths and http(s) only
+    return env
+
+
+def short_value(value: Any) -> str:
+    """A rule input as the index shows it: floats to 4 significant digits, containers recursively."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {short_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(short_value(v) for v in value) + "]"
+    return str(value)
+
+
+def built_at() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+_FOOTER = (
+    '<footer style="margin:3rem auto 1rem;max-width:72rem;font:0.85rem system-ui,sans-serif;color:#555;'
+    'border-top:1px solid #ddd;padding-top:.5rem">'
+    "Built {{ built }} from <code>{{ source }}</code> by actlab {{ p.versions.actlab }} at commit "
+    "<code>{{ p.git_commit }}</code> on {{ p.device }} ({{ p.platform }}); torch {{ p.versions.torch }}, "
+    'python {{ p.versions.python }}. <a href="index.html">All claims</a></footer>'
+)
+
+
+def add_footer(html_path: Path, source: str) -> Path:
+    """Append the provenance footer to a rendered page (escaped like everything else)."""
+    footer = jinja_environment().from_string(_FOOTER).render(p=provenance.collect(), built=built_at(), source=source)
+    body = html_path.read_text(encoding="utf-8")
+    at = body.rfind("</body>")
+    body = body[:at] + footer + body[at:] if at >= 0 else body + footer
+    return atomic_write_text(html_path, body)

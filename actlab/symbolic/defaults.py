@@ -1,0 +1,22 @@
+"""xIELU's defaults, in one place: every module that builds, derives, measures or saves an integrated
+activation reads them from here.
+
+Why: they were written in four places (the modules, the quadrature path, the eps analysis, saved derivations)
+and had started to drift. The values are the paper's (§3) and its reference code's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class XIELUConfig:
+    """The integrated activations' parameters at initialisation."""
+
+    alpha_p_init: float = 0.8  # alpha_p at initialisation (trained; alpha_p = softplus(a_p))
+    alpha_n_init: float = 0.8  # alpha_n at initialisation (trained)
+    beta: float = 0.5  # fixed, not trained: the slope both branches share at 0
+
+
+XIELU_DEFAULTS = XIELUConfig()
