@@ -75,8 +75,11 @@ def test_a_module_spec_and_a_saved_derivation_work_as_arms(tmp_path, monkeypatch
     save_derivation("mine", "x", "exp(x)")  # in the user's folder (this test's $ACTLAB_DERIVATIONS_DIR)
     config = run.CompareRunConfig(**TINY, activations=("my_acts:Softsign2", "mine", "relu"), derive={},
                                   matchings=("steps",))  # fmt: skip
-    arms = run.train_arms(config, tmp_path / "run")["arms"]
+    results = run.train_arms(config, tmp_path / "run")
+    arms = results["arms"]
     assert [a["activation"] for a in arms] == ["my_acts:Softsign2", "mine", "relu"]
+    assert results["resolved"]["mine"].endswith("pos 'x', neg 'exp(x)'")
+    assert results["resolved"]["relu"] == "registry" and results["resolved"]["my_acts:Softsign2"] == "module"
     assert all(math.isfinite(a["value"]) for a in arms)
 
 

@@ -171,7 +171,8 @@ def _train_arms(config: CompareRunConfig, workdir: Path) -> dict[str, Any]:
         results = _interleaved(config, task, data, factories, matching, train_config, device, workdir)
         for name, (model, result) in results.items():
             arms.append(arm_record(name, matching, model, result, task, data, device, config))
-    return {"arms": arms, "derived": derived, "data": data.source, "task": task.describe()}
+    resolved = {name: specs.describe(name, set(derived)) for name in config.activations}
+    return {"arms": arms, "derived": derived, "resolved": resolved, "data": data.source, "task": task.describe()}
 
 
 def _interleaved(

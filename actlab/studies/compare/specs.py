@@ -93,6 +93,22 @@ def factory(
     return build
 
 
+def describe(spec: str, derived_names: set[str]) -> str:
+    """How `spec` was resolved, for the run's record: a registry entry, a module, a derivation made by the run, or
+    a saved derivation of the user's (with its gradients, since a sweep's run id holds only the name)."""
+    from actlab import saved_derivations
+    from actlab.activations import activation_names
+
+    if spec in derived_names:
+        return "derived by the run (see 'derived')"
+    if spec in activation_names():
+        return "registry"
+    if ":" in spec:
+        return "module"
+    saved = saved_derivations.load_derivation(spec)
+    return f"saved derivation in {saved_derivations.derivations_dir()}: pos {saved.positive!r}, neg {saved.negative!r}"
+
+
 def set_fast_path(model: nn.Module, path: str) -> None:
     """Put every xIELU/xIPReLU module of `model` on `path` (auto, compile, function, eager)."""
     for module in model.modules():
