@@ -1,0 +1,20 @@
+"""The comparison study: named activations against named baselines, on several tasks, step- and wall-clock-matched.
+
+Why a study of its own: the toolkit's promise is "use the same tools to check your own activation ideas", so a
+user's activation (any spec `actlab.activations.resolve` takes, or base gradients the run derives itself) must
+reach the same statistics and rule-computed verdicts as the paper studies.
+
+Modules: `tasks` (the tasks: data, network, metric, default budgets), `specs` (activation specs and the
+derivations a run creates in its own folder), `run` (one (task, seed): every arm, interleaved, per matching),
+`analysis` (the report's tables: metric CIs, paired improvements with Holm, MDE and TOST, throughput ratios),
+`claims` (the decision rule and the claims it records), `plots`, `tutorial` (what `03_your_activation` calls).
+Notebooks: `notebooks/compare/run.ipynb` (one run), `notebooks/compare/report.ipynb` (the page).
+"""
+
+from __future__ import annotations
+
+from actlab.studies.compare.claims import rule_beats_baselines
+from actlab.studies.compare.run import CompareRunConfig, flat_metrics, run_status, train_arms
+from actlab.studies.compare.tasks import TASKS, get_task
+
+__all__ = ["TASKS", "CompareRunConfig", "flat_metrics", "get_task", "rule_beats_baselines", "run_status", "train_arms"]

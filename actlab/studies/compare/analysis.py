@@ -1,0 +1,307 @@
+"""What the comparison's report computes from the runs: metric tables, paired improvements, throughput ratios.
+
+Why here: the notebook only calls these and shows their tables, so every number on the page comes from a
+function a test has run on inputs with a known answer. Everything is read from the per-arm records the run
+notebook wrote (`actlab.sweep.load_run_results`), never typed in.
+
+The unit of analysis is the seed: one run = one (task, seed), where every arm starts from the same initial
+weights and sees the same data order, so arms are compared *paired by seed*. An improvement is oriented by the
+task's metric (accuracy: candidate - baseline; bits/byte: baseline - candidate), so positive always means the
+candidate is better.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from actlab import stats
+from actlab.stats.power import mde_from_t_interval, tost_from_t_interval
+from actlab.studies.compare.run import MATCHINGS, matching_label
+from actlab.studies.compare.tasks import get_task
+
+_ARM_COLUMNS = ("status", "value", "steps", "samples", "tokens", "seconds", "throughput")
+
+
+def profile_sweeps(study_dir: str | Path, profile: str) -> list[str]:
+    """The names of the sweeps `actlab report` runs for `profile` (the study's `sweeps/<profile>/*.yml`)."""
+    from actlab.report import study_specs
+    from actlab.sweep import load_spec
+
+    return [load_spec(path).name for path in study_specs(Path(study_dir), profile)]
+
+
+def load_runs(runs_dir: str | Path, sweep_names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """run_id -> run record of every named sweep under `runs_dir` (`actlab.sweep.load_run_results`), merged."""
+    from actlab.sweep import load_run_results
+
+    runs: dict[str, dict[str, Any]] = {}
+    for name in sweep_names:
+        runs.update({f"{name}/{run_id}": run for run_id, run in load_run_results(runs_dir, name).items()})
+    return runs
+
+
+def arms_frame(run_results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per (run, matching, arm): run_id, task, matching, seed, activation, metric and the arm's numbers.
+
+    Runs that recorded no arms (failed before the end) contribute no rows; `run_counts` reports them.
+    """
+    rows = []
+    for run_id, run in run_results.items():
+        for arm in run.get("results", {}).get("arms", []):
+            row = {"run_id": run_id, "task": arm["task"], "matching": arm["matching"], "seed": arm["seed"],
+                   "activation": arm["activation"], "metric": arm["metric"]}  # fmt: skip
+            row.update({key: arm.get(key, math.nan) for key in _ARM_COLUMNS})
+            rows.append(row)
+    columns = ["run_id", "task", "matching", "seed", "activation", "metric", *_ARM_COLUMNS]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def run_counts(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    """Runs by status (ok, diverged, failed, not run): the n behind every table."""
+    counts: dict[str, int] = {}
+    for run in run_results.values():
+        counts[run["status"]] = counts.get(run["status"], 0) + 1
+    return counts
+
+
+def _order(frame: pd.DataFrame, column: str, first: Iterable[str] = ()) -> list[str]:
+    seen = list(dict.fromkeys(frame[column]))
+    first = [name for name in first if name in seen]
+    return first + [name for name in seen if name not in first]
+
+
+def _interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """(mean, low, high): a t interval; NaN bounds for one value; a point for values without spread."""
+    if len(values) == 0:
+        return math.nan, math.nan, math.nan
+    if len(values) == 1:
+        return float(values[0]), math.nan, math.nan
+    if np.ptp(values) == 0:
+        return float(values[0]), float(values[0]), float(values[0])
+    interval = stats.t_interval(values, confidence)
+    return interval.estimate, interval.low, interval.high
+
+
+def groups(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (task, matching) pairs present, tasks in first-seen order and steps before seconds."""
+    tasks = _order(frame, "task")
+    return [(t, m) for t in tasks for m in MATCHINGS if ((frame["task"] == t) & (frame["matching"] == m)).any()]
+
+
+def metric_table(frame: pd.DataFrame, confidence: float = 0.95, order: Iterable[str] = ()) -> pd.DataFrame:
+    """Per task, matching and activation: n ok seeds, n diverged, the metric's mean and t CI, steps and seconds."""
+    rows = []
+    for task, matching in groups(frame):
+        part = frame[(frame["task"] == task) & (frame["matching"] == matching)]
+        for activation in _order(part, "activation", order):
+            arms = part[part["activation"] == activation]
+            ok = arms[arms["status"] == "ok"]
+            mean, low, high = _interval(ok["value"].to_numpy(dtype=float), confidence)
+            rows.append({
+                "task": task, "matching": matching_label(matching), "activation": activation,
+                "metric": get_task(task).metric, "n": len(ok), "n_diverged": int((arms["status"] != "ok").sum()),
+                "mean": mean, "ci_low": low, "ci_high": high,
+                "steps": ok["steps"].mean(), "seconds": ok["seconds"].mean(),
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def paired_improvements(
+    frame: pd.DataFrame,
+    candidates: Iterable[str],
+    baselines: Iterable[str],
+    *,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    margins: Mapping[str, float] | None = None,
+) -> pd.DataFrame:
+    """Every candidate against every baseline, per (task, matching), paired by seed; Holm over each family.
+
+    A family is one (task, matching): its candidates x baselines comparisons. Per comparison: `improvement`
+    (mean paired difference oriented so positive = candidate better, in the task's unit), its t CI, paired-t p,
+    Wilcoxon p and d_z (`actlab.stats.compare_to_baseline`), Holm-adjusted p, the MDE at 80% power and at level
+    alpha / (family size) (Holm's first threshold, so the MDE is that of the strictest test the family may face),
+    and, where `margins` gives the task a margin, the TOST p of |improvement| < margin. `n_diverged` counts seeds
+    where the candidate blew up and the baseline did not: such seeds are not pairs, and the rule reads them.
+    """
+    candidates, baselines = list(candidates), list(baselines)
+    margins = dict(margins or {})
+    rows = []
+    for task_name, matching in groups(frame):
+        task = get_task(task_name)
+        part = frame[(frame["task"] == task_name) & (frame["matching"] == matching)]
+        present = set(part["activation"])
+        family = []
+        for baseline in baselines:
+            if baseline not in present:
+                continue
+            ok = part[part["status"] == "ok"].copy()
+            ok["score"] = ok["value"] if task.higher_is_better else -ok["value"]  # oriented: higher is better
+            for candidate in candidates:
+                if candidate == baseline or candidate not in present:
+                    continue
+                row = {"task": task_name, "matching": matching, "candidate": candidate, "baseline": baseline,
+                       "unit": task.unit, "n_diverged": _diverged_alone(part, candidate, baseline)}  # fmt: skip
+                pair = ok[ok["activation"].isin([candidate, baseline])]
+                wide = pair.pivot_table(index="seed", columns="activation", values="score", aggfunc="first")
+                n = int(wide.dropna().shape[0]) if {candidate, baseline} <= set(wide.columns) else 0
+                if n >= 2:
+                    table = stats.compare_to_baseline(pair, baseline=baseline, method="activation", value="score",
+                                                      pair_by="seed", alpha=alpha, confidence=confidence)  # fmt: skip
+                    result = table.iloc[0]
+                    row.update(n=int(result["n"]), improvement=float(result["difference"]),
+                               ci_low=float(result["ci_low"]), ci_high=float(result["ci_high"]),
+                               p=float(result["p_t"]), p_wilcoxon=float(result["p_wilcoxon"]),
+                               d_z=float(result["d_z"]))  # fmt: skip
+                else:
+                    row.update(n=n, improvement=math.nan, ci_low=math.nan, ci_high=math.nan, p=math.nan,
+                               p_wilcoxon=math.nan, d_z=math.nan)  # fmt: skip
+                family.append(row)
+        _holm_and_power(family, alpha, confidence, margins.get(task_name))
+        rows.extend(family)
+    columns = ["task", "matching", "candidate", "baseline", "unit", "n", "n_diverged", "improvement", "ci_low",
+               "ci_high", "p", "p_wilcoxon", "d_z", "p_holm", "significant", "mde", "margin", "tost_p"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _diverged_alone(part: pd.DataFrame, candidate: str, baseline: str) -> int:
+    """Seeds where `candidate` diverged and `baseline` trained cleanly."""
+    status = part.pivot_table(index="seed", columns="activation", values="status", aggfunc="first")
+    if candidate not in status or baseline not in status:
+        return 0
+    return int(((status[candidate] == "diverged") & (status[baseline] == "ok")).sum())
+
+
+def _holm_and_power(family: list[dict[str, Any]], alpha: float, confidence: float, margin: float | None) -> None:
+    """Holm over the family's finite p-values; MDE at alpha / family size; TOST where a margin is given."""
+    p = np.array([row["p"] for row in family], dtype=float)
+    finite = np.isfinite(p)
+    adjusted = np.full(len(family), math.nan)
+    if finite.any():
+        adjusted[finite] = stats.holm(p[finite], alpha)[1]
+    strictest = alpha / max(1, int(finite.sum()))
+    for row, p_holm in zip(family, adjusted, strict=True):
+        row["p_holm"] = float(p_holm)
+        row["significant"] = bool(np.isfinite(p_holm) and p_holm < alpha)
+        usable = row["n"] >= 2 and math.isfinite(row["ci_low"]) and row["ci_high"] > row["ci_low"]
+        row["mde"] = (
+            mde_from_t_interval(row["ci_low"], row["ci_high"], row["n"], confidence=confidence, alpha=strictest)
+            if usable
+            else math.nan
+        )
+        row["margin"] = math.nan if margin is None else float(margin)
+        row["tost_p"] = (
+            tost_from_t_interval(row["ci_low"], row["ci_high"], row["n"], margin, confidence=confidence).pvalue
+            if usable and margin is not None
+            else math.nan
+        )
+
+
+def claim_inputs(paired: pd.DataFrame, task: str, matching: str, candidate: str) -> dict[str, Any]:
+    """What the rule of "candidate beats the baselines on task, matching" reads, and the headline numbers.
+
+    The headline estimate is the *least favourable* improvement (so "beats every baseline" needs every one),
+    with that comparison's CI; the MDE is the largest of the comparisons' (what the run could have detected in
+    all of them).
+    """
+    part = paired[(paired["task"] == task) & (paired["matching"] == matching) & (paired["candidate"] == candidate)]
+    if part.empty:
+        raise ValueError(f"no paired comparison of {candidate!r} on {task}, {matching}")
+    by = part.set_index("baseline")
+    improvements = {b: float(v) for b, v in by["improvement"].items()}
+    worst = min(improvements, key=lambda b: improvements[b] if math.isfinite(improvements[b]) else -math.inf)
+    margin = float(by["margin"].iloc[0])
+    inputs: dict[str, Any] = {
+        "improvement": improvements,
+        "p_holm": {b: float(v) for b, v in by["p_holm"].items()},
+        "n_pairs": {b: int(v) for b, v in by["n"].items()},
+        "diverged": {b: int(v) for b, v in by["n_diverged"].items()},
+        "tost_p": {b: float(v) for b, v in by["tost_p"].items()} if math.isfinite(margin) else {},
+    }
+    return {
+        "estimate": improvements[worst],
+        "ci": [float(by.loc[worst, "ci_low"]), float(by.loc[worst, "ci_high"])],
+        "worst": worst,
+        "n": int(by["n"].min()),
+        "mde": float(by["mde"].max()),
+        "margin": margin if math.isfinite(margin) else None,
+        "unit": str(by["unit"].iloc[0]),
+        "inputs": inputs,
+    }
+
+
+def throughput_table(frame: pd.DataFrame, baseline: str, confidence: float = 0.95) -> pd.DataFrame:
+    """Per task and matching: each arm's throughput (samples/s; LM: tokens/s) and its ratio to `baseline`
+    measured in the same run (mean and t CI over runs), and the steps it took in the budget."""
+    rows = []
+    for task, matching in groups(frame):
+        ok = frame[(frame["task"] == task) & (frame["matching"] == matching) & (frame["status"] == "ok")]
+        wide = ok.pivot_table(index="run_id", columns="activation", values="throughput", aggfunc="first")
+        steps = ok.groupby("activation")["steps"].mean()
+        for activation in _order(ok, "activation", [baseline]):
+            speed = wide[activation].dropna().to_numpy(dtype=float)
+            mean, low, high = _interval(speed, confidence)
+            row = {"task": task, "matching": matching_label(matching), "activation": activation, "n_runs": len(speed),
+                   "throughput": mean, "steps": float(steps[activation])}  # fmt: skip
+            if baseline in wide:
+                ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
+                r_mean, r_low, r_high = _interval(ratios, confidence)
+                row.update(ratio=r_mean, ratio_ci_low=r_low, ratio_ci_high=r_high)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def setup_summary(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """What was run, read from the runs: per task its label, data, budgets, seeds; derived arms; device."""
+    arms = [arm for run in run_results.values() for arm in run.get("results", {}).get("arms", [])]
+    if not arms:
+        raise ValueError("no run recorded any arm; check the sweeps' failed runs (actlab.sweep.load_status)")
+    tasks: dict[str, dict[str, Any]] = {}
+    derived: dict[str, Any] = {}
+    for run in run_results.values():
+        results = run.get("results", {})
+        derived.update(results.get("derived", {}))
+        for arm in results.get("arms", []):
+            entry = tasks.setdefault(arm["task"], {"label": get_task(arm["task"]).label, "seeds": set(),
+                                                   "budgets": {}, "data": results.get("data", "")})  # fmt: skip
+            entry["seeds"].add(arm["seed"])
+            entry["budgets"].setdefault(arm["matching"], set()).add(arm["budget_amount"])
+    return {
+        "tasks": {
+            t: {**e, "seeds": sorted(e["seeds"]), "budgets": {m: sorted(v) for m, v in e["budgets"].items()}}
+            for t, e in tasks.items()
+        },  # fmt: skip
+        "derived": {name: {k: d[k] for k in ("pos", "neg", "checks_passed")} for name, d in derived.items()},
+        "device": arms[0]["device"],
+        "threads": sorted({arm["threads"] for arm in arms}),
+        "config": {k: arms[0]["config"][k] for k in ("lr", "schedule", "rounds", "grad_clip", "fast_path")},
+    }
+
+
+def optimiser_text(setup: dict[str, Any]) -> str:
+    """'AdamW, lr 0.001 (fashion_mnist) / 0.003 (mnist1d), cosine schedule, ...' from the runs' config."""
+    config = setup["config"]
+    lrs = " / ".join(f"{config['lr'] or get_task(t).lr:g} ({t})" for t in setup["tasks"])
+    return (f"AdamW, lr {lrs}, {config['schedule']} schedule, gradient clipping {config['grad_clip']:g}, "
+            f"{config['rounds']} interleaved slices per arm, xIELU path {config['fast_path']}")  # fmt: skip
+
+
+def budget_text(setup: dict[str, Any], task: str, matching: str) -> str:
+    """'600 steps per arm, 8 seeds' or '1.2 s of training loop per arm, 8 seeds', from the runs."""
+    entry = setup["tasks"][task]
+    amounts = " / ".join(f"{a:g}" for a in entry["budgets"].get(matching, []))
+    unit = "steps" if matching == "steps" else "s of training loop"
+    return f"{entry['label']}: {amounts} {unit} per arm, {len(entry['seeds'])} seeds"
+
+
+def verdict_text(claims: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The recorded claims as a table: id, verdict, estimate with CI, MDE, margin."""
+    rows = [{"claim": c["claim_id"], "verdict": c["verdict"], "least favourable improvement": c["estimate_text"],
+             "MDE": c["mde_text"], "margin": c["equivalence_margin"]} for c in claims.values()]  # fmt: skip
+    return pd.DataFrame(rows)

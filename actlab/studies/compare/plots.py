@@ -1,0 +1,97 @@
+"""Figures of the comparison; each takes a table from `analysis` (or `tutorial`) and returns a matplotlib Figure.
+
+Why apart from `analysis`: numbers are computed and tested there; here they are only drawn.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from actlab.studies.compare.analysis import groups
+from actlab.studies.compare.run import matching_label
+from actlab.studies.compare.tasks import get_task
+
+
+def metric_by_activation(arms: pd.DataFrame, order: list[str] | None = None) -> plt.Figure:
+    """The metric of every seed (grey lines join a seed) and the mean (red), one panel per (task, matching)."""
+    panels = groups(arms)
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(3.6 * max(1, len(panels)), 3.4), squeeze=False)
+    for ax, (task, matching) in zip(axes[0], panels, strict=False):
+        ok = arms[(arms["task"] == task) & (arms["matching"] == matching) & (arms["status"] == "ok")]
+        names = [n for n in (order or []) if n in set(ok["activation"])]
+        names += [n for n in dict.fromkeys(ok["activation"]) if n not in names]
+        wide = ok.pivot_table(index="seed", columns="activation", values="value", aggfunc="first")[names]
+        positions = np.arange(len(names))
+        for _, seed_row in wide.iterrows():
+            ax.plot(positions, seed_row.to_numpy(), color="0.75", lw=0.8, marker="o", ms=3, zorder=1)
+        ax.scatter(positions, wide.mean().to_numpy(), marker="_", s=500, color="C3", zorder=2)
+        ax.set_xticks(positions, names, rotation=30)
+        ax.set_title(f"{task}\n{matching_label(matching)} (n = {len(wide)})", fontsize=9)
+        ax.set_ylabel(get_task(task).metric)
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def improvements(paired: pd.DataFrame) -> plt.Figure:
+    """Each candidate's paired improvement over each baseline with its CI; the shaded band is +-margin."""
+    panels = list(dict.fromkeys(zip(paired["task"], paired["matching"], strict=True)))
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(3.6 * max(1, len(panels)), 3.2), squeeze=False)
+    for ax, (task, matching) in zip(axes[0], panels, strict=False):
+        part = paired[(paired["task"] == task) & (paired["matching"] == matching)].reset_index(drop=True)
+        y = np.arange(len(part))[::-1]
+        ax.errorbar(part["improvement"], y, xerr=[part["improvement"] - part["ci_low"],
+                    part["ci_high"] - part["improvement"]], fmt="o", color="C0", capsize=3)  # fmt: skip
+        margin = part["margin"].iloc[0] if len(part) else math.nan
+        if math.isfinite(margin):
+            ax.axvspan(-margin, margin, color="C2", alpha=0.15, label=f"±{margin:g} margin")
+            ax.legend(fontsize=7, loc="lower right")
+        ax.axvline(0, color="0.3", lw=0.8)
+        ax.set_yticks(y, [f"{c} − {b}" for c, b in zip(part["candidate"], part["baseline"], strict=True)])
+        ax.set_title(f"{task}\n{matching_label(matching)}", fontsize=9)
+        ax.set_xlabel(f"improvement ({part['unit'].iloc[0] if len(part) else ''})")
+        ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def throughput_ratios(table: pd.DataFrame, baseline: str) -> plt.Figure:
+    """Throughput relative to `baseline` in the same run (mean, t CI), one group of bars per task."""
+    part = table[table["matching"] == "step-matched"] if (table["matching"] == "step-matched").any() else table
+    tasks = list(dict.fromkeys(part["task"]))
+    fig, ax = plt.subplots(figsize=(1.5 + 1.6 * len(tasks), 3.2))
+    names = list(dict.fromkeys(part["activation"]))
+    width = 0.8 / max(1, len(names))
+    for index, name in enumerate(names):
+        rows = part[part["activation"] == name].set_index("task").reindex(tasks)
+        x = np.arange(len(tasks)) + index * width
+        error = [rows["ratio"] - rows["ratio_ci_low"], rows["ratio_ci_high"] - rows["ratio"]]
+        ax.bar(x, rows["ratio"], width, yerr=np.nan_to_num(np.array(error, dtype=float)), label=name, capsize=2)
+    ax.axhline(1.0, color="0.3", lw=0.8)
+    ax.set_xticks(np.arange(len(tasks)) + 0.4 - width / 2, tasks)
+    ax.set_ylabel(f"throughput / {baseline}'s")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def activation_curves(curves: pd.DataFrame, zoom: pd.DataFrame) -> plt.Figure:
+    """f and f' of an activation on a wide range (left) and on the eps region around 0 (right)."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    for quantity, style in (("f(x)", "-"), ("f'(x)", "--")):
+        for ax, frame in zip(axes, (curves, zoom), strict=True):
+            part = frame[frame["quantity"] == quantity]
+            ax.plot(part["x"], part["value"], style, label=quantity)
+    axes[0].set_title("f and f' (autograd), float64")
+    axes[1].set_title(f"the eps region: |x| <= {zoom['x'].abs().max():.0e}")
+    for ax in axes:
+        ax.axhline(0, color="0.8", lw=0.8)
+        ax.axvline(0, color="0.8", lw=0.8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

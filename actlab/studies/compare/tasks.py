@@ -1,0 +1,176 @@
+"""The tasks a comparison trains on: data, the model an activation goes into, and the metric that decides.
+
+Why a table of tasks: a user's question is "is my activation better *here*", so each task fixes everything
+except the activation (data split, architecture, optimiser, default budgets) in one place, and every arm of a
+run gets exactly that. The model is built right after `seed_everything(seed)`, with the activation placed
+where the task's fixed network has its nonlinearity; no activation consumes the RNG when it is built (trainable
+ones start at constants), so every arm of a seed starts from the same weights.
+
+- `fashion_mnist`: MLP 784-256-128-10 on Fashion-MNIST (Debian files), test accuracy on the official 10k test set.
+- `mnist1d`: MLP 40-256-256-10 on MNIST-1D (generated, 5,000 samples), test accuracy on its 1,000 test signals.
+- `lm_pydocs`: a byte-level pre-norm transformer LM (d_model 64, 2 layers) on the Debian Python docs, validation
+  bits per byte; the activation sits in every block's MLP.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+Data = tuple[torch.Tensor, torch.Tensor]
+CORPUS_SPLIT_SEED = 0  # every run sees the same documents; the run seed varies init and order
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """The splits a run trains and scores on, and one line saying where they came from."""
+
+    train: Data
+    val: Data
+    test: Data | None
+    source: str
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task: its data, its network, its optimiser defaults and the metric claims are decided on.
+
+    `metric` is a key of `score`'s result; `higher_is_better` orients "beats"; `unit` names what a difference of
+    the metric is measured in. `steps` and `seconds` are the default budgets per arm (steps-matched and
+    wall-clock-matched), `unit_name` what throughput counts (samples or tokens per second).
+    """
+
+    name: str
+    label: str
+    kind: str  # classification | lm
+    metric: str
+    higher_is_better: bool
+    unit: str
+    unit_name: str
+    batch_size: int
+    lr: float
+    steps: int
+    seconds: float
+    widths: tuple[int, ...] = ()
+    lm_shape: tuple[int, int, int, int] = (64, 2, 4, 64)  # d_model, n_layers, n_heads, seq_len
+    val_windows: int = 256
+    max_bytes: int = 1_000_000
+
+    def load(self) -> TaskData:
+        """The task's splits (the data split is fixed; run seeds vary initial weights and data order).
+
+        Cached per process (the tensors are never modified in place), so several seeds in one kernel read once.
+        """
+        return _load(self)
+
+    def _read(self) -> TaskData:
+        from actlab.data import load_dataset
+
+        if self.kind == "lm":
+            d_model, n_layers, n_heads, seq_len = self.lm_shape
+            data = load_dataset("text", seed=CORPUS_SPLIT_SEED, seq_len=seq_len, max_bytes=self.max_bytes)
+            B = self.batch_size
+            n_train = len(data.train[0]) // B * B  # whole batches: every step has the training shape
+            n_val = min(self.val_windows, len(data.val[0])) // B * B
+            if n_train == 0 or n_val == 0:
+                raise ValueError(f"corpus {data.info.source} is too small for batches of {B} windows of {seq_len}")
+            train = (data.train[0][:n_train], data.train[1][:n_train])
+            val = (data.val[0][:n_val], data.val[1][:n_val])
+            return TaskData(train, val, None, f"{data.info.source}: {data.info.notes}; {n_train}/{n_val} windows")
+        data = load_dataset(self.name, seed=CORPUS_SPLIT_SEED)
+        n = data.info.n
+        return TaskData(data.train, data.val, data.test, f"{data.info.source} ({n['train']}/{n['val']}/{n['test']})")
+
+    def build(self, activation: Callable[[], nn.Module], data: TaskData) -> nn.Module:
+        """The task's network with `activation()` as each hidden nonlinearity (call after `seed_everything`)."""
+        if self.kind == "lm":
+            from actlab.models import LMConfig, build_lm
+
+            d_model, n_layers, n_heads, seq_len = self.lm_shape
+            model = build_lm(LMConfig(seq_len=seq_len, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
+                                      mlp="standard", activation="relu"))  # fmt: skip
+            for block in model.blocks:  # the placeholder ReLU holds no weights: swapping it changes no draw
+                block.mlp.act = activation()
+            return model
+        from actlab.models import build_mlp
+
+        n_in, n_out = data.train[0].shape[1], int(data.train[1].max()) + 1
+        return build_mlp(n_in, list(self.widths), n_out, lambda width: activation())
+
+    def score(self, model: nn.Module, data: TaskData, device: torch.device) -> dict[str, float]:
+        """The held-out metrics of a trained model: test accuracy (%) and loss, or validation bits per byte."""
+        from actlab.train import evaluate
+
+        if self.kind == "lm":
+            loss = evaluate(model, data.val, "lm", batch_size=self.batch_size, device=device)["val_loss"]
+            return {"val_loss": loss, "val_bpb": loss / math.log(2)}
+        assert data.test is not None, f"task {self.name} has no test split"
+        metrics = evaluate(model, data.test, "classification", batch_size=1024, device=device, prefix="test")
+        return {"test_loss": metrics["test_loss"], "test_accuracy": 100.0 * metrics["test_accuracy"]}
+
+    def improvement(self, candidate: float, baseline: float) -> float:
+        """How much better `candidate` is than `baseline` in the metric's unit (positive: better)."""
+        return candidate - baseline if self.higher_is_better else baseline - candidate
+
+    def describe(self) -> dict[str, Any]:
+        return {"task": self.name, "label": self.label, "metric": self.metric, "unit": self.unit,
+                "higher_is_better": self.higher_is_better}  # fmt: skip
+
+
+_CLASSIFICATION = {"kind": "classification", "metric": "test_accuracy", "higher_is_better": True,
+                   "unit": "accuracy points", "unit_name": "samples", "batch_size": 128}  # fmt: skip
+TASKS: dict[str, Task] = {
+    task.name: task
+    for task in (
+        Task(
+            "fashion_mnist",
+            "Fashion-MNIST, MLP 784-256-128-10",
+            lr=1e-3,
+            steps=400,
+            seconds=0.8,
+            widths=(256, 128),
+            **_CLASSIFICATION,
+        ),
+        Task(
+            "mnist1d",
+            "MNIST-1D, MLP 40-256-256-10",
+            lr=3e-3,
+            steps=600,
+            seconds=0.8,
+            widths=(256, 256),
+            **_CLASSIFICATION,
+        ),
+        Task(
+            "lm_pydocs",
+            "byte LM on the Python docs, d_model 64, 2 layers",
+            kind="lm",
+            metric="val_bpb",
+            higher_is_better=False,
+            unit="bits/byte",
+            unit_name="tokens",
+            batch_size=16,
+            lr=2e-3,
+            steps=150,
+            seconds=3.0,
+        ),
+    )
+}
+
+
+@functools.lru_cache(maxsize=2)
+def _load(task: Task) -> TaskData:
+    return task._read()
+
+
+def get_task(name: str) -> Task:
+    """The task called `name`; an unknown name fails with the list of tasks."""
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise ValueError(f"unknown task {name!r}; the tasks are: {', '.join(TASKS)}") from None
