@@ -12,9 +12,9 @@ import pytest
 
 from actlab import cli
 from actlab.bench import BENCHMARKS
-from actlab.site import bench_page as page
 from actlab.bench.timing import BenchReport, Ratio
 from actlab.io import atomic_write_json
+from actlab.site import bench_page as page
 from actlab.site.report import PAGES_MANIFEST, Page
 
 MACHINE = {"cpus": 2, "torch_threads": 1, "device": "cpu", "time_utc": "2026-01-01T00:00:00+00:00",

@@ -70,7 +70,7 @@ def test_a_module_spec_and_a_saved_derivation_work_as_arms(tmp_path, monkeypatch
     """)
     )
     monkeypatch.chdir(tmp_path)
-    from actlab.saved_derivations import save_derivation
+    from actlab.symbolic.saved import save_derivation
 
     save_derivation("mine", "x", "exp(x)")  # in the user's folder (this test's $ACTLAB_DERIVATIONS_DIR)
     config = run.CompareRunConfig(**TINY, activations=("my_acts:Softsign2", "mine", "relu"), derive={},

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from actlab import notebooks, report
+from actlab import notebooks
 from actlab.io import read_json
 from actlab.record import VERDICTS
+from actlab.site import report
 from actlab.sweep import ExecutorOptions, load_spec, run_sweep
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -72,8 +72,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _dry_run(args: argparse.Namespace, options: object) -> int:
     """Each study's sweeps for the profile, how many runs each would execute, and the resources asked for."""
-    from actlab.site.report import study_folders, study_specs
+    from actlab.site.report import study_folders
     from actlab.sweep import load_spec, run_sweep
+    from actlab.sweep.spec import study_specs
 
     print(f"request: {options.request()}")  # type: ignore[attr-defined]
     for study in study_folders(args.notebooks):

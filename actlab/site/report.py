@@ -35,6 +35,7 @@ from actlab.environ import temporary_environment
 from actlab.io import atomic_write_json, atomic_write_text
 from actlab.site.inputs import load_claim
 from actlab.site.pages import Page, add_footer, built_at, jinja_environment
+from actlab.sweep.spec import study_specs
 
 STANDALONE_PATTERN = re.compile(r"^\d\d_[\w-]+\.ipynb$")
 STUDY_REPORT = "report.ipynb"
@@ -69,12 +70,6 @@ def study_folders(notebooks_dir: Path) -> list[Path]:
     if not notebooks_dir.is_dir():
         return []
     return sorted(p for p in notebooks_dir.iterdir() if p.is_dir() and (p / STUDY_REPORT).is_file())
-
-
-def study_specs(study_dir: Path, profile: str) -> list[Path]:
-    """The sweep files a study runs for `profile`."""
-    folder = study_dir / "sweeps" / profile
-    return sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")])
 
 
 def notebook_title(path: Path) -> str:

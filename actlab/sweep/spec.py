@@ -219,3 +219,9 @@ def notebook_parameters(notebook: Path) -> list[str]:
                 names.extend(t.id for t in targets if isinstance(t, ast.Name) and t.id not in names)
             return names
     return []
+
+
+def study_specs(study_dir: Path, profile: str) -> list[Path]:
+    """The sweep files a study runs for `profile`: `<study_dir>/sweeps/<profile>/*.yml` (the study layout)."""
+    folder = Path(study_dir) / "sweeps" / profile
+    return sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")])

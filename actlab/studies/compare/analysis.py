@@ -30,8 +30,7 @@ _ARM_COLUMNS = ("status", "value", "steps", "samples", "tokens", "seconds", "thr
 
 def profile_sweeps(study_dir: str | Path, profile: str) -> list[str]:
     """The names of the sweeps `actlab report` runs for `profile` (the study's `sweeps/<profile>/*.yml`)."""
-    from actlab.report import study_specs
-    from actlab.sweep import load_spec
+    from actlab.sweep.spec import load_spec, study_specs
 
     return [load_spec(path).name for path in study_specs(Path(study_dir), profile)]
 

@@ -11,13 +11,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from actlab.figure_style import activation_color
 from actlab.studies.compare.analysis import groups
 from actlab.studies.compare.run import matching_label
 from actlab.studies.compare.tasks import get_task
 
 
 def metric_by_activation(arms: pd.DataFrame, order: list[str] | None = None) -> plt.Figure:
-    """The metric of every seed (grey lines join a seed) and the mean (red), one panel per (task, matching)."""
+    """The metric of every seed (grey lines join a seed) and the mean (a bar in the activation's colour), one panel
+    per (task, matching)."""
     panels = groups(arms)
     fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(3.6 * max(1, len(panels)), 3.4), squeeze=False)
     for ax, (task, matching) in zip(axes[0], panels, strict=False):
@@ -28,7 +30,8 @@ def metric_by_activation(arms: pd.DataFrame, order: list[str] | None = None) -> 
         positions = np.arange(len(names))
         for _, seed_row in wide.iterrows():
             ax.plot(positions, seed_row.to_numpy(), color="0.75", lw=0.8, marker="o", ms=3, zorder=1)
-        ax.scatter(positions, wide.mean().to_numpy(), marker="_", s=500, color="C3", zorder=2)
+        colors = [activation_color(name) for name in wide.columns]
+        ax.scatter(positions, wide.mean().to_numpy(), marker="_", s=500, color=colors, zorder=2)
         ax.set_xticks(positions, names, rotation=30)
         ax.set_title(f"{task}\n{matching_label(matching)} (n = {len(wide)})", fontsize=9)
         ax.set_ylabel(get_task(task).metric)
@@ -45,10 +48,11 @@ def improvements(paired: pd.DataFrame) -> plt.Figure:
         part = paired[(paired["task"] == task) & (paired["matching"] == matching)].reset_index(drop=True)
         y = np.arange(len(part))[::-1]
         ax.errorbar(part["improvement"], y, xerr=[part["improvement"] - part["ci_low"],
-                    part["ci_high"] - part["improvement"]], fmt="o", color="C0", capsize=3)  # fmt: skip
+                    part["ci_high"] - part["improvement"]], fmt="none", ecolor="0.4", capsize=3)  # fmt: skip
+        ax.scatter(part["improvement"], y, color=[activation_color(c) for c in part["candidate"]], zorder=3)
         margin = part["margin"].iloc[0] if len(part) else math.nan
         if math.isfinite(margin):
-            ax.axvspan(-margin, margin, color="C2", alpha=0.15, label=f"±{margin:g} margin")
+            ax.axvspan(-margin, margin, color="0.85", alpha=0.6, label=f"±{margin:g} margin")
             ax.legend(fontsize=7, loc="lower right")
         ax.axvline(0, color="0.3", lw=0.8)
         ax.set_yticks(y, [f"{c} − {b}" for c, b in zip(part["candidate"], part["baseline"], strict=True)])
@@ -70,7 +74,8 @@ def throughput_ratios(table: pd.DataFrame, baseline: str) -> plt.Figure:
         rows = part[part["activation"] == name].set_index("task").reindex(tasks)
         x = np.arange(len(tasks)) + index * width
         error = [rows["ratio"] - rows["ratio_ci_low"], rows["ratio_ci_high"] - rows["ratio"]]
-        ax.bar(x, rows["ratio"], width, yerr=np.nan_to_num(np.array(error, dtype=float)), label=name, capsize=2)
+        ax.bar(x, rows["ratio"], width, yerr=np.nan_to_num(np.array(error, dtype=float)), label=name, capsize=2,
+               color=activation_color(name))  # fmt: skip
     ax.axhline(1.0, color="0.3", lw=0.8)
     ax.set_xticks(np.arange(len(tasks)) + 0.4 - width / 2, tasks)
     ax.set_ylabel(f"throughput / {baseline}'s")

@@ -18,7 +18,7 @@ from typing import Any
 from torch import nn
 
 from actlab.environ import temporary_environment
-from actlab.saved_derivations import ENV_DIR
+from actlab.symbolic.saved import ENV_DIR
 
 Derived = Mapping[str, Mapping[str, str]]
 
@@ -50,8 +50,8 @@ def save_derived(derived: Derived | None, folder: str | os.PathLike[str]) -> dic
     Returns `{name: {"pos", "neg", "checks_passed", "checks", "file"}}` for the run's record. A derivation whose
     checks fail is refused, exactly as the CLI refuses to save it.
     """
-    from actlab import derivations
-    from actlab.saved_derivations import save_derivation
+    from actlab.symbolic import derivations
+    from actlab.symbolic.saved import save_derivation
 
     saved = {}
     for name, sides in check_derived(derived).items():
@@ -96,8 +96,8 @@ def factory(
 def describe(spec: str, derived_names: set[str]) -> str:
     """How `spec` was resolved, for the run's record: a registry entry, a module, a derivation made by the run, or
     a saved derivation of the user's (with its gradients, since a sweep's run id holds only the name)."""
-    from actlab import saved_derivations
     from actlab.activations import activation_names
+    from actlab.symbolic import saved as saved_derivations
 
     if spec in derived_names:
         return "derived by the run (see 'derived')"

@@ -32,7 +32,7 @@ def prepare(pos: str, neg: str, name: str, activation: str, folder: str | os.Pat
     - otherwise `pos`/`neg` are derived, checked (symbolically and numerically, as `actlab derive --check`) and
       saved as `name` into `<folder>/derivations`, never into your home folder.
     """
-    from actlab import saved_derivations
+    from actlab.symbolic import saved as saved_derivations
 
     if activation and activation in saved_derivations.saved_names() and ":" not in activation:
         saved = saved_derivations.load_derivation(activation)
