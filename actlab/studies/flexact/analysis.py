@@ -40,6 +40,7 @@ class SweepRows:
     frame: pd.DataFrame
     run_counts: dict[str, int] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)  # the run settings (those of the first run)
+    run_settings: dict[str, dict[str, Any]] = field(default_factory=dict)  # run id -> that run's settings
     cpu_seconds: float = math.nan  # summed kernel CPU time of the runs that recorded it (imports + training)
 
     @property
@@ -59,16 +60,19 @@ def load_rows(runs_dir: str | os.PathLike[str], sweep: str) -> SweepRows:
     rows = []
     settings: dict[str, Any] = {}
     cpu = [info["results"]["cpu_seconds"] for info in runs.values() if "cpu_seconds" in info["results"]]
+    run_settings = {}
     for run_id, info in runs.items():
         counts[info["status"]] += 1
         settings = settings or info["results"].get("settings", {})
+        if info["results"].get("rows"):
+            run_settings[run_id] = info["results"].get("settings", {})
         for row in info["results"].get("rows", []):
             rows.append({**row, "run_id": run_id})
     frame = pd.DataFrame(rows)
     if not frame.empty:
         frame["unbounded_mass"] = [unbounded_mass(row) for row in frame.to_dict("records")]
         frame["variant"] = [variant(row) for row in frame.to_dict("records")]
-    return SweepRows(sweep, frame, dict(counts), settings, float(sum(cpu)) if cpu else math.nan)
+    return SweepRows(sweep, frame, dict(counts), settings, run_settings, float(sum(cpu)) if cpu else math.nan)
 
 
 def paper_setting(rows: pd.DataFrame) -> pd.DataFrame:
