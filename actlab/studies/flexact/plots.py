@@ -179,8 +179,9 @@ def mass_beyond_fit(summary: pd.DataFrame) -> plt.Figure:
         part = summary[summary.ground_truth == truth].sort_values("k")
         _interval_errorbar(
             ax, part["k"], part["unbounded_mass"], part["unbounded_low"], part["unbounded_high"],
-            color="#1f77b4", label="mass on unbounded",
+            color="#1f77b4", lw=4, ms=10, alpha=0.4, label="mass on unbounded",
         )  # fmt: skip
+        # (wide and pale: where the two curves coincide, the red one lies on top of it)
         _interval_errorbar(
             ax, part["k"], part["beyond_fit_mass"], part["beyond_fit_low"], part["beyond_fit_high"],
             color="#d62728", label="mass on unbounded that do not fit best",
