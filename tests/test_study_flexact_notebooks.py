@@ -3,7 +3,8 @@
 Why one fixture: every papermill run pays for a kernel start, so the test builds one tiny study
 (one sweep, 2 seeds, 2 epochs) and points all five report sections at it, through the report's
 `sweeps` parameter. The sweep covers every arm kind the report reads (fixed networks, alpha values,
-Table 6 strategies, two input scales, both g_bar definitions, probes).
+Table 6 strategies, two input scales, both g_bar definitions, probes). A second tiny sweep changes one
+open choice at a time (two specifications) and trains the same arms: the specification curve.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from actlab.record import VERDICTS, read_results
+from actlab.record import VERDICTS, is_verdict, read_results
 from actlab.site import report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +26,7 @@ TINY = {
     "seeds": [0, 1],
     "fixed": {
         "ground_truth": ["relu", "sigmoid", "tanh", "leaky_relu", "identity"],
-        "model": ["flexact", "relu", "sigmoid"],
+        "model": ["flexact", "relu", "sigmoid", "tanh", "leaky_relu", "identity"],
         "strategy": ["kl_grad_norm", "logit_clip", "kl_clipped_norms", "output_norm", "output_norm_batch"],
         "alpha": [0.0, 0.3, 0.5],
         "lam": ["tau", 1.0],
@@ -39,6 +40,11 @@ TINY = {
         "plot": False,
     },
 }
+TINY_CURVE = {
+    **TINY,
+    "grid": {"specification": [{"lr": 0.1}, {"batch_size": 16}]},
+    "fixed": {**TINY["fixed"], "trajectory_every": 0},
+}
 SECTIONS = ("table1", "alpha", "table6", "scale", "prior")
 
 
@@ -50,6 +56,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for name in ("run_synthetic.ipynb", "report.ipynb"):
         shutil.copy(STUDY / name, study / name)
     (study / "sweeps" / "test" / "tiny.yml").write_text(yaml.safe_dump(TINY), encoding="utf-8")
+    (study / "sweeps" / "test" / "tiny_curve.yml").write_text(yaml.safe_dump(TINY_CURVE), encoding="utf-8")
     config = report.SiteConfig(
         notebooks_dir=root / "notebooks",
         runs_dir=root / "runs",
@@ -57,7 +64,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
         profile="test",
         only=("flexact",),
         workers=2,
-        parameters={"flexact": {"sweeps": dict.fromkeys(SECTIONS, "tiny")}},
+        parameters={"flexact": {"sweeps": {**dict.fromkeys(SECTIONS, "tiny"), "speccurve": "tiny_curve"}}},
     )
     pages = report.build_site(config)
     return {"root": root, "pages": pages}
@@ -87,9 +94,20 @@ def test_report_page_records_its_claims_with_computed_verdicts(built: dict) -> N
         "flexact-4-appendix-b-alpha",
         "flexact-5-every-truth",
     ]
-    assert "Heterogeneity across bounded truths" in html
+    assert "Heterogeneity across bounded truths" in html and "The bias beyond fit" in html
+    # the specification curve: a figure with a caption and alt text, and every claim across 3 specifications
+    assert "<figcaption><strong>Specification curve</strong></figcaption>" in html
+    assert '<img alt="Specification curve: for each of 6 Flex-Act claims' in html
     for claim in claims:
-        assert claim["verdict"] in VERDICTS
+        assert is_verdict(claim["verdict"])
         assert claim["verdict"] != "inconclusive" or claim["mde"] is not None
         assert claim["rule"].startswith("def rule_")
         assert claim["study"] == "flexact"
+        specs = claim["specifications"]
+        assert specs["total"] == 3 and 1 <= specs["stable"] <= 3
+        assert (specs["depends_on"] is None) == (specs["stable"] == 3)
+        if specs["depends_on"]:
+            assert claim["verdict"] == f"depends on {specs['depends_on']}"
+        else:
+            assert claim["verdict"] in VERDICTS
+        assert [a["changes"] for a in claim["inputs"]["alternatives"]] == [{"lr": 0.1}, {"batch_size": 16}]

@@ -57,7 +57,9 @@ def test_d4_scaling_delta_keeps_the_ordering(seed, log_c):
 
 
 def test_a_wrong_closed_form_is_caught(monkeypatch, tmp_path, capsys):
-    """The check can fail: drop the 1/tau of eq. 8 and the exact rows must fail, the CLI must exit 1."""
+    """The check can fail: drop the 1/tau of eq. 8 and the exact rows must fail, the CLI must exit 1.
+
+    The straight-through row fails too: its account of the ST gradient is Prop. 1 plus a stated term."""
     original = theory._prop1_closed_form
 
     def without_tau(p, a, x, delta, tau):
@@ -69,7 +71,12 @@ def test_a_wrong_closed_form_is_caught(monkeypatch, tmp_path, capsys):
     assert cli.main(["check", "--configs", "5", "--mc-samples", "2000", "--json", str(out)]) == 1
     rows = {row["claim"]: row["verdict"] for row in json.loads(out.read_text())["rows"]}
     failed = {claim for claim, verdict in rows.items() if verdict == "fails"}
-    assert failed == {"Prop. 1 (eq. 8)", "eq. 24 (Prop. 1 + alpha Prop. 2)", "App. B: E|ReLU'(h)| ≈ 1.0"}
+    assert failed == {
+        "Prop. 1 (eq. 8)",
+        "eq. 24 (Prop. 1 + alpha Prop. 2)",
+        "App. B: E|ReLU'(h)| ≈ 1.0",
+        "Prop. 1 under hard straight-through",
+    }
     assert "FAILED: Prop. 1 (eq. 8), eq. 24" in capsys.readouterr().out
 
 
@@ -157,3 +164,46 @@ def test_propositions_notebook_executes(repo_root, tmp_path):
     assert [page.status for page in pages] == ["ok"], pages[0].error
     html = (tmp_path / "site" / "02_propositions.html").read_text()
     assert html.count("data:image/png;base64") >= 4
+
+
+@pytest.mark.parametrize(
+    ("identity_error", "median_deviation", "verdict"),
+    [
+        (1e-14, 0.4, theory_checks.CONDITIONAL),  # the stated term explains a real gap: only the soft case is exact
+        (1e-14, 1e-13, theory_checks.HOLDS),  # no gap at all: Prop. 1 would hold under ST too
+        (1e-3, 0.4, theory_checks.FAILS),  # the stated term does not account for the gap
+    ],
+)
+def test_straight_through_row_is_computed_from_the_measurements(identity_error, median_deviation, verdict):
+    assert theory_checks.straight_through_verdict(identity_error, median_deviation) == verdict
+
+
+@pytest.mark.parametrize(
+    ("logit_change", "extra", "verdict"),
+    [
+        (1e-13, 0.02, theory_checks.CONDITIONAL),  # logits as Prop. 2 says, weights get an extra gradient
+        (1e-13, 0.0, theory_checks.HOLDS),  # no extra gradient anywhere: detaching would not matter
+        (1e-13, math.inf, theory_checks.CONDITIONAL),  # extra gradient with no task gradient to compare to
+        (1e-4, 0.02, theory_checks.FAILS),  # the logit gradient itself changed
+    ],
+)
+def test_undetached_row_is_computed_from_the_measurements(logit_change, extra, verdict):
+    assert theory_checks.undetached_verdict(logit_change, extra) == verdict
+
+
+def test_condition_rows_refuse_failed_measurements():
+    with pytest.raises(ValueError, match="measurement failed"):
+        theory_checks.straight_through_verdict(math.nan, 0.4)
+    with pytest.raises(ValueError, match="measurement failed"):
+        theory_checks.undetached_verdict(1e-13, math.nan)
+
+
+def test_condition_rows_of_the_check_table_follow_their_rules():
+    report = theory_checks.run_checks(configs=6, mc_samples=2000)
+    rows = {row.claim: row for row in report.rows}
+    st_row, und_row = rows["Prop. 1 under hard straight-through"], rows["Prop. 2 with p_tilde not detached"]
+    expected_st = theory_checks.straight_through_verdict(
+        st_row.details["identity_rel_error"], st_row.details["median_rel_deviation"]
+    )
+    expected_und = theory_checks.undetached_verdict(und_row.max_rel_error, und_row.details["max_extra_relative"])
+    assert (st_row.verdict, und_row.verdict) == (expected_st, expected_und) == (theory_checks.CONDITIONAL,) * 2

@@ -40,6 +40,7 @@ class SweepRows:
     frame: pd.DataFrame
     run_counts: dict[str, int] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)  # the run settings (those of the first run)
+    run_settings: dict[str, dict[str, Any]] = field(default_factory=dict)  # run id -> that run's settings
     cpu_seconds: float = math.nan  # summed kernel CPU time of the runs that recorded it (imports + training)
 
     @property
@@ -59,16 +60,19 @@ def load_rows(runs_dir: str | os.PathLike[str], sweep: str) -> SweepRows:
     rows = []
     settings: dict[str, Any] = {}
     cpu = [info["results"]["cpu_seconds"] for info in runs.values() if "cpu_seconds" in info["results"]]
+    run_settings = {}
     for run_id, info in runs.items():
         counts[info["status"]] += 1
         settings = settings or info["results"].get("settings", {})
+        if info["results"].get("rows"):
+            run_settings[run_id] = info["results"].get("settings", {})
         for row in info["results"].get("rows", []):
             rows.append({**row, "run_id": run_id})
     frame = pd.DataFrame(rows)
     if not frame.empty:
         frame["unbounded_mass"] = [unbounded_mass(row) for row in frame.to_dict("records")]
         frame["variant"] = [variant(row) for row in frame.to_dict("records")]
-    return SweepRows(sweep, frame, dict(counts), settings, float(sum(cpu)) if cpu else math.nan)
+    return SweepRows(sweep, frame, dict(counts), settings, run_settings, float(sum(cpu)) if cpu else math.nan)
 
 
 def paper_setting(rows: pd.DataFrame) -> pd.DataFrame:
@@ -159,19 +163,32 @@ def runs_overview(data: dict[str, SweepRows]) -> pd.DataFrame:
     """What was run: per role, the sweep, its runs by status, arms per run, seeds and the training budget."""
     records = []
     for role, rows in data.items():
-        frame, settings = rows.frame, rows.settings
+        frame = rows.frame
         seeds = sorted(frame["seed"].unique().tolist()) if not frame.empty else []
         records.append({
             "section": role,
             "sweep": rows.name,
             "runs": rows.describe(),
-            "arms per run": int(len(frame) / max(len(seeds), 1)),
+            "arms per run": int(len(frame) / max(len(rows.run_settings) or len(seeds), 1)),
             "seeds": len(seeds),
-            "budget per arm": f"{settings.get('epochs', '?')} epochs x {settings.get('n_train', '?')} examples, "
-            f"batch {settings.get('batch_size', '?')}",
+            "budget per arm": _budget(rows),
             "kernel CPU s (all runs)": round(rows.cpu_seconds, 1),
         })  # fmt: skip
     return pd.DataFrame(records)
+
+
+def _budget(rows: SweepRows) -> str:
+    """'100 epochs x 2000 examples, batch 200', or 'varies by run' when the runs differ (a specification curve)."""
+    fields = ("epochs", "n_train", "batch_size")
+    budgets = {tuple(s.get(name, "?") for name in fields) for s in rows.run_settings.values()} or {
+        tuple(rows.settings.get(name, "?") for name in fields)
+    }
+    if len(budgets) > 1:
+        return (
+            "varies by run (" + "; ".join(f"{e} epochs x {n}, batch {b}" for e, n, b in sorted(budgets, key=str)) + ")"
+        )
+    epochs, n_train, batch = budgets.pop()
+    return f"{epochs} epochs x {n_train} examples, batch {batch}"
 
 
 def x1_evidence(k: float = paper.PAPER_K) -> pd.DataFrame:

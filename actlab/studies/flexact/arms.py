@@ -18,7 +18,7 @@ Table 6's strategies (App. D.8) as switches of the router:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -167,3 +167,23 @@ def _model_arms(
                     continue
                 arms.extend(Arm(gt, k, FLEXACT, name, a, lam, g) for lam in lams for g in g_bars)
     return arms
+
+
+AXES = ("ground_truth", "k", "model", "strategy", "alpha", "lam", "g_bar")  # the arguments of `expand`
+
+
+def expand_sets(base: Mapping[str, Any], sets: Sequence[Mapping[str, Any]]) -> list[Arm]:
+    """The union, in order and without duplicates, of one `expand` grid per set; a set's axes replace `base`'s.
+
+    Why: a specification-curve run trains every arm the report's claims read (the scale-bias grid, Table 1's
+    routers, App. B's alphas, Table 6's strategies) in one fleet, and those are several cross products, not one.
+    An empty `sets` is the single grid `base`.
+    """
+    arms: list[Arm] = []
+    for grid in sets or [{}]:
+        unknown = set(grid) - set(AXES)
+        if unknown:
+            raise ValueError(f"unknown arm axes {sorted(unknown)}; an arm set may give {', '.join(AXES)}")
+        merged = {**{key: value for key, value in base.items() if key in AXES}, **grid}
+        arms.extend(expand(**merged))
+    return list(dict.fromkeys(arms))

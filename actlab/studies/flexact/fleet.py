@@ -98,6 +98,7 @@ class RouterFleet(nn.Module):
         detach_target: bool = True,
         logit_clip: float = 1.0,
         norm_clip: float = 0.25,
+        router_init_std: float = 0.0,
     ) -> None:
         super().__init__()
         if not arms:
@@ -107,6 +108,8 @@ class RouterFleet(nn.Module):
         for name, value in (("logit_clip", logit_clip), ("norm_clip", norm_clip)):
             if not value > 0:
                 raise ValueError(f"{name} must be > 0, got {value!r}")
+        if not router_init_std >= 0:
+            raise ValueError(f"router_init_std must be >= 0, got {router_init_std!r}")
         self.arms = list(arms)
         self.candidates = tuple(candidates)
         self.hidden = hidden
@@ -121,7 +124,10 @@ class RouterFleet(nn.Module):
             second = nn.Linear(hidden, 1)
             self.w2 = nn.Parameter(second.weight.detach().reshape(1, hidden).expand(M, hidden).clone())  # (M, H)
             self.b2 = nn.Parameter(second.bias.detach().expand(M).clone())  # (M,)
-        self.log_pi = nn.Parameter(torch.zeros(M, K))  # uniform start, as FlexAct
+        # Uniform start (as FlexAct) or, for the specification curve, log pi ~ N(0, std^2): one draw per fleet,
+        # taken after the weights (so they do not change) and copied to every model like them.
+        start = torch.randn(K) * router_init_std if router_init_std > 0 else torch.zeros(K)
+        self.log_pi = nn.Parameter(start.expand(M, K).clone())  # (M, K)
         self._set_switches(logit_clip, norm_clip)
 
     def _set_switches(self, logit_clip: float, norm_clip: float) -> None:

@@ -258,3 +258,63 @@ def prior_markdown(
             f"(every ground truth recovered in ≥ {threshold:.0%} of seeds) in this grid."
         )
     return "\n".join(lines)
+
+
+def beyond_fit_markdown(summary: pd.DataFrame, threshold: float = 0.5) -> str:
+    """Where the router's unbounded mass is a bias (the candidates it favours do not fit best) and where it is not."""
+    lines = []
+    for truth, part in summary.groupby("ground_truth", sort=False):
+        fit_unbounded = part[[not _bounded(name) for name in part["fit_optimal"]]]
+        biased = part[part["beyond_fit_low"] > threshold]
+        text = f"**{truth}:** "
+        if len(biased):
+            text += (
+                f"at k = {', '.join(f'{k:g}' for k in biased['k'])} most routing mass (CI above {threshold:g}) ends "
+                f"on unbounded candidates that do not fit best: a bias beyond fit. "
+            )
+        else:
+            text += f"at no k does the mass beyond fit exceed {threshold:g} with 95% confidence. "
+        if len(fit_unbounded):
+            text += (
+                f"An unbounded candidate fits best at k = {', '.join(f'{k:g}' for k in fit_unbounded['k'])} "
+                f"({', '.join(sorted(set(fit_unbounded['fit_optimal'])))}); mass there on that candidate is not a bias."
+            )
+        lines.append(text)
+    return "\n\n".join(lines)
+
+
+def _bounded(name: str) -> bool:
+    from actlab.activations import get_spec
+
+    return get_spec(name).bounded
+
+
+def specification_markdown(table: pd.DataFrame, outcomes: dict[str, Any]) -> str:
+    """One line per claim: its verdict across the specifications, x of y, and which choice flips it."""
+    lines = []
+    for claim, outcome in outcomes.items():
+        part = table[table.claim == claim]
+        base = part[part.baseline].iloc[0]
+        text = f"- **{claim}**: {outcome.verdict}, stable in {outcome.stable} of {outcome.total} specifications"
+        if outcome.depends_on:
+            flipped = part[part.verdict != base["verdict"]]
+            text += (
+                f" (baseline: {base['verdict']}; "
+                + "; ".join(f"{s}: {v}" for s, v in zip(flipped["specification"], flipped["verdict"], strict=True))
+                + ")"
+            )
+        lines.append(text + ".")
+    return "\n".join(lines)
+
+
+def specification_alt(table: pd.DataFrame, outcomes: dict[str, Any], dimensions: list[str]) -> str:
+    """Alt text for the specification-curve figure: what it plots, and each claim's result in words."""
+    n_specs = table["specification"].nunique()
+    parts = [
+        f"Specification curve: for each of {len(outcomes)} Flex-Act claims, the estimate and 95% CI at each of "
+        f"{n_specs} specifications, sorted by estimate and coloured by that specification's verdict; below each, a "
+        f"matrix marking which value of {', '.join(dimensions)} the specification uses."
+    ]
+    for claim, outcome in outcomes.items():
+        parts.append(f"{claim}: {outcome.verdict}, stable in {outcome.stable} of {outcome.total}.")
+    return " ".join(parts)

@@ -165,3 +165,106 @@ def signal_vs_scale(probes: pd.DataFrame, predictions: pd.DataFrame) -> plt.Figu
     axes[0, 0].legend(fontsize=6)
     fig.tight_layout()
     return fig
+
+
+def mass_beyond_fit(summary: pd.DataFrame) -> plt.Figure:
+    """Per bounded truth, against k: the router's mass on unbounded candidates and the part of it on unbounded
+    candidates that do not fit best (mean, 95% CI); the fit-optimal candidate (most seeds) is written above each k.
+
+    `summary`: `scale.fit_summary`.
+    """
+    truths = list(dict.fromkeys(summary["ground_truth"]))
+    fig, axes = plt.subplots(1, len(truths), figsize=(4.0 * len(truths), 3.2), squeeze=False, sharey=True)
+    for ax, truth in zip(axes[0], truths, strict=True):
+        part = summary[summary.ground_truth == truth].sort_values("k")
+        _interval_errorbar(
+            ax, part["k"], part["unbounded_mass"], part["unbounded_low"], part["unbounded_high"],
+            color="#1f77b4", lw=4, ms=10, alpha=0.4, label="mass on unbounded",
+        )  # fmt: skip
+        # (wide and pale: where the two curves coincide, the red one lies on top of it)
+        _interval_errorbar(
+            ax, part["k"], part["beyond_fit_mass"], part["beyond_fit_low"], part["beyond_fit_high"],
+            color="#d62728", label="mass on unbounded that do not fit best",
+        )  # fmt: skip
+        for k, best, seeds in zip(part["k"], part["fit_optimal"], part["fit_optimal_seeds"], strict=True):
+            ax.text(k, 1.08, f"{best}\n{seeds}", ha="center", va="bottom", fontsize=6, color=_color(best))
+        ax.axhline(0.5, color="gray", lw=0.8, ls=":")
+        ax.set_xscale("log")
+        ax.set_ylim(-0.05, 1.3)
+        ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+        ax.set_title(f"GT {truth} (above: fit-optimal candidate, seeds)", fontsize=8, pad=22)
+        ax.set_xlabel("input scale k")
+    axes[0, 0].set_ylabel("final routing mass (95% CI)")
+    axes[0, 0].legend(fontsize=7, loc="center left")
+    fig.tight_layout()
+    return fig
+
+
+VERDICT_COLORS = {"supported": "#2ca02c", "not supported": "#d62728", "inconclusive": "#7f7f7f"}
+
+
+def specification_curve(table: pd.DataFrame, dimensions: Sequence[str], columns: int = 3) -> plt.Figure:
+    """Simonsohn et al.'s specification curve, one panel per claim: estimate and 95% CI per specification, sorted
+    by estimate, coloured by that specification's verdict (the baseline is the diamond), and below it the
+    specification matrix (a dot where the specification uses that value of the dimension; black where it differs
+    from the baseline).
+
+    `table`: `specification.Curve.table()` (columns claim, estimate, ci_low, ci_high, verdict, baseline and one
+    per dimension).
+    """
+    claims = list(dict.fromkeys(table["claim"]))
+    values = [(name, value) for name in dimensions for value in sorted(table[name].unique(), key=str)]
+    baseline = table[table.baseline].iloc[0] if table["baseline"].any() else None
+    rows = int(np.ceil(len(claims) / columns))
+    matrix_height = max(1.2, 0.2 * len(values))
+    fig = plt.figure(figsize=(4.4 * columns, rows * (3.4 + matrix_height)))
+    outer = fig.add_gridspec(rows, columns, hspace=0.22, wspace=0.25)
+    for i, claim in enumerate(claims):
+        r, c = divmod(i, columns)
+        inner = outer[r, c].subgridspec(2, 1, height_ratios=[2.6, matrix_height], hspace=0.05)
+        top, bottom = fig.add_subplot(inner[0]), fig.add_subplot(inner[1])
+        part = table[table.claim == claim].sort_values("estimate", kind="stable").reset_index(drop=True)
+        x = np.arange(len(part))
+        for j, row in part.iterrows():
+            color = VERDICT_COLORS.get(row["verdict"], "#1f77b4")
+            top.errorbar(
+                j, row["estimate"], yerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
+                fmt="D" if row["baseline"] else "o", ms=7 if row["baseline"] else 4, color=color, capsize=2,
+            )  # fmt: skip
+        top.set_title(claim, fontsize=8)
+        top.set_xticks([])
+        top.set_xlim(-0.5, len(part) - 0.5)
+        top.tick_params(labelsize=7)
+        for y, (name, value) in enumerate(values):
+            used = (part[name].astype(str) == str(value)).to_numpy()
+            changed = baseline is not None and str(baseline[name]) != str(value)
+            bottom.scatter(x[used], [y] * int(used.sum()), s=12 if changed else 6, color="black" if changed else "0.6")
+        bottom.set_yticks(range(len(values)), [f"{n} = {v}" for n, v in values] if c == 0 else [], fontsize=6)
+        bottom.set_ylim(len(values) - 0.5, -0.5)
+        bottom.set_xlim(-0.5, len(part) - 0.5)
+        bottom.set_xticks([])
+        bottom.set_xlabel("specifications, sorted by estimate", fontsize=7)
+    handles = [
+        plt.Line2D([], [], color=color, marker="o", ls="", label=verdict) for verdict, color in VERDICT_COLORS.items()
+    ]
+    handles.append(plt.Line2D([], [], color="black", marker="D", ls="", label="baseline (today's settings)"))
+    fig.legend(handles=handles, fontsize=7, loc="lower center", ncol=len(handles), bbox_to_anchor=(0.5, 0.9))
+    fig.suptitle("Specification curve", fontsize=11, y=0.94)
+    return fig
+
+
+def figure_html(fig: plt.Figure, title: str, alt: str) -> str:
+    """The figure as an HTML <figure> with alt text and a caption, for pages rendered by nbconvert's lab template
+    (which writes matplotlib outputs as <img> without alt text). Closes the figure."""
+    import base64
+    import html
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return (
+        f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}" style="max-width:100%">'
+        f"<figcaption><strong>{html.escape(title)}</strong></figcaption></figure>"
+    )

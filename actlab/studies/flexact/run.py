@@ -11,6 +11,7 @@ Defaults are choices where the paper is silent, all parameters of the notebook:
 - the paper's single layer (`hidden=0`), x_1 ~ U(-1, 1) (see `data`), k = 5;
 - Adam, lr 0.05, batch 200 of 2000 training examples (10 steps per epoch), 100 epochs (App. B: 100 epochs, fixed lr);
 - tau annealed exponentially from 1.0 to 0.1 over the run, stepped once per epoch;
+- the router starts uniform (log pi = 0, as FlexAct; `router_init_std` > 0 draws log pi ~ N(0, std^2));
 - lambda = tau (App. B's coupling), g_bar = batch mean of per-sample norms, p_tilde detached;
 - Table 6's thresholds: logit-gradient clip at norm 1; per-sample gradient norms clipped at 0.25,
   Sigmoid's largest derivative (in the single-unit layer every norm is |sigma'(h)| <= 1, so a clip at 1
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -57,6 +59,7 @@ class RunSettings:
     detach_target: bool = True
     logit_clip: float = 1.0
     norm_clip: float = 0.25
+    router_init_std: float = 0.0  # 0: uniform start (log pi = 0); s > 0: log pi ~ N(0, s^2), shared by a run's arms
     candidates: tuple[str, ...] = DEFAULT_CANDIDATES
     trajectory_every: int = 1  # record pi every this many epochs (0: only the final one)
     probe_epochs: int = 0  # measure Cor. D.3's quantities in each step of the first this many epochs
@@ -71,6 +74,8 @@ class RunSettings:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
         if self.tau_schedule not in TAU_SCHEDULES:
             raise ValueError(f"tau_schedule must be one of {TAU_SCHEDULES}, got {self.tau_schedule!r}")
+        if not self.router_init_std >= 0:
+            raise ValueError(f"router_init_std must be >= 0, got {self.router_init_std!r}")
         if self.trajectory_every < 0 or self.probe_epochs < 0:
             raise ValueError("trajectory_every and probe_epochs must be >= 0")
         self.schedule()  # bad temperatures fail here, before any training
@@ -149,6 +154,7 @@ def train_arms(arms: list[Arm], settings: RunSettings) -> RunResult:
         detach_target=s.detach_target,
         logit_clip=s.logit_clip,
         norm_clip=s.norm_clip,
+        router_init_std=s.router_init_std,
     )
     optimizer = torch.optim.Adam(fleet.parameters(), lr=s.lr)
     noise_generator = torch.Generator().manual_seed(s.seed)
@@ -272,9 +278,11 @@ def _trajectory_epochs(s: RunSettings, count: int) -> list[int]:
     return epochs[:count]
 
 
-def settings_from(**params: Any) -> RunSettings:
-    """RunSettings from notebook parameters (unknown keys fail, through `dataclasses.replace`)."""
-    return replace(RunSettings(), **params)
+def settings_from(overrides: Mapping[str, Any] | None = None, /, **params: Any) -> RunSettings:
+    """RunSettings from notebook parameters, then `overrides` (a specification-curve point, e.g. {"lr": 0.01}).
+
+    Unknown keys fail, through `dataclasses.replace`."""
+    return replace(replace(RunSettings(), **params), **dict(overrides or {}))
 
 
 def describe(settings: RunSettings) -> dict[str, Any]:

@@ -9,7 +9,13 @@ delta > 0) and stays below |delta| for bounded ones. Three measurements:
 2. `mass_regression`: OLS of that mass on log k (with ground-truth fixed effects), standard errors
    clustered by seed (arms of one seed share data, initial weights and Gumbel draws). With few
    seeds the cluster-robust errors are rough; statsmodels uses a t reference with G - 1 df.
-3. `probe_table` / `signal_slopes` / `routing_gap_slope`: in the first epochs of training, per step,
+3. `beyond_fit` / `fit_summary` (issue 20): a mass on unbounded candidates is a bias only where they do
+   not fit best. Each fixed candidate trains on the same data, start and budget as the router; the
+   best test MSE per (truth, k, seed) names the fit-optimal choice, and `beyond_fit_mass` is the routing
+   mass on unbounded candidates *other than* the fit-optimal one. With a bounded truth that Sigmoid or
+   Tanh fits best it equals the unbounded mass; where Identity fits best (a nearly linear target at
+   small k), mass on Identity is no bias.
+4. `probe_table` / `signal_slopes` / `routing_gap_slope`: in the first epochs of training, per step,
    the pre-activation scale sigma_h, the normalised signal <delta, a_k> / ||delta||_1 and the
    routing gradient dL/dlog pi_k, against Cor. D.3's prediction (`predictions`, from the SymPy
    expectations in `actlab.theory.scale`).
@@ -25,7 +31,14 @@ import pandas as pd
 import sympy as sp
 
 from actlab.activations import get_spec
-from actlab.studies.flexact.analysis import clustered_slope, mse_cell, paper_setting, uniform_unbounded_mass
+from actlab.studies.flexact.analysis import (
+    clustered_slope,
+    mse_cell,
+    paper_setting,
+    proportion_cell,
+    uniform_unbounded_mass,
+)
+from actlab.studies.flexact.arms import FLEXACT
 from actlab.theory.scale import expectation, is_linear_in_sigma, sigma_sym
 
 BOUNDED_TRUTHS = ("sigmoid", "tanh")
@@ -41,15 +54,17 @@ def mass_summary(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(records).sort_values(["ground_truth", "alpha", "k"]).reset_index(drop=True)
 
 
-def mass_regression(rows: pd.DataFrame, alpha: float, truths: tuple[str, ...] = BOUNDED_TRUTHS) -> dict[str, Any]:
-    """Slope of unbounded mass on log k (ground-truth fixed effects), seed-clustered 95% CI, for one alpha."""
+def mass_regression(
+    rows: pd.DataFrame, alpha: float, truths: tuple[str, ...] = BOUNDED_TRUTHS, column: str = "unbounded_mass"
+) -> dict[str, Any]:
+    """Slope of a routing mass (`column`) on log k (truth fixed effects), seed-clustered 95% CI, for one alpha."""
     import statsmodels.formula.api as smf
 
     part = paper_setting(rows)
     part = part[(part.alpha == alpha) & part.ground_truth.isin(truths)].copy()
-    part = part[np.isfinite(part["unbounded_mass"].astype(float))]
+    part = part[np.isfinite(part[column].astype(float))]
     part["log_k"] = np.log(part["k"].astype(float))
-    part["mass"] = part["unbounded_mass"].astype(float)
+    part["mass"] = part[column].astype(float)
     clusters = part["seed"].nunique()
     formula = "mass ~ log_k + C(ground_truth)" if part["ground_truth"].nunique() > 1 else "mass ~ log_k"
     if len(part) < 3 or part["log_k"].nunique() < 2 or clusters < 2:
@@ -77,12 +92,83 @@ def mass_regression(rows: pd.DataFrame, alpha: float, truths: tuple[str, ...] = 
     }
 
 
-def bias_at(rows: pd.DataFrame, k: float, alpha: float, truths: tuple[str, ...] = BOUNDED_TRUTHS) -> dict[str, Any]:
-    """Mean final unbounded mass (bootstrap CI) when the truth is bounded, at one k and alpha; and its uniform start."""
+def bias_at(
+    rows: pd.DataFrame,
+    k: float,
+    alpha: float,
+    truths: tuple[str, ...] = BOUNDED_TRUTHS,
+    column: str = "unbounded_mass",
+) -> dict[str, Any]:
+    """Mean final mass `column` (bootstrap CI) when the truth is bounded, at one k and alpha; and the uniform start."""
     part = paper_setting(rows)
     part = part[(part.alpha == alpha) & (part.k == k) & part.ground_truth.isin(truths)]
     start = uniform_unbounded_mass(part["candidates"].iloc[0]) if len(part) else math.nan
-    return {"k": k, "alpha": alpha, "truths": list(truths), "uniform_start": start, **mse_cell(part["unbounded_mass"])}
+    return {"k": k, "alpha": alpha, "truths": list(truths), "uniform_start": start, **mse_cell(part[column])}
+
+
+# ---------------------------------------------------------------- the bias beyond fit (issue 20)
+KEYS = ["ground_truth", "k", "seed"]
+
+
+def fit_optimal(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (ground truth, k, seed): the fixed candidate with the lowest test MSE, and that MSE.
+
+    Fixed networks share the router's data, initial weights and budget, so this is the best fit the router could
+    have chosen. Every router candidate must have been trained as a fixed network (else the choice is not known);
+    diverged fixed networks count as not fitting.
+    """
+    routed = rows[rows.model == FLEXACT]
+    candidates = set(routed["candidates"].iloc[0]) if len(routed) else set()
+    fixed = rows[(rows.model != FLEXACT) & rows.model.isin(candidates)].copy()
+    if fixed.empty:
+        raise ValueError("fit_optimal: no fixed networks in these rows; the scale sweep must train each candidate")
+    trained = fixed.groupby(KEYS)["model"].agg(set)
+    missing = trained[[not candidates <= models for models in trained]]
+    if len(missing):
+        key = missing.index[0]
+        raise ValueError(f"fit_optimal: {key} lacks fixed networks {sorted(candidates - missing.iloc[0])}")
+    fixed["fit_mse"] = fixed["mse"].astype(float).fillna(math.inf)
+    best = fixed.loc[fixed.groupby(KEYS)["fit_mse"].idxmin(), [*KEYS, "model", "fit_mse"]]
+    return best.rename(columns={"model": "fit_optimal", "fit_mse": "fit_optimal_mse"}).reset_index(drop=True)
+
+
+def beyond_fit(rows: pd.DataFrame) -> pd.DataFrame:
+    """Routed rows (paper setting) with their fit-optimal candidate and `beyond_fit_mass`: the final routing mass on
+    unbounded candidates other than the fit-optimal one; `picks_fit_optimal` says whether the argmax is it."""
+    routed = paper_setting(rows).merge(fit_optimal(rows), on=KEYS, how="inner")
+    routed["beyond_fit_mass"] = [
+        sum(p for p, name in zip(probs, names, strict=True) if not get_spec(name).bounded and name != best)
+        for probs, names, best in zip(routed.routing_probs, routed.candidates, routed.fit_optimal, strict=True)
+    ]
+    routed["picks_fit_optimal"] = routed["selected"] == routed["fit_optimal"]
+    return routed
+
+
+def fit_summary(rows: pd.DataFrame, alpha: float = 0.0) -> pd.DataFrame:
+    """Per (ground truth, k): both masses (mean, CI over seeds), the most frequent fit-optimal candidate (k/n seeds)
+    and how often the router's argmax is the fit-optimal candidate (Clopper-Pearson CI)."""
+    part = beyond_fit(rows)
+    part = part[part.alpha == alpha]
+    records = []
+    for (truth, k), group in part.groupby(["ground_truth", "k"], sort=True):
+        counts = group["fit_optimal"].value_counts()
+        unbounded, beyond = mse_cell(group["unbounded_mass"]), mse_cell(group["beyond_fit_mass"])
+        picks = proportion_cell(group["picks_fit_optimal"])
+        records.append({
+            "ground_truth": truth,
+            "k": k,
+            "n": unbounded["n"],
+            "unbounded_mass": unbounded["mean"],
+            "unbounded_low": unbounded["ci_low"],
+            "unbounded_high": unbounded["ci_high"],
+            "beyond_fit_mass": beyond["mean"],
+            "beyond_fit_low": beyond["ci_low"],
+            "beyond_fit_high": beyond["ci_high"],
+            "fit_optimal": counts.index[0],
+            "fit_optimal_seeds": f"{int(counts.iloc[0])}/{len(group)}",
+            "picks_fit_optimal": picks["rate"],
+        })  # fmt: skip
+    return pd.DataFrame(records)
 
 
 # ---------------------------------------------------------------- Cor. D.3 in early training
