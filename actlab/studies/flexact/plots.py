@@ -14,13 +14,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from actlab.figure_style import activation_color, verdict_color
 from actlab.routing.flexact import DEFAULT_CANDIDATES
-
-COLORS = {"relu": "#1f77b4", "sigmoid": "#d62728", "tanh": "#ff7f0e", "leaky_relu": "#2ca02c", "identity": "#9467bd"}
 
 
 def _color(name: str) -> str:
-    return COLORS.get(name, "#7f7f7f")
+    return activation_color(name)  # one colour per activation on every page
 
 
 def _interval_errorbar(ax: Any, x: Any, mid: pd.Series, low: pd.Series, high: pd.Series, **style: Any) -> None:
@@ -200,7 +199,7 @@ def mass_beyond_fit(summary: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-VERDICT_COLORS = {"supported": "#2ca02c", "not supported": "#d62728", "inconclusive": "#7f7f7f"}
+SPEC_VERDICTS = ("supported", "not supported", "inconclusive")  # the verdicts the specification curve shows
 
 
 def specification_curve(table: pd.DataFrame, dimensions: Sequence[str], columns: int = 3) -> plt.Figure:
@@ -226,7 +225,7 @@ def specification_curve(table: pd.DataFrame, dimensions: Sequence[str], columns:
         part = table[table.claim == claim].sort_values("estimate", kind="stable").reset_index(drop=True)
         x = np.arange(len(part))
         for j, row in part.iterrows():
-            color = VERDICT_COLORS.get(row["verdict"], "#1f77b4")
+            color = verdict_color(row["verdict"])
             top.errorbar(
                 j, row["estimate"], yerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
                 fmt="D" if row["baseline"] else "o", ms=7 if row["baseline"] else 4, color=color, capsize=2,
@@ -245,7 +244,7 @@ def specification_curve(table: pd.DataFrame, dimensions: Sequence[str], columns:
         bottom.set_xticks([])
         bottom.set_xlabel("specifications, sorted by estimate", fontsize=7)
     handles = [
-        plt.Line2D([], [], color=color, marker="o", ls="", label=verdict) for verdict, color in VERDICT_COLORS.items()
+        plt.Line2D([], [], color=verdict_color(verdict), marker="o", ls="", label=verdict) for verdict in SPEC_VERDICTS
     ]
     handles.append(plt.Line2D([], [], color="black", marker="D", ls="", label="baseline (today's settings)"))
     fig.legend(handles=handles, fontsize=7, loc="lower center", ncol=len(handles), bbox_to_anchor=(0.5, 0.9))
