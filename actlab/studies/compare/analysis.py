@@ -136,12 +136,12 @@ def paired_improvements(
         task = get_task(task_name)
         part = frame[(frame["task"] == task_name) & (frame["matching"] == matching)]
         present = set(part["activation"])
+        ok = part[part["status"] == "ok"].copy()
+        ok["score"] = ok["value"] if task.higher_is_better else -ok["value"]  # oriented: higher is better
         family = []
         for baseline in baselines:
             if baseline not in present:
                 continue
-            ok = part[part["status"] == "ok"].copy()
-            ok["score"] = ok["value"] if task.higher_is_better else -ok["value"]  # oriented: higher is better
             for candidate in candidates:
                 if candidate == baseline or candidate not in present:
                     continue
@@ -243,11 +243,12 @@ def throughput_table(frame: pd.DataFrame, baseline: str, confidence: float = 0.9
         ok = frame[(frame["task"] == task) & (frame["matching"] == matching) & (frame["status"] == "ok")]
         wide = ok.pivot_table(index="run_id", columns="activation", values="throughput", aggfunc="first")
         steps = ok.groupby("activation")["steps"].mean()
+        unit = get_task(task).unit_name
         for activation in _order(ok, "activation", [baseline]):
             speed = wide[activation].dropna().to_numpy(dtype=float)
             mean, low, high = _interval(speed, confidence)
             row = {"task": task, "matching": matching_label(matching), "activation": activation, "n_runs": len(speed),
-                   "throughput": mean, "steps": float(steps[activation])}  # fmt: skip
+                   "throughput": mean, "unit": f"{unit}/s", "steps": float(steps[activation])}  # fmt: skip
             if baseline in wide:
                 ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
                 r_mean, r_low, r_high = _interval(ratios, confidence)

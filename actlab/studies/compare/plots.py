@@ -51,12 +51,13 @@ def improvements(paired: pd.DataFrame) -> plt.Figure:
                     part["ci_high"] - part["improvement"]], fmt="none", ecolor="0.4", capsize=3)  # fmt: skip
         ax.scatter(part["improvement"], y, color=[activation_color(c) for c in part["candidate"]], zorder=3)
         margin = part["margin"].iloc[0] if len(part) else math.nan
+        shaded = ""
         if math.isfinite(margin):
-            ax.axvspan(-margin, margin, color="0.85", alpha=0.6, label=f"±{margin:g} margin")
-            ax.legend(fontsize=7, loc="lower right")
+            ax.axvspan(-margin, margin, color="0.85", alpha=0.6)
+            shaded = f", shaded: ±{margin:g}"
         ax.axvline(0, color="0.3", lw=0.8)
         ax.set_yticks(y, [f"{c} − {b}" for c, b in zip(part["candidate"], part["baseline"], strict=True)])
-        ax.set_title(f"{task}\n{matching_label(matching)}", fontsize=9)
+        ax.set_title(f"{task}\n{matching_label(matching)}{shaded}", fontsize=9)
         ax.set_xlabel(f"improvement ({part['unit'].iloc[0] if len(part) else ''})")
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
@@ -64,8 +65,10 @@ def improvements(paired: pd.DataFrame) -> plt.Figure:
 
 
 def throughput_ratios(table: pd.DataFrame, baseline: str) -> plt.Figure:
-    """Throughput relative to `baseline` in the same run (mean, t CI), one group of bars per task."""
-    part = table[table["matching"] == "step-matched"] if (table["matching"] == "step-matched").any() else table
+    """Throughput relative to `baseline` in the same run (mean, t CI), one group of bars per task; from the
+    step-matched runs where there are any (every arm then does the same work)."""
+    matching = "step-matched" if (table["matching"] == "step-matched").any() else str(table["matching"].iloc[0])
+    part = table[table["matching"] == matching]
     tasks = list(dict.fromkeys(part["task"]))
     fig, ax = plt.subplots(figsize=(1.5 + 1.6 * len(tasks), 3.2))
     names = list(dict.fromkeys(part["activation"]))
@@ -79,6 +82,7 @@ def throughput_ratios(table: pd.DataFrame, baseline: str) -> plt.Figure:
     ax.axhline(1.0, color="0.3", lw=0.8)
     ax.set_xticks(np.arange(len(tasks)) + 0.4 - width / 2, tasks)
     ax.set_ylabel(f"throughput / {baseline}'s")
+    ax.set_title(f"{matching} runs", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

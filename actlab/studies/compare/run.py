@@ -71,7 +71,8 @@ class CompareRunConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "activations", specs.parse_names(self.activations))
-        object.__setattr__(self, "matchings", tuple(self.matchings))
+        matchings = self.matchings.split(",") if isinstance(self.matchings, str) else self.matchings
+        object.__setattr__(self, "matchings", tuple(m.strip() for m in matchings if m.strip()))
         specs.check_derived(self.derive)
         get_task(self.task)
         unknown = [m for m in self.matchings if m not in MATCHINGS]
