@@ -12,12 +12,13 @@ DEB_PACKAGES := dataset-fashion-mnist python3.11-doc chromium chromium-driver
 STAMP := $(VENV)/.actlab-installed
 PYTEST_ARGS ?=
 
-.PHONY: setup sysdeps test report report-full lab lint clean help
+.PHONY: setup sysdeps test test-all report report-full lab lint clean help
 
 help:
 	@echo "make report       default sweeps on CPU, HTML under reports/"
 	@echo "make report-full  paper-scale sweeps (hours; meant for a GPU box)"
-	@echo "make test         the test suite (under 10 minutes on 2 cores)"
+	@echo "make test         the default test tier (under 10 minutes on 2 cores; what CI runs)"
+	@echo "make test-all     every test, the slow tier included"
 	@echo "make lab          JupyterLab with the project's kernel"
 	@echo "make lint         ruff"
 	@echo "make clean        remove runs/, reports/*.html and caches (keeps .venv)"
@@ -44,7 +45,11 @@ sysdeps:
 		echo "note: Debian packages missing:$$missing (not root or no apt); tests that need them will skip"; \
 	fi
 
+# The default tier leaves out tests marked `slow` (each longer than the tier can afford); test-all runs them too.
 test: setup
+	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
+
+test-all: setup
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 report: setup
