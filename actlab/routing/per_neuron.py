@@ -4,23 +4,27 @@ Why: op by op, a phase-1 layer builds several (batch, width, K) tensors per step
 Gumbel noise, the softmax, the one-hot, their products, and autograd keeps most of them. On a CPU the softmax
 and argmax over a last axis of K = 6 are the worst of it (one thread, batch 256, width 1024: ~27 ms and ~6 ms
 a call, where the layer's matmul takes ~3 ms), and a 4-layer MLP's step cost 7.5 times a ReLU step. Here the
-forward is one kernel over (batch, width, K) and the backward another, compiled together with the branches:
+forward is one kernel and the backward another, compiled together with the branches:
 
-    z = (logits + g) / tau,  g = -log(-log U)            U ~ Uniform(0, 1), (B, width, K), as before
+    z = (logits + g) / tau,  g = -log(-log U)            U ~ Uniform(0, 1), one per (candidate, sample, unit)
     hard:  out = sigma_c(h),  c = argmax_k z_k            (the straight-through forward: one-hot times branches)
     soft:  out = sum_k p_k sigma_k(h),  p = softmax(z)
     dL/dz_k    = p_k (v_k - <p, v>),  v_k = delta sigma_k(h)      (softmax's backward; for hard, at the one-hot)
     dL/dlogits = sum over the batch of dL/dz / tau
     dL/dh      = delta sigma_c'(h)  (hard)  or  delta sum_k p_k sigma_k'(h)  (soft)
 
-What changes against the op-by-op path (`SmartMixed(implementation="autograd")`): nothing in the noise (the same
-`torch.rand` draw from the same generator, so the same choices), and float rounding elsewhere: the hard forward
-is sigma_c(h) itself where the straight-through product gave ((1 - p_c) + p_c) sigma_c(h), within one ulp of it;
-argmax is taken over z rather than softmax(z), which can differ only where two z are within rounding of each
-other; the branches come from the closed forms of `actlab.routing.mixture` (one shared exp), and compiled on a
-CPU the logs and exps are `actlab.fast_log` and `actlab.fast_exp` polynomials (about 1 ulp). Saved for
-backward: h, z (B, width, K) and the choice (B, width) as bytes, where autograd kept the K branch outputs, the
-noise, the softmax and the one-hot.
+What changes against the op-by-op path (`SmartMixed(implementation="autograd")`):
+- the noise is equal in distribution, not draw for draw: the same `torch.rand` from the same generator, but drawn
+  as K planes (K, B, width) where the op-by-op path draws (B, width, K) as the public code does, so a given draw
+  lands on another (sample, unit, candidate). Why: inductor vectorises along the last axis and turned loads
+  strided by K into scalar loops (~3x slower), and transposing the draw costs more than the kernels. Given the
+  same uniforms (tests pass them), the two paths agree to float rounding;
+- float rounding: the hard forward is sigma_c(h) itself where the straight-through product gave
+  ((1 - p_c) + p_c) sigma_c(h), within one ulp of it; argmax is taken over z rather than softmax(z), which can
+  differ only where two z are within rounding of each other; the branches come from the closed forms of
+  `actlab.routing.mixture` (one shared exp, `actlab.fast_exp`'s polynomial when compiled for a CPU).
+Saved for backward: h and z (K, B, width), from which the backward recomputes the choice; autograd kept the K
+branch outputs, the noise, the softmax and the one-hot.
 """
 
 from __future__ import annotations
@@ -78,14 +82,18 @@ def gumbel_logits(logits: torch.Tensor, u: torch.Tensor, tau: torch.Tensor) -> t
     return (logits[:, None, :] - torch.log(-torch.log(u.clamp(min=finfo.tiny, max=1.0 - finfo.eps)))) / tau
 
 
-def argmax_first(z: list[torch.Tensor]) -> torch.Tensor:
-    """The index of the largest z_k, the first one on ties (as `torch.argmax`), as uint8 (B, width)."""
-    best, index = z[0], torch.zeros_like(z[0], dtype=torch.uint8)
-    for k in range(1, len(z)):
-        better = z[k] > best
-        best = torch.where(better, z[k], best)
-        index = torch.where(better, k, index).to(torch.uint8)
-    return index
+def select_at_argmax(z: list[torch.Tensor], values: list[torch.Tensor]) -> torch.Tensor:
+    """values[c] elementwise, c = argmax_k z_k (the first on ties, as `torch.argmax`); all K tensors (B, width).
+
+    Why no index tensor: carried as integers (uint8) through inductor's CPU code, the masks are converted between
+    integer and float vectors at every step, which tripled the cost of the loop; float comparisons alone do not.
+    """
+    best, chosen = z[0], values[0]
+    for z_k, value in zip(z[1:], values[1:], strict=True):
+        better = z_k > best
+        best = torch.where(better, z_k, best)
+        chosen = torch.where(better, value, chosen)
+    return chosen
 
 
 def softmax_terms(z: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -100,35 +108,26 @@ def softmax_terms(z: list[torch.Tensor]) -> list[torch.Tensor]:
     return [e_k / total for e_k in e]
 
 
-def select(index: torch.Tensor, values: list[torch.Tensor]) -> torch.Tensor:
-    """values[index] elementwise: index (B, width) of integers in [0, K), values K tensors (B, width)."""
-    out = values[-1]
-    for k in range(len(values) - 2, -1, -1):
-        out = torch.where(index == k, values[k], out)
-    return out
-
-
 def neuron_forward(
     h: torch.Tensor, logits: torch.Tensor, u: torch.Tensor, tau: torch.Tensor, plan: NeuronPlan
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(out (B, width) in h's dtype, z (K, B, width), choice (B, width) uint8) for logits (K, width), u (K, B, width).
+    """(out (B, width) in h's dtype, z (K, B, width)) for logits (K, width) and uniforms u (K, B, width).
 
     Why K planes rather than (B, width, K): inductor's CPU code vectorises along the last axis and gave up on
     loads strided by K (scalar loops, ~3x slower); with K planes every z_k is contiguous."""
     K = len(plan.names)  # a number, not a traced size: the kernel is compiled for this plan
     z = gumbel_logits(logits.view(K, logits.shape[1]), u.view(K, u.shape[1], u.shape[2]), tau)
-    index = argmax_first([z[k] for k in range(K)])
     terms = branches(h, plan.names)
     if plan.hard:
-        out = select(index, [value for value, _ in terms])
+        out = select_at_argmax([z[k] for k in range(K)], [value for value, _ in terms])
     else:
         p = softmax_terms([z[k] for k in range(K)])
         out = sum(p_k.to(h.dtype) * value for p_k, (value, _) in zip(p, terms, strict=True))
-    return out.to(h.dtype), z, index  # h's dtype even where a dispatch mode ran exp in float32
+    return out.to(h.dtype), z  # h's dtype even where a dispatch mode ran exp in float32
 
 
 def neuron_backward(
-    h: torch.Tensor, z: torch.Tensor, index: torch.Tensor, delta: torch.Tensor, tau: torch.Tensor, plan: NeuronPlan
+    h: torch.Tensor, z: torch.Tensor, delta: torch.Tensor, tau: torch.Tensor, plan: NeuronPlan
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(dL/dh (B, width), dL/dlogits (K, width)) for the upstream gradient delta (B, width) and z (K, B, width)."""
     K = len(plan.names)
@@ -142,7 +141,7 @@ def neuron_backward(
     # dL/dlogits_k = sum over the batch of dL/dz_k / tau, one reduction per plane
     grad_logits = torch.stack([(p_k * (v_k - mean)).sum(0) for p_k, v_k in zip(p, v, strict=True)]) / tau
     if plan.hard:
-        slope = select(index, [slope for _, slope in terms])
+        slope = select_at_argmax([z[k] for k in range(K)], [slope for _, slope in terms])
     else:
         slope = sum(p_k.to(h.dtype) * slope_k for p_k, (_, slope_k) in zip(p, terms, strict=True))
     return (delta * slope).to(h.dtype), grad_logits
@@ -155,7 +154,7 @@ def neuron_kernel(plan: NeuronPlan, role: str, compiled: bool, h: torch.Tensor):
     def make():  # noqa: ANN202
         if role == "forward":
             return lambda h, logits, u, tau: neuron_forward(h, logits, u, tau, plan)
-        return lambda h, z, index, delta, tau: neuron_backward(h, z, index, delta, tau, plan)
+        return lambda h, z, delta, tau: neuron_backward(h, z, delta, tau, plan)
 
     def examples() -> list[torch.Tensor]:
         batch, width = example_sizes(K)
@@ -164,29 +163,28 @@ def neuron_kernel(plan: NeuronPlan, role: str, compiled: bool, h: torch.Tensor):
         tau = torch.tensor(0.3, **like)
         if role == "forward":
             return [rows, torch.randn(K, width, **like), torch.rand(K, batch, width, **like), tau]
-        index = torch.randint(K, (batch, width), dtype=torch.uint8, device=h.device)
-        return [rows, torch.randn(K, batch, width, **like), index, torch.randn_like(rows), tau]
+        return [rows, torch.randn(K, batch, width, **like), torch.randn_like(rows), tau]
 
     return cached_kernel(("neuron", plan, role), make, examples, compiled, h)
 
 
 class NeuronRouting(torch.autograd.Function):
-    """out = per-neuron routed activation of h; saves h, z and the choice (see the module docstring)."""
+    """out = per-neuron routed activation of h; saves h and z (see the module docstring)."""
 
     @staticmethod
     def forward(ctx, h, logits, u, tau, plan, compiled):  # noqa: ANN001, ANN205 - autograd.Function signature
         h_rows = h.detach().contiguous()
         routing = logits.detach().to(u.dtype).t().contiguous()  # (K, width), as the kernels take it
-        out, z, index = neuron_kernel(plan, "forward", compiled, h_rows)(h_rows, routing, u, tau)
+        out, z = neuron_kernel(plan, "forward", compiled, h_rows)(h_rows, routing, u, tau)
         ctx.plan, ctx.compiled, ctx.logits_dtype = plan, compiled, logits.dtype
-        ctx.save_for_backward(h_rows, z, index, tau)
+        ctx.save_for_backward(h_rows, z, tau)
         return out
 
     @staticmethod
     def backward(ctx, delta):  # noqa: ANN001, ANN205
-        h, z, index, tau = ctx.saved_tensors
+        h, z, tau = ctx.saved_tensors
         delta = delta.to(h.dtype).contiguous()  # a wider upstream gradient (mixed precision) is cast back
-        grad_h, grad_logits = neuron_kernel(ctx.plan, "backward", ctx.compiled, h)(h, z, index, delta, tau)
+        grad_h, grad_logits = neuron_kernel(ctx.plan, "backward", ctx.compiled, h)(h, z, delta, tau)
         return grad_h, grad_logits.t().to(ctx.logits_dtype), None, None, None, None
 
 
