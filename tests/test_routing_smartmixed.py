@@ -110,13 +110,36 @@ def test_fused_phase1_equals_the_op_by_op_path_on_the_same_noise(hard):
     assert autograd[2].abs().sum() > 0
 
 
-def test_fused_phase1_draws_k_planes_of_noise_from_the_router_generator():
-    """Reproducible from the router's generator; the planes layout is what `per_neuron` reads."""
+@pytest.mark.parametrize("hard", [True, False])
+def test_fused_phase1_draws_the_same_noise_as_the_op_by_op_path(hard):
+    """Default layout: the same generator gives both paths the same draw per (sample, unit, candidate)."""
+    h = 3 * torch.randn(17, 11, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    results = []
+    for implementation in ("fused", "autograd"):
+        router = SmartMixed(11, seed=0, hard=hard, implementation=implementation, compile=False).double()
+        router.generator = torch.Generator().manual_seed(5)
+        with torch.no_grad():
+            router.logits.normal_(generator=torch.Generator().manual_seed(6))
+        x = h.clone().requires_grad_(True)
+        out = router(x)
+        out.square().sum().backward()
+        results.append((out, x.grad, router.logits.grad))
+    for a, b in zip(*results, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_planes_layout_draws_k_planes_from_the_router_generator():
+    """noise_layout='planes': reproducible from the router's generator, drawn as (K, batch, width)."""
     h = torch.randn(5, 4)
-    outs = [SmartMixed(4, generator=torch.Generator().manual_seed(9), compile=False)(h) for _ in range(2)]
+    outs = [SmartMixed(4, generator=torch.Generator().manual_seed(9), compile=False, noise_layout="planes")(h)]
+    outs.append(SmartMixed(4, generator=torch.Generator().manual_seed(9), compile=False, noise_layout="planes")(h))
     torch.testing.assert_close(outs[0], outs[1], rtol=0, atol=0)
-    router = SmartMixed(4, generator=torch.Generator().manual_seed(9))
-    assert router._uniform_noise(h, planes=True).shape == (len(SMARTMIXED_POOL), 5, 4)
+    router = SmartMixed(4, generator=torch.Generator().manual_seed(9), compile=False, noise_layout="planes")
+    drawn = []
+    original = router._uniform_noise
+    router._uniform_noise = lambda h, planes=False: drawn.append(planes) or original(h, planes)
+    router.train()(h)
+    assert drawn == [True] and original(h, planes=True).shape == (len(SMARTMIXED_POOL), 5, 4)
 
 
 @pytest.mark.slow
@@ -159,6 +182,8 @@ def test_bad_configuration_raises_value_error():
         SmartMixed(4)(torch.randn(2, 5))
     with pytest.raises(ValueError, match="implementation"):
         SmartMixed(4, implementation="triton")
+    with pytest.raises(ValueError, match="noise_layout"):
+        SmartMixed(4, noise_layout="columns")
 
 
 def test_initial_logits_follow_the_public_code():

@@ -19,9 +19,10 @@ interleaved run with twice the rounds; the slow informational arms in another, e
 
 SmartMixed phase 1 (corrected mode, one training step of the per-neuron router MLP) against the single-ReLU MLP:
 the fused Function of `actlab.routing.per_neuron` (compiled when the config compiles) and, without target, the
-op-by-op autograd path. Phase 2: the frozen `GroupedActivation` MLP against a single-activation (ReLU) MLP of
-the same shape, against the naive version that evaluates all six activations on every unit and
-masks, and against the public code's gather/scatter per activation.
+same with the noise drawn as K planes (no transpose; equal in distribution) and the op-by-op autograd path.
+Phase 2: the frozen `GroupedActivation` MLP against a single-activation (ReLU) MLP of the same shape, against
+the naive version that evaluates all six activations on every unit and masks, and against the public code's
+gather/scatter per activation.
 
 Memory: bytes of the tensors autograd saves for backward, counted with
 `torch.autograd.graph.saved_tensors_hooks` during one forward, two ways:
@@ -236,6 +237,9 @@ def smartmixed_arms(config: RoutingBenchConfig) -> dict[str, nn.Module]:
     for_masks, for_gather = iter(choices), iter(choices)
     arms = {
         "phase1_fused": build_mlp(config, lambda w: SmartMixed(w, seed=config.seed, compile=config.compile)),
+        "phase1_planes": build_mlp(
+            config, lambda w: SmartMixed(w, seed=config.seed, compile=config.compile, noise_layout="planes")
+        ),
         "phase1_autograd": build_mlp(config, lambda w: SmartMixed(w, seed=config.seed, implementation="autograd")),
         "grouped": freeze_mlp(phase1),
         "mask_all_six": build_mlp(config, lambda w: MaskAllSix(next(for_masks))),
@@ -376,10 +380,15 @@ def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[st
     ratios = []
     for name, label, target in (
         ("phase1_fused", "fused, compiled" if config.compile else "fused, eager kernels", PHASE1_TARGET),
+        ("phase1_planes", "fused, noise drawn as K planes", None),
         ("phase1_autograd", "op-by-op autograd", None),
     ):
         what = f"SmartMixed phase 1 corrected ({label}) vs single_relu step"
-        details = {"sizes": asdict(config), "optimizer": "Adam", "compiled": config.compile and name == "phase1_fused"}
+        details = {
+            "sizes": asdict(config),
+            "optimizer": "Adam",
+            "compiled": config.compile and name != "phase1_autograd",
+        }
         details["ratio_of_medians"] = times[name] / times["single_relu"]
         details["ratio_ci95"] = paired_median_interval(samples[name], samples["single_relu"])
         ratio = paired_median_ratio(samples[name], samples["single_relu"])

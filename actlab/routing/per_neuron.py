@@ -14,11 +14,11 @@ forward is one kernel and the backward another, compiled together with the branc
     dL/dh      = delta sigma_c'(h)  (hard)  or  delta sum_k p_k sigma_k'(h)  (soft)
 
 What changes against the op-by-op path (`SmartMixed(implementation="autograd")`):
-- the noise is equal in distribution, not draw for draw: the same `torch.rand` from the same generator, but drawn
-  as K planes (K, B, width) where the op-by-op path draws (B, width, K) as the public code does, so a given draw
-  lands on another (sample, unit, candidate). Why: inductor vectorises along the last axis and turned loads
-  strided by K into scalar loops (~3x slower), and transposing the draw costs more than the kernels. Given the
-  same uniforms (tests pass them), the two paths agree to float rounding;
+- nothing in the noise by default: the kernels take the uniforms as K planes (K, B, width), and SmartMixed
+  transposes the public code's (B, width, K) draw into them, so each (sample, unit, candidate) gets the same draw.
+  Why planes: inductor vectorises along the last axis and turned loads strided by K into scalar loops (~3x
+  slower). `noise_layout="planes"` draws the planes directly and saves the transpose; the noise is then equal in
+  distribution, not draw for draw;
 - float rounding: the hard forward is sigma_c(h) itself where the straight-through product gave
   ((1 - p_c) + p_c) sigma_c(h), within one ulp of it; argmax is taken over z rather than softmax(z), which can
   differ only where two z are within rounding of each other; the branches come from the closed forms of

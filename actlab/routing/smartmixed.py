@@ -9,10 +9,12 @@ reproduction must keep but a user may not want (see shared/REFERENCE_FACTS.md):
 - `corrected` (default): one noise sample per example, no clamps, and eval mode uses the
   noise-free argmax, so the phase-1 network in eval computes exactly what `freeze_mlp` keeps.
 
-Training in `corrected` mode runs one autograd Function per layer (`actlab.routing.per_neuron`): the same noise
-draw, the forward and the straight-through backward as two kernels, compiled by default (`compile=True`; where
-compiling is impossible it warns once and runs the same kernels eagerly). `implementation="autograd"` keeps the
-op-by-op path; `reference` mode always uses it, as do candidates without a closed form there.
+Training in `corrected` mode runs one autograd Function per layer (`actlab.routing.per_neuron`): the forward and
+the straight-through backward as two kernels, compiled by default (`compile=True`; where compiling is impossible
+it warns once and runs the same kernels eagerly), on the same noise draws as the op-by-op path (or, with
+`noise_layout="planes"`, draws laid out for the kernels: faster, equal in distribution only).
+`implementation="autograd"` keeps the op-by-op path; `reference` mode always uses it, as do candidates without a
+closed form there.
 
 Phase 2 (`actlab.routing.grouped.freeze_mlp`) turns the learned argmax into a `GroupedActivation`.
 """
@@ -32,6 +34,7 @@ from actlab.routing.per_neuron import NeuronPlan, covered, neuron_routing
 SMARTMIXED_POOL: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "elu", "selu")
 MODES = ("corrected", "reference")
 IMPLEMENTATIONS = ("fused", "autograd")
+NOISE_LAYOUTS = ("public", "planes")
 REFERENCE_CLAMP = 10.0
 
 
@@ -46,6 +49,9 @@ class SmartMixedConfig:
     init_bump: float = 0.001  # logits start at 0 with one random entry per neuron set to this
     implementation: str = "fused"  # corrected-mode training: "fused" (per_neuron.py) or "autograd" (op by op)
     compile: bool = True  # compile the fused kernels (first use compiles, seconds; loud eager fallback)
+    # fused path's uniforms: "public" draws (batch, width, K) as the public code and the op-by-op path do (the same
+    # draws, transposed for the kernels); "planes" draws (K, batch, width): no transpose, equal in distribution only
+    noise_layout: str = "public"
 
     def __post_init__(self) -> None:
         candidates = (self.candidates,) if isinstance(self.candidates, str) else tuple(self.candidates)
@@ -62,6 +68,8 @@ class SmartMixedConfig:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.implementation not in IMPLEMENTATIONS:
             raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {self.implementation!r}")
+        if self.noise_layout not in NOISE_LAYOUTS:
+            raise ValueError(f"noise_layout must be one of {NOISE_LAYOUTS}, got {self.noise_layout!r}")
 
 
 class SmartMixed(nn.Module):
@@ -111,10 +119,9 @@ class SmartMixed(nn.Module):
         return [self.candidates[int(i)] for i in self.choice_indices()]
 
     def _uniform_noise(self, h: torch.Tensor, planes: bool = False) -> torch.Tensor:
-        """U ~ Uniform(0, 1), float32 whatever h's dtype (see `routing_dtype`): (batch, width, K) for the op-by-op
-        path, as the public code draws it, or (K, batch, width) for the fused kernels (`per_neuron`), which read
-        that layout fastest. The two layouts put the same draws on different (sample, unit, candidate) triples:
-        equal in distribution, not draw for draw."""
+        """U ~ Uniform(0, 1), float32 whatever h's dtype (see `routing_dtype`): (batch, width, K) as the public code
+        draws it, or (K, batch, width), the layout the fused kernels read (`per_neuron`). The two layouts put the
+        same draws on different (sample, unit, candidate) triples: equal in distribution, not draw for draw."""
         batch, (width, K) = h.shape[0], self.logits.shape
         shape = (K, batch, width) if planes else (batch, width, K)
         return torch.rand(shape, generator=self.generator, dtype=routing_dtype(h.dtype), device=h.device)
@@ -142,7 +149,10 @@ class SmartMixed(nn.Module):
         if self.training and self._fused_applies():
             if not self.tau > 0:
                 raise ValueError(f"tau must be > 0, got {self.tau}")
-            u = self._uniform_noise(h, planes=True)
+            if self.config.noise_layout == "planes":
+                u = self._uniform_noise(h, planes=True)
+            else:  # the public code's draw, transposed to the kernels' planes: the same noise as the op-by-op path
+                u = self._uniform_noise(h).permute(2, 0, 1).contiguous()
             return neuron_routing(h, self.logits, u, self.tau, self.plan, self.config.compile)
         if not self.training and not reference:  # noise-free argmax: exactly the frozen network
             index = self.choice_indices()
