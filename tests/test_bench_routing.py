@@ -22,8 +22,16 @@ def test_quick_run_has_every_ratio_with_its_target():
         "Flex-Act all layers (compiled lean, fused with the next Linear) saved bytes (unique)": routing.MEMORY_TARGET,
         "Flex-Act all layers (compiled lean) saved bytes (unique)": routing.MEMORY_TARGET,
         "Flex-Act all layers (lean + recompute_routed_outputs) saved bytes (unique)": routing.MEMORY_TARGET,
+        "Flex-Act default FlexAct() in nn.Sequential step": routing.STEP_TARGET,
+        "Flex-Act default FlexAct() in nn.Sequential saved bytes (unique)": routing.MEMORY_TARGET,
+        "Flex-Act default FlexAct() via actlab.models.build_mlp step": routing.STEP_TARGET,
+        "Flex-Act default FlexAct() via actlab.models.build_mlp saved bytes (unique)": routing.MEMORY_TARGET,
+        "SmartMixed phase 1 corrected (fused, eager kernels) vs single_relu step": routing.PHASE1_TARGET,
         "SmartMixed phase 2 grouped vs single_relu step": routing.GROUPED_TARGET,
     }
+    # FlexAct() as a user builds it is compiled even in the quick (otherwise eager) configuration
+    assert all(rows[what]["details"]["compiled"] for what in rows if "default FlexAct()" in what and "step" in what)
+    assert report["machine"]["routing_fast_path"]["compiled"] in ("yes", "no")
     for row in rows.values():
         assert row["ratio"] > 0 and row["unit"] in ("time", "bytes", "MB")
         assert row["met"] is None or row["met"] == (row["ratio"] <= row["target"])
@@ -38,12 +46,16 @@ def test_saved_tensor_accounting():
     lean = routing.saved_tensor_bytes(arms["flexact_eager"], config)
     recompute = routing.saved_tensor_bytes(arms["flexact_recompute"], config, recompute=True)
     fused = routing.saved_tensor_bytes(arms["flexact_fused"], config)
+    default_sequential = routing.saved_tensor_bytes(arms["flexact_default_sequential"], config)
+    default_builder = routing.saved_tensor_bytes(arms["flexact_default_builder"], config)
     plain = routing.saved_tensor_bytes(arms["flexact_reference"], config)
     hidden = config.batch * config.width * 4  # one float32 (batch, width) tensor
     # ReLU keeps one (batch, width) tensor per hidden layer; lean Flex-Act keeps h and x.
     assert lean["unique"] - relu["unique"] >= config.hidden_layers * hidden
     assert abs(recompute["unique"] - relu["unique"]) < hidden / 4
     assert abs(fused["unique"] - relu["unique"]) < hidden / 4  # the block keeps h where ReLU keeps relu(h)
+    assert default_builder == fused  # the builder's RoutedSequential is the fused block, layers in place
+    assert default_sequential["unique"] == lean["unique"]  # a plain Sequential keeps h and the router's output
     assert plain["unique"] > 3 * lean["unique"]
 
 

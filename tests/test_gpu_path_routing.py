@@ -16,9 +16,11 @@ from actlab.routing import FlexAct, SmartMixed, freeze_mlp, fuse_routed_linears,
 from actlab.routing.grouped import reinit_linears
 
 BUILDERS = {
-    "flexact eager": lambda: nn.Sequential(nn.Linear(16, 32), FlexAct(), nn.Linear(32, 4)),
+    "flexact eager": lambda: nn.Sequential(nn.Linear(16, 32), FlexAct(compile=False), nn.Linear(32, 4)),
     "flexact compiled": lambda: nn.Sequential(nn.Linear(16, 32), FlexAct(compile=True), nn.Linear(32, 4)),
-    "flexact fused": lambda: fuse_routed_linears(nn.Sequential(nn.Linear(16, 32), FlexAct(), nn.Linear(32, 4))),
+    "flexact fused": lambda: fuse_routed_linears(
+        nn.Sequential(nn.Linear(16, 32), FlexAct(compile=False), nn.Linear(32, 4))
+    ),
     "flexact fused compiled": lambda: fuse_routed_linears(
         nn.Sequential(nn.Linear(16, 32), FlexAct(compile=True), nn.Linear(32, 4))
     ),
@@ -28,7 +30,10 @@ BUILDERS = {
     "flexact soft per-sample": lambda: nn.Sequential(
         nn.Linear(16, 32), FlexAct(hard=False, noise="sample", compile=True), nn.Linear(32, 4)
     ),
-    "smartmixed phase 1": lambda: nn.Sequential(nn.Linear(16, 32), SmartMixed(32), nn.Linear(32, 4)),
+    "smartmixed phase 1": lambda: nn.Sequential(nn.Linear(16, 32), SmartMixed(32, compile=False), nn.Linear(32, 4)),
+    "smartmixed phase 1 autograd": lambda: nn.Sequential(
+        nn.Linear(16, 32), SmartMixed(32, implementation="autograd"), nn.Linear(32, 4)
+    ),
     "smartmixed phase 2 grouped": lambda: freeze_mlp(
         nn.Sequential(nn.Linear(16, 32), SmartMixed(32), nn.Linear(32, 4))
     ),
@@ -67,20 +72,21 @@ def test_fast_paths_under_cuda_autocast_match_their_fp32_eager_twin(name):
     assert relative_error(grads, reference) <= 2e-2  # the must-show asks 5% for the fused and SmartMixed
 
 
-def test_gumbel_noise_is_float32_under_autocast():
-    router = SmartMixed(8)
+@pytest.mark.parametrize("implementation", ["fused", "autograd"])
+def test_gumbel_noise_is_float32_under_autocast(implementation):
+    router = SmartMixed(8, implementation=implementation, compile=False)
     drawn = {}
-    original = router._weights
+    original = router._uniform_noise
 
-    def spy(h):
-        weights = original(h)
-        drawn["h"], drawn["weights"] = h.dtype, weights.dtype
-        return weights
+    def spy(h, planes=False):
+        noise = original(h, planes)
+        drawn["h"], drawn["noise"], drawn["planes"] = h.dtype, noise.dtype, planes
+        return noise
 
-    router._weights = spy
+    router._uniform_noise = spy
     with cuda_autocast_emulation():
         router(torch.randn(4, 8, dtype=torch.bfloat16))
-    assert drawn == {"h": torch.bfloat16, "weights": torch.bfloat16}
+    assert drawn == {"h": torch.bfloat16, "noise": torch.float32, "planes": False}  # the public code's layout
     from actlab.routing.gumbel import routing_dtype
 
     assert routing_dtype(torch.bfloat16) == torch.float32 and routing_dtype(torch.float64) == torch.float64

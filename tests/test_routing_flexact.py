@@ -11,17 +11,21 @@ import torch
 from torch import nn
 
 from actlab.activations import activation_names, get_activation, get_spec
+from actlab.models import build_mlp, hidden_activations
 from actlab.routing import (
     ConstantTau,
     ExponentialTau,
     FlexAct,
     LinearTau,
+    RoutedSequential,
+    SmartMixed,
     fuse_routed_linears,
     make_schedule,
     mixture,
     recompute_routed_outputs,
     total_regularization,
 )
+from actlab.routing import compiled as compiled_kernels
 from actlab.routing.gumbel import sample_gumbel, straight_through
 from actlab.routing.lean import lean_mixture
 from actlab.routing.memory import pack_routed, unpack_routed
@@ -120,19 +124,21 @@ def test_lean_mixture_saves_fewer_bytes_than_plain_autograd():
 )
 def test_bad_configuration_raises_value_error(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        FlexAct(**kwargs)
+        FlexAct(compile=False, **kwargs)
 
 
 def test_tau_set_to_zero_by_hand_fails_at_forward():
-    router = FlexAct()
+    router = FlexAct(compile=False)
     router.tau = 0.0
     with pytest.raises(ValueError, match="tau"):
         router(torch.randn(2, 3))
 
 
 def _pair(**kwargs) -> tuple[FlexAct, FlexAct]:
-    lean = FlexAct(generator=torch.Generator().manual_seed(5), **kwargs).double()
-    ref = FlexAct(generator=torch.Generator().manual_seed(5), implementation="reference", **kwargs).double()
+    lean = FlexAct(compile=False, generator=torch.Generator().manual_seed(5), **kwargs).double()
+    ref = FlexAct(
+        compile=False, generator=torch.Generator().manual_seed(5), implementation="reference", **kwargs
+    ).double()
     with torch.no_grad():
         lean.log_pi.normal_(generator=torch.Generator().manual_seed(1))
         ref.log_pi.copy_(lean.log_pi)
@@ -168,7 +174,9 @@ def test_recomputed_outputs_give_plain_autograd_gradients(noise):
     grads = {}
     for implementation in ("lean", "reference"):
         torch.manual_seed(0)
-        model = nn.Sequential(nn.Linear(5, 8), FlexAct(noise=noise), nn.Linear(8, 8), FlexAct(noise=noise))
+        model = nn.Sequential(
+            nn.Linear(5, 8), FlexAct(compile=False, noise=noise), nn.Linear(8, 8), FlexAct(compile=False, noise=noise)
+        )
         model = nn.Sequential(*model, nn.Linear(8, 2)).double()
         for module in model:
             if isinstance(module, FlexAct):
@@ -182,7 +190,7 @@ def test_recomputed_outputs_give_plain_autograd_gradients(noise):
 
 
 def test_hard_forward_is_one_candidate_per_sample():
-    router = FlexAct(hard=True, noise="sample", generator=torch.Generator().manual_seed(0)).double()
+    router = FlexAct(compile=False, hard=True, noise="sample", generator=torch.Generator().manual_seed(0)).double()
     h = torch.randn(40, 6, dtype=F64)
     out = router(h)
     branches = torch.stack([get_activation(n).double()(h) for n in router.candidates])  # (K, B, W)
@@ -191,7 +199,7 @@ def test_hard_forward_is_one_candidate_per_sample():
 
 
 def test_eval_is_deterministic_and_argmax_mode_is_the_chosen_activation():
-    router = FlexAct(eval_mode="argmax")
+    router = FlexAct(compile=False, eval_mode="argmax")
     with torch.no_grad():
         router.log_pi.copy_(torch.tensor([0.1, 2.0, 0.3, -1.0, 0.0]))
     router.eval()
@@ -202,7 +210,7 @@ def test_eval_is_deterministic_and_argmax_mode_is_the_chosen_activation():
 
 
 def test_extract_preserves_the_function_when_the_router_is_one_hot():
-    model = nn.Sequential(nn.Linear(4, 16), FlexAct(tau=0.5), nn.Linear(16, 3))
+    model = nn.Sequential(nn.Linear(4, 16), FlexAct(compile=False, tau=0.5), nn.Linear(16, 3))
     with torch.no_grad():
         model[1].log_pi.copy_(torch.tensor([-60.0, -60.0, 0.0, -60.0, -60.0]))  # tanh, one-hot to float32
     model.eval()
@@ -214,7 +222,9 @@ def test_extract_preserves_the_function_when_the_router_is_one_hot():
 
 
 def test_regularization_loss_is_alpha_kl_and_zero_when_off():
-    router = FlexAct(alpha=0.5, pseudo_temperature=0.7, generator=torch.Generator().manual_seed(2)).double()
+    router = FlexAct(
+        compile=False, alpha=0.5, pseudo_temperature=0.7, generator=torch.Generator().manual_seed(2)
+    ).double()
     h = torch.randn(16, 8, dtype=F64)
     router(h)
     g = reference_gradient_norms(h, router.candidates, create_graph=False)
@@ -223,14 +233,23 @@ def test_regularization_loss_is_alpha_kl_and_zero_when_off():
     assert p_tilde[1] > p_tilde[0] and p_tilde[2] > p_tilde[4]
     torch.testing.assert_close(router.last_pseudo_target, p_tilde)
     assert router.regularization_loss().item() > 0
-    assert FlexAct(alpha=0.0)(h.float()) is not None and FlexAct(alpha=0.0).regularization_loss().item() == 0.0
+    assert (
+        FlexAct(compile=False, alpha=0.0)(h.float()) is not None
+        and FlexAct(compile=False, alpha=0.0).regularization_loss().item() == 0.0
+    )
     router.eval()
     router(h)
     assert router.regularization_loss().item() == 0.0
 
 
 def test_total_regularization_sums_every_router():
-    model = nn.Sequential(nn.Linear(3, 8), FlexAct(alpha=0.2), nn.Linear(8, 8), FlexAct(alpha=0.4), nn.Linear(8, 1))
+    model = nn.Sequential(
+        nn.Linear(3, 8),
+        FlexAct(compile=False, alpha=0.2),
+        nn.Linear(8, 8),
+        FlexAct(compile=False, alpha=0.4),
+        nn.Linear(8, 1),
+    )
     model(torch.randn(4, 3))
     expected = model[1].regularization_loss() + model[3].regularization_loss()
     torch.testing.assert_close(total_regularization(model), expected)
@@ -248,7 +267,7 @@ def test_undetached_target_sends_gradient_to_the_layer_below_only_then():
     for detach in (True, False):
         torch.manual_seed(0)
         model = nn.Sequential(
-            nn.Linear(4, 8), FlexAct(detach_target=detach, generator=torch.Generator().manual_seed(1))
+            nn.Linear(4, 8), FlexAct(compile=False, detach_target=detach, generator=torch.Generator().manual_seed(1))
         )
         model(torch.randn(16, 4))
         (grads[detach],) = torch.autograd.grad(model[1].regularization_loss(), model[0].weight, allow_unused=True)
@@ -258,13 +277,13 @@ def test_undetached_target_sends_gradient_to_the_layer_below_only_then():
 
 def test_table6_options():
     h = torch.randn(64, 16)
-    clipped = FlexAct(logit_grad_clip=1e-3, generator=torch.Generator().manual_seed(0))
+    clipped = FlexAct(compile=False, logit_grad_clip=1e-3, generator=torch.Generator().manual_seed(0))
     (clipped(h) * 100).sum().backward()
     assert clipped.log_pi.grad.norm() <= 1e-3 * (1 + 1e-5)
-    flat = FlexAct(norm_clip=1e-6, generator=torch.Generator().manual_seed(0))
+    flat = FlexAct(compile=False, norm_clip=1e-6, generator=torch.Generator().manual_seed(0))
     flat(h)
     torch.testing.assert_close(flat.last_pseudo_target, torch.full((5,), 0.2))  # clipped norms are all equal
-    normalized = FlexAct(normalize_outputs=True, eval_mode="argmax").eval()
+    normalized = FlexAct(compile=False, normalize_outputs=True, eval_mode="argmax").eval()
     with torch.no_grad():
         normalized.log_pi.copy_(torch.tensor([5.0, 0, 0, 0, 0]))
     out = normalized(h)
@@ -275,7 +294,9 @@ def test_table6_options():
 def test_recompute_routed_outputs_gives_the_same_gradients():
     def run(recompute: bool) -> list[torch.Tensor]:
         torch.manual_seed(0)
-        model = nn.Sequential(nn.Linear(5, 8), FlexAct(), nn.Linear(8, 8), FlexAct(), nn.Linear(8, 2)).double()
+        model = nn.Sequential(
+            nn.Linear(5, 8), FlexAct(compile=False), nn.Linear(8, 8), FlexAct(compile=False), nn.Linear(8, 2)
+        ).double()
         for module in model:
             if isinstance(module, FlexAct):
                 module.generator = torch.Generator().manual_seed(3)
@@ -285,7 +306,7 @@ def test_recompute_routed_outputs_gives_the_same_gradients():
 
     for a, b in zip(run(False), run(True), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
-    x = FlexAct()(torch.randn(3, 4))
+    x = FlexAct(compile=False)(torch.randn(3, 4))
     torch.testing.assert_close(unpack_routed(pack_routed(x)), x.detach())
 
 
@@ -295,7 +316,7 @@ def test_schedules():
     assert [exp.step() for _ in range(4)] == [0.5, 0.25, 0.2, 0.2]
     lin = LinearTau(start=1.0, end=0.5, steps=2)
     assert [lin.value, lin.step(), lin.step(), lin.step()] == [1.0, 0.75, 0.5, 0.5]
-    model = nn.Sequential(nn.Linear(2, 2), FlexAct(), nn.Linear(2, 2), FlexAct())
+    model = nn.Sequential(nn.Linear(2, 2), FlexAct(compile=False), nn.Linear(2, 2), FlexAct(compile=False))
     schedule = make_schedule("exponential", start=2.0, rate=0.9, minimum=0.1)
     schedule.step(model)
     assert model[1].tau == model[3].tau == pytest.approx(1.8)
@@ -338,7 +359,7 @@ def test_compiled_kernels_match_the_eager_path(mode):
         model = nn.Sequential(nn.Linear(12, 32), router, nn.Linear(32, 3))
         model = fuse_routed_linears(model) if mode == "fused" else model
         with warnings.catch_warnings():
-            warnings.filterwarnings("error", message="compiling the routing kernels failed")  # else vacuous
+            warnings.filterwarnings("error", message="actlab.routing: compiled kernels unavailable")  # else vacuous
             saved: list[torch.Tensor] = []
             with recompute_routed_outputs() if mode == "recompute" else _recording_saved_tensors(saved):
                 out = model(x)
@@ -347,8 +368,116 @@ def test_compiled_kernels_match_the_eager_path(mode):
             small = [t for t in saved if t.numel() <= 5]  # the routing vectors must not keep a (B, K) buffer alive
             assert mode == "recompute" or small
             assert all(t.untyped_storage().nbytes() == t.numel() * t.element_size() for t in small)
+    assert compiled_kernels.fast_path_status()["compiled"] == "yes"  # else the comparison was eager against eager
     for eager, fast in zip(outputs[False], outputs[True], strict=True):
         torch.testing.assert_close(fast, eager, rtol=1e-5, atol=1e-5)
+
+
+def _unique_saved_bytes(model: nn.Module, x: torch.Tensor) -> int:
+    """Bytes of the distinct non-parameter storages autograd keeps for one training forward."""
+    saved: list[torch.Tensor] = []
+    with _recording_saved_tensors(saved):
+        loss = model(x).square().sum() + total_regularization(model)
+    del loss
+    parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in saved}
+    return sum(size for pointer, size in storages.items() if pointer not in parameters)
+
+
+@pytest.mark.slow
+def test_default_flexact_is_the_compiled_fast_path_and_matches_the_reference():
+    """FlexAct() as a user builds it: compiled lean kernels in an nn.Sequential, and fused with the next Linear
+    through the model builder; values, regulariser and every gradient equal the plain-autograd reference."""
+    default = FlexAct()
+    assert default.config.compile and default.config.implementation == "lean"
+
+    def build(kind: str) -> nn.Sequential:
+        torch.manual_seed(0)
+        options = {"implementation": "reference"} if kind == "reference" else {}
+        model = build_mlp(6, [16, 12], 3, lambda width: FlexAct(generator=torch.Generator().manual_seed(3), **options))
+        return model if kind == "builder" else nn.Sequential(*model)
+
+    models = {kind: build(kind) for kind in ("reference", "sequential", "builder")}
+    assert isinstance(models["builder"], RoutedSequential) and type(models["sequential"]) is nn.Sequential
+    assert hidden_activations(models["builder"]) == [models["builder"][1], models["builder"][3]]  # layers in place
+    x = torch.randn(10, 6)
+    results = {}
+    for kind, model in models.items():
+        out = model(x)
+        regularization = total_regularization(model)
+        gradients = torch.autograd.grad(out.square().sum() + regularization, list(model.parameters()))
+        results[kind] = (out, regularization, *gradients)
+    assert compiled_kernels.fast_path_status()["compiled"] == "yes"
+    for kind in ("sequential", "builder"):
+        for fast, reference in zip(results[kind], results["reference"], strict=True):
+            torch.testing.assert_close(fast, reference, rtol=1e-5, atol=1e-5)
+    # the builder's block keeps h where the Sequential keeps h and the router's output: one (B, width) less per layer
+    hidden_bytes = x.shape[0] * (16 + 12) * 4
+    assert _unique_saved_bytes(models["sequential"], x) - _unique_saved_bytes(models["builder"], x) == hidden_bytes
+
+
+def _fresh_fallback_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compiled_kernels, "_COMPILED", {})
+    monkeypatch.setattr(compiled_kernels, "_warned", False)
+    monkeypatch.setattr(compiled_kernels, "_failure", None)
+
+
+def _train_twice(x: torch.Tensor) -> list[torch.Tensor]:
+    """Two default Flex-Act MLPs and two SmartMixed layers, forward and backward: every kernel asked for twice."""
+    outputs = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        model = build_mlp(x.shape[1], [7, 7], 2, lambda width: FlexAct(generator=torch.Generator().manual_seed(1)))
+        out = model(x)
+        (out.square().sum() + total_regularization(model)).backward()
+        SmartMixed(7, seed=0)(torch.randn(4, 7)).sum().backward()
+        outputs.append(out.detach())
+    return outputs
+
+
+def test_without_a_compiler_the_default_warns_once_with_the_reason_and_runs_eagerly(monkeypatch):
+    _fresh_fallback_state(monkeypatch)
+    reason = "no C++ compiler for inductor's CPU kernels (InvalidCxxCompiler)"
+    monkeypatch.setattr(compiled_kernels, "compile_unavailable", lambda device_type: reason)
+    monkeypatch.setattr(compiled_kernels, "compile_standalone", lambda *args: pytest.fail("tried to compile"))
+    x = torch.randn(8, 5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outputs = _train_twice(x)
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(messages) == 1 and reason in messages[0] and "eager" in messages[0]
+    assert compiled_kernels.fast_path_status() == {"compiled": "no", "reason": reason}
+    torch.manual_seed(0)
+    eager = build_mlp(5, [7, 7], 2, lambda width: FlexAct(compile=False, generator=torch.Generator().manual_seed(1)))
+    torch.testing.assert_close(outputs[0], eager(x), rtol=0, atol=0)  # the same kernels, run eagerly
+
+
+def test_a_failing_compilation_warns_once_and_is_not_retried(monkeypatch):
+    _fresh_fallback_state(monkeypatch)
+    monkeypatch.setattr(compiled_kernels, "compile_unavailable", lambda device_type: None)
+    attempts = []
+
+    def failing(*args):  # noqa: ANN202
+        attempts.append(args)
+        raise RuntimeError("cc1plus: out of memory\nmore detail")
+
+    monkeypatch.setattr(compiled_kernels, "compile_standalone", failing)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _train_twice(torch.randn(8, 5))
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(attempts) == 1 and len(messages) == 1
+    assert "compiling failed: RuntimeError: cc1plus: out of memory" in messages[0] and "more detail" not in messages[0]
+
+
+def test_compile_unavailable_names_a_disabled_dynamo(monkeypatch):
+    compiled_kernels.compile_unavailable.cache_clear()
+    try:
+        monkeypatch.setenv("TORCHDYNAMO_DISABLE", "1")
+        assert "TorchDynamo is disabled" in compiled_kernels.compile_unavailable("cpu")
+    finally:
+        monkeypatch.delenv("TORCHDYNAMO_DISABLE")
+        compiled_kernels.compile_unavailable.cache_clear()
 
 
 @pytest.mark.parametrize("noise", ["batch", "sample"])
@@ -360,7 +489,13 @@ def test_routed_linear_block_matches_router_then_linear(noise, hard, alpha):
     def build(implementation: str) -> nn.Sequential:
         torch.manual_seed(0)
         config = {"noise": noise, "hard": hard, "alpha": alpha, "implementation": implementation}
-        model = nn.Sequential(nn.Linear(5, 8), FlexAct(**config), nn.Linear(8, 6), FlexAct(**config), nn.Linear(6, 2))
+        model = nn.Sequential(
+            nn.Linear(5, 8),
+            FlexAct(compile=False, **config),
+            nn.Linear(8, 6),
+            FlexAct(compile=False, **config),
+            nn.Linear(6, 2),
+        )
         for module in model:
             if isinstance(module, FlexAct):
                 module.generator = torch.Generator().manual_seed(7)

@@ -8,6 +8,7 @@ from torch import nn
 
 from actlab.activations import get_activation
 from actlab.routing import GroupedActivation, SmartMixed, choice_counts, freeze_mlp, group_mlp
+from actlab.routing.compiled import fast_path_status
 from actlab.routing.smartmixed import SMARTMIXED_POOL
 
 
@@ -68,14 +69,90 @@ def test_group_mlp_requires_the_mlp_shape():
         freeze_mlp(nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1)))
 
 
-def test_hard_training_forward_picks_one_activation_per_unit_and_sample():
-    router = SmartMixed(7, generator=torch.Generator().manual_seed(0)).double()
+@pytest.mark.parametrize("implementation", ["fused", "autograd"])
+def test_hard_training_forward_picks_one_activation_per_unit_and_sample(implementation):
+    router = SmartMixed(7, generator=torch.Generator().manual_seed(0), implementation=implementation, compile=False)
+    router = router.double()
     h = 2 * torch.randn(30, 7, dtype=torch.float64)
     out = router(h)
     branches = torch.stack([get_activation(n).double()(h) for n in SMARTMIXED_POOL], dim=-1)
     assert ((branches - out.unsqueeze(-1)).abs() < 1e-12).any(-1).all()
     out.sum().backward()
     assert router.logits.grad is not None and router.logits.grad.abs().sum() > 0
+
+
+def _same_noise_runs(implementations, h, u, weights, **config) -> list[tuple[torch.Tensor, ...]]:
+    """(out, dL/dh, dL/dlogits) of one training step per implementation, all on the uniforms u (K, B, width)."""
+    results = []
+    for implementation in implementations:
+        router = SmartMixed(h.shape[1], seed=0, implementation=implementation, **config).to(h.dtype)
+        with torch.no_grad():
+            router.logits.normal_(generator=torch.Generator().manual_seed(1))
+        # the fused path reads the planes (K, B, width), the op-by-op path (B, width, K): the same draw per triple
+        router._uniform_noise = lambda h, planes=False: (u if planes else u.permute(1, 2, 0)).to(h.dtype)
+        x = h.clone().requires_grad_(True)
+        out = router(x)
+        (out * weights).sum().backward()
+        results.append((out, x.grad, router.logits.grad))
+    return results
+
+
+@pytest.mark.parametrize("hard", [True, False])
+def test_fused_phase1_equals_the_op_by_op_path_on_the_same_noise(hard):
+    """The fused Function (closed-form straight-through backward) against autograd through softmax and one-hot."""
+    generator = torch.Generator().manual_seed(2)
+    h = 3 * torch.randn(40, 9, dtype=torch.float64, generator=generator)
+    u = torch.rand(len(SMARTMIXED_POOL), 40, 9, dtype=torch.float64, generator=generator)
+    weights = torch.randn(40, 9, dtype=torch.float64, generator=generator)
+    fused, autograd = _same_noise_runs(["fused", "autograd"], h, u, weights, hard=hard, compile=False)
+    for a, b in zip(fused, autograd, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+    assert autograd[2].abs().sum() > 0
+
+
+@pytest.mark.parametrize("hard", [True, False])
+def test_fused_phase1_draws_the_same_noise_as_the_op_by_op_path(hard):
+    """Default layout: the same generator gives both paths the same draw per (sample, unit, candidate)."""
+    h = 3 * torch.randn(17, 11, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    results = []
+    for implementation in ("fused", "autograd"):
+        router = SmartMixed(11, seed=0, hard=hard, implementation=implementation, compile=False).double()
+        router.generator = torch.Generator().manual_seed(5)
+        with torch.no_grad():
+            router.logits.normal_(generator=torch.Generator().manual_seed(6))
+        x = h.clone().requires_grad_(True)
+        out = router(x)
+        out.square().sum().backward()
+        results.append((out, x.grad, router.logits.grad))
+    for a, b in zip(*results, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_planes_layout_draws_k_planes_from_the_router_generator():
+    """noise_layout='planes': reproducible from the router's generator, drawn as (K, batch, width)."""
+    h = torch.randn(5, 4)
+    outs = [SmartMixed(4, generator=torch.Generator().manual_seed(9), compile=False, noise_layout="planes")(h)]
+    outs.append(SmartMixed(4, generator=torch.Generator().manual_seed(9), compile=False, noise_layout="planes")(h))
+    torch.testing.assert_close(outs[0], outs[1], rtol=0, atol=0)
+    router = SmartMixed(4, generator=torch.Generator().manual_seed(9), compile=False, noise_layout="planes")
+    drawn = []
+    original = router._uniform_noise
+    router._uniform_noise = lambda h, planes=False: drawn.append(planes) or original(h, planes)
+    router.train()(h)
+    assert drawn == [True] and original(h, planes=True).shape == (len(SMARTMIXED_POOL), 5, 4)
+
+
+@pytest.mark.slow
+def test_compiled_phase1_kernels_match_the_eager_kernels():
+    generator = torch.Generator().manual_seed(3)
+    h = 3 * torch.randn(33, 20, generator=generator)
+    u = torch.rand(len(SMARTMIXED_POOL), 33, 20, generator=generator)
+    weights = torch.randn(33, 20, generator=generator)
+    eager = _same_noise_runs(["fused"], h, u, weights, compile=False)[0]
+    compiled = _same_noise_runs(["fused"], h, u, weights, compile=True)[0]
+    assert fast_path_status()["compiled"] == "yes"
+    for a, b in zip(compiled, eager, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
 
 
 def test_reference_mode_shares_noise_clamps_and_is_noisy_in_eval():
@@ -103,6 +180,10 @@ def test_bad_configuration_raises_value_error():
         SmartMixed(4, candidates=("relu", "swish"))
     with pytest.raises(ValueError, match="expects input"):
         SmartMixed(4)(torch.randn(2, 5))
+    with pytest.raises(ValueError, match="implementation"):
+        SmartMixed(4, implementation="triton")
+    with pytest.raises(ValueError, match="noise_layout"):
+        SmartMixed(4, noise_layout="columns")
 
 
 def test_initial_logits_follow_the_public_code():

@@ -6,7 +6,10 @@ training step = forward, cross-entropy + regulariser, backward, Adam step. Also 
 with `recompute_routed_outputs()` (router outputs recomputed in backward instead of kept), the
 same with each router fused with the Linear after it (`fuse_routed_linears`: h kept, x rebuilt in
 the router's own backward pass), and, without target, the eager lean kernels and the plain-autograd
-reference mixture. Each Flex-Act arm is held to both targets, step time and saved bytes.
+reference mixture. Each Flex-Act arm is held to both targets, step time and saved bytes. The "default" rows
+measure `FlexAct()` with no arguments as a user builds it, compiled whatever the config says: in a plain
+`nn.Sequential` (Linear, FlexAct(), ..., Linear), and through `actlab.models.build_mlp`, which fuses each router
+with the Linear after it (`RoutedSequential`).
 
 Time ratios are the median over rounds of (candidate / baseline) timed in the same round of an
 interleaved run whose order rotates (A B C, B C A, ...), so load that drifts between rounds cancels
@@ -14,9 +17,12 @@ and no arm always follows the same one; `details` keeps the ratio of the two med
 distribution-free 95% interval of the median ratio. The arms with a target run in their own
 interleaved run with twice the rounds; the slow informational arms in another, each with ReLU.
 
-SmartMixed phase 2: the frozen `GroupedActivation` MLP against a single-activation (ReLU) MLP of
-the same shape, against the naive version that evaluates all six activations on every unit and
-masks, and against the public code's gather/scatter per activation.
+SmartMixed phase 1 (corrected mode, one training step of the per-neuron router MLP) against the single-ReLU MLP:
+the fused Function of `actlab.routing.per_neuron` (compiled when the config compiles) and, without target, the
+same with the noise drawn as K planes (no transpose; equal in distribution) and the op-by-op autograd path.
+Phase 2: the frozen `GroupedActivation` MLP against a single-activation (ReLU) MLP of the same shape, against
+the naive version that evaluates all six activations on every unit and masks, and against the public code's
+gather/scatter per activation.
 
 Memory: bytes of the tensors autograd saves for backward, counted with
 `torch.autograd.graph.saved_tensors_hooks` during one forward, two ways:
@@ -49,6 +55,7 @@ from dataclasses import asdict, dataclass, replace
 import torch
 from torch import nn
 
+from actlab import models
 from actlab.activations import get_activation
 from actlab.bench.timing import (
     BenchReport,
@@ -66,12 +73,14 @@ from actlab.routing import (
     recompute_routed_outputs,
     total_regularization,
 )
+from actlab.routing.compiled import fast_path_status
 from actlab.routing.memory import pack_routed
 from actlab.routing.smartmixed import SMARTMIXED_POOL
 
 STEP_TARGET = 1.10  # Flex-Act all layers / ReLU step time (issue C; the paper: 1.80x ResNet-18, 1.60x ResNet-34)
 MEMORY_TARGET = 1.15  # Flex-Act / ReLU saved-tensor bytes (the paper's peak memory: 1.54x)
 GROUPED_TARGET = 1.10  # SmartMixed grouped phase 2 / single activation step time
+PHASE1_TARGET = 1.50  # SmartMixed phase 1 (corrected) / single activation step time (issue 19, item 5)
 
 
 @dataclass(frozen=True)
@@ -197,12 +206,18 @@ def saved_tensor_bytes(model: nn.Module, config: RoutingBenchConfig, recompute: 
 
 def flexact_arms(config: RoutingBenchConfig) -> dict[str, nn.Module]:
     """The MLPs compared for Flex-Act (same seed, same Linear weights)."""
+    torch.manual_seed(config.seed)  # the builder draws the same Linear weights as `build_mlp` above
+    builder = models.build_mlp(
+        config.inputs, [config.width] * config.hidden_layers, config.outputs, lambda w: FlexAct()
+    )
     return {
         "relu": build_mlp(config, lambda w: nn.ReLU()),
         "flexact": build_mlp(config, lambda w: FlexAct(compile=config.compile)),
         "flexact_recompute": build_mlp(config, lambda w: FlexAct(compile=config.compile)),
         "flexact_fused": fuse_routed_linears(build_mlp(config, lambda w: FlexAct(compile=config.compile))),
-        "flexact_eager": build_mlp(config, lambda w: FlexAct()),
+        "flexact_default_sequential": build_mlp(config, lambda w: FlexAct()),  # as a user writes it
+        "flexact_default_builder": builder,
+        "flexact_eager": build_mlp(config, lambda w: FlexAct(compile=False)),
         "flexact_reference": build_mlp(config, lambda w: FlexAct(implementation="reference")),
     }
 
@@ -221,6 +236,11 @@ def smartmixed_arms(config: RoutingBenchConfig) -> dict[str, nn.Module]:
     choices = [m.choices() for m in phase1 if isinstance(m, SmartMixed)]
     for_masks, for_gather = iter(choices), iter(choices)
     arms = {
+        "phase1_fused": build_mlp(config, lambda w: SmartMixed(w, seed=config.seed, compile=config.compile)),
+        "phase1_planes": build_mlp(
+            config, lambda w: SmartMixed(w, seed=config.seed, compile=config.compile, noise_layout="planes")
+        ),
+        "phase1_autograd": build_mlp(config, lambda w: SmartMixed(w, seed=config.seed, implementation="autograd")),
         "grouped": freeze_mlp(phase1),
         "mask_all_six": build_mlp(config, lambda w: MaskAllSix(next(for_masks))),
         "gather_scatter": build_mlp(config, lambda w: GatherScatter(next(for_gather))),
@@ -263,7 +283,7 @@ def _current_rss_mb() -> float:
 def _rss_child(arm: str, config: RoutingBenchConfig, steps: int) -> str:
     _set_threads(config)
     eager = replace(config, compile=False)
-    activation = {"relu": lambda w: nn.ReLU()}.get(arm, lambda w: FlexAct())
+    activation = {"relu": lambda w: nn.ReLU()}.get(arm, lambda w: FlexAct(compile=False))
     model = build_mlp(eager, activation)
     model = fuse_routed_linears(model) if arm == "flexact_fused" else model
     step = _train_step(model, eager, recompute=arm == "flexact_recompute")
@@ -275,16 +295,38 @@ def _rss_child(arm: str, config: RoutingBenchConfig, steps: int) -> str:
 
 
 FLEX_GROUPS = {  # timed in separate interleaved runs, each with its own ReLU baseline
-    "targeted": ("relu", "flexact", "flexact_recompute", "flexact_fused"),
+    "targeted": (
+        "relu",
+        "flexact",
+        "flexact_recompute",
+        "flexact_fused",
+        "flexact_default_sequential",
+        "flexact_default_builder",
+    ),
     "informational": ("relu", "flexact_eager", "flexact_reference"),
 }
 FLEX_LABELS = {
     "flexact": "Flex-Act all layers (compiled lean)",
     "flexact_recompute": "Flex-Act all layers (lean + recompute_routed_outputs)",
     "flexact_fused": "Flex-Act all layers (compiled lean, fused with the next Linear)",
+    "flexact_default_sequential": "Flex-Act default FlexAct() in nn.Sequential",
+    "flexact_default_builder": "Flex-Act default FlexAct() via actlab.models.build_mlp",
     "flexact_eager": "Flex-Act all layers (eager lean kernels)",
     "flexact_reference": "Flex-Act all layers (plain autograd mixture)",
 }
+
+
+FLEX_STEP_ROWS = (
+    "flexact",
+    "flexact_recompute",
+    "flexact_fused",
+    "flexact_default_sequential",
+    "flexact_default_builder",
+    "flexact_eager",
+    "flexact_reference",
+)
+FLEX_MEMORY_ROWS = tuple(name for name in FLEX_STEP_ROWS if name != "flexact_eager")
+DEFAULT_ARMS = {"flexact_default_sequential": True, "flexact_default_builder": True}  # FlexAct() compiles
 
 
 def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio], dict[str, float]]:
@@ -304,10 +346,10 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
         samples |= {f"{group}/{name}": times for name, times in timed.items()}
     times = {name: statistics.median(values) for name, values in samples.items()}
     ratios = []
-    for name in ("flexact", "flexact_recompute", "flexact_fused", "flexact_eager", "flexact_reference"):
+    for name in FLEX_STEP_ROWS:
         group = "targeted" if name in FLEX_GROUPS["targeted"] else "informational"
         candidate, baseline = samples[f"{group}/{name}"], samples[f"{group}/relu"]
-        compiled = config.compile and group == "targeted"  # the eager and reference arms are not compiled
+        compiled = DEFAULT_ARMS.get(name, config.compile and group == "targeted")  # eager, reference: not compiled
         target = STEP_TARGET if group == "targeted" else None
         details = {"sizes": sizes, "compiled": compiled, "optimizer": "Adam", "alpha": 0.3, "rounds": len(candidate)}
         details["ratio_of_medians"] = statistics.median(candidate) / statistics.median(baseline)
@@ -315,7 +357,7 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
         ratio = paired_median_ratio(candidate, baseline)
         ratios.append(Ratio(f"{FLEX_LABELS[name]} step", name, "relu", ratio, target, details=details))
     for kind in ("unique", "packed"):
-        for name in ("flexact", "flexact_recompute", "flexact_fused", "flexact_reference"):
+        for name in FLEX_MEMORY_ROWS:
             target = MEMORY_TARGET if kind == "unique" and name != "flexact_reference" else None
             details = {"bytes": memory[name][kind], "baseline_bytes": memory["relu"][kind], "sizes": sizes}
             ratio = memory[name][kind] / memory["relu"][kind]
@@ -336,6 +378,21 @@ def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[st
     samples = interleaved_samples(steps, repeats=config.repeats, warmup=config.warmup)
     times = {name: statistics.median(values) for name, values in samples.items()}
     ratios = []
+    for name, label, target in (
+        ("phase1_fused", "fused, compiled" if config.compile else "fused, eager kernels", PHASE1_TARGET),
+        ("phase1_planes", "fused, noise drawn as K planes", None),
+        ("phase1_autograd", "op-by-op autograd", None),
+    ):
+        what = f"SmartMixed phase 1 corrected ({label}) vs single_relu step"
+        details = {
+            "sizes": asdict(config),
+            "optimizer": "Adam",
+            "compiled": config.compile and name != "phase1_autograd",
+        }
+        details["ratio_of_medians"] = times[name] / times["single_relu"]
+        details["ratio_ci95"] = paired_median_interval(samples[name], samples["single_relu"])
+        ratio = paired_median_ratio(samples[name], samples["single_relu"])
+        ratios.append(Ratio(what, name, "single_relu", ratio, target, details=details))
     for name, baseline, target in (
         ("grouped", "single_relu", GROUPED_TARGET),
         ("grouped", "mask_all_six", None),
@@ -367,7 +424,7 @@ def run(quick: bool = False, config: RoutingBenchConfig | None = None) -> dict:
     try:
         flex_ratios, flex_times = _flexact_ratios(config, quick)
         smart_ratios, smart_times = _smartmixed_ratios(config)
-        machine = machine_description() | {"config": asdict(config)}
+        machine = machine_description() | {"config": asdict(config), "routing_fast_path": fast_path_status()}
     finally:
         torch.set_num_threads(threads_before)
     machine["load_average_before_after"] = [list(load_before), list(os.getloadavg())]

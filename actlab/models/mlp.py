@@ -4,7 +4,9 @@ Why factories: the studies compare fixed activations (a registry name), routers 
 candidates per layer or per neuron (Flex-Act, SmartMixed) and frozen per-neuron assignments. All of
 them need the layer width when built, so an activation is either a registry name or a factory
 `width -> nn.Module`; the MLP itself stays a plain `nn.Sequential` (Linear, act, ..., Linear) that
-every study can index and inspect.
+every study can index and inspect. With a Flex-Act router in a hidden layer it is a `RoutedSequential`, the
+Sequential subclass that runs each router and the Linear after it as one block (ReLU's activation memory; see
+`actlab.routing.routed_linear`): same layers, same indices, so the builder gives Flex-Act's fast path by default.
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ def build_mlp(
     """`Linear(in, w1), act1, Linear(w1, w2), act2, ..., Linear(w_last, out)`.
 
     `activation`: one choice for every hidden layer, or a list with one choice per hidden layer.
-    `widths` may be empty (a linear model).
+    `widths` may be empty (a linear model). With a `FlexAct` among the activations the result is a
+    `RoutedSequential` (an `nn.Sequential` subclass with the same layers), so each router runs fused with the
+    Linear after it.
     """
     widths = list(widths)
     for value, name in [(in_features, "in_features"), (out_features, "out_features")] + [
@@ -67,6 +71,10 @@ def build_mlp(
         layers += [nn.Linear(previous, width, bias=bias), make_activation(choice, width)]
         previous = width
     layers.append(nn.Linear(previous, out_features, bias=bias))
+    from actlab.routing import FlexAct, RoutedSequential  # here: the routing package is not needed otherwise
+
+    if any(isinstance(layer, FlexAct) for layer in layers):
+        return RoutedSequential(*layers)
     return nn.Sequential(*layers)
 
 

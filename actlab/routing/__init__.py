@@ -6,8 +6,10 @@
   (grouped.py) turns it into a `GroupedActivation` on contiguous slices for phase 2.
 - `LeanMixture` (lean.py): the mixture as an autograd Function that saves only h and p; its
   formulas are in mixture.py, compiled by compiled.py; `recompute_routed_outputs()` (memory.py)
-  also keeps the router output out of the graph; `fuse_routed_linears` (routed_linear.py) makes each
-  FlexAct + Linear pair one block that keeps ReLU's memory without a second pass over h.
+  also keeps the router output out of the graph; `RoutedSequential` and `fuse_routed_linears` (routed_linear.py)
+  run each FlexAct + Linear pair as one block that keeps ReLU's memory without a second pass over h.
+- `SmartMixed`'s phase-1 training runs as one autograd Function per layer (per_neuron.py).
+- Compiled kernels are the default; compiled.py is the one place that compiles them or falls back, loudly.
 - Temperature schedules (schedules.py) and Gumbel helpers (gumbel.py).
 """
 
@@ -18,7 +20,7 @@ from actlab.routing.grouped import GroupedActivation, choice_counts, freeze_mlp,
 from actlab.routing.lean import LeanMixture, lean_mixture
 from actlab.routing.memory import recompute_routed_outputs
 from actlab.routing.mixture import reference_mixture
-from actlab.routing.routed_linear import RoutedLinear, fuse_routed_linears
+from actlab.routing.routed_linear import RoutedLinear, RoutedSequential, fuse_routed_linears
 from actlab.routing.schedules import ConstantTau, ExponentialTau, LinearTau, TauSchedule, make_schedule, routers
 from actlab.routing.smartmixed import SMARTMIXED_POOL, SmartMixed, SmartMixedConfig
 
@@ -33,6 +35,7 @@ __all__ = [
     "LeanMixture",
     "LinearTau",
     "RoutedLinear",
+    "RoutedSequential",
     "SmartMixed",
     "SmartMixedConfig",
     "TauSchedule",

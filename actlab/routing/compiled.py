@@ -5,16 +5,28 @@ inductor fuses it into one loop over h (exp, the branches, the per-sample reduct
 without dynamo (`actlab.kernels.standalone`: ~10 us a call instead of ~50 us; a Flex-Act layer calls two or three
 kernels per training step). Kernels take h as (batch, features), contiguous, and one is compiled per
 (plan, role, dtypes, per-sample or per-layer p, device, CPU threads), the checks dynamo's guards would
-have made. If compilation fails the eager function is used, with a warning: same numbers, slower.
+have made.
+
+Compiling is the default (`FlexActConfig.compile`, `SmartMixedConfig.compile`). Where it is impossible (no C++
+compiler for CPU kernels, no Triton for GPU kernels, TorchDynamo disabled by the user, a platform dynamo does not
+support) or a compilation fails, the eager functions are used from then on, with one warning per process that
+says why (`compile_unavailable`, `fast_path_status`): same numbers, slower. float64 always runs the eager
+functions: it is the dtype of gradchecks and cross-checks, where the eager formulas are the definitions and a
+compilation (seconds per kernel) buys nothing. Inside an outer `torch.compile` or a
+dispatch mode (FlopCounterMode...) the eager functions run silently: the outer compiler fuses them itself, and a
+dispatch mode must see their ops.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 import warnings
 from collections.abc import Callable
 
 import torch
+import torch.utils._python_dispatch
 
 from actlab.kernels.standalone import compile_standalone, thread_key
 from actlab.routing.mixture import MixturePlan, mixture_backward, mixture_forward
@@ -30,6 +42,55 @@ ROLES: dict[str, tuple[Callable[[MixturePlan], Callable[..., object]], Callable[
 
 
 _COMPILED: dict[tuple[object, ...], Callable[..., object]] = {}
+_failure: str | None = None  # why compiling was abandoned in this process, once it was
+_warned = False
+
+
+@functools.cache
+def compile_unavailable(device_type: str) -> str | None:
+    """Why the routing kernels cannot be compiled for `device_type` here, or None if nothing says so (yet)."""
+    import torch._dynamo
+
+    if os.environ.get("TORCHDYNAMO_DISABLE", "") not in ("", "0") or torch._dynamo.config.disable:
+        return "TorchDynamo is disabled (TORCHDYNAMO_DISABLE or torch._dynamo.config.disable)"
+    if not torch._dynamo.is_dynamo_supported():
+        return "torch.compile is not supported on this platform or Python version"
+    if device_type == "cpu":
+        from torch._inductor import cpp_builder
+
+        try:
+            cpp_builder.get_cpp_compiler()
+        except Exception as error:  # InvalidCxxCompiler and the like: inductor cannot build CPU kernels
+            return f"no C++ compiler for inductor's CPU kernels ({type(error).__name__})"
+    elif device_type == "cuda":
+        from torch.utils._triton import has_triton
+
+        if not has_triton():
+            return "Triton is not installed, which inductor needs for GPU kernels"
+    return None
+
+
+def _fall_back(reason: str) -> None:
+    """Warn, once per process, that the routing kernels run eagerly and why."""
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    message = f"actlab.routing: compiled kernels unavailable ({reason}); using the eager kernels (same math, slower)"
+    _log.warning(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+def fast_path_status(device_type: str = "cpu") -> dict[str, str | None]:
+    """Whether compiled routing kernels are used on `device_type`, and why not if not (benchmarks record it)."""
+    reason = _failure or compile_unavailable(device_type)
+    return {"compiled": "no" if reason else "yes", "reason": reason}
+
+
+def _outer_tracing() -> bool:
+    """Inside an outer torch.compile or a dispatch mode: run the eager function (see the module docstring)."""
+    probe = getattr(torch.utils._python_dispatch, "is_in_torch_dispatch_mode", None)
+    return torch.compiler.is_compiling() or bool(probe() if probe is not None else False)
 
 
 def cached_kernel(
@@ -40,19 +101,24 @@ def cached_kernel(
     like: torch.Tensor,
 ) -> Callable[..., object]:
     """`make()` itself, or compiled once per (`key`, `like`'s dtype and device, CPU threads) from `examples()`."""
-    if not compiled:
+    global _failure
+    if not compiled or like.dtype == torch.float64 or _outer_tracing():
         return make()
     full_key = (*key, like.dtype, like.device, thread_key(like.device))
-    if full_key not in _COMPILED:
-        _log.info("compiling the routing kernel %s", full_key)
-        try:
-            _COMPILED[full_key] = compile_standalone(make(), examples())
-        except Exception as error:  # no C++ compiler, unsupported platform...: say so, stay correct
-            warnings.warn(
-                f"compiling the routing kernels failed ({type(error).__name__}: {error}); using eager kernels",
-                stacklevel=3,
-            )
-            _COMPILED[full_key] = make()
+    if full_key in _COMPILED:
+        return _COMPILED[full_key]
+    reason = _failure or compile_unavailable(like.device.type)
+    if reason is not None:
+        _fall_back(reason)
+        return make()
+    _log.info("compiling the routing kernel %s", full_key)
+    try:
+        _COMPILED[full_key] = compile_standalone(make(), examples())
+    except Exception as error:  # a compiler that fails after all: say so once, stay correct, do not retry
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        _failure = f"compiling failed: {type(error).__name__}: {first_line}"
+        _fall_back(_failure)
+        return make()
     return _COMPILED[full_key]
 
 

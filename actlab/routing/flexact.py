@@ -12,6 +12,12 @@ memory-lean mixture (saves only h and p) and the regulariser, with the closed-fo
 Props. 1 and 2. Output normalisation needs the branch outputs themselves, so it runs the
 plain-autograd reference path; a non-detached p_tilde computes its gradient norms with a graph
 (double backward) beside `LeanMixture`. `implementation="reference"` forces the plain path.
+
+The default `FlexAct()` is the fast path: lean, its kernels compiled (`actlab.routing.compiled`, which warns once
+and runs them eagerly where compiling is impossible). In an `nn.Sequential` the Linear after it still keeps the
+router's output for its weight gradient; `actlab.models.build_mlp` returns a `RoutedSequential`
+(`actlab.routing.routed_linear`), which runs each FlexAct and the Linear after it as one block and keeps ReLU's
+activation memory. `actlab bench routing` measures both ("default" rows).
 """
 
 from __future__ import annotations
@@ -57,7 +63,7 @@ class FlexActConfig:
     norm_clip: float | None = None  # Table 6: p_tilde from norms clipped at this value
     normalize_outputs: bool = False  # Table 6 / eq. 19: a_k / ||a_k|| per sample
     implementation: str = "lean"  # "lean" (memory-lean Function) or "reference" (plain autograd)
-    compile: bool = False  # compile the lean kernels with inductor (fused loops; first use compiles, seconds)
+    compile: bool = True  # compile the lean kernels with inductor (first use compiles, seconds; loud eager fallback)
 
     def __post_init__(self) -> None:
         candidates = tuple(self.candidates) if not isinstance(self.candidates, str) else (self.candidates,)

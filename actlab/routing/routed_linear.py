@@ -7,11 +7,15 @@ an exp per element each time. A block that owns both layers can order its backwa
 needs no x, so one kernel computes x, dL/dh and dL/dlog pi in a single pass over h (one exp), and the weight
 gradient dL/dW = dL/dy^T x uses that x. Saved: h, the Linear's weight, three K-vectors; as ReLU + Linear.
 
-`fuse_routed_linears(model)` rewrites an `nn.Sequential` (Linear, FlexAct, Linear, ...) so every FlexAct that
-is followed by a Linear becomes a `RoutedLinear` holding the same two modules (the same parameter objects, so
-an optimizer built before or after sees the same tensors). Outside what the routed Function covers (eval
-mode, output normalisation, a non-detached pseudo-target, inputs that are not (batch, features)) the block
-simply runs the router and then the Linear.
+Two ways to get it, the same computation:
+- `RoutedSequential`, an `nn.Sequential` whose forward runs every FlexAct directly followed by a Linear as one
+  block. Its layers stay where they were (index, `state_dict` keys, `hidden_activations`), so it is what
+  `actlab.models.build_mlp` returns for an MLP with FlexAct routers: the default path a user gets from the builder.
+- `fuse_routed_linears(model)` rewrites an `nn.Sequential` so every such pair becomes a `RoutedLinear` module
+  holding the same two modules (the same parameter objects, so an optimizer built before or after sees the same
+  tensors).
+Outside what the routed Function covers (eval mode, output normalisation, a non-detached pseudo-target, inputs
+that are not (batch, features)) the block simply runs the router and then the Linear.
 """
 
 from __future__ import annotations
@@ -51,6 +55,16 @@ class RoutedLinearFunction(torch.autograd.Function):
         return grad_h, grad_logits.to(ctx.logits_dtype), None, None, grad_weight, grad_bias, None, None
 
 
+def routed_linear(router: FlexAct, linear: nn.Linear, h: torch.Tensor) -> torch.Tensor:
+    """`linear(router(h))`, as one block where the routed Function covers it (see the module docstring)."""
+    if not (router._routed_training_applies() and h.dim() == 2):
+        return linear(router(h))
+    logits, u, numbers, step, compiled = router.routed_inputs(h)
+    y, reg, _p, p_tilde = RoutedLinearFunction.apply(h, logits, u, numbers, linear.weight, linear.bias, step, compiled)
+    router.keep_regularization(reg, p_tilde)
+    return y
+
+
 class RoutedLinear(nn.Module):
     """`linear(router(h))` computed as one block in training (see the module docstring); same parameters."""
 
@@ -60,14 +74,29 @@ class RoutedLinear(nn.Module):
         self.linear = linear
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        if not (self.router._routed_training_applies() and h.dim() == 2):
-            return self.linear(self.router(h))
-        logits, u, numbers, step, compiled = self.router.routed_inputs(h)
-        y, reg, _p, p_tilde = RoutedLinearFunction.apply(
-            h, logits, u, numbers, self.linear.weight, self.linear.bias, step, compiled
-        )
-        self.router.keep_regularization(reg, p_tilde)
-        return y
+        return routed_linear(self.router, self.linear, h)
+
+
+class RoutedSequential(nn.Sequential):
+    """An `nn.Sequential` that runs each FlexAct directly followed by an `nn.Linear` as one block (`routed_linear`).
+
+    The layers are the Sequential's own, in place: indexing, slicing, `append` and `state_dict` behave as for a
+    plain Sequential, and a model without FlexAct computes exactly what the plain one does.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        layers = list(self)
+        index = 0
+        while index < len(layers):
+            layer = layers[index]
+            following = layers[index + 1] if index + 1 < len(layers) else None
+            if isinstance(layer, FlexAct) and isinstance(following, nn.Linear):
+                x = routed_linear(layer, following, x)
+                index += 2
+            else:
+                x = layer(x)
+                index += 1
+        return x
 
 
 def fuse_routed_linears(model: nn.Sequential) -> nn.Sequential:
@@ -87,4 +116,4 @@ def fuse_routed_linears(model: nn.Sequential) -> nn.Sequential:
     return nn.Sequential(*fused)
 
 
-__all__ = ["RoutedLinear", "RoutedLinearFunction", "fuse_routed_linears"]
+__all__ = ["RoutedLinear", "RoutedLinearFunction", "RoutedSequential", "fuse_routed_linears", "routed_linear"]

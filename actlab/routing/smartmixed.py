@@ -9,6 +9,13 @@ reproduction must keep but a user may not want (see shared/REFERENCE_FACTS.md):
 - `corrected` (default): one noise sample per example, no clamps, and eval mode uses the
   noise-free argmax, so the phase-1 network in eval computes exactly what `freeze_mlp` keeps.
 
+Training in `corrected` mode runs one autograd Function per layer (`actlab.routing.per_neuron`): the forward and
+the straight-through backward as two kernels, compiled by default (`compile=True`; where compiling is impossible
+it warns once and runs the same kernels eagerly), on the same noise draws as the op-by-op path (or, with
+`noise_layout="planes"`, draws laid out for the kernels: faster, equal in distribution only).
+`implementation="autograd"` keeps the op-by-op path; `reference` mode always uses it, as do candidates without a
+closed form there.
+
 Phase 2 (`actlab.routing.grouped.freeze_mlp`) turns the learned argmax into a `GroupedActivation`.
 """
 
@@ -21,10 +28,13 @@ import torch
 from torch import nn
 
 from actlab.activations import get_activation, get_spec
-from actlab.routing.gumbel import reference_gumbel, routing_dtype, sample_gumbel, straight_through
+from actlab.routing.gumbel import gumbel_from_uniform, reference_gumbel, routing_dtype, straight_through
+from actlab.routing.per_neuron import NeuronPlan, covered, neuron_routing
 
 SMARTMIXED_POOL: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "elu", "selu")
 MODES = ("corrected", "reference")
+IMPLEMENTATIONS = ("fused", "autograd")
+NOISE_LAYOUTS = ("public", "planes")
 REFERENCE_CLAMP = 10.0
 
 
@@ -37,6 +47,11 @@ class SmartMixedConfig:
     hard: bool = True  # straight-through one-hot, as in the public code
     mode: str = "corrected"  # or "reference" (see the module docstring)
     init_bump: float = 0.001  # logits start at 0 with one random entry per neuron set to this
+    implementation: str = "fused"  # corrected-mode training: "fused" (per_neuron.py) or "autograd" (op by op)
+    compile: bool = True  # compile the fused kernels (first use compiles, seconds; loud eager fallback)
+    # fused path's uniforms: "public" draws (batch, width, K) as the public code and the op-by-op path do (the same
+    # draws, transposed for the kernels); "planes" draws (K, batch, width): no transpose, equal in distribution only
+    noise_layout: str = "public"
 
     def __post_init__(self) -> None:
         candidates = (self.candidates,) if isinstance(self.candidates, str) else tuple(self.candidates)
@@ -51,6 +66,10 @@ class SmartMixedConfig:
             raise ValueError(f"tau must be a number > 0, got {self.tau!r}")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if self.implementation not in IMPLEMENTATIONS:
+            raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {self.implementation!r}")
+        if self.noise_layout not in NOISE_LAYOUTS:
+            raise ValueError(f"noise_layout must be one of {NOISE_LAYOUTS}, got {self.noise_layout!r}")
 
 
 class SmartMixed(nn.Module):
@@ -78,6 +97,7 @@ class SmartMixed(nn.Module):
         bumped = torch.randint(len(self.config.candidates), (width,), generator=init)
         logits[torch.arange(width), bumped] = self.config.init_bump
         self.logits = nn.Parameter(logits)
+        self.plan = NeuronPlan.of(self.config.candidates, self.config.hard)
 
     @property
     def candidates(self) -> tuple[str, ...]:
@@ -98,21 +118,42 @@ class SmartMixed(nn.Module):
         """Per-neuron activation names of the noise-free argmax."""
         return [self.candidates[int(i)] for i in self.choice_indices()]
 
+    def _uniform_noise(self, h: torch.Tensor, planes: bool = False) -> torch.Tensor:
+        """U ~ Uniform(0, 1), float32 whatever h's dtype (see `routing_dtype`): (batch, width, K) as the public code
+        draws it, or (K, batch, width), the layout the fused kernels read (`per_neuron`). The two layouts put the
+        same draws on different (sample, unit, candidate) triples: equal in distribution, not draw for draw."""
+        batch, (width, K) = h.shape[0], self.logits.shape
+        shape = (K, batch, width) if planes else (batch, width, K)
+        return torch.rand(shape, generator=self.generator, dtype=routing_dtype(h.dtype), device=h.device)
+
     def _weights(self, h: torch.Tensor) -> torch.Tensor:
-        reference = self.config.mode == "reference"
-        shape = self.logits.shape if reference else (h.shape[0], *self.logits.shape)
-        noise_fn = reference_gumbel if reference else sample_gumbel
-        dtype = routing_dtype(h.dtype)  # noise and softmax in float32 whatever h's dtype (see routing_dtype)
-        g = noise_fn(tuple(shape), generator=self.generator, dtype=dtype, device=h.device)
         if not self.tau > 0:
             raise ValueError(f"tau must be > 0, got {self.tau}")
+        dtype = routing_dtype(h.dtype)  # noise and softmax in float32 whatever h's dtype (see routing_dtype)
+        if self.config.mode == "reference":
+            g = reference_gumbel(tuple(self.logits.shape), generator=self.generator, dtype=dtype, device=h.device)
+        else:
+            g = gumbel_from_uniform(self._uniform_noise(h))  # as `sample_gumbel` draws it
         y = torch.softmax((self.logits.to(dtype) + g) / self.tau, dim=-1)
         return (straight_through(y) if self.config.hard else y).to(h.dtype)
+
+    def _fused_applies(self) -> bool:
+        """Corrected mode, the fused implementation, and candidates with closed forms (`per_neuron.covered`)."""
+        config = self.config
+        return config.mode == "corrected" and config.implementation == "fused" and covered(config.candidates)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         if h.dim() != 2 or h.shape[1] != self.width:
             raise ValueError(f"SmartMixed expects input (batch, {self.width}), got {tuple(h.shape)}")
         reference = self.config.mode == "reference"
+        if self.training and self._fused_applies():
+            if not self.tau > 0:
+                raise ValueError(f"tau must be > 0, got {self.tau}")
+            if self.config.noise_layout == "planes":
+                u = self._uniform_noise(h, planes=True)
+            else:  # the public code's draw, transposed to the kernels' planes: the same noise as the op-by-op path
+                u = self._uniform_noise(h).permute(2, 0, 1).contiguous()
+            return neuron_routing(h, self.logits, u, self.tau, self.plan, self.config.compile)
         if not self.training and not reference:  # noise-free argmax: exactly the frozen network
             index = self.choice_indices()
             out = torch.empty_like(h)
