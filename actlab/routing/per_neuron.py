@@ -22,7 +22,7 @@ What changes against the op-by-op path (`SmartMixed(implementation="autograd")`)
 - float rounding: the hard forward is sigma_c(h) itself where the straight-through product gave
   ((1 - p_c) + p_c) sigma_c(h), within one ulp of it; argmax is taken over z rather than softmax(z), which can
   differ only where two z are within rounding of each other; the branches come from the closed forms of
-  `actlab.routing.mixture` (one shared exp, `actlab.fast_exp`'s polynomial when compiled for a CPU).
+  `actlab.routing.mixture` (one shared exp, `actlab.kernels.fast_exp`'s polynomial when compiled for a CPU).
 Saved for backward: h and z (K, B, width), from which the backward recomputes the choice; autograd kept the K
 branch outputs, the noise, the softmax and the one-hot.
 """
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import torch
 
 from actlab.activations import get_spec
-from actlab.fast_exp import exp_nonpositive
+from actlab.kernels.fast_exp import exp_nonpositive
 from actlab.routing.compiled import cached_kernel, example_sizes
 from actlab.routing.gumbel import routing_dtype
 from actlab.routing.mixture import _SHARED_EXP, PIECEWISE_LINEAR, _smooth_term
