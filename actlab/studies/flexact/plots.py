@@ -253,17 +253,13 @@ def specification_curve(table: pd.DataFrame, dimensions: Sequence[str], columns:
 
 
 def figure_html(fig: plt.Figure, title: str, alt: str) -> str:
-    """The figure as an HTML <figure> with alt text and a caption, for pages rendered by nbconvert's lab template
-    (which writes matplotlib outputs as <img> without alt text). Closes the figure."""
-    import base64
+    """The figure as an HTML <figure> with its alt text and a caption `title` (`actlab.figure_style` draws the
+    image, as for every other figure of the site). Closes the figure."""
     import html
-    import io
 
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    from actlab.figure_style import describe
+    from actlab.figure_style import figure_html as image_html
+
+    image = image_html(describe(fig, alt))
     plt.close(fig)
-    data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return (
-        f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}" style="max-width:100%">'
-        f"<figcaption><strong>{html.escape(title)}</strong></figcaption></figure>"
-    )
+    return f"<figure>{image}<figcaption><strong>{html.escape(title)}</strong></figcaption></figure>"
