@@ -66,7 +66,9 @@ def test_report_shows_tables_figures_and_what_it_can_detect(site):
     assert not [output for output in outputs if output.get("output_type") == "error"]
     markdown = " ".join("".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {}))
     assert "What this run can detect" in markdown and "`cubic` = derive(pos `x**3`, neg `exp(x)`)" in markdown
-    assert len([o for o in outputs if "image/png" in o.get("data", {})]) >= 3  # metric, improvements, throughput
+    html = " ".join("".join(o.get("data", {}).get("text/html", "")) for o in outputs)
+    images = re.findall(r"<img [^>]*>", html)
+    assert len(images) >= 3 and all('alt="' in image for image in images)  # metric, improvements, throughput
 
 
 def test_the_tutorial_runs_headless_with_tiny_parameters(tmp_path):

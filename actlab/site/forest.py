@@ -17,7 +17,8 @@ from actlab.figure_style import verdict_color
 from actlab.site.summary import verdict_group
 
 ROW_INCHES = 0.34
-TITLE_CHARS = 48
+TITLE_CHARS = 62
+VERDICT_CHARS = 34
 
 
 def plottable(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -103,7 +104,7 @@ def draw(claims: list[dict[str, Any]]):  # noqa: ANN201 - a matplotlib Figure
         ax.text(
             1.01,
             0.5,
-            f"{claim['verdict']}",
+            _short(str(claim["verdict"]), VERDICT_CHARS),
             transform=ax.transAxes,
             ha="left",
             va="center",
@@ -118,7 +119,7 @@ def draw(claims: list[dict[str, Any]]):  # noqa: ANN201 - a matplotlib Figure
     ]
     fig.legend(handles=handles, loc="upper center", ncol=3, fontsize=8, frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.subplots_adjust(
-        left=0.36, right=0.86, top=1 - 0.4 / fig.get_figheight(), bottom=0.3 / fig.get_figheight(), hspace=1.1
+        left=0.40, right=0.76, top=1 - 0.4 / fig.get_figheight(), bottom=0.3 / fig.get_figheight(), hspace=1.1
     )
     return fig
 

@@ -131,7 +131,7 @@ def record_claims(
                 mde=summary["mde"] if math.isfinite(summary["mde"]) else None,
                 equivalence_margin=summary["margin"],
                 claims_dir=claims_dir,
-                title=f"{candidate} beats {' and '.join(named)}, {get_task(task).label}, {matching_label(matching)}",
+                title=f"{candidate} beats {'/'.join(named)}: {task}, {matching_label(matching)}",
                 threshold=0.0,
             )
     return claims, untested
