@@ -20,12 +20,14 @@ from actlab.train.loop import train
 from actlab.train.metrics import read_metrics
 from actlab.train.optim import build_optimizer, lr_factor
 from actlab.train.seeding import seed_everything
+from actlab.train.slices import StopAt
 from actlab.train.state import TrainResult, TrainState
 
 __all__ = [
     "BUDGET_KINDS",
     "Budget",
     "BudgetUsed",
+    "StopAt",
     "TrainConfig",
     "TrainResult",
     "TrainState",

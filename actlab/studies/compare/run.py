@@ -31,7 +31,8 @@ from torch import nn
 
 from actlab.studies.compare import specs
 from actlab.studies.compare.tasks import Task, TaskData, get_task
-from actlab.train import Budget, TrainConfig, TrainResult, TrainState, seed_everything, task_loss, train
+from actlab.train import Budget, TrainConfig, TrainResult, seed_everything, task_loss, train
+from actlab.train.slices import StopAt
 
 MATCHINGS = ("steps", "seconds")
 MATCHING_LABELS = {"steps": "step-matched", "seconds": "wall-clock-matched"}
@@ -115,17 +116,6 @@ class CompareRunConfig:
         )
 
 
-class _StopAt:
-    """Ends a slice: stops the loop once the arm has used `amount` of the budget's `kind`."""
-
-    def __init__(self, kind: str, amount: float) -> None:
-        self.kind, self.amount = kind, amount
-
-    def on_step_end(self, state: TrainState) -> None:
-        if state.used.amount(self.kind) >= self.amount:
-            state.stop = True
-
-
 def warm_up(model: nn.Module, data: TaskData, config: TrainConfig, device: torch.device) -> None:
     """One training forward/backward and one evaluation forward on a copy: compiles any fast path off the clock."""
     twin = copy.deepcopy(model).to(device)
@@ -203,7 +193,7 @@ def _interleaved(
                 if name in finished:
                     continue
                 checkpoint = Path(scratch) / f"{matching}-{name}.pt"
-                stop = [] if last else [_StopAt(budget.kind, budget.amount * round_index / config.rounds)]
+                stop = [] if last else [StopAt(budget.kind, budget.amount * round_index / config.rounds)]
                 results[name] = train(
                     models[name], data.train, train_config, budget, val_data=data.val, callbacks=stop,
                     checkpoint_path=checkpoint, resume_from=checkpoint if checkpoint.exists() else None,

@@ -31,6 +31,7 @@ from torch import nn
 from actlab.studies.xielu.variants import ACTIVATIONS, TRAINABLE, ModelShape, lm_config, variant_counts
 from actlab.train import Budget, TrainConfig, TrainResult, TrainState, autocast, seed_everything, task_loss, train
 from actlab.train.optim import excluded_from_decay
+from actlab.train.slices import StopAt
 
 BUDGETS = ("tokens", "seconds")
 CORPUS_SPLIT_SEED = 0  # every seed sees the same train/validation documents; the run seed varies init and order
@@ -138,17 +139,6 @@ def load_corpus(
     return train_split, val_split, described
 
 
-class _StopAt:
-    """Ends a slice: stops the loop once the arm has used `amount` of the budget's `kind`."""
-
-    def __init__(self, kind: str, amount: float) -> None:
-        self.kind, self.amount = kind, amount
-
-    def on_step_end(self, state: TrainState) -> None:
-        if state.used.amount(self.kind) >= self.amount:
-            state.stop = True
-
-
 class _LossCurve:
     """Training loss against tokens and seconds, kept in memory every `every` steps (no file I/O on the clock)."""
 
@@ -231,7 +221,7 @@ def _train_arms(config: LMRunConfig, workdir: str | Path | None) -> list[dict[st
                 if name in skipped:
                     continue
                 checkpoint = Path(scratch) / f"{name}.pt"
-                stop = [] if last else [_StopAt(budget.kind, budget.amount * round_index / config.rounds)]
+                stop = [] if last else [StopAt(budget.kind, budget.amount * round_index / config.rounds)]
                 results[name] = train(
                     models[name], train_split, train_config, budget, val_data=val_split,
                     callbacks=[curves[name], *stop], checkpoint_path=checkpoint,
