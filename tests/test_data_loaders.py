@@ -120,3 +120,17 @@ def test_unknown_names_and_options_list_the_valid_ones():
         load_dataset("fashion_mnist", flaten=False)
     with pytest.raises(ValueError, match="unknown activation"):
         load_dataset("flexact", ground_truth="swishy")
+
+
+def test_flexact_regression_and_the_study_draw_from_one_generator():
+    from actlab.studies.flexact.data import make_inputs
+
+    data = load_dataset("flexact", seed=3, ground_truth="sigmoid", n_train=100, n_val=10, n_test=10)
+    study = make_inputs(3, 100, 20)  # the study's shared inputs: the same seeded stream
+    assert torch.equal(data.train[0], study.x_train)
+    x1 = data.train[0][:, 0]
+    assert x1.min() >= -1.0 and x1.max() <= 1.0  # x_1 ~ U(-1, 1), the reading Table 1's Identity row supports
+    normal = load_dataset("flexact", seed=3, n_train=100, n_val=10, n_test=10, x1_distribution="normal").train[0]
+    assert normal[:, 0].abs().max() > 1.0
+    with pytest.raises(ValueError, match="x1_distribution must be one of"):
+        load_dataset("flexact", x1_distribution="cauchy")
