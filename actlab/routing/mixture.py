@@ -38,6 +38,27 @@ SELU_SCALE = 1.0507009873554804934193349852946
 _warned: set[str] = set()
 
 
+def derivative_from_output(name: str, h: torch.Tensor, a: torch.Tensor) -> torch.Tensor | None:
+    """sigma'(h) from h and a = sigma(h), without computing sigma again; None where no closed form is written.
+
+    The one home of the candidates' derivatives (sigma' = a - a^2 for Sigmoid, 1 - a^2 for Tanh, ...): the
+    routers, the Flex-Act study's fleet and `value_and_derivative` read them here. Kinks follow PyTorch
+    (relu'(0) = 0). No graph is built (callers pass detached tensors or run under no_grad).
+    """
+    if name in PIECEWISE_LINEAR:
+        s_pos, s_neg = PIECEWISE_LINEAR[name]
+        return torch.where(h > 0, h.new_tensor(s_pos), h.new_tensor(s_neg))
+    if name == "sigmoid":
+        return torch.addcmul(a, a, a, value=-1.0)
+    if name == "tanh":
+        return torch.addcmul(torch.ones((), dtype=h.dtype), a, a, value=-1.0)
+    if name == "elu":
+        return torch.where(h > 0, torch.ones((), dtype=h.dtype), a + 1.0)
+    if name == "selu":
+        return torch.where(h > 0, SELU_SCALE, a + SELU_SCALE * SELU_ALPHA).to(h.dtype)
+    return None
+
+
 def value_and_derivative(name: str, h: torch.Tensor, need_derivative: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """sigma(h) and sigma'(h) in closed form (no graph); unknown names fall back to autograd, with a warning.
 
@@ -46,22 +67,13 @@ def value_and_derivative(name: str, h: torch.Tensor, need_derivative: bool = Tru
     """
     with torch.no_grad():
         if name in PIECEWISE_LINEAR:
-            s_pos, s_neg = PIECEWISE_LINEAR[name]
-            slope = torch.where(h > 0, h.new_tensor(s_pos), h.new_tensor(s_neg))
+            slope = derivative_from_output(name, h, h)
             return slope * h, slope
-        if name == "sigmoid":
-            a = torch.sigmoid(h)
-            return a, (torch.addcmul(a, a, a, value=-1.0) if need_derivative else a)
-        if name == "tanh":
-            a = torch.tanh(h)
-            return a, (torch.addcmul(torch.ones((), dtype=h.dtype), a, a, value=-1.0) if need_derivative else a)
-        if name == "elu":
-            a = torch.nn.functional.elu(h)
-            return a, (torch.where(h > 0, torch.ones((), dtype=h.dtype), a + 1.0) if need_derivative else a)
-        if name == "selu":
-            a = torch.nn.functional.selu(h)
-            slope_neg = a + SELU_SCALE * SELU_ALPHA
-            return a, (torch.where(h > 0, SELU_SCALE, slope_neg).to(h.dtype) if need_derivative else a)
+        outputs = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "elu": torch.nn.functional.elu,
+                   "selu": torch.nn.functional.selu}  # fmt: skip
+        if name in outputs:
+            a = outputs[name](h)
+            return a, (derivative_from_output(name, h, a) if need_derivative else a)
         if name == "silu":
             s = torch.sigmoid(h)
             return h * s, s * (1.0 + h * (1.0 - s))

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from actlab.activations import LEAKY_RELU_SLOPE, get_activation
+from actlab.activations import get_activation
 from actlab.routing.flexact import DEFAULT_CANDIDATES
-from actlab.routing.mixture import value_and_derivative
+from actlab.routing.mixture import derivative_from_output, value_and_derivative
 from actlab.routing.regularizers import clip_logit_gradient, kl_rows
 from actlab.studies.flexact.arms import FLEXACT, STRATEGIES, TAU, Arm
 
@@ -51,18 +51,10 @@ class FleetOutput:
 
 
 def _derivative_from_output(name: str, h: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-    """sigma'(h) from h and a = sigma(h) without recomputing sigma (the paper's five have closed forms)."""
-    if name == "relu":
-        return (h > 0).to(h.dtype)
-    if name == "leaky_relu":
-        return torch.where(h > 0, 1.0, LEAKY_RELU_SLOPE).to(h.dtype)
-    if name == "identity":
-        return torch.ones_like(h)
-    if name == "sigmoid":
-        return a * (1.0 - a)
-    if name == "tanh":
-        return 1.0 - a * a
-    return value_and_derivative(name, h)[1]
+    """sigma'(h) from h and a = sigma(h) (`actlab.routing.mixture.derivative_from_output`, the one home of the
+    closed forms); autograd's for a candidate without one."""
+    derivative = derivative_from_output(name, h, a)
+    return derivative if derivative is not None else value_and_derivative(name, h)[1]
 
 
 def derivatives(
