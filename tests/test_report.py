@@ -236,3 +236,13 @@ def test_forest_rows_span_their_ci_threshold_and_paper_value():
     fig = forest.draw([claim, {**claim, "claim_id": "d", "verdict": "inconclusive"}])
     assert len(fig.axes) == 2
     assert forest.draw([]) is None
+
+
+def test_long_rule_inputs_are_cut_in_the_index_and_kept_whole_in_the_claim_file(tmp_path):
+    evidence = [{"changes": {"lr": 0.01}, "estimate": 0.5 + i / 1000} for i in range(200)]
+    atomic_write_json(tmp_path / "runs" / "claims" / "long.json", _claim("long", inputs={"alternatives": evidence}))
+    index = _index(tmp_path)
+    shown = re.search(r"alternatives = (.*?)</span>", index, flags=re.S).group(1)
+    assert len(html.unescape(shown)) < 400 and "characters; the claim file has them all" in shown
+    stored = json.loads((tmp_path / "runs" / "claims" / "long.json").read_text())
+    assert len(stored["inputs"]["alternatives"]) == 200

@@ -43,16 +43,27 @@ def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
     return env
 
 
-def short_value(value: Any) -> str:
-    """A rule input as the index shows it: floats to 4 significant digits, containers recursively."""
+INPUT_CHARS = 300  # longest rule input the index prints; the claim file (runs/claims/<id>.json) holds all of it
+
+
+def short_value(value: Any, limit: int | None = INPUT_CHARS) -> str:
+    """A rule input as the index shows it: floats to 4 significant digits, containers recursively, cut at
+    `limit` characters (a specification curve's evidence runs to pages; the claim file keeps it whole)."""
+    text = _short_text(value)
+    if limit is not None and len(text) > limit:
+        return text[: limit - 1].rstrip() + f"… ({len(text):,} characters; the claim file has them all)"
+    return text
+
+
+def _short_text(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {short_value(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k}: {_short_text(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(short_value(v) for v in value) + "]"
+        return "[" + ", ".join(_short_text(v) for v in value) + "]"
     return str(value)
 
 
