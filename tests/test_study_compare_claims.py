@@ -115,3 +115,19 @@ def test_claim_ids_of_module_specs_are_file_names():
         claims.claim_id("my_pkg.acts:Cubic", "mnist1d", "seconds")
         == "compare-my_pkg.acts-Cubic-mnist1d-wall-clock-matched"
     )
+
+
+def test_performance_profiles_rank_a_planted_winner_above_across_tasks():
+    from actlab.studies.compare import analysis
+
+    frame = pd.concat([_frame("fashion_mnist", {"good": 3.0, "relu": 0.0}, 0.3, seed=1),
+                       _frame("lm_pydocs", {"good": -0.3, "relu": 0.0}, 0.03, seed=2)])  # fmt: skip
+    profiles = analysis.performance_profiles(frame, "steps", n_resamples=200)
+    assert set(profiles["tasks"]) == {"fashion_mnist, lm_pydocs"}
+    curves = profiles.pivot_table(index="tau", columns="activation", values="profile")
+    # bits/byte is lower-is-better: 'good' is better on both tasks, so its curve lies above ReLU's
+    assert (curves["good"] >= curves["relu"]).all() and (curves["good"] > curves["relu"]).any()
+    assert (profiles["low"] <= profiles["profile"] + 1e-12).all() and (
+        profiles["profile"] <= profiles["high"] + 1e-12
+    ).all()
+    assert analysis.performance_profiles(frame[frame.task == "lm_pydocs"], "steps").empty  # one task: no profile

@@ -305,3 +305,41 @@ def verdict_text(claims: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     rows = [{"claim": c["claim_id"], "verdict": c["verdict"], "least favourable improvement": c["estimate_text"],
              "MDE": c["mde_text"], "margin": c["equivalence_margin"]} for c in claims.values()]  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def performance_profiles(
+    frame: pd.DataFrame, matching: str, *, seed: int = 0, confidence: float = 0.95, n_resamples: int = 1000
+) -> pd.DataFrame:
+    """rliable's performance profile of each activation over the tasks of one matching: per threshold tau, the
+    fraction of (seed, task) runs whose min-max normalised score exceeds it, with a task-stratified bootstrap band.
+
+    Normalised per task over every activation's runs (0 = worst run, 1 = best; lower-is-better metrics negated),
+    so tasks in different units can share one axis. Each activation uses the seeds that trained cleanly on every
+    task. Empty when fewer than two tasks ran with this matching.
+    """
+    from actlab.stats.profiles import min_max_normalise, performance_profile, performance_profile_band
+
+    part = frame[(frame["matching"] == matching) & (frame["status"] == "ok")]
+    tasks = list(dict.fromkeys(part["task"]))
+    columns = ["matching", "activation", "tau", "profile", "low", "high", "n_seeds", "tasks"]
+    if len(tasks) < 2:
+        return pd.DataFrame(columns=columns)
+    scores = {}
+    for activation in dict.fromkeys(part["activation"]):
+        wide = part[part["activation"] == activation].pivot_table(index="seed", columns="task", values="value")
+        wide = wide.reindex(columns=tasks).dropna()
+        if len(wide) >= 2:
+            signs = np.array([1.0 if get_task(task).higher_is_better else -1.0 for task in tasks])
+            scores[activation] = wide.to_numpy(dtype=float) * signs
+    if not scores:
+        return pd.DataFrame(columns=columns)
+    normalised = min_max_normalise(scores)
+    taus = np.linspace(0.0, 1.0, 41)
+    rows = []
+    for activation, values in normalised.items():
+        low, high = performance_profile_band(values, taus, seed=seed, confidence=confidence, n_resamples=n_resamples)
+        for tau, profile, lo, hi in zip(taus, performance_profile(values, taus), low, high, strict=True):
+            rows.append({"matching": matching, "activation": activation, "tau": float(tau),
+                         "profile": float(profile), "low": float(lo), "high": float(hi), "n_seeds": len(values),
+                         "tasks": ", ".join(tasks)})  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)

@@ -104,3 +104,23 @@ def activation_curves(curves: pd.DataFrame, zoom: pd.DataFrame) -> plt.Figure:
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def performance_profiles(profiles: pd.DataFrame) -> plt.Figure:
+    """rliable's performance profiles, one panel per matching: the fraction of (seed, task) runs above each
+    normalised score, with the bootstrap band; a curve above another scores higher on more runs."""
+    matchings = list(dict.fromkeys(profiles["matching"]))
+    fig, axes = plt.subplots(1, max(1, len(matchings)), figsize=(5.0 * max(1, len(matchings)), 3.4), squeeze=False)
+    for ax, matching in zip(axes[0], matchings, strict=False):
+        part = profiles[profiles["matching"] == matching]
+        for activation, curve in part.groupby("activation", sort=False):
+            color = activation_color(activation)
+            ax.plot(curve["tau"], curve["profile"], color=color, label=activation)
+            ax.fill_between(curve["tau"], curve["low"], curve["high"], color=color, alpha=0.15)
+        ax.set_title(f"{matching_label(matching)} ({part['tasks'].iloc[0]})", fontsize=9)
+        ax.set_xlabel("normalised score tau (0 = worst run, 1 = best)")
+        ax.set_ylabel("fraction of runs with score > tau")
+        ax.legend(fontsize=7)
+    fig.suptitle("Performance profiles across tasks")
+    fig.tight_layout()
+    return fig

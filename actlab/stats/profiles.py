@@ -1,0 +1,62 @@
+"""Performance profiles (Agarwal et al. 2021, rliable): over several tasks, the fraction of runs whose
+normalised score exceeds each threshold tau, with a bootstrap band stratified by task.
+
+Why: one curve per method reads at a glance across tasks; a method whose curve lies above another's scores
+higher on more runs at every threshold. Scores must be comparable across tasks, so each task is normalised first
+(`min_max_normalise`: 0 = the worst run of any method on that task, 1 = the best), and lower-is-better metrics
+are negated before that. Pure functions; the seed is an argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+
+def _runs_by_tasks(scores: np.ndarray, name: str) -> np.ndarray:
+    array = np.asarray(scores, dtype=float)
+    if array.ndim != 2 or array.shape[0] < 1 or array.shape[1] < 1:
+        raise ValueError(f"{name}: scores must be (runs, tasks) with at least one of each, got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name}: scores hold NaN or infinity; drop diverged runs (and say so) before profiling")
+    return array
+
+
+def min_max_normalise(scores: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Each method's (runs, tasks) scores rescaled per task to [0, 1] over all methods' runs on that task."""
+    arrays = {method: _runs_by_tasks(values, "min_max_normalise") for method, values in scores.items()}
+    if not arrays:
+        raise ValueError("min_max_normalise: no methods")
+    tasks = {array.shape[1] for array in arrays.values()}
+    if len(tasks) != 1:
+        raise ValueError(f"min_max_normalise: methods have different numbers of tasks: {sorted(tasks)}")
+    stacked = np.concatenate(list(arrays.values()), axis=0)
+    low, high = stacked.min(axis=0), stacked.max(axis=0)
+    span = np.where(high > low, high - low, 1.0)  # a task where every run scored the same maps to 0
+    return {method: (array - low) / span for method, array in arrays.items()}
+
+
+def performance_profile(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
+    """P(score > tau) for each tau, over all (run, task) pairs: the mean over tasks of each task's fraction, so
+    every task weighs the same whatever its number of runs (rliable's convention)."""
+    array = _runs_by_tasks(scores, "performance_profile")
+    taus = np.asarray(taus, dtype=float)
+    return (array[None, :, :] > taus[:, None, None]).mean(axis=1).mean(axis=1)
+
+
+def performance_profile_band(
+    scores: np.ndarray, taus: np.ndarray, *, seed: int, confidence: float = 0.95, n_resamples: int = 2000
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap band of `performance_profile`, resampling runs within each task (stratified)."""
+    array = _runs_by_tasks(scores, "performance_profile_band")
+    if not 0 < confidence < 1 or n_resamples < 1:
+        raise ValueError(f"need 0 < confidence < 1 and n_resamples >= 1, got {confidence}, {n_resamples}")
+    rng = np.random.default_rng(seed)
+    taus = np.asarray(taus, dtype=float)
+    curves = np.empty((n_resamples, taus.size))
+    for r in range(n_resamples):
+        picks = rng.integers(0, array.shape[0], size=array.shape)  # each task's runs resampled on their own
+        curves[r] = performance_profile(np.take_along_axis(array, picks, axis=0), taus)
+    tail = (1 - confidence) / 2
+    return np.quantile(curves, tail, axis=0), np.quantile(curves, 1 - tail, axis=0)
