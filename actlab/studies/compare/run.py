@@ -18,7 +18,6 @@ training step and one evaluation on a throwaway copy before its clock starts.
 
 from __future__ import annotations
 
-import copy
 import math
 import tempfile
 from collections.abc import Callable, Mapping
@@ -31,8 +30,9 @@ from torch import nn
 
 from actlab.studies.compare import specs
 from actlab.studies.compare.tasks import Task, TaskData, get_task
-from actlab.train import Budget, TrainConfig, TrainResult, seed_everything, task_loss, train
+from actlab.train import Budget, TrainConfig, TrainResult, seed_everything, train
 from actlab.train.slices import StopAt
+from actlab.train.warm_up import warm_up
 
 MATCHINGS = ("steps", "seconds")
 MATCHING_LABELS = {"steps": "step-matched", "seconds": "wall-clock-matched"}
@@ -116,17 +116,6 @@ class CompareRunConfig:
         )
 
 
-def warm_up(model: nn.Module, data: TaskData, config: TrainConfig, device: torch.device) -> None:
-    """One training forward/backward and one evaluation forward on a copy: compiles any fast path off the clock."""
-    twin = copy.deepcopy(model).to(device)
-    x, y = data.train[0][: config.batch_size].to(device), data.train[1][: config.batch_size].to(device)
-    twin.train()
-    task_loss(twin(x), y, config.task).backward()
-    twin.eval()
-    with torch.no_grad():
-        twin(data.val[0][: config.eval_batch_size].to(device))
-
-
 def train_arms(config: CompareRunConfig, workdir: str | Path | None = None) -> dict[str, Any]:
     """Train every arm under every matching; returns {"arms": one record per (matching, arm), "derived": ...}.
 
@@ -183,7 +172,13 @@ def _interleaved(
         seed_everything(config.seed)
         models[name] = task.build(build, data)
         specs.set_fast_path(models[name], config.fast_path)
-        warm_up(models[name], data, train_config, device)
+        warm_up(
+            models[name],
+            (data.train[0][: train_config.batch_size], data.train[1][: train_config.batch_size]),
+            train_config.task,
+            device,
+            eval_inputs=data.val[0][: train_config.eval_batch_size],
+        )
     results: dict[str, TrainResult] = {}
     finished: set[str] = set()
     with tempfile.TemporaryDirectory(dir=workdir) as scratch:

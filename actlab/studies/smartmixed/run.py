@@ -34,6 +34,7 @@ from actlab.studies.smartmixed.assignments import (
 from actlab.studies.smartmixed.config import CONTROLS, FIXED_PREFIX, RunConfig, architecture_name
 from actlab.studies.smartmixed.data import StudyData, load
 from actlab.train import Budget, TrainResult, evaluate, pick_device, train
+from actlab.train.warm_up import warm_up as train_warm_up
 
 FREEZE_PROBE = 512  # test examples on which the frozen network is compared with the argmax network
 COMMITMENT_KEYS = ("commitment_by_layer", "commitment_min", "committed")  # copied to the top of results.json
@@ -157,23 +158,10 @@ def _finished(arm: Arm, results: list[TrainResult], model: nn.Module, data: Stud
 
 
 def warm_up(model: nn.Module, data: StudyData, config: RunConfig) -> None:
-    """One training forward and backward on a copy of `model`: builds SmartMixed's compiled phase-1 kernels off
-    the clock, so a wall-clock-matched phase 1 spends its seconds training (a first step that compiles took a
-    3-second budget whole). The RNG state is restored, so the run draws exactly what it would have without it."""
-    import copy
-
-    state, threads = torch.random.get_rng_state(), torch.get_num_threads()
-    try:
-        if config.num_threads:  # CPU kernels are built per thread count: the one training will run with
-            torch.set_num_threads(config.num_threads)
-        device = pick_device(config.device)  # and for the device training will use
-        replica = copy.deepcopy(model).to(device).train()
-        x, y = data.train[0][: config.batch_size], data.train[1][: config.batch_size]
-        loss = nn.functional.cross_entropy(replica(x.to(device)), y.to(device))
-        loss.backward()
-    finally:
-        torch.random.set_rng_state(state)
-        torch.set_num_threads(threads)
+    """SmartMixed's compiled phase-1 kernels built off the clock (`actlab.train.warm_up`): a wall-clock-matched
+    phase 1 then spends its seconds training; a first step that compiles once took a 3-second budget whole."""
+    batch = (data.train[0][: config.batch_size], data.train[1][: config.batch_size])
+    train_warm_up(model, batch, "classification", pick_device(config.device), threads=config.num_threads)
 
 
 def run_phase1(config: RunConfig, data: StudyData) -> tuple[nn.Sequential | None, TrainResult, dict[str, Any]]:

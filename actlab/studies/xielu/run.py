@@ -18,7 +18,6 @@ norms and biases excluded, gradient clipping at 1.0, warmup-stable-decay with a 
 
 from __future__ import annotations
 
-import copy
 import math
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -29,9 +28,10 @@ import torch
 from torch import nn
 
 from actlab.studies.xielu.variants import ACTIVATIONS, TRAINABLE, ModelShape, lm_config, variant_counts
-from actlab.train import Budget, TrainConfig, TrainResult, TrainState, autocast, seed_everything, task_loss, train
+from actlab.train import Budget, TrainConfig, TrainResult, TrainState, seed_everything, train
 from actlab.train.optim import excluded_from_decay
 from actlab.train.slices import StopAt
+from actlab.train.warm_up import warm_up
 
 BUDGETS = ("tokens", "seconds")
 CORPUS_SPLIT_SEED = 0  # every seed sees the same train/validation documents; the run seed varies init and order
@@ -165,19 +165,6 @@ def build_arm(activation: str, config: LMRunConfig) -> nn.Module:
     return model
 
 
-def warm_up(model: nn.Module, batch: tuple[torch.Tensor, torch.Tensor], device: torch.device, bf16: bool) -> None:
-    """One training forward/backward and one no-grad forward on a copy: compiles the fast path off the clock."""
-    twin = copy.deepcopy(model).to(device)
-    x, y = batch[0].to(device), batch[1].to(device)
-    twin.train()
-    with autocast(device, bf16):
-        output = twin(x)
-    task_loss(output, y, "lm").backward()
-    twin.eval()
-    with torch.no_grad(), autocast(device, bf16):
-        twin(x)
-
-
 def learned_alphas(model: nn.Module) -> dict[str, list[float]]:
     """alpha_p and alpha_n of each layer's activation, first layer first (empty for fixed activations)."""
     alphas: dict[str, list[float]] = {"alpha_p": [], "alpha_n": []}
@@ -212,7 +199,7 @@ def _train_arms(config: LMRunConfig, workdir: str | Path | None) -> list[dict[st
     models, curves, results, skipped = {}, {}, {}, set()
     for name in config.activations:
         models[name] = build_arm(name, config)
-        warm_up(models[name], warm_batch, device, train_config.bf16)
+        warm_up(models[name], warm_batch, "lm", device, bf16=train_config.bf16, eval_inputs=warm_batch[0])
         curves[name] = _LossCurve(config.curve_every)
     with tempfile.TemporaryDirectory(dir=workdir) as scratch:
         for round_index in range(1, config.rounds + 1):

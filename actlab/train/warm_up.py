@@ -1,0 +1,48 @@
+"""Building a model's compiled fast paths before the clock starts, on a copy of it.
+
+Why one function: every study that matches arms by wall-clock time (xIELU, SmartMixed, the comparison) must
+not charge an arm for compiling its kernels; a first step that compiles once took a whole 3-second budget. The
+copy is trained for one step (and optionally run once in eval mode), under the thread count training will use
+(CPU kernels are built per thread count), and the RNG state is restored, so the run draws exactly what it would
+have drawn without the warm-up.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from torch import nn
+
+from actlab.train.device import autocast
+from actlab.train.evaluate import task_loss
+
+
+def warm_up(
+    model: nn.Module,
+    batch: tuple[torch.Tensor, torch.Tensor],
+    task: str,
+    device: torch.device,
+    *,
+    bf16: bool = False,
+    eval_inputs: torch.Tensor | None = None,
+    threads: int | None = None,
+) -> None:
+    """One training forward/backward of a copy of `model` on `batch` (and one no-grad eval forward on
+    `eval_inputs`, if given), on `device`, with `threads` CPU threads (None: as set); `model` is untouched."""
+    rng_state, before = torch.random.get_rng_state(), torch.get_num_threads()
+    try:
+        if threads:
+            torch.set_num_threads(threads)
+        twin = copy.deepcopy(model).to(device).train()
+        x, y = batch[0].to(device), batch[1].to(device)
+        with autocast(device, bf16):
+            output = twin(x)
+        task_loss(output, y, task).backward()
+        if eval_inputs is not None:
+            twin.eval()
+            with torch.no_grad(), autocast(device, bf16):
+                twin(eval_inputs.to(device))
+    finally:
+        torch.random.set_rng_state(rng_state)
+        torch.set_num_threads(before)
