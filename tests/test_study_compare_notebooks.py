@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from notebook_figures import figure_images
 
 from actlab import notebooks
 from actlab.io import read_json
@@ -66,8 +67,7 @@ def test_report_shows_tables_figures_and_what_it_can_detect(site):
     assert not [output for output in outputs if output.get("output_type") == "error"]
     markdown = " ".join("".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {}))
     assert "What this run can detect" in markdown and "`cubic` = derive(pos `x**3`, neg `exp(x)`)" in markdown
-    html = " ".join("".join(o.get("data", {}).get("text/html", "")) for o in outputs)
-    images = re.findall(r"<img [^>]*>", html)
+    images = figure_images(outputs)
     assert len(images) >= 3 and all('alt="' in image for image in images)  # metric, improvements, throughput
 
 

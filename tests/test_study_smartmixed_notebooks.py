@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
+
+from notebook_figures import figure_images
 
 from actlab import notebooks
 from actlab.io import read_json
@@ -107,8 +108,7 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_three_claims(tmp_
     notebooks.execute(STUDY / "report.ipynb", tmp_path / "report.ipynb", parameters, cwd=tmp_path)
     report = read_json(tmp_path / "report.ipynb")
     outputs = [output for cell in report["cells"] for output in cell.get("outputs", [])]
-    html = " ".join("".join(output.get("data", {}).get("text/html", "")) for output in outputs)
-    images = re.findall(r"<img [^>]*>", html)
+    images = figure_images(outputs)
     assert len(images) >= 4 and all('alt="' in image for image in images)  # figures are 2x PNG with alt text
     assert not any("image/png" in output.get("data", {}) for output in outputs)
     assert not [output for output in outputs if output.get("output_type") == "error"]

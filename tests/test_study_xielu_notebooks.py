@@ -7,11 +7,11 @@ xIELU path so no compile time) feeds every test.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_figures import figure_images
 
 from actlab import notebooks
 from actlab.io import read_json
@@ -96,7 +96,6 @@ def test_report_shows_tables_figures_and_generated_text(site):
     markdown = " ".join("".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {}))
     assert "token-matched" in markdown and "wall-clock-matched" in markdown and "ReLU²'s tokens/s" in markdown
     assert "depth slope" in markdown
-    html = " ".join("".join(o.get("data", {}).get("text/html", "")) for o in outputs)
-    images = re.findall(r"<img [^>]*>", html)
+    images = figure_images(outputs)
     assert len(images) >= 3  # losses, training curves, alpha against depth (and the PoI plots)
     assert all('alt="' in image for image in images)
