@@ -18,10 +18,6 @@ from actlab.figure_style import activation_color, verdict_color
 from actlab.routing.flexact import DEFAULT_CANDIDATES
 
 
-def _color(name: str) -> str:
-    return activation_color(name)  # one colour per activation on every page
-
-
 def _interval_errorbar(ax: Any, x: Any, mid: pd.Series, low: pd.Series, high: pd.Series, **style: Any) -> None:
     """Points with an asymmetric interval [low, high] around `mid` (a mean and its CI), joined by a line."""
     ax.errorbar(x, mid, yerr=[mid - low, high - mid], fmt="o-", capsize=3, **style)
@@ -38,7 +34,7 @@ def run_trajectories(rows: Sequence[dict[str, Any]], max_panels: int = 10) -> pl
     for ax, row in zip(axes.flat, routed, strict=False):
         probs = np.asarray(row["trajectory"])
         for j, name in enumerate(row["candidates"]):
-            ax.plot(row["trajectory_epochs"], probs[:, j], color=_color(name), label=name)
+            ax.plot(row["trajectory_epochs"], probs[:, j], color=activation_color(name), label=name)
         ax.set_title(
             f"GT {row['ground_truth']}, {row['strategy']}\nalpha={row['alpha']:g} lam={row['lam_label']}", fontsize=8
         )
@@ -65,8 +61,8 @@ def mean_trajectories(
         part = trajectories[trajectories[panels] == value]
         for name in candidates:
             curve = part[part.candidate == name].groupby("epoch")["prob"].agg(["mean", "min", "max"])
-            ax.plot(curve.index, curve["mean"], color=_color(name), label=name)
-            ax.fill_between(curve.index, curve["min"], curve["max"], color=_color(name), alpha=0.15)
+            ax.plot(curve.index, curve["mean"], color=activation_color(name), label=name)
+            ax.fill_between(curve.index, curve["min"], curve["max"], color=activation_color(name), alpha=0.15)
         ax.set_title(str(value), fontsize=9)
         ax.set_ylim(0, 1)
         ax.set_xlabel("epoch")
@@ -151,7 +147,7 @@ def signal_vs_scale(probes: pd.DataFrame, predictions: pd.DataFrame) -> plt.Figu
     fig, axes = plt.subplots(1, len(names), figsize=(3.0 * len(names), 2.8), squeeze=False, sharey=True)
     for ax, name in zip(axes[0], names, strict=True):
         part = probes[probes.candidate == name]
-        ax.scatter(part["sigma_h"], part["abs_signal"], s=6, alpha=0.4, color=_color(name), label="measured")
+        ax.scatter(part["sigma_h"], part["abs_signal"], s=6, alpha=0.4, color=activation_color(name), label="measured")
         line = predictions[predictions.candidate == name].sort_values("sigma_h")
         ax.plot(line["sigma_h"], line["predicted"], color="black", lw=1, label="Cor. D.3 (delta > 0 constant)")
         if line["bound"].notna().any():
@@ -186,7 +182,7 @@ def mass_beyond_fit(summary: pd.DataFrame) -> plt.Figure:
             color="#d62728", label="mass on unbounded that do not fit best",
         )  # fmt: skip
         for k, best, seeds in zip(part["k"], part["fit_optimal"], part["fit_optimal_seeds"], strict=True):
-            ax.text(k, 1.08, f"{best}\n{seeds}", ha="center", va="bottom", fontsize=6, color=_color(best))
+            ax.text(k, 1.08, f"{best}\n{seeds}", ha="center", va="bottom", fontsize=6, color=activation_color(best))
         ax.axhline(0.5, color="gray", lw=0.8, ls=":")
         ax.set_xscale("log")
         ax.set_ylim(-0.05, 1.3)
