@@ -131,3 +131,14 @@ def test_performance_profiles_rank_a_planted_winner_above_across_tasks():
         profiles["profile"] <= profiles["high"] + 1e-12
     ).all()
     assert analysis.performance_profiles(frame[frame.task == "lm_pydocs"], "steps").empty  # one task: no profile
+
+
+def test_differences_that_never_vary_are_listed_untested_not_decided(tmp_path):
+    # Arms too short to train give the same accuracy on every seed: no interval, no MDE, no verdict.
+    frame = _frame("mnist1d", {"mine": 0.0, "relu": 0.0}, 0.0)
+    frame.loc[frame.activation == "mine", "value"] = frame.loc[frame.activation == "relu", "value"].to_numpy()
+    paired = analysis.paired_improvements(frame, ["mine"], ["relu"], margins={"mnist1d": 1.0})
+    setup = {"tasks": {"mnist1d": {"label": "m", "seeds": list(range(SEEDS)), "budgets": {"steps": [100]}}}}
+    recorded, untested = claims.record_claims(paired, setup, ["mine"], ["relu"], alpha=0.05, confidence=0.95,
+                                              claims_dir=str(tmp_path))  # fmt: skip
+    assert recorded == {} and len(untested) == 1 and "same on every seed" in untested[0]

@@ -96,8 +96,9 @@ def record_claims(
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Record one claim per (candidate, task, matching) with `rule_beats_baselines`; returns (claims, untested).
 
-    `paired` is `analysis.paired_improvements(...)`. A comparison with fewer than two paired seeds cannot be
-    tested: it is listed in `untested` with the reason, never given a verdict.
+    `paired` is `analysis.paired_improvements(...)`. A comparison with fewer than two paired seeds, or whose paired
+    differences do not vary (no interval, no MDE), cannot be tested: it is listed in `untested` with the reason,
+    never given a verdict.
     """
     from actlab.record import record_claim
     from actlab.studies.compare.analysis import budget_text, claim_inputs
@@ -111,8 +112,13 @@ def record_claims(
             if candidate not in set(part["candidate"]):
                 continue
             summary = claim_inputs(paired, task, matching, candidate)
+            where = f"{candidate} on {task}, {matching_label(matching)}"
             if summary["n"] < 2:
-                untested.append(f"{candidate} on {task}, {matching_label(matching)}: {summary['n']} paired seed(s)")
+                untested.append(f"{where}: {summary['n']} paired seed(s)")
+                continue
+            if not math.isfinite(summary["mde"]):  # zero spread: no interval, no power, nothing a rule can weigh
+                untested.append(f"{where}: the paired differences are the same on every seed (e.g. arms too short to "
+                                "train), so they give no interval and no MDE")  # fmt: skip
                 continue
             named = [b for b in baselines if b in summary["inputs"]["improvement"]]
             identifier = claim_id(candidate, task, matching)
@@ -128,7 +134,7 @@ def record_claims(
                 inputs={**summary["inputs"], "alpha": alpha},
                 confidence=confidence,
                 units=summary["unit"],
-                mde=summary["mde"] if math.isfinite(summary["mde"]) else None,
+                mde=summary["mde"],
                 equivalence_margin=summary["margin"],
                 claims_dir=claims_dir,
                 title=f"{candidate} beats {'/'.join(named)}: {task}, {matching_label(matching)}",
