@@ -2,6 +2,8 @@
 
 - `FlexAct` (flexact.py): one router per layer, soft or straight-through, with the gradient-norm
   regulariser and Table 6's alternatives (regularizers.py).
+- `StackedFlexAct` (stacked.py): many small networks' FlexAct routers as one module, one config per row
+  (the Flex-Act study trains its networks this way); a fixed activation is a one-candidate router.
 - `SmartMixed` (smartmixed.py): one router per neuron, hard straight-through; `freeze_mlp`
   (grouped.py) turns it into a `GroupedActivation` on contiguous slices for phase 2.
 - `LeanMixture` (lean.py): the mixture as an autograd Function that saves only h and p; its
@@ -23,6 +25,7 @@ from actlab.routing.mixture import reference_mixture
 from actlab.routing.routed_linear import RoutedLinear, RoutedSequential, fuse_routed_linears
 from actlab.routing.schedules import ConstantTau, ExponentialTau, LinearTau, TauSchedule, make_schedule, routers
 from actlab.routing.smartmixed import SMARTMIXED_POOL, SmartMixed, SmartMixedConfig
+from actlab.routing.stacked import StackedFlexAct, fixed_activation_config
 
 __all__ = [
     "DEFAULT_CANDIDATES",
@@ -38,8 +41,10 @@ __all__ = [
     "RoutedSequential",
     "SmartMixed",
     "SmartMixedConfig",
+    "StackedFlexAct",
     "TauSchedule",
     "choice_counts",
+    "fixed_activation_config",
     "freeze_mlp",
     "fuse_routed_linears",
     "group_mlp",

@@ -11,7 +11,9 @@ Training runs one autograd Function per layer (`actlab.routing.routed`): Gumbel 
 memory-lean mixture (saves only h and p) and the regulariser, with the closed-form backward of
 Props. 1 and 2. Output normalisation needs the branch outputs themselves, so it runs the
 plain-autograd reference path; a non-detached p_tilde computes its gradient norms with a graph
-(double backward) beside `LeanMixture`. `implementation="reference"` forces the plain path.
+(double backward) beside `LeanMixture`, and g_bar = "l2" aggregates them there too.
+`implementation="reference"` forces the plain path. Many small networks' routers run as one
+module in `actlab.routing.stacked` (one row per network, each with its own `FlexActConfig`).
 
 The default `FlexAct()` is the fast path: lean, its kernels compiled (`actlab.routing.compiled`, which warns once
 and runs them eagerly where compiling is impossible). In an `nn.Sequential` the Linear after it still keeps the
@@ -34,6 +36,8 @@ from actlab.routing.lean import lean_mixture
 from actlab.routing.memory import tag_output
 from actlab.routing.mixture import MixturePlan, branch_outputs, mix_branches, reference_gradient_norms
 from actlab.routing.regularizers import (
+    G_BAR_DEFINITIONS,
+    NORMALIZATIONS,
     clip_logit_gradient,
     kl_to_target,
     normalize_branches,
@@ -61,7 +65,8 @@ class FlexActConfig:
     noise: str = "batch"  # "batch": one draw per forward pass (eq. 7: one p per layer); "sample": per example
     logit_grad_clip: float | None = None  # Table 6: clip ||dL/d log pi||
     norm_clip: float | None = None  # Table 6: p_tilde from norms clipped at this value
-    normalize_outputs: bool = False  # Table 6 / eq. 19: a_k / ||a_k|| per sample
+    normalize_outputs: bool | str = False  # Table 6 / eq. 19: a_k / ||a_k||; True or "sample" per sample, "batch"
+    g_bar: str = "mean"  # p_tilde's g_bar: "mean" of per-sample norms (§3.3's text) or "l2" over the batch (eq. 1)
     implementation: str = "lean"  # "lean" (memory-lean Function) or "reference" (plain autograd)
     compile: bool = True  # compile the lean kernels with inductor (first use compiles, seconds; loud eager fallback)
 
@@ -73,6 +78,10 @@ class FlexActConfig:
         for name in candidates:
             if get_spec(name).trainable:
                 raise ValueError(f"candidate {name!r} has its own parameters; Flex-Act routes fixed activations only")
+        if self.normalize_outputs not in (False, True, *NORMALIZATIONS):
+            raise ValueError(f"normalize_outputs must be False, True (per sample) or one of {NORMALIZATIONS}")
+        if self.g_bar not in G_BAR_DEFINITIONS:
+            raise ValueError(f"g_bar must be one of {G_BAR_DEFINITIONS}, got {self.g_bar!r}")
         if len(set(candidates)) != len(candidates):
             raise ValueError(f"candidates must be distinct, got {candidates}")
         _check_positive("tau", self.tau)
@@ -90,6 +99,13 @@ class FlexActConfig:
         for name, value in (("logit_grad_clip", self.logit_grad_clip), ("norm_clip", self.norm_clip)):
             if value is not None:
                 _check_positive(name, value)
+
+    @property
+    def normalization(self) -> str | None:
+        """The norm branch outputs are divided by: None, "sample" or "batch" (True means "sample")."""
+        if self.normalize_outputs is True:
+            return "sample"
+        return self.normalize_outputs or None
 
 
 def _check_positive(name: str, value: float) -> None:
@@ -158,7 +174,8 @@ class FlexAct(nn.Module):
     def _routed_training_applies(self) -> bool:
         """Training, lean, and nothing `actlab.routing.routed` does not cover (see its docstring)."""
         config = self.config
-        covered = not config.normalize_outputs and (config.detach_target or config.alpha == 0)
+        fused_target = config.g_bar == "mean" and (config.detach_target or config.alpha == 0)
+        covered = not config.normalize_outputs and fused_target
         return self.training and config.implementation == "lean" and covered
 
     def routed_inputs(self, h: torch.Tensor) -> RoutedInputs:
@@ -201,7 +218,7 @@ class FlexAct(nn.Module):
         if self.config.normalize_outputs or self.config.implementation == "reference":
             a = branch_outputs(h, self.candidates)  # (K, B, ...)
             if self.config.normalize_outputs:
-                a = normalize_branches(a)
+                a = normalize_branches(a, self.config.normalization)
             x = mix_branches(a, p)
             g = reference_gradient_norms(h, self.candidates, create_graph=False) if detached_norms else None
         else:
@@ -213,7 +230,7 @@ class FlexAct(nn.Module):
         self._regularization = None
         if want_reg:
             lam = self.config.pseudo_temperature if self.config.pseudo_temperature is not None else self.tau
-            p_tilde = pseudo_target(g, lam, self.config.norm_clip)
+            p_tilde = pseudo_target(g, lam, self.config.norm_clip, self.config.g_bar)
             if self.config.detach_target:
                 p_tilde = p_tilde.detach()
             self.last_pseudo_target = p_tilde.detach()

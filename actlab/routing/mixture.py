@@ -251,3 +251,30 @@ def reference_gradient_norms(h: torch.Tensor, names: tuple[str, ...], create_gra
             columns.append(dy.reshape(h.shape[0], -1).norm(dim=-1))
     g = torch.stack(columns, dim=-1)
     return g if create_graph else g.detach()
+
+
+def candidate_derivatives(
+    h: torch.Tensor, names: tuple[str, ...], differentiable: bool, a: torch.Tensor | None = None
+) -> torch.Tensor:
+    """sigma_k'(h) for every candidate, (K, *h.shape); with a graph in h when `differentiable` (p_tilde not detached).
+
+    `a` (K, *h.shape), the branch outputs sigma_k(h) if already computed, saves recomputing them: the
+    closed forms of `derivative_from_output` read them (autograd's derivative for a candidate without one).
+    """
+    if differentiable:
+        source = h if h.requires_grad else h.detach().requires_grad_(True)
+        columns = []
+        with torch.enable_grad():
+            for name in names:
+                y = get_activation(name).to(h.dtype)(source)
+                (d,) = torch.autograd.grad(y.sum(), source, create_graph=True)
+                columns.append(d)
+        return torch.stack(columns)
+    h = h.detach()
+    if a is None:
+        return torch.stack([value_and_derivative(name, h)[1] for name in names])
+    columns = []
+    for k, name in enumerate(names):
+        d = derivative_from_output(name, h, a[k].detach())
+        columns.append(d if d is not None else value_and_derivative(name, h)[1])
+    return torch.stack(columns)

@@ -22,19 +22,35 @@ from __future__ import annotations
 
 import torch
 
+G_BAR_DEFINITIONS = ("mean", "l2")
 
-def pseudo_target(g: torch.Tensor, lam: float | torch.Tensor, norm_clip: float | None = None) -> torch.Tensor:
+
+def aggregate_norms(g: torch.Tensor, definition: str = "mean", dim: int = 0) -> torch.Tensor:
+    """g_bar from per-sample norms g along `dim`: their mean, or ("l2") ||sigma'(h)||_2 over the whole batch.
+
+    "mean" is what §3.3's text describes; "l2" is eq. 1 read literally. The two differ by about sqrt(B), so
+    "l2" acts like a smaller lambda; the Flex-Act study's prior sweep compares them.
+    """
+    if definition == "mean":
+        return g.mean(dim=dim)
+    if definition == "l2":
+        return g.square().sum(dim=dim).sqrt()
+    raise ValueError(f"g_bar must be one of {G_BAR_DEFINITIONS}, got {definition!r}")
+
+
+def pseudo_target(
+    g: torch.Tensor, lam: float | torch.Tensor, norm_clip: float | None = None, g_bar: str = "mean"
+) -> torch.Tensor:
     """p_tilde = softmax(-g_bar / lambda), g (B, K) per-sample gradient norms -> (K,).
 
-    `norm_clip` clips each per-sample norm at c before averaging (Table 6's "KL + clipped norms").
-    A tensor `lam` (inside a compiled kernel) is the caller's to check.
+    `norm_clip` clips each per-sample norm at c before they are aggregated (Table 6's "KL + clipped norms");
+    `g_bar` says how (`aggregate_norms`). A tensor `lam` (inside a compiled kernel) is the caller's to check.
     """
     if not isinstance(lam, torch.Tensor) and lam <= 0:
         raise ValueError(f"the pseudo-target temperature lambda must be > 0, got {lam}")
     if norm_clip is not None:
         g = g.clamp(max=norm_clip)
-    g_bar = g.mean(dim=0)
-    return torch.softmax(-g_bar / lam, dim=-1)
+    return torch.softmax(-aggregate_norms(g, g_bar) / lam, dim=-1)
 
 
 def kl_rows(p_tilde: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
@@ -85,8 +101,20 @@ def clip_logit_gradient(logits: torch.Tensor, max_norm: float | torch.Tensor | N
     return _ClipGradRows.apply(logits, limit)
 
 
-def normalize_branches(a: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
-    """a_hat_k = a_k / ||a_k|| per sample, a (K, B, *features) (eq. 19, Table 6 "output normalisation")."""
+NORMALIZATIONS = ("sample", "batch")
+
+
+def normalize_branches(a: torch.Tensor, over: str = "sample", eps: float = 1e-12) -> torch.Tensor:
+    """a_hat_k = a_k / ||a_k||, a (K, B, *features) (eq. 19, Table 6 "output normalisation").
+
+    `over="sample"`: the norm of each sample's features, as eq. 19 is written; `"batch"`: one norm over the
+    whole batch per candidate (a reading the Flex-Act study tests because Table 6's value suggests it).
+    """
     flat = a.reshape(a.shape[0], a.shape[1], -1)
-    norm = flat.norm(dim=-1).clamp_min(eps)
-    return a / norm.reshape(a.shape[0], a.shape[1], *([1] * (a.dim() - 2)))
+    if over == "sample":
+        norm = flat.norm(dim=-1).clamp_min(eps)
+        return a / norm.reshape(a.shape[0], a.shape[1], *([1] * (a.dim() - 2)))
+    if over == "batch":
+        norm = flat.norm(dim=(1, 2)).clamp_min(eps)
+        return a / norm.reshape(a.shape[0], *([1] * (a.dim() - 1)))
+    raise ValueError(f"output normalisation must be one of {NORMALIZATIONS}, got {over!r}")
