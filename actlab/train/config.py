@@ -42,6 +42,9 @@ class TrainConfig:
     batch_size: int = 128
     eval_batch_size: int = 1024
     grad_clip: float | None = None  # max global gradient norm; None = no clipping
+    # M independent models stacked in one module (output and targets (batch, M), parameters (M, ...)): each
+    # model's loss is its own mean loss, and a model that diverges drops out while the others train on.
+    stacked: bool = False
     seed: int = 0
     # --- evaluation and logging
     eval_every: int = 0  # evaluate every this many steps; 0 = at each epoch end only
@@ -72,6 +75,8 @@ class TrainConfig:
             raise ValueError("batch_size and eval_batch_size must be >= 1")
         if self.grad_clip is not None and not self.grad_clip > 0:
             raise ValueError(f"grad_clip must be > 0 or None, got {self.grad_clip!r}")
+        if self.stacked and self.grad_clip is not None:
+            raise ValueError("grad_clip would couple stacked models (one global norm); set grad_clip=None")
         for name in ("warmup_fraction", "decay_fraction", "min_lr_ratio"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

@@ -17,8 +17,8 @@ from actlab.train.device import autocast
 
 
 def task_loss(output: torch.Tensor, target: torch.Tensor, task: str) -> torch.Tensor:
-    """Mean loss of one batch. Computed in float32 even under bf16 autocast."""
-    output = output.float()
+    """Mean loss of one batch. Computed in at least float32 (bf16 autocast outputs are promoted; float64 stays)."""
+    output = output.to(torch.promote_types(output.dtype, torch.float32))
     if task == "classification":
         return F.cross_entropy(output, target.long())
     if task == "lm":
@@ -27,7 +27,7 @@ def task_loss(output: torch.Tensor, target: torch.Tensor, task: str) -> torch.Te
     if task == "regression":
         if output.shape != target.shape:
             raise ValueError(f"regression output shape {tuple(output.shape)} != target shape {tuple(target.shape)}")
-        return F.mse_loss(output, target.float())
+        return F.mse_loss(output, target.to(output.dtype))
     raise ValueError(f"unknown task {task!r}; valid tasks are: classification, regression, lm")
 
 

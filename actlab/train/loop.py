@@ -9,6 +9,9 @@ checkpoints that resume bit for bit.
 One step: slice the batch (seeded per-epoch order) -> forward -> task loss + regulariser -> stop if
 non-finite -> backward -> clip -> stop if the gradient norm is non-finite -> set lr -> optimizer
 step -> step callbacks -> metrics -> evaluation -> checkpoint.
+
+`TrainConfig(stacked=True)` trains M independent models stacked in one module (see `stacked.py`): each
+model's loss is its own, and a model that diverges drops out while the others go on.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from actlab.train.evaluate import evaluate, regularization_loss, task_loss
 from actlab.train.metrics import MetricsLog, ProgressBar
 from actlab.train.optim import build_optimizer, lr_factor, set_lr
 from actlab.train.seeding import capture_rng_state, epoch_permutation, restore_rng_state, seed_everything
+from actlab.train.stacked import StackedModels
 from actlab.train.state import TrainResult, TrainState
 
 Data = tuple[torch.Tensor, torch.Tensor]
@@ -95,6 +99,7 @@ class _Run:
         self.runner = maybe_compile(self.model, config.compile, config.compile_backend)
         self.optimizer = build_optimizer(self.model, config)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.stacked = StackedModels(self.params, self.y.shape[-1], config.task) if config.stacked else None
         self.used = BudgetUsed()
         self.state = TrainState(config, budget, self.model, self.optimizer, self.used)
         self.callbacks = list(callbacks)
@@ -163,14 +168,23 @@ class _Run:
         self.model.train()
         with autocast(self.device, self.config.bf16):
             output = self.runner(x)
-        loss = task_loss(output, y, self.config.task)
         reg = regularization_loss(self.model)
-        total = loss if reg is None else loss + reg
-        loss_value, reg_value = loss.item(), (0.0 if reg is None else reg.item())
-        if not (math.isfinite(loss_value) and math.isfinite(reg_value)):
-            return self._diverged(loss=loss_value, reg_loss=reg_value)
+        if self.stacked is not None:  # M independent models: per-model losses, a diverged model drops out
+            loss, reg = self.stacked.losses(output, y, reg)
+            total = self.stacked.total(loss, reg, self.used.steps + 1)
+            loss_value, reg_value = self.stacked.means_of_live(loss, reg)
+            if total is None:
+                return self._diverged(loss=float(loss.detach().mean()), reg_loss=float(reg.detach().mean()))
+        else:
+            loss = task_loss(output, y, self.config.task)
+            total = loss if reg is None else loss + reg
+            loss_value, reg_value = loss.item(), (0.0 if reg is None else reg.item())
+            if not (math.isfinite(loss_value) and math.isfinite(reg_value)):
+                return self._diverged(loss=loss_value, reg_loss=reg_value)
         self.optimizer.zero_grad(set_to_none=True)
         total.backward()
+        if self.stacked is not None and not self.stacked.clean_gradients(self.used.steps + 1):
+            return self._diverged(loss=loss_value, reg_loss=reg_value, grad_norm=math.nan)
         max_norm = self.config.grad_clip if self.config.grad_clip is not None else math.inf
         grad_norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm).item()
         if not math.isfinite(grad_norm):
@@ -285,6 +299,7 @@ class _Run:
             "last_eval": {"metrics": self.last_eval, "step": self.last_eval_step},
             "rng": capture_rng_state(),
             "callbacks": [cb.state_dict() if hasattr(cb, "state_dict") else None for cb in self.callbacks],
+            "stacked": None if self.stacked is None else self.stacked.state_dict(),
         })  # fmt: skip
         self.clock["excluded"] += time.perf_counter() - started
 
@@ -315,6 +330,8 @@ class _Run:
         for callback, saved_state in zip(self.callbacks, payload["callbacks"], strict=False):
             if saved_state is not None and hasattr(callback, "load_state_dict"):
                 callback.load_state_dict(saved_state)
+        if self.stacked is not None and payload.get("stacked") is not None:
+            self.stacked.load_state_dict(payload["stacked"])
         restore_rng_state(payload["rng"])
 
     def _result(self, status: str, diverged_at: int | None, metrics_path: str | None) -> TrainResult:
@@ -341,6 +358,7 @@ class _Run:
             checkpoint_path=None if self.checkpoint_path is None else str(self.checkpoint_path),
             device=str(self.device),
             threads=torch.get_num_threads(),
+            models_diverged_at=None if self.stacked is None else list(self.stacked.diverged_at),
         )
 
 

@@ -70,6 +70,7 @@ class TrainResult:
     checkpoint_path: str | None = None
     device: str = "cpu"
     threads: int = 1  # CPU threads used (results on CPU can depend on it in the last bits)
+    models_diverged_at: list[int | None] | None = None  # stacked runs: the step each model diverged at (None: never)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
