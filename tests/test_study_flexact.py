@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -11,19 +12,22 @@ import torch
 from torch import nn
 
 from actlab.routing import FlexAct, FlexActConfig
-from actlab.routing.gumbel import sample_gumbel
 from actlab.studies.flexact import analysis, prior, scale
 from actlab.studies.flexact.arms import FLEXACT, Arm, expand
 from actlab.studies.flexact.data import linear_fit_mse, make_inputs, target
 from actlab.studies.flexact.fleet import RouterFleet
 from actlab.studies.flexact.run import RunSettings, train_arms
+from actlab.train import Budget, TrainConfig, train
 
 K = 5
 
 
-def _solo(arm: Arm, fleet: RouterFleet, m: int, hidden: int) -> tuple[nn.Module, FlexAct | None, torch.Generator]:
-    """The arm as an ordinary network (Linear -> FlexAct or fixed activation [-> Linear]) with the fleet's start."""
-    generator = torch.Generator().manual_seed(7)
+def _solo(arm: Arm, fleet: RouterFleet, m: int, hidden: int) -> tuple[nn.Module, FlexAct | None]:
+    """The arm as an ordinary network (Linear -> FlexAct or fixed activation [-> Linear]) with the fleet's start.
+
+    The router's config is written out from the arm here, not taken from the study's `arm_config`, so the test
+    also checks that mapping. The solo router runs FlexAct's lean path, the fleet the stacked reference path.
+    """
     first = nn.Linear(4, max(hidden, 1)).double()
     first.weight.data.copy_(fleet.w1.data[m])
     first.bias.data.copy_(fleet.b1.data[m])
@@ -32,11 +36,14 @@ def _solo(arm: Arm, fleet: RouterFleet, m: int, hidden: int) -> tuple[nn.Module,
         config = FlexActConfig(
             alpha=arm.alpha,
             pseudo_temperature=None if arm.lam in (None, "tau") else arm.lam,
+            g_bar=arm.g_bar or "mean",
             logit_grad_clip=1.0 if arm.strategy == "logit_clip" else None,
             norm_clip=0.25 if arm.strategy == "kl_clipped_norms" else None,
-            normalize_outputs=arm.strategy == "output_norm",
+            normalize_outputs={"output_norm": "sample", "output_norm_batch": "batch"}.get(arm.strategy, False),
+            tau=0.7,
+            compile=False,
         )
-        router = FlexAct(config, generator=generator).double()
+        router = FlexAct(config, generator=torch.Generator().manual_seed(7)).double()
         act: nn.Module = router
     else:
         from actlab.activations import get_activation
@@ -48,77 +55,46 @@ def _solo(arm: Arm, fleet: RouterFleet, m: int, hidden: int) -> tuple[nn.Module,
         second.weight.data.copy_(fleet.w2.data[m][None, :])
         second.bias.data.copy_(fleet.b2.data[m : m + 1])
         layers.append(second)
-    return nn.Sequential(*layers), router, generator
+    return nn.Sequential(*layers), router
 
 
 @pytest.mark.parametrize("hidden", [0, 3])
 def test_fleet_follows_each_flexact_network_exactly(hidden: int) -> None:
-    """Each model of a fleet trains exactly like actlab's FlexAct on its own (float64, same noise and batches)."""
+    """Each model of a fleet, trained by actlab's loop in its stacked mode, follows the same arm built as
+    Linear -> FlexAct and trained alone by the same loop (float64, same noise draws and batches)."""
     arms = [
         Arm("sigmoid", 5.0, FLEXACT, "kl_grad_norm", 0.3, "tau", "mean"),
         Arm("relu", 5.0, FLEXACT, "kl_grad_norm", 1.0, 0.5, "mean"),
+        Arm("tanh", 5.0, FLEXACT, "kl_grad_norm", 0.3, 2.0, "l2"),
         Arm("tanh", 2.0, FLEXACT, "no_correction", 0.0, None, None),
         Arm("sigmoid", 5.0, FLEXACT, "logit_clip", 0.0, None, None),
         Arm("sigmoid", 5.0, FLEXACT, "kl_clipped_norms", 0.3, "tau", "mean"),
         Arm("sigmoid", 5.0, FLEXACT, "output_norm", 0.0, None, None),
+        Arm("sigmoid", 5.0, FLEXACT, "output_norm_batch", 0.0, None, None),
         Arm("identity", 5.0, "relu", "fixed", 0.0, None, None),
     ]
     torch.manual_seed(0)
-    fleet = RouterFleet(arms, hidden=hidden).double()
+    fleet = RouterFleet(arms, hidden=hidden, generator=torch.Generator().manual_seed(7)).double()
+    fleet.router.tau = 0.7
     solos = [_solo(arm, fleet, m, hidden) for m, arm in enumerate(arms)]
-    inputs = make_inputs(0, 64, 1)
-    x = inputs.x_train.double()
-    y = torch.stack([target(inputs.x_train, arm.ground_truth, arm.k) for arm in arms]).double()  # (M, n)
-    fleet_opt = torch.optim.Adam(fleet.parameters(), lr=0.05)
-    solo_opts = [torch.optim.Adam(model.parameters(), lr=0.05) for model, _, _ in solos]
-    noise_generator = torch.Generator().manual_seed(7)
-    for step in range(10):
-        tau = 1.0 * 0.9**step
-        index = torch.arange(step % 4 * 16, step % 4 * 16 + 16)
-        out = fleet(x[index], tau, sample_gumbel((K,), generator=noise_generator, dtype=torch.float64))
-        fleet_opt.zero_grad()
-        (((out.y - y[:, index]) ** 2).mean(dim=1) + out.reg).sum().backward()
-        fleet_opt.step()
-        for m, ((model, router, _), opt) in enumerate(zip(solos, solo_opts, strict=True)):
-            if router is not None:
-                router.tau = tau
-            prediction = model(x[index])[:, 0]
-            loss = ((prediction - y[m, index]) ** 2).mean()
-            if router is not None:
-                loss = loss + router.regularization_loss()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+    x = make_inputs(0, 64, 1).x_train.double()
+    y = torch.stack([target(x.float(), arm.ground_truth, arm.k) for arm in arms], dim=1).double()  # (n, M)
+    config = TrainConfig(task="regression", optimizer="adam", lr=0.05, batch_size=16, device="cpu")
+    budget = Budget.steps(10)
+    stacked = train(fleet, (x, y), replace(config, stacked=True), budget, progress=False)
+    assert stacked.status == "ok" and stacked.models_diverged_at == [None] * len(arms)
+    for m, (model, _) in enumerate(solos):
+        assert train(model, (x, y[:, m : m + 1]), config, budget, progress=False).status == "ok"
     # Same arithmetic up to float64 roundoff (Adam's 1/sqrt(v) amplifies it early on); a wrong
     # formula would differ at the 1e-3 level after a few steps.
-    for m, (model, router, _) in enumerate(solos):
+    for m, (model, router) in enumerate(solos):
         torch.testing.assert_close(fleet.w1.data[m], model[0].weight.data, rtol=0, atol=1e-8)
         torch.testing.assert_close(fleet.b1.data[m], model[0].bias.data, rtol=0, atol=1e-8)
         if router is not None:
-            torch.testing.assert_close(fleet.log_pi.data[m], router.log_pi.data, rtol=0, atol=1e-8)
+            torch.testing.assert_close(fleet.router.log_pi.data[m], router.log_pi.data, rtol=0, atol=1e-8)
         if hidden:
             torch.testing.assert_close(fleet.w2.data[m], model[2].weight.data[0], rtol=0, atol=1e-8)
-
-
-def test_l2_g_bar_is_the_norm_over_the_batch() -> None:
-    """g_bar = "l2" is ||sigma_k'(h)||_2 over the whole batch (eq. 1 read literally), by autograd."""
-    arms = [
-        Arm("relu", 5.0, FLEXACT, "kl_grad_norm", 0.3, 2.0, "l2"),
-        Arm("relu", 5.0, FLEXACT, "kl_grad_norm", 0.3, 2.0, "mean"),
-    ]
-    torch.manual_seed(1)
-    fleet = RouterFleet(arms, hidden=3).double()
-    x = make_inputs(1, 50, 1).x_train.double()
-    out = fleet(x, 0.7, torch.zeros(K, dtype=torch.float64))
-    h = out.h[0].detach().requires_grad_(True)  # (B, H)
-    expected_l2, expected_mean = [], []
-    for act in fleet.activations:
-        (d,) = torch.autograd.grad(act(h).sum(), h)
-        expected_l2.append(d.norm())
-        expected_mean.append(d.norm(dim=1).mean())
-    torch.testing.assert_close(out.g_bar[0], torch.stack(expected_l2))
-    torch.testing.assert_close(out.g_bar[1], torch.stack(expected_mean))
-    torch.testing.assert_close(out.p_tilde[0], torch.softmax(-torch.stack(expected_l2) / 2.0, -1))
+    assert (fleet.router.log_pi.data[-1] == 0).all()  # the fixed arm's logits never move
 
 
 def test_expand_applies_the_grid_rules() -> None:
@@ -270,13 +246,14 @@ def test_cor_d3_predictions_follow_the_sympy_expectations() -> None:
 @pytest.mark.parametrize("name", ["relu", "sigmoid", "tanh", "leaky_relu", "identity", "elu"])
 def test_derivatives_from_outputs_match_autograd(name: str) -> None:
     from actlab.activations import get_activation
-    from actlab.studies.flexact.fleet import derivatives
+    from actlab.routing.mixture import candidate_derivatives
 
     h = torch.linspace(-4, 4, 81, dtype=torch.float64).reshape(3, 27, 1).requires_grad_(True)
     (expected,) = torch.autograd.grad(get_activation(name)(h).sum(), h)
     a = get_activation(name)(h).detach()[None]
-    torch.testing.assert_close(derivatives(h, [name], differentiable=False, a=a)[0], expected)
-    torch.testing.assert_close(derivatives(h, [name], differentiable=True)[0], expected)
+    torch.testing.assert_close(candidate_derivatives(h, (name,), differentiable=False, a=a)[0], expected)
+    torch.testing.assert_close(candidate_derivatives(h, (name,), differentiable=True)[0], expected)
+    torch.testing.assert_close(candidate_derivatives(h, (name,), differentiable=False)[0], expected)
 
 
 def test_count_range_states_one_n_when_cells_agree() -> None:

@@ -157,8 +157,9 @@ def test_random_router_init_is_shared_by_the_arms_and_leaves_the_weights_alone()
     torch.manual_seed(4)
     drawn = RouterFleet(arms, router_init_std=1.0)
     torch.testing.assert_close(drawn.w1, uniform.w1)  # the draw comes after the weights
-    assert (uniform.log_pi == 0).all()
-    assert drawn.log_pi.std() > 0.1 and (drawn.log_pi == drawn.log_pi[0]).all()  # one draw, copied to every arm
+    assert (uniform.router.log_pi == 0).all()
+    logits = drawn.router.log_pi
+    assert logits.std() > 0.1 and (logits == logits[0]).all()  # one draw, copied to every arm
     with pytest.raises(ValueError, match="router_init_std"):
         RouterFleet(arms, router_init_std=-1.0)
 

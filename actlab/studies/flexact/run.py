@@ -1,10 +1,11 @@
 """What one run of `notebooks/flexact/run_synthetic.ipynb` trains and records.
 
 A run is one seed and a list of arms (`actlab.studies.flexact.arms.expand`), trained together as a
-`RouterFleet` on one shared data set. Every arm yields one row: its configuration, final test MSE
-(soft routing at the final tau, and with the argmax activation extracted), the selected
-activation, the final routing probabilities, the last pseudo-target, its per-epoch trajectory and,
-for the first `probe_epochs` epochs, the quantities Cor. D.3 talks about (pre-activation scale,
+`RouterFleet` on one shared data set by actlab's training loop (`actlab.train.train`, stacked: each arm's
+loss is its own, and an arm that diverges drops out while the others go on). Every arm yields one row: its
+configuration, final test MSE (soft routing at the final tau, and with the argmax activation extracted),
+the selected activation, the final routing probabilities, the last pseudo-target, its per-epoch trajectory
+and, for the first `probe_epochs` epochs, the quantities Cor. D.3 talks about (pre-activation scale,
 <delta, a_k> / ||delta||_1, the routing gradient).
 
 Defaults are choices where the paper is silent, all parameters of the notebook:
@@ -31,12 +32,13 @@ import numpy as np
 import torch
 
 from actlab.routing.flexact import DEFAULT_CANDIDATES
-from actlab.routing.gumbel import sample_gumbel
 from actlab.routing.schedules import TauSchedule, make_schedule
+from actlab.routing.stacked import StackedFlexAct
 from actlab.studies.flexact.arms import FLEXACT, Arm
 from actlab.studies.flexact.data import make_inputs, target
 from actlab.studies.flexact.fleet import RouterFleet
-from actlab.train.seeding import epoch_permutation, seed_everything
+from actlab.train import Budget, TrainConfig, TrainState, train
+from actlab.train.seeding import seed_everything
 
 TAU_SCHEDULES = ("exponential", "linear", "constant")
 
@@ -119,15 +121,17 @@ class _Probe:
         self.sums["sigma_h"] = torch.zeros(self.M)
         self.steps = 0
 
-    def add(self, out: Any, log_pi_grad: torch.Tensor) -> None:
-        delta = out.x.grad.detach()  # (M, B, H): dL_m / dx for each model's own loss
-        a, mixed = out.a.detach(), out.x.detach()
+    def add(self, router: StackedFlexAct) -> None:
+        """One training step's quantities, from the router's last forward and its logits' gradient."""
+        seen = router.last
+        delta = seen.x.grad.detach()  # (M, B, H): dL_m / dx for each model's own loss
+        a, mixed = seen.a.detach(), seen.x.detach()
         inner = torch.einsum("kmbh,mbh->mk", a, delta)  # <delta, a_k>
         l1 = delta.abs().sum(dim=(1, 2)).clamp_min(1e-30)  # ||delta||_1
         self.sums["signal"] += inner / l1[:, None]
         self.sums["advantage"] += inner - (delta * mixed).sum(dim=(1, 2))[:, None]  # A_k (eq. 15)
-        self.sums["routing_grad"] += log_pi_grad.detach()
-        self.sums["sigma_h"] += out.h.detach().flatten(1).std(dim=1)
+        self.sums["routing_grad"] += router.log_pi.grad.detach()
+        self.sums["sigma_h"] += seen.h.detach().flatten(1).std(dim=1)
         self.steps += 1
 
     def end_epoch(self) -> None:
@@ -139,14 +143,38 @@ class _Probe:
         return {name: [epoch[m] for epoch in values] for name, values in self.series.items()}
 
 
+class _Recorder:
+    """The run's callbacks: tau for the next epoch, the routing trajectory, and the probe of the first epochs."""
+
+    def __init__(self, router: StackedFlexAct, settings: RunSettings, schedule: TauSchedule) -> None:
+        self.router, self.settings, self.schedule = router, settings, schedule
+        self.trajectory: list[list[list[float]]] = [router.routing_probs().tolist()]
+        self.probe = _Probe(len(router.configs), len(router.candidates)) if settings.probe_epochs else None
+        router.tau = schedule.at(0)
+        router.record_forward = self.probe is not None
+
+    def on_step_end(self, state: TrainState) -> None:
+        if self.probe is not None and state.epoch < self.settings.probe_epochs:
+            self.probe.add(self.router)
+
+    def on_epoch_end(self, state: TrainState) -> None:
+        completed, s = state.epoch, self.settings
+        if self.probe is not None and completed <= s.probe_epochs:
+            self.probe.end_epoch()
+            self.router.record_forward = completed < s.probe_epochs
+        if s.trajectory_every and completed % s.trajectory_every == 0 or completed == s.epochs:
+            self.trajectory.append(self.router.routing_probs().tolist())
+        self.router.tau = self.schedule.at(completed)
+
+
 def train_arms(arms: list[Arm], settings: RunSettings) -> RunResult:
     """Train every arm for `settings.epochs` on the seed's shared data; one row per arm."""
     started = time.perf_counter()
     s = settings
     seed_everything(s.seed)
     inputs = make_inputs(s.seed, s.n_train, s.n_test, s.x1_distribution)
-    y_train = torch.stack([target(inputs.x_train, arm.ground_truth, arm.k) for arm in arms])  # (M, n)
-    y_test = torch.stack([target(inputs.x_test, arm.ground_truth, arm.k) for arm in arms])
+    y_train = torch.stack([target(inputs.x_train, arm.ground_truth, arm.k) for arm in arms], dim=1)  # (n, M)
+    y_test = torch.stack([target(inputs.x_test, arm.ground_truth, arm.k) for arm in arms], dim=1)
     fleet = RouterFleet(
         arms,
         hidden=s.hidden,
@@ -155,71 +183,44 @@ def train_arms(arms: list[Arm], settings: RunSettings) -> RunResult:
         logit_clip=s.logit_clip,
         norm_clip=s.norm_clip,
         router_init_std=s.router_init_std,
+        generator=torch.Generator().manual_seed(s.seed),
     )
-    optimizer = torch.optim.Adam(fleet.parameters(), lr=s.lr)
-    noise_generator = torch.Generator().manual_seed(s.seed)
     schedule = s.schedule()
-    M, K = len(arms), len(s.candidates)
-    alive = torch.ones(M, dtype=torch.bool)
-    diverged_step = [None] * M
-    trajectory: list[list[list[float]]] = [fleet.routing_probs().tolist()]
-    probe = _Probe(M, K) if s.probe_epochs else None
-    last_target: dict[str, torch.Tensor | None] = {"p_tilde": None, "g_bar": None}
-    step = 0
-    fleet.train()
-    for epoch in range(s.epochs):
-        tau = schedule.at(epoch)
-        order = epoch_permutation(s.n_train, s.seed, epoch)
-        probing = probe is not None and epoch < s.probe_epochs
-        for start in range(0, s.n_train, s.batch_size):
-            index = order[start : start + s.batch_size]
-            noise = sample_gumbel((K,), generator=noise_generator)
-            out = fleet(inputs.x_train[index], tau, noise)
-            if probing:
-                out.x.retain_grad()
-            losses = ((out.y - y_train[:, index]) ** 2).mean(dim=1) + out.reg  # (M,)
-            step += 1
-            newly_bad = alive & ~torch.isfinite(losses.detach())
-            for m in newly_bad.nonzero().flatten().tolist():
-                diverged_step[m] = step
-            alive &= ~newly_bad
-            if not alive.any():
-                break
-            optimizer.zero_grad(set_to_none=False)
-            torch.where(alive, losses, torch.zeros_like(losses)).sum().backward()
-            for parameter in fleet.parameters():  # a diverged model's NaNs stay in its own slice
-                parameter.grad[~alive] = 0.0
-            if probing:
-                probe.add(out, fleet.log_pi.grad)
-            optimizer.step()
-            if out.p_tilde is not None:
-                last_target = {"p_tilde": out.p_tilde, "g_bar": out.g_bar}
-        if probing:
-            probe.end_epoch()
-        if s.trajectory_every and (epoch + 1) % s.trajectory_every == 0 or epoch + 1 == s.epochs:
-            trajectory.append(fleet.routing_probs().tolist())
-        if not alive.any():
-            break
+    recorder = _Recorder(fleet.router, s, schedule)
+    # The networks are tiny: CPU beats launching GPU kernels, and the noise generator is a CPU one.
+    config = TrainConfig(
+        task="regression", optimizer="adam", lr=s.lr, batch_size=s.batch_size, seed=s.seed, stacked=True, device="cpu"
+    )
+    outcome = train(fleet, (inputs.x_train, y_train), config, Budget.epochs(s.epochs), callbacks=[recorder],
+                    progress=False)  # fmt: skip
     tau_final = schedule.at(s.epochs - 1)
+    fleet.router.tau = tau_final
     result = RunResult(settings=settings)
-    soft = _test_mse(fleet, inputs.x_test, y_test, tau_final, s.batch_size, hard=False)
-    hard = _test_mse(fleet, inputs.x_test, y_test, tau_final, s.batch_size, hard=True)
-    pi = fleet.routing_probs()
-    pi_tau = torch.softmax(fleet.log_pi.detach() / tau_final, dim=-1)
+    soft = _test_mse(fleet, inputs.x_test, y_test, s.batch_size, eval_mode="probs")
+    hard = _test_mse(fleet, inputs.x_test, y_test, s.batch_size, eval_mode="argmax")
+    pi = fleet.router.routing_probs()
+    pi_tau = torch.softmax(fleet.router.log_pi.detach() / tau_final, dim=-1)
+    last_target = {"p_tilde": fleet.router.last_pseudo_target, "g_bar": fleet.router.last_g_bar}
+    diverged_step = outcome.models_diverged_at or [None] * len(arms)
     for m, arm in enumerate(arms):
-        result.rows.append(_row(arm, m, s, soft, hard, pi, pi_tau, trajectory, probe, last_target, diverged_step))
+        result.rows.append(
+            _row(arm, m, s, soft, hard, pi, pi_tau, recorder.trajectory, recorder.probe, last_target, diverged_step)
+        )
     result.seconds = time.perf_counter() - started
     return result
 
 
 @torch.no_grad()
-def _test_mse(fleet: RouterFleet, x: torch.Tensor, y: torch.Tensor, tau: float, chunk: int, hard: bool) -> torch.Tensor:
-    """Test MSE per model (M,), in chunks of the training batch size (batch-normalised outputs need it)."""
+def _test_mse(fleet: RouterFleet, x: torch.Tensor, y: torch.Tensor, chunk: int, eval_mode: str) -> torch.Tensor:
+    """Test MSE per model (M,), in chunks of the training batch size (batch-normalised outputs need it).
+
+    `eval_mode` "probs": p = softmax(log pi / tau); "argmax": the extracted activation.
+    """
     fleet.eval()
-    total = torch.zeros(y.shape[0])
+    fleet.router.eval_mode = eval_mode
+    total = torch.zeros(y.shape[1])
     for start in range(0, x.shape[0], chunk):
-        out = fleet(x[start : start + chunk], tau, None, hard_argmax=hard)
-        total += ((out.y - y[:, start : start + chunk]) ** 2).sum(dim=1)
+        total += ((fleet(x[start : start + chunk]) - y[start : start + chunk]) ** 2).sum(dim=0)
     fleet.train()
     return total / x.shape[0]
 
