@@ -182,6 +182,8 @@ class StackedFlexAct(nn.Module):
         a = torch.stack([act(flat) for act in self.activations])  # (K, M, B, F)
         raw = a
         if self.any_normalize:  # eq. 19: a_k / ||a_k||, per sample or over the batch
+            # normalize_branches' formula on the stacked (K, M, B, F) layout; calling it on reshaped views would
+            # reduce in another order and move the study's float32 results in the last bits.
             per_sample = a / a.norm(dim=-1, keepdim=True).clamp_min(1e-12)
             per_batch = a / a.norm(dim=(-2, -1), keepdim=True).clamp_min(1e-12)
             a = torch.where(self.normalize_sample[None, :, None, None], per_sample, a)
