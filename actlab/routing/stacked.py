@@ -160,19 +160,18 @@ class StackedFlexAct(nn.Module):
             return torch.zeros(len(self.configs), device=self.log_pi.device, dtype=self.log_pi.dtype)
         return self._regularization
 
-    def _routing(self, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-        """(p used in the forward pass, the noisy soft p the regulariser sees)."""
+    def _routing(self, dtype: torch.dtype) -> torch.Tensor:
+        """p (M, K): noisy soft p in training (also what the regulariser sees); softmax(log pi / tau) or the
+        argmax one-hot in eval."""
         if not self.tau > 0:
             raise ValueError(f"tau must be > 0, got {self.tau}")
         logits = self._logits()
         if not self.training:
             if self.eval_mode == "argmax":
-                return one_hot_argmax(logits.detach()), logits
-            p = torch.softmax(logits / self.tau, dim=-1)
-            return p, p
+                return one_hot_argmax(logits.detach())
+            return torch.softmax(logits / self.tau, dim=-1)
         noise = sample_gumbel((len(self.candidates),), generator=self.generator, dtype=dtype, device=logits.device)
-        p = torch.softmax((logits + noise) / self.tau, dim=-1)
-        return p, p
+        return torch.softmax((logits + noise) / self.tau, dim=-1)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         M = len(self.configs)
@@ -188,19 +187,19 @@ class StackedFlexAct(nn.Module):
             per_batch = a / a.norm(dim=(-2, -1), keepdim=True).clamp_min(1e-12)
             a = torch.where(self.normalize_sample[None, :, None, None], per_sample, a)
             a = torch.where(self.normalize_batch[None, :, None, None], per_batch, a)
-        p, p_soft = self._routing(self.log_pi.dtype)
+        p = self._routing(self.log_pi.dtype)
         x = torch.einsum("kmbf,mk->mbf", a, p)
         self._regularization = None
         if self.training and self.any_reg:
-            self._regularization = self.alpha.to(x.dtype) * self._kl(flat, raw, p_soft)
+            self._regularization = self.alpha.to(x.dtype) * self._kl(flat, raw, p)
         if self.record_forward:
             if x.requires_grad:
                 x.retain_grad()
             self.last = StackedForward(h=flat, a=a, x=x, p=p)
         return x.reshape(h.shape)
 
-    def _kl(self, h: torch.Tensor, a: torch.Tensor, p_soft: torch.Tensor) -> torch.Tensor:
-        """KL(p_tilde || p) per model (as `FlexAct` with a reference path); a = the raw sigma_k(h)."""
+    def _kl(self, h: torch.Tensor, a: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+        """KL(p_tilde || p) per model (as `FlexAct` with a reference path); a = the raw sigma_k(h), p the soft p."""
         d = candidate_derivatives(h, self.candidates, differentiable=not self.detach_target, a=a)  # (K, M, B, F)
         per_sample = d.square().sum(-1).sqrt()  # (K, M, B): ||sigma_k'(h_b)||_2
         if self.any_norm_clip:
@@ -214,7 +213,7 @@ class StackedFlexAct(nn.Module):
         if self.detach_target:
             p_tilde = p_tilde.detach()
         self.last_pseudo_target, self.last_g_bar = p_tilde.detach(), g_bar.detach()
-        return kl_rows(p_tilde, p_soft)
+        return kl_rows(p_tilde, p)
 
 
 __all__ = ["DEFAULT_CANDIDATES", "StackedFlexAct", "StackedForward", "fixed_activation_config"]
