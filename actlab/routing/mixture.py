@@ -237,18 +237,24 @@ def reference_mixture(h: torch.Tensor, p: torch.Tensor, names: tuple[str, ...]) 
     return mix_branches(branch_outputs(h, names), p)
 
 
-def reference_gradient_norms(h: torch.Tensor, names: tuple[str, ...], create_graph: bool) -> torch.Tensor:
-    """g (B, K) = ||d sigma_k(h_b) / d h_b||_2 by autograd; differentiable in h when `create_graph`.
-
-    For elementwise sigma the Jacobian is diag(sigma'(h_b)), so this is the L2 norm of sigma'(h_b).
-    """
-    source = h if create_graph else h.detach().requires_grad_(True)
+def _autograd_derivatives(h: torch.Tensor, names: tuple[str, ...], create_graph: bool) -> list[torch.Tensor]:
+    """sigma_k'(h) for each candidate by autograd; differentiable in h when `create_graph` and h has a graph."""
+    source = h if create_graph and h.requires_grad else h.detach().requires_grad_(True)
     columns = []
     with torch.enable_grad():
         for name in names:
             y = get_activation(name).to(h.dtype)(source)
             (dy,) = torch.autograd.grad(y.sum(), source, create_graph=create_graph)
-            columns.append(dy.reshape(h.shape[0], -1).norm(dim=-1))
+            columns.append(dy)
+    return columns
+
+
+def reference_gradient_norms(h: torch.Tensor, names: tuple[str, ...], create_graph: bool) -> torch.Tensor:
+    """g (B, K) = ||d sigma_k(h_b) / d h_b||_2 by autograd; differentiable in h when `create_graph`.
+
+    For elementwise sigma the Jacobian is diag(sigma'(h_b)), so this is the L2 norm of sigma'(h_b).
+    """
+    columns = [dy.reshape(h.shape[0], -1).norm(dim=-1) for dy in _autograd_derivatives(h, names, create_graph)]
     g = torch.stack(columns, dim=-1)
     return g if create_graph else g.detach()
 
@@ -262,14 +268,7 @@ def candidate_derivatives(
     closed forms of `derivative_from_output` read them (autograd's derivative for a candidate without one).
     """
     if differentiable:
-        source = h if h.requires_grad else h.detach().requires_grad_(True)
-        columns = []
-        with torch.enable_grad():
-            for name in names:
-                y = get_activation(name).to(h.dtype)(source)
-                (d,) = torch.autograd.grad(y.sum(), source, create_graph=True)
-                columns.append(d)
-        return torch.stack(columns)
+        return torch.stack(_autograd_derivatives(h, names, create_graph=True))
     h = h.detach()
     if a is None:
         return torch.stack([value_and_derivative(name, h)[1] for name in names])
