@@ -38,8 +38,8 @@ def arm_config(
 ) -> FlexActConfig:
     """The arm's router: its regulariser (alpha, lambda, g_bar) and its Table 6 strategy's switches.
 
-    `logit_clip` and `norm_clip` are the thresholds the strategies that clip use (Table 6); the router
-    runs the reference path (the stack's), so `implementation` and `compile` are left at no cost.
+    `logit_clip` and `norm_clip` are the thresholds the strategies that clip use (Table 6). `implementation`
+    and `compile` name the path the stack runs (plain autograd), so a FlexAct built from it computes the same.
     """
     if arm.model != FLEXACT:
         return fixed_activation_config(arm.model, detach_target=detach_target)

@@ -150,7 +150,7 @@ class _Recorder:
         self.router, self.settings, self.schedule = router, settings, schedule
         self.trajectory: list[list[list[float]]] = [router.routing_probs().tolist()]
         self.probe = _Probe(len(router.configs), len(router.candidates)) if settings.probe_epochs else None
-        router.tau = schedule.at(0)
+        schedule.apply(router)  # tau of epoch 0
         router.record_forward = self.probe is not None
 
     def on_step_end(self, state: TrainState) -> None:
@@ -164,7 +164,7 @@ class _Recorder:
             self.router.record_forward = completed < s.probe_epochs
         if s.trajectory_every and completed % s.trajectory_every == 0 or completed == s.epochs:
             self.trajectory.append(self.router.routing_probs().tolist())
-        self.router.tau = self.schedule.at(completed)
+        self.schedule.step(self.router)  # tau of the next epoch
 
 
 def train_arms(arms: list[Arm], settings: RunSettings) -> RunResult:
