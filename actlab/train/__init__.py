@@ -14,13 +14,13 @@ from __future__ import annotations
 from actlab.train.budget import BUDGET_KINDS, Budget, BudgetUsed
 from actlab.train.checkpoint import load_checkpoint, save_checkpoint
 from actlab.train.config import TrainConfig
-from actlab.train.device import autocast, maybe_compile, pick_device
+from actlab.train.device import autocast, cpu_threads, maybe_compile, pick_device
 from actlab.train.evaluate import evaluate, regularization_loss, task_loss
 from actlab.train.loop import train
 from actlab.train.metrics import read_metrics
 from actlab.train.optim import build_optimizer, lr_factor
 from actlab.train.seeding import seed_everything
-from actlab.train.slices import StopAt
+from actlab.train.slices import StopAt, train_interleaved
 from actlab.train.state import TrainResult, TrainState
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "TrainState",
     "autocast",
     "build_optimizer",
+    "cpu_threads",
     "evaluate",
     "load_checkpoint",
     "lr_factor",
@@ -44,4 +45,5 @@ __all__ = [
     "seed_everything",
     "task_loss",
     "train",
+    "train_interleaved",
 ]

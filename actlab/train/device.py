@@ -79,6 +79,22 @@ def autocast(device: torch.device, enabled: bool = True) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def cpu_threads(threads: int | None) -> Iterator[None]:
+    """torch's CPU thread count set to `threads` inside the block (None: left as it is), and restored after.
+
+    Why: small models run fastest on 1 thread and parallel sweep workers must not fight over cores, and a run
+    that pins the count must give the old one back, or whatever runs next in the same kernel inherits it.
+    """
+    before = torch.get_num_threads()
+    try:
+        if threads is not None:
+            torch.set_num_threads(threads)
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def maybe_compile(model: nn.Module, enabled: bool, backend: str = "inductor") -> nn.Module:
     """`torch.compile(model)` when enabled; the eager model otherwise.
 

@@ -28,7 +28,7 @@ from torch import nn
 from actlab.train import checkpoint as ckpt
 from actlab.train.budget import Budget, BudgetMeter, BudgetUsed
 from actlab.train.config import TrainConfig, result_shaping_fields
-from actlab.train.device import autocast, maybe_compile, pick_device, synchronize, uses_bf16
+from actlab.train.device import autocast, cpu_threads, maybe_compile, pick_device, synchronize, uses_bf16
 from actlab.train.evaluate import evaluate, regularization_loss, task_loss
 from actlab.train.metrics import MetricsLog, ProgressBar
 from actlab.train.optim import build_optimizer, lr_factor, set_lr
@@ -67,18 +67,13 @@ def train(
     same seed, data and config, an interrupted-and-resumed run ends with the same weights as one
     that never stopped. `progress` None shows a bar only when stderr is a terminal.
     """
-    threads = torch.get_num_threads()
-    if config.num_threads is not None:
-        torch.set_num_threads(config.num_threads)
-    try:
+    with cpu_threads(config.num_threads):
         run = _Run(model, train_data, config, budget, val_data, callbacks, checkpoint_path, checkpoint_every)
         run.evaluators = list(evaluators)
         if resume_from is not None:
             run.restore(ckpt.load_checkpoint(resume_from))
         run.log = MetricsLog(metrics_path, resume_step=run.used.steps if resume_from is not None else None)
         return run.execute(progress, None if metrics_path is None else str(metrics_path))
-    finally:
-        torch.set_num_threads(threads)
 
 
 class _Run:

@@ -1,13 +1,24 @@
-"""Training in slices: a callback that stops the loop once an arm has used a given amount of its budget.
+"""Training in slices: arms that take turns, each resuming from an exact checkpoint.
 
-Why: the studies interleave their arms (each trains a slice, then the next takes its turn, resuming from an
-exact checkpoint), so load spikes hit every arm alike; each slice ends where the arm has used `amount` of the
-budget's kind (steps, tokens, seconds, ...), however many steps that takes.
+Why: the studies that match arms by wall-clock time (xIELU, the comparison) interleave their arms (each trains a
+slice, then the next takes its turn), so load spikes hit every arm alike. `StopAt` ends a slice where the arm
+has used `amount` of the budget's kind (steps, tokens, seconds, ...), however many steps that takes;
+`train_interleaved` runs the turns. A resumed run ends where an uninterrupted one would (`train`'s checkpoints).
 """
 
 from __future__ import annotations
 
-from actlab.train.state import TrainState
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+
+from actlab.train.budget import Budget
+from actlab.train.config import TrainConfig
+from actlab.train.loop import Data, train
+from actlab.train.state import TrainResult, TrainState
 
 
 class StopAt:
@@ -19,3 +30,40 @@ class StopAt:
     def on_step_end(self, state: TrainState) -> None:
         if state.used.amount(self.kind) >= self.amount:
             state.stop = True
+
+
+def train_interleaved(
+    models: Mapping[str, nn.Module],
+    train_data: Data,
+    config: TrainConfig,
+    budget: Budget,
+    *,
+    rounds: int,
+    val_data: Data | None = None,
+    callbacks: Mapping[str, Sequence[Any]] | None = None,
+    workdir: str | Path | None = None,
+) -> dict[str, TrainResult]:
+    """Every model to `budget`, in `rounds` turns each (round r ends at r/rounds of the budget), in `models`' order.
+
+    A model that diverges or has used its budget takes no more turns. `callbacks[name]` go with that model's
+    every turn; the slices' checkpoints live in a temporary folder under `workdir` (None: the system's).
+    """
+    callbacks = callbacks or {}
+    results: dict[str, TrainResult] = {}
+    finished: set[str] = set()
+    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
+        for round_index in range(1, rounds + 1):
+            last = round_index == rounds
+            for name, model in models.items():
+                if name in finished:
+                    continue
+                checkpoint = Path(scratch) / f"{name}.pt"
+                stop = [] if last else [StopAt(budget.kind, budget.amount * round_index / rounds)]
+                results[name] = train(
+                    model, train_data, config, budget, val_data=val_data, callbacks=[*callbacks.get(name, ()), *stop],
+                    checkpoint_path=checkpoint, resume_from=checkpoint if checkpoint.exists() else None,
+                    progress=False,
+                )  # fmt: skip
+                if results[name].status != "interrupted":  # diverged, or the budget is used up
+                    finished.add(name)
+    return results

@@ -14,7 +14,7 @@ import copy
 import torch
 from torch import nn
 
-from actlab.train.device import autocast
+from actlab.train.device import autocast, cpu_threads
 from actlab.train.evaluate import task_loss
 
 
@@ -30,19 +30,17 @@ def warm_up(
 ) -> None:
     """One training forward/backward of a copy of `model` on `batch` (and one no-grad eval forward on
     `eval_inputs`, if given), on `device`, with `threads` CPU threads (None: as set); `model` is untouched."""
-    rng_state, before = torch.random.get_rng_state(), torch.get_num_threads()
+    rng_state = torch.random.get_rng_state()
     try:
-        if threads:
-            torch.set_num_threads(threads)
-        twin = copy.deepcopy(model).to(device).train()
-        x, y = batch[0].to(device), batch[1].to(device)
-        with autocast(device, bf16):
-            output = twin(x)
-        task_loss(output, y, task).backward()
-        if eval_inputs is not None:
-            twin.eval()
-            with torch.no_grad(), autocast(device, bf16):
-                twin(eval_inputs.to(device))
+        with cpu_threads(threads or None):
+            twin = copy.deepcopy(model).to(device).train()
+            x, y = batch[0].to(device), batch[1].to(device)
+            with autocast(device, bf16):
+                output = twin(x)
+            task_loss(output, y, task).backward()
+            if eval_inputs is not None:
+                twin.eval()
+                with torch.no_grad(), autocast(device, bf16):
+                    twin(eval_inputs.to(device))
     finally:
         torch.random.set_rng_state(rng_state)
-        torch.set_num_threads(before)

@@ -30,8 +30,8 @@ from torch import nn
 
 from actlab.studies.compare import specs
 from actlab.studies.compare.tasks import Task, TaskData, get_task
-from actlab.train import Budget, TrainConfig, TrainResult, seed_everything, train
-from actlab.train.slices import StopAt
+from actlab.train import Budget, TrainConfig, TrainResult, cpu_threads, seed_everything
+from actlab.train.slices import train_interleaved
 from actlab.train.warm_up import warm_up
 
 MATCHINGS = ("steps", "seconds")
@@ -122,16 +122,11 @@ def train_arms(config: CompareRunConfig, workdir: str | Path | None = None) -> d
     `workdir` receives the run's derivations (`<workdir>/derivations/`) and the slices' checkpoints (removed);
     None uses a temporary folder.
     """
-    threads = torch.get_num_threads()
-    if config.threads:
-        torch.set_num_threads(config.threads)  # for the warm-up too, not only inside `train`
-    try:
+    with cpu_threads(config.threads or None):  # for the warm-up too, not only inside `train`
         if workdir is None:
             with tempfile.TemporaryDirectory() as scratch:
                 return _train_arms(config, Path(scratch))
         return _train_arms(config, Path(workdir))
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train_arms(config: CompareRunConfig, workdir: Path) -> dict[str, Any]:
@@ -179,23 +174,9 @@ def _interleaved(
             device,
             eval_inputs=data.val[0][: train_config.eval_batch_size],
         )
-    results: dict[str, TrainResult] = {}
-    finished: set[str] = set()
-    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
-        for round_index in range(1, config.rounds + 1):
-            last = round_index == config.rounds
-            for name in factories:
-                if name in finished:
-                    continue
-                checkpoint = Path(scratch) / f"{matching}-{name}.pt"
-                stop = [] if last else [StopAt(budget.kind, budget.amount * round_index / config.rounds)]
-                results[name] = train(
-                    models[name], data.train, train_config, budget, val_data=data.val, callbacks=stop,
-                    checkpoint_path=checkpoint, resume_from=checkpoint if checkpoint.exists() else None,
-                    progress=False,
-                )  # fmt: skip
-                if results[name].status != "interrupted":  # diverged, or the budget is used up
-                    finished.add(name)
+    results = train_interleaved(
+        models, data.train, train_config, budget, rounds=config.rounds, val_data=data.val, workdir=workdir
+    )
     return {name: (models[name], results[name]) for name in factories}
 
 

@@ -33,7 +33,7 @@ from actlab.studies.smartmixed.assignments import (
 )
 from actlab.studies.smartmixed.config import CONTROLS, FIXED_PREFIX, RunConfig, architecture_name
 from actlab.studies.smartmixed.data import StudyData, load
-from actlab.train import Budget, TrainResult, evaluate, pick_device, train
+from actlab.train import Budget, TrainResult, cpu_threads, evaluate, pick_device, train
 from actlab.train.warm_up import warm_up as train_warm_up
 
 FREEZE_PROBE = 512  # test examples on which the frozen network is compared with the argmax network
@@ -248,13 +248,8 @@ def run(config: RunConfig, data: StudyData | None = None) -> RunRecord:
 
     `config.num_threads` holds for the whole run, evaluation included (not only inside `train`).
     """
-    threads = torch.get_num_threads()
-    if config.num_threads is not None:
-        torch.set_num_threads(config.num_threads)
-    try:
+    with cpu_threads(config.num_threads):
         return _run(config, data)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _run(config: RunConfig, data: StudyData | None) -> RunRecord:

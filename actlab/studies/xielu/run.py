@@ -19,7 +19,6 @@ norms and biases excluded, gradient clipping at 1.0, warmup-stable-decay with a 
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,9 +27,9 @@ import torch
 from torch import nn
 
 from actlab.studies.xielu.variants import ACTIVATIONS, TRAINABLE, ModelShape, lm_config, variant_counts
-from actlab.train import Budget, TrainConfig, TrainResult, TrainState, seed_everything, train
+from actlab.train import Budget, TrainConfig, TrainResult, TrainState, cpu_threads, seed_everything
 from actlab.train.optim import excluded_from_decay
-from actlab.train.slices import StopAt
+from actlab.train.slices import train_interleaved
 from actlab.train.warm_up import warm_up
 
 BUDGETS = ("tokens", "seconds")
@@ -178,13 +177,8 @@ def learned_alphas(model: nn.Module) -> dict[str, list[float]]:
 
 def train_arms(config: LMRunConfig, workdir: str | Path | None = None) -> list[dict[str, Any]]:
     """Train every arm to the same budget, interleaved in `config.rounds` slices; one result dict per arm."""
-    threads = torch.get_num_threads()
-    if config.threads:
-        torch.set_num_threads(config.threads)  # for the warm-up too, not only inside `train`
-    try:
+    with cpu_threads(config.threads or None):  # for the warm-up too, not only inside `train`
         return _train_arms(config, workdir)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train_arms(config: LMRunConfig, workdir: str | Path | None) -> list[dict[str, Any]]:
@@ -196,26 +190,15 @@ def _train_arms(config: LMRunConfig, workdir: str | Path | None) -> list[dict[st
     budget = config.train_budget()
     device = pick_device(train_config.device)
     warm_batch = (train_split[0][: config.batch_size], train_split[1][: config.batch_size])
-    models, curves, results, skipped = {}, {}, {}, set()
+    models, curves = {}, {}
     for name in config.activations:
         models[name] = build_arm(name, config)
         warm_up(models[name], warm_batch, "lm", device, bf16=train_config.bf16, eval_inputs=warm_batch[0])
         curves[name] = _LossCurve(config.curve_every)
-    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
-        for round_index in range(1, config.rounds + 1):
-            last = round_index == config.rounds
-            for name in config.activations:
-                if name in skipped:
-                    continue
-                checkpoint = Path(scratch) / f"{name}.pt"
-                stop = [] if last else [StopAt(budget.kind, budget.amount * round_index / config.rounds)]
-                results[name] = train(
-                    models[name], train_split, train_config, budget, val_data=val_split,
-                    callbacks=[curves[name], *stop], checkpoint_path=checkpoint,
-                    resume_from=checkpoint if checkpoint.exists() else None, progress=False,
-                )  # fmt: skip
-                if results[name].status != "interrupted":  # diverged, or the budget is already used up
-                    skipped.add(name)
+    results = train_interleaved(
+        models, train_split, train_config, budget, rounds=config.rounds, val_data=val_split,
+        callbacks={name: [curve] for name, curve in curves.items()}, workdir=workdir,
+    )  # fmt: skip
     resolved = {name: select_path(config.fast_path) if name in TRAINABLE else "eager" for name in config.activations}
     return [
         arm_record(name, models[name], results[name], curves[name].points, config, resolved[name], data_source)
