@@ -21,7 +21,7 @@ records each tested claim with `actlab.record_claim(...)`. See `actlab.sweep.spe
 from __future__ import annotations
 
 from actlab.sweep.executors import EXECUTORS, ExecutorOptions, make_executor
-from actlab.sweep.results import load_results, load_run_results, load_status, metrics_wide
+from actlab.sweep.results import load_results, load_run_results, load_status, metrics_wide, run_counts
 from actlab.sweep.runner import SweepOutcome, plan, run_id_for, run_sweep
 from actlab.sweep.spec import SweepSpec, load_spec
 
@@ -37,6 +37,7 @@ __all__ = [
     "make_executor",
     "metrics_wide",
     "plan",
+    "run_counts",
     "run_id_for",
     "run_sweep",
 ]

@@ -9,7 +9,7 @@ table with one column per metric (`metrics_wide`). Nothing here starts a kernel.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,14 @@ def load_run_results(runs_dir: str | os.PathLike[str], sweep: str) -> dict[str, 
         status = (read_status(run_folder) or {}).get("status", "not run")
         out[run_folder.name] = {"params": params, "status": status, "results": read_results(run_folder)}
     return out
+
+
+def run_counts(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    """Runs by status (ok, diverged, failed, not run) in `load_run_results`' output: the n behind every table."""
+    counts: dict[str, int] = {}
+    for run in run_results.values():
+        counts[run["status"]] = counts.get(run["status"], 0) + 1
+    return counts
 
 
 def metrics_wide(tidy: pd.DataFrame) -> pd.DataFrame:

@@ -24,6 +24,7 @@ from actlab import stats
 from actlab.stats.power import mde_from_t_interval, tost_from_t_interval
 from actlab.studies.compare.run import MATCHINGS, matching_label
 from actlab.studies.compare.tasks import get_task
+from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
 
 _ARM_COLUMNS = ("status", "value", "steps", "samples", "tokens", "seconds", "throughput")
 
@@ -59,14 +60,6 @@ def arms_frame(run_results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
             rows.append(row)
     columns = ["run_id", "task", "matching", "seed", "activation", "metric", *_ARM_COLUMNS]
     return pd.DataFrame(rows, columns=columns)
-
-
-def run_counts(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
-    """Runs by status (ok, diverged, failed, not run): the n behind every table."""
-    counts: dict[str, int] = {}
-    for run in run_results.values():
-        counts[run["status"]] = counts.get(run["status"], 0) + 1
-    return counts
 
 
 def _order(frame: pd.DataFrame, column: str, first: Iterable[str] = ()) -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,7 @@ from actlab.activations import get_spec
 from actlab.stats import bootstrap_interval
 from actlab.studies.flexact import paper
 from actlab.studies.flexact.arms import FLEXACT, TAU
-from actlab.sweep import load_run_results
+from actlab.sweep import load_run_results, run_counts
 
 BOOTSTRAP_SEED = 0
 # Half a unit of the last digit the paper prints: Table 1 has 4 decimals, Table 6 has 5.
@@ -56,13 +55,11 @@ class SweepRows:
 def load_rows(runs_dir: str | os.PathLike[str], sweep: str) -> SweepRows:
     """The rows every finished run of `sweep` recorded, with `unbounded_mass` added for routed arms."""
     runs = load_run_results(runs_dir, sweep)
-    counts: Counter[str] = Counter()
     rows = []
     settings: dict[str, Any] = {}
     cpu = [info["results"]["cpu_seconds"] for info in runs.values() if "cpu_seconds" in info["results"]]
     run_settings = {}
     for run_id, info in runs.items():
-        counts[info["status"]] += 1
         settings = settings or info["results"].get("settings", {})
         if info["results"].get("rows"):
             run_settings[run_id] = info["results"].get("settings", {})
@@ -72,7 +69,7 @@ def load_rows(runs_dir: str | os.PathLike[str], sweep: str) -> SweepRows:
     if not frame.empty:
         frame["unbounded_mass"] = [unbounded_mass(row) for row in frame.to_dict("records")]
         frame["variant"] = [variant(row) for row in frame.to_dict("records")]
-    return SweepRows(sweep, frame, dict(counts), settings, run_settings, float(sum(cpu)) if cpu else math.nan)
+    return SweepRows(sweep, frame, run_counts(runs), settings, run_settings, float(sum(cpu)) if cpu else math.nan)
 
 
 def paper_setting(rows: pd.DataFrame) -> pd.DataFrame:

@@ -18,6 +18,7 @@ from actlab import stats
 from actlab.stats.power import mde_from_t_interval
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
 from actlab.studies.xielu.variants import arm_order, label, matching
+from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
 
 THROUGHPUT_TARGET = 0.97  # the issue's target: xIELU tokens/s at least 97% of ReLU²'s in the same run
 _ARM_COLUMNS = ("status", "val_loss", "val_bpb", "tokens", "steps", "seconds", "tokens_per_s", "seconds_per_step",
@@ -39,14 +40,6 @@ def arms_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
             rows.append(row)
     columns = ["run_id", "seed", "budget", "activation", *_ARM_COLUMNS]
     return pd.DataFrame(rows, columns=columns)
-
-
-def run_counts(run_results: dict[str, dict[str, Any]]) -> dict[str, int]:
-    """Runs by status (ok, diverged, failed, not run): the n behind every table."""
-    counts: dict[str, int] = {}
-    for run in run_results.values():
-        counts[run["status"]] = counts.get(run["status"], 0) + 1
-    return counts
 
 
 def _interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
