@@ -316,15 +316,7 @@ FLEX_LABELS = {
 }
 
 
-FLEX_STEP_ROWS = (
-    "flexact",
-    "flexact_recompute",
-    "flexact_fused",
-    "flexact_default_sequential",
-    "flexact_default_builder",
-    "flexact_eager",
-    "flexact_reference",
-)
+FLEX_STEP_ROWS = tuple(FLEX_LABELS)  # every Flex-Act arm, in the labels' order
 FLEX_MEMORY_ROWS = tuple(name for name in FLEX_STEP_ROWS if name != "flexact_eager")
 DEFAULT_ARMS = {"flexact_default_sequential": True, "flexact_default_builder": True}  # FlexAct() compiles
 

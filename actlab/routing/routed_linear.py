@@ -20,6 +20,8 @@ that are not (batch, features)) the block simply runs the router and then the Li
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -85,35 +87,30 @@ class RoutedSequential(nn.Sequential):
     """
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        layers = list(self)
-        index = 0
-        while index < len(layers):
-            layer = layers[index]
-            following = layers[index + 1] if index + 1 < len(layers) else None
-            if isinstance(layer, FlexAct) and isinstance(following, nn.Linear):
-                x = routed_linear(layer, following, x)
-                index += 2
-            else:
-                x = layer(x)
-                index += 1
+        for layer, following in routed_pairs(list(self)):
+            x = layer(x) if following is None else routed_linear(layer, following, x)
         return x
 
 
-def fuse_routed_linears(model: nn.Sequential) -> nn.Sequential:
-    """A new Sequential in which every FlexAct directly followed by a Linear is one `RoutedLinear` (same modules)."""
-    layers = list(model)
-    fused: list[nn.Module] = []
+def routed_pairs(layers: list[nn.Module]) -> Iterator[tuple[nn.Module, nn.Linear | None]]:
+    """The layers in order, each FlexAct directly followed by a Linear paired with it: (router, linear) or
+    (layer, None). `RoutedSequential` and `fuse_routed_linears` walk a model this one way."""
     index = 0
     while index < len(layers):
         layer = layers[index]
         following = layers[index + 1] if index + 1 < len(layers) else None
         if isinstance(layer, FlexAct) and isinstance(following, nn.Linear):
-            fused.append(RoutedLinear(layer, following))
+            yield layer, following
             index += 2
         else:
-            fused.append(layer)
+            yield layer, None
             index += 1
-    return nn.Sequential(*fused)
+
+
+def fuse_routed_linears(model: nn.Sequential) -> nn.Sequential:
+    """A new Sequential in which every FlexAct directly followed by a Linear is one `RoutedLinear` (same modules)."""
+    blocks = [layer if linear is None else RoutedLinear(layer, linear) for layer, linear in routed_pairs(list(model))]
+    return nn.Sequential(*blocks)
 
 
 __all__ = ["RoutedLinear", "RoutedLinearFunction", "RoutedSequential", "fuse_routed_linears", "routed_linear"]
