@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import warnings
 from typing import ClassVar
 
@@ -38,7 +37,7 @@ from torch import nn
 from actlab.nn import fused
 from actlab.nn.formulas import REFERENCES
 from actlab.nn.fused import CompiledKernels, KernelSpec
-from actlab.symbolic.defaults import XIELU_DEFAULTS
+from actlab.symbolic.defaults import XIELU_DEFAULTS, inverse_softplus
 
 PATHS = ("eager", "compile", "function")
 
@@ -119,11 +118,6 @@ def integrated_activation(
     return _activate(KernelSpec(kind, float(beta)), x, alpha_p, alpha_n, path)
 
 
-def _inverse_softplus(value: float) -> float:
-    """a with softplus(a) = value, computed in float64 (value > 0)."""
-    return math.log(math.expm1(value))
-
-
 class _IntegratedGradientActivation(nn.Module):
     """Shared body: one trainable scalar pair (a_p, a_n), alphas through softplus, fixed beta, a chosen path."""
 
@@ -148,8 +142,8 @@ class _IntegratedGradientActivation(nn.Module):
             bound = "beta" if self.alpha_n_above_beta else "0"
             raise ValueError(f"alpha_n_init must be > {bound} = {offset} for {type(self).__name__}; got {alpha_n_init}")
         self._alpha_n_offset = offset
-        self.a_p = nn.Parameter(torch.tensor(_inverse_softplus(alpha_p_init)))
-        self.a_n = nn.Parameter(torch.tensor(_inverse_softplus(alpha_n_init - offset)))
+        self.a_p = nn.Parameter(torch.tensor(inverse_softplus(alpha_p_init)))
+        self.a_n = nn.Parameter(torch.tensor(inverse_softplus(alpha_n_init - offset)))
 
     @property
     def alpha_p(self) -> torch.Tensor:

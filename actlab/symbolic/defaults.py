@@ -7,6 +7,7 @@ and had started to drift. The values are the paper's (§3) and its reference cod
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -20,3 +21,8 @@ class XIELUConfig:
 
 
 XIELU_DEFAULTS = XIELUConfig()
+
+
+def inverse_softplus(value: float) -> float:
+    """a with softplus(a) = value (value > 0), in float64: the trained a_p, a_n behind alpha_p, alpha_n."""
+    return math.log(math.expm1(value))

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from actlab.symbolic.defaults import XIELU_DEFAULTS
+from actlab.symbolic.defaults import XIELU_DEFAULTS, inverse_softplus
 
 TABLE_HALF_WIDTH = 16.0  # L
 TABLE_STEP = 1.0 / 256  # h
@@ -146,8 +146,8 @@ class QuadratureActivation(nn.Module):
         self.expression = g
         self.table = QuadratureTable.build(g_fn)
         self.beta = float(beta)
-        self.a_p = nn.Parameter(torch.tensor(math.log(math.expm1(alpha_p_init))))
-        self.a_n = nn.Parameter(torch.tensor(math.log(math.expm1(alpha_n_init))))
+        self.a_p = nn.Parameter(torch.tensor(inverse_softplus(alpha_p_init)))
+        self.a_n = nn.Parameter(torch.tensor(inverse_softplus(alpha_n_init)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return QuadratureFunction.apply(x, F.softplus(self.a_p), F.softplus(self.a_n), self.beta, self.table)

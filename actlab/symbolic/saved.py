@@ -31,7 +31,7 @@ from torch import nn
 
 from actlab.errors import ActlabError
 from actlab.io import atomic_write_json, read_json
-from actlab.symbolic.defaults import XIELU_DEFAULTS
+from actlab.symbolic.defaults import XIELU_DEFAULTS, inverse_softplus
 
 FORMAT = "actlab-derivation/1"
 ENV_DIR = "ACTLAB_DERIVATIONS_DIR"
@@ -212,8 +212,8 @@ class DerivedActivation(nn.Module):
         self.name = saved.name
         self.beta = saved.beta
         self.kernels = torch_kernels(derivation)
-        self.a_p = nn.Parameter(torch.tensor(math.log(math.expm1(saved.alpha_p_init))))
-        self.a_n = nn.Parameter(torch.tensor(math.log(math.expm1(saved.alpha_n_init))))
+        self.a_p = nn.Parameter(torch.tensor(inverse_softplus(saved.alpha_p_init)))
+        self.a_n = nn.Parameter(torch.tensor(inverse_softplus(saved.alpha_n_init)))
 
     @property
     def alpha_p(self) -> torch.Tensor:
