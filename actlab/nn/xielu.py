@@ -186,3 +186,14 @@ class XIPReLU(_IntegratedGradientActivation):
 
     kind = "xiprelu"
     alpha_n_above_beta = False
+
+
+def learned_alphas(model: nn.Module) -> dict[str, list[float]]:
+    """alpha_p and alpha_n of every trainable integrated activation in `model` (modules with a_p behind alpha_p),
+    in module order, first layer first; empty lists when it has none. What the studies record per arm."""
+    alphas: dict[str, list[float]] = {"alpha_p": [], "alpha_n": []}
+    for module in model.modules():
+        if hasattr(module, "alpha_p") and hasattr(module, "alpha_n") and hasattr(module, "a_p"):
+            alphas["alpha_p"].append(float(module.alpha_p.detach()))
+            alphas["alpha_n"].append(float(module.alpha_n.detach()))
+    return alphas

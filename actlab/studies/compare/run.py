@@ -180,16 +180,6 @@ def _interleaved(
     return {name: (models[name], results[name]) for name in factories}
 
 
-def _alphas(model: nn.Module) -> dict[str, list[float]]:
-    """Learned alpha_p and alpha_n of each trainable activation module, first layer first (empty if none)."""
-    alphas: dict[str, list[float]] = {"alpha_p": [], "alpha_n": []}
-    for module in model.modules():
-        if hasattr(module, "alpha_p") and hasattr(module, "alpha_n") and hasattr(module, "a_p"):
-            alphas["alpha_p"].append(float(module.alpha_p.detach()))
-            alphas["alpha_n"].append(float(module.alpha_n.detach()))
-    return alphas
-
-
 def arm_record(
     name: str,
     matching: str,
@@ -201,6 +191,8 @@ def arm_record(
     config: CompareRunConfig,
 ) -> dict[str, Any]:
     """Everything the report needs about one arm: the task's metric, the exact budget used, its speed."""
+    from actlab.nn import learned_alphas  # lazily, as the module imports nothing of actlab.nn at load
+
     used = result.used
     scores = task.score(model, data, device) if result.status != "diverged" else {task.metric: math.nan}
     diverged = result.status == "diverged" or not math.isfinite(scores[task.metric])
@@ -221,7 +213,7 @@ def arm_record(
         "seconds": used.seconds,  # training loop only: what a seconds budget counts
         "throughput": units / used.seconds if used.seconds > 0 else math.nan,  # samples/s (LM: tokens/s)
         "budget_amount": result.budget.amount,
-        **_alphas(model),
+        **learned_alphas(model),
         "device": result.device,
         "threads": result.threads,
         "config": {**asdict(config), "activations": list(config.activations), "derive": dict(config.derive)},

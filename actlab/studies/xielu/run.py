@@ -164,17 +164,6 @@ def build_arm(activation: str, config: LMRunConfig) -> nn.Module:
     return model
 
 
-def learned_alphas(model: nn.Module) -> dict[str, list[float]]:
-    """alpha_p and alpha_n of each layer's activation, first layer first (empty for fixed activations)."""
-    alphas: dict[str, list[float]] = {"alpha_p": [], "alpha_n": []}
-    for block in getattr(model, "blocks", []):
-        act = block.mlp.act
-        if hasattr(act, "alpha_p") and hasattr(act, "alpha_n"):
-            alphas["alpha_p"].append(float(act.alpha_p.detach()))
-            alphas["alpha_n"].append(float(act.alpha_n.detach()))
-    return alphas
-
-
 def train_arms(config: LMRunConfig, workdir: str | Path | None = None) -> list[dict[str, Any]]:
     """Train every arm to the same budget, interleaved in `config.rounds` slices; one result dict per arm."""
     with cpu_threads(config.threads or None):  # for the warm-up too, not only inside `train`
@@ -216,6 +205,8 @@ def arm_record(
     data_source: str,
 ) -> dict[str, Any]:
     """Everything the report needs about one arm: losses, exact budget used, speed, alphas, counts."""
+    from actlab.nn import learned_alphas  # lazily, as the module imports nothing of actlab.nn at load
+
     used = result.used
     val_loss = result.final_metrics.get("val_loss", math.nan)
     diverged = result.status == "diverged" or not math.isfinite(val_loss)
