@@ -86,6 +86,12 @@ def verdict_color(verdict: str) -> str:
     return VERDICT_COLORS["depends"] if verdict.startswith("depends on") else VERDICT_COLORS.get(verdict, "#949494")
 
 
+def verdict_class(verdict: str) -> str:
+    """The CSS class of a verdict on every page ("not supported" -> "not-supported"; every "depends on ..." ->
+    "depends"), matching the keys of `VERDICT_COLORS`."""
+    return "depends" if verdict.startswith("depends on") else verdict.replace(" ", "-")
+
+
 def describe(fig: Figure, text: str) -> Figure:
     """Set the alt text of `fig` (what it shows, in a sentence) and return it."""
     setattr(fig, ALT_KEY, " ".join(str(text).split()))

@@ -100,7 +100,7 @@ def claims_block(claims: Iterable[Mapping[str, Any]], headline: Mapping[str, Any
     for claim in claims:
         claim_id = str(claim["claim_id"])
         verdict = str(claim["verdict"])
-        css = "depends" if verdict.startswith("depends on") else verdict.replace(" ", "-")
+        css = figure_style.verdict_class(verdict)
         color = figure_style.verdict_color(verdict)
         lines = [html.escape(str(claim.get("estimate_text", "")))]
         if claim.get("mde_text"):

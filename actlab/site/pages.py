@@ -34,11 +34,14 @@ class Page:
 def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
     from jinja2 import Environment, PackageLoader, select_autoescape
 
+    from actlab.figure_style import verdict_class  # matplotlib loads only when a page is rendered
+
     env = Environment(
         loader=PackageLoader("actlab", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
     env.filters["short"] = short_value
+    env.filters["verdict_class"] = verdict_class
     env.filters["safe_href"] = safe_href  # link targets from files: relative paths and http(s) only
     return env
 
