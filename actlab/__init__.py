@@ -7,7 +7,8 @@ See README.md for a map of the modules.
 from __future__ import annotations
 
 from actlab import activations
+from actlab._legacy_claims import record_claim
 from actlab._version import __version__
-from actlab.record import record, record_claim
+from actlab.record import record, save_claims
 
-__all__ = ["activations", "record", "record_claim", "__version__"]
+__all__ = ["activations", "record", "record_claim", "save_claims", "__version__"]

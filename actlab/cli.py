@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("sweep", "run a papermill notebook over a parameter grid and seeds"),
     "report": ("report", "execute the report notebooks and build the HTML site under reports/"),
     "bench": ("bench", "benchmarks: ratios against a baseline measured in one run"),
+    "calibrate": ("calibrate", "how often a claim's decision rule errs (simulated at its own n and spread)"),
 }
 
 

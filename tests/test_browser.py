@@ -80,7 +80,7 @@ def test_index_loads_without_errors_and_shows_injected_html_as_text(browser):
     assert STATEMENT in cell.text  # the <script> tag is shown as text, not run
     count, decoded = _images_decoded(browser)
     assert decoded
-    verdict = browser.find_element("css selector", "#claim-toy-loss td:nth-child(7)").text
+    verdict = browser.find_element("css selector", "#claim-toy-loss td:nth-child(8)").text
     assert verdict in ("supported", "not supported", "inconclusive")
 
 

@@ -56,3 +56,39 @@ def test_report_only_with_an_unknown_page_lists_the_known_ones_and_exits_2(repo_
     assert (
         "'nosuchpage'" in result.stderr and "smartmixed" in result.stderr and "00_activation_gallery" in result.stderr
     )
+
+
+def test_calibrate_prints_a_claims_stored_error_rates(tmp_path, capsys):
+    from actlab.claim import Claim, OperatingCharacteristics, Scenario
+    from actlab.cli import main
+    from actlab.record import save_claims
+
+    operating = OperatingCharacteristics(
+        design="5 seeds, normal",
+        scenarios=(Scenario("null boundary", 0.0, {"supported": 0.02, "inconclusive": 0.98}, 500,
+                            errors=("supported", "not supported")),),
+        seed=0,
+    )  # fmt: skip
+    claim = Claim(
+        claim_id="s-1",
+        study="s",
+        title="t",
+        statement="x",
+        source="p",
+        units="",
+        n=5,
+        budget="b",
+        estimate=0.5,
+        ci=(0.1, 0.9),
+        verdict="supported",
+        rule="r",
+        rule_name="r",
+        operating=operating,
+    )
+    save_claims([claim], tmp_path / "claims")
+    assert main(["calibrate", "s-1", "--runs", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "s-1: supported" in printed and "null boundary" in printed and "0.020 ± 0.006" in printed
+    assert main(["calibrate", "nope", "--runs", str(tmp_path)]) == 1
+    assert "no claim 'nope'" in capsys.readouterr().err
+    assert main(["calibrate", "s-1", "--runs", str(tmp_path), "--simulations", "0"]) == 1

@@ -17,7 +17,21 @@ PACKAGE = Path(__file__).resolve().parent.parent / "actlab"
 
 # Lowest first. A module is matched by its longest prefix (dotted, relative to `actlab`).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("_version", "errors", "io", "environ", "provenance", "record", "notebooks", "figure_style")),
+    (
+        "foundation",
+        (
+            "_version",
+            "errors",
+            "io",
+            "environ",
+            "provenance",
+            "claim",
+            "record",
+            "_legacy_claims",
+            "notebooks",
+            "figure_style",
+        ),
+    ),
     ("kernels", ("kernels",)),
     ("symbolic", ("symbolic",)),
     ("nn", ("nn",)),

@@ -39,19 +39,19 @@ def test_a_rule_that_raises_shows_its_claim_and_traceback_on_the_page(tmp_path):
     from papermill.exceptions import PapermillExecutionError
 
     claim_cell = (
-        "import actlab\n"
+        "from actlab.claim import Evidence, decide\n"
         "def rule(estimate, ci, baseline):\n"
         "    ratio = estimate / baseline\n"
         "    return 'supported' if ratio > 1 else 'not supported'\n"
-        f"actlab.record_claim('toy-ratio', 's', source='p', n=2, budget='b', estimate=0.5, ci=(0.1, 0.9),\n"
-        f"                    rule=rule, inputs={{'baseline': 0}}, claims_dir={str(tmp_path / 'claims')!r})"
+        "decide('toy-ratio', Evidence(0.5, (0.1, 0.9), 2, inputs={'baseline': 0}), rule, study='s', statement='s',\n"
+        "       source='p', units='', budget='b')"
     )
     template = _notebook(tmp_path / "study.ipynb", claim_cell)
     executed = tmp_path / "out" / "study.ipynb"
-    with pytest.raises(PapermillExecutionError, match="record_claim toy-ratio: its rule rule raised ZeroDivisionError"):
+    with pytest.raises(PapermillExecutionError, match="claim toy-ratio: its rule rule raised ZeroDivisionError"):
         notebooks.execute(template, executed)
     rendered = notebooks.to_html(executed, tmp_path / "study.html").read_text()
     page = html.unescape(re.sub(r"<[^>]+>", "", rendered))  # the text a reader sees (tracebacks are coloured spans)
-    assert "RuleError: record_claim toy-ratio" in page
+    assert "RuleError: claim toy-ratio" in page
     assert "ZeroDivisionError" in page and "ratio = estimate / baseline" in page  # the rule's own frame
     assert not (tmp_path / "claims").exists()

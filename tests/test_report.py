@@ -10,6 +10,7 @@ import re
 import pytest
 
 from actlab import notebooks
+from actlab.claim import Claim
 from actlab.io import atomic_write_json
 from actlab.site import report
 from actlab.site.inputs import load_claim, safe_href
@@ -38,11 +39,10 @@ def test_gallery_executes_and_renders_with_embedded_images(repo_root, tmp_path):
 
 
 def _claim(claim_id: str, **fields) -> dict:
-    """A claim file as `actlab.record_claim` writes it (the fields the index reads)."""
-    return {"claim_id": claim_id, "statement": "s", "source": "p", "what_was_run": {"n": 2, "budget": "b"},
-            "estimate": 0.5, "ci": [0.1, 0.9], "confidence": 0.95, "units": "", "estimate_text": "0.5 [0.1, 0.9]",
-            "mde": None, "mde_text": None, "equivalence_margin": None, "specifications": None, "inputs": {},
-            "rule": "r", "verdict": "supported", "paper": "", "evidence": "", "study": "", **fields}  # fmt: skip
+    """A claim file as `actlab.save_claims` writes it, with `fields` changed."""
+    base = Claim(claim_id=claim_id, study="", title=claim_id, statement="s", source="p", units="", n=2, budget="b",
+                 estimate=0.5, ci=(0.1, 0.9), verdict="supported", rule="r", rule_name="r")  # fmt: skip
+    return {**base.to_json(), **fields}
 
 
 def _index(tmp_path) -> str:
@@ -117,8 +117,8 @@ def test_safe_href_refuses_every_other_target(target):
 
 def test_evidence_that_is_not_a_safe_link_is_shown_as_text(tmp_path):
     claims = tmp_path / "runs" / "claims"
-    atomic_write_json(claims / "bad.json", _claim("bad", evidence="JavaScript:alert(document.cookie)"))
-    atomic_write_json(claims / "good.json", _claim("good", evidence="study.html#claim-good"))
+    atomic_write_json(claims / "bad.json", _claim("bad", evidence_page="JavaScript:alert(document.cookie)"))
+    atomic_write_json(claims / "good.json", _claim("good", evidence_page="study.html#claim-good"))
     bare = _claim("bare")
     del bare["equivalence_margin"]
     atomic_write_json(claims / "bare.json", bare)
@@ -131,13 +131,13 @@ def test_evidence_that_is_not_a_safe_link_is_shown_as_text(tmp_path):
 
 def test_index_shows_an_equivalence_margin_when_the_claim_has_one(tmp_path):
     atomic_write_json(tmp_path / "runs" / "claims" / "eq.json", _claim("eq", equivalence_margin=0.05))
-    assert "equivalence margin &plusmn;0.05" in _index(tmp_path)
+    assert "equivalence margin ±0.05" in _index(tmp_path)
 
 
 MALFORMED = {
     "broken.json": ("{not json", "JSONDecodeError"),
-    "listed.json": ("[1, 2]", "must hold a JSON object, got list"),
-    "partial.json": (json.dumps({"claim_id": "partial", "statement": "s"}), "missing field(s) source, estimate"),
+    "listed.json": ("[1, 2]", "must be a JSON object, got list"),
+    "partial.json": (json.dumps({"claim_id": "partial", "statement": "s"}), "missing field(s) estimate, ci, verdict"),
     "typed.json": (json.dumps(_claim("typed", estimate="0.5")), "estimate must be a number, got '0.5'"),
     "verdict.json": (json.dumps(_claim("verdict", verdict="probably")), "verdict 'probably' is not one of"),
     "reversed.json": (json.dumps(_claim("reversed", ci=[0.9, 0.1])), "has low > high"),
@@ -164,30 +164,32 @@ def test_malformed_claim_files_are_error_rows_and_the_rest_of_the_index_builds(t
         assert f"<strong>{name}</strong>" in row and problem in html.unescape(row), row
 
 
-def test_record_claim_writes_what_the_index_accepts(tmp_path):
-    import actlab
+def test_saved_claims_are_what_the_index_reads_back(tmp_path):
+    from actlab.claim import Evidence, SpecificationOutcome, decide
+    from actlab.record import save_claims
 
-    actlab.record_claim(
-        "written", "s", source="p", n=2, budget="b", estimate=0.5, ci=(0.1, 0.9), mde=0.2, evidence="page.html",
-        rule=lambda estimate, ci: "supported" if ci[0] > 0 else "inconclusive", claims_dir=tmp_path,
-        specifications={"stable": 1, "total": 2, "depends_on": None},
+    claim = decide(
+        "written", Evidence(0.5, (0.1, 0.9), 2, mde=0.2), lambda estimate, ci: "supported" if ci[0] > 0 else "x",
+        study="page", statement="s", source="p", units="", budget="b", specifications=SpecificationOutcome(1, 2),
     )  # fmt: skip
-    assert "error" not in load_claim(tmp_path / "written.json")
+    save_claims([claim], tmp_path)
+    assert load_claim(tmp_path / "written.json") == claim
 
 
-def test_record_claim_stores_a_nan_input_as_null_so_the_index_still_shows_the_claim(tmp_path):
+def test_a_nan_input_is_stored_as_null_so_the_index_still_shows_the_claim(tmp_path):
     # A TOST p-value without a margin is NaN; it once made the SmartMixed layer-wise claim an unreadable row.
-    import actlab
+    from actlab.claim import Claim, Evidence, decide
+    from actlab.record import save_claims
 
-    actlab.record_claim(
-        "tostless", "s", source="p", n=5, budget="b", estimate=7.0, ci=(-1.0, 15.0), mde=3.0,
-        rule=lambda estimate, ci, tost_pvalue, nested: "inconclusive" if ci[0] < 0 < ci[1] else "supported",
-        inputs={"tost_pvalue": float("nan"), "nested": [1.0, float("inf")]}, claims_dir=tmp_path,
-    )  # fmt: skip
+    evidence = Evidence(7.0, (-1.0, 15.0), 5, inputs={"tost_pvalue": float("nan"), "nested": [1.0, float("inf")]},
+                        mde=3.0)  # fmt: skip
+    rule = lambda estimate, ci, tost_pvalue, nested: "inconclusive" if ci[0] < 0 < ci[1] else "supported"  # noqa: E731
+    save_claims([decide("tostless", evidence, rule, study="", statement="s", source="p", units="", budget="b")],
+                tmp_path)  # fmt: skip
     claim = load_claim(tmp_path / "tostless.json")
-    assert "error" not in claim
-    assert claim["inputs"] == {"tost_pvalue": None, "nested": [1.0, None]}
-    assert claim["verdict"] == "inconclusive"
+    assert isinstance(claim, Claim)
+    assert claim.inputs == {"tost_pvalue": None, "nested": [1.0, None]}
+    assert claim.verdict == "inconclusive"
 
 
 def test_index_opens_with_a_verdict_summary_and_a_forest_plot_with_alt_text(tmp_path):
@@ -210,13 +212,14 @@ def test_index_opens_with_a_verdict_summary_and_a_forest_plot_with_alt_text(tmp_
 
 
 def test_verdict_summary_counts_per_study_and_unreadable_files():
+    from actlab.site.inputs import UnreadableClaim
     from actlab.site.summary import summarise
 
     claims = [
-        {"claim_id": "x-1", "verdict": "supported", "study": "x"},
-        {"claim_id": "x-2", "verdict": "depends on batch size", "study": "x"},
-        {"claim_id": "y-1", "verdict": "supported"},  # no study field: the id's prefix
-        {"claim_id": "bad", "file": "bad.json", "error": "JSONDecodeError"},
+        Claim.from_json(_claim("x-1", verdict="supported", study="x")),
+        Claim.from_json(_claim("x-2", verdict="depends on batch size", study="x")),
+        Claim.from_json(_claim("y-1", verdict="supported")),  # no study: the id's prefix
+        UnreadableClaim(claim_id="bad", file="bad.json", error="JSONDecodeError"),
     ]
     summary = summarise(claims)
     assert summary.total == {"supported": 2, "depends on a choice": 1}
@@ -227,13 +230,13 @@ def test_verdict_summary_counts_per_study_and_unreadable_files():
 
 def test_forest_rows_span_their_ci_threshold_and_paper_value():
     from actlab.site import forest
+    from actlab.site.inputs import UnreadableClaim
 
-    claim = {"claim_id": "c", "estimate": 1.0, "ci": [0.5, 1.5], "verdict": "supported", "threshold": 0.0,
-             "paper_value": 3.0}  # fmt: skip
+    claim = Claim.from_json(_claim("c", estimate=1.0, ci=[0.5, 1.5], threshold=0.0, paper_value=3.0))
     low, high = forest.x_range(claim)
     assert low < 0.0 and high > 3.0  # every marker is inside the row
-    assert forest.plottable([claim, {"claim_id": "e", "error": "x"}, {**claim, "ci": [float("nan"), 1]}]) == [claim]
-    fig = forest.draw([claim, {**claim, "claim_id": "d", "verdict": "inconclusive"}])
+    assert forest.plottable([claim, UnreadableClaim("e", "e.json", "x")]) == [claim]
+    fig = forest.draw([claim, claim.with_changes(claim_id="d", verdict="inconclusive", mde=0.1)])
     assert len(fig.axes) == 2
     assert forest.draw([]) is None
 

@@ -9,6 +9,7 @@ import nbformat
 import pandas as pd
 import pytest
 
+from actlab.claim import Claim, OperatingCharacteristics, Scenario, SpecificationOutcome
 from actlab.notebooks import lead_first
 from actlab.site import page
 
@@ -44,12 +45,33 @@ def test_details_fold_tables_and_claims_block_links_each_claim_both_ways():
     folded = page.details("Budget per arm", pd.DataFrame({"steps": [10]}))._repr_html_()
     assert folded.startswith('<details class="actlab-details"><summary>Budget per arm</summary>')
     assert "<td>10</td>" in folded
-    claim = {"claim_id": "s-1", "title": "Short", "statement": "A & B", "verdict": "inconclusive",
-             "estimate_text": "0.5 [0.1, 0.9]", "mde_text": "0.3 pts", "specifications": {"stable": 3, "total": 4,
-             "depends_on": "lr"}}  # fmt: skip
+    claim = Claim(claim_id="s-1", study="s", title="Short", statement="A & B", source="p", units="pts", n=3,
+                  budget="b", estimate=0.5, ci=(0.1, 0.9), verdict="inconclusive", rule="r", rule_name="r", mde=0.3,
+                  specifications=SpecificationOutcome(3, 4, "lr"))  # fmt: skip
     block = page.claims_block([claim])._repr_html_()
     assert 'id="claim-s-1"' in block and 'href="index.html#claim-s-1"' in block
     assert "A &amp; B" in block and "MDE 0.3 pts" in block and "stable in 3 of 4 specifications" in block
+    assert page.claims_block([claim.to_json()])._repr_html_() == block  # a claim file's dict shows the same
+
+
+def test_claims_block_shows_the_rules_error_rates_and_escapes_them():
+    operating = OperatingCharacteristics(
+        design="5 seeds",
+        scenarios=(
+            Scenario("null boundary", 0.0, {"supported": 0.03, "not supported": 0.02, "inconclusive": 0.95}, 400,
+                     errors=("supported", "not supported")),
+            Scenario("MDE, supporting", 1.0, {"supported": 0.8, "inconclusive": 0.2}, 400, target="supported"),
+        ),
+        seed=0,
+        unreachable={"equivalent": "<needs 41 seeds>"},
+    )  # fmt: skip
+    claim = Claim(claim_id="s-2", study="s", title="T", statement="x", source="p", units="", n=5, budget="b",
+                  estimate=0.5, ci=(0.1, 0.9), verdict="supported", rule="r", rule_name="r",
+                  operating=operating)  # fmt: skip
+    block = page.claims_block([claim])._repr_html_()
+    assert "false decisive rate 0.05 ± 0.01 at the null boundary" in block
+    assert "power 0.80 ± 0.02 at the MDE" in block
+    assert "&#x27;equivalent&#x27; cannot be reached at this n: &lt;needs 41 seeds&gt;" in block
 
 
 def test_lead_cells_come_right_after_the_title():

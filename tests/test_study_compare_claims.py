@@ -107,7 +107,7 @@ def test_record_claims_writes_one_verdict_per_candidate_with_its_mde(tmp_path):
     }
     stored = read_json(tmp_path / "compare-mine-mnist1d-step-matched.json")
     assert stored["mde"] > 0 and stored["equivalence_margin"] == 0.01 and "def rule_beats_baselines(" in stored["rule"]
-    assert stored["units"] == "accuracy points" and stored["what_was_run"]["n"] == SEEDS
+    assert stored["units"] == "accuracy points" and stored["n"] == SEEDS
 
 
 def test_claim_ids_of_module_specs_are_file_names():

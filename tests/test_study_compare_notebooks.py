@@ -11,8 +11,8 @@ import pytest
 from notebook_figures import figure_images
 
 from actlab import notebooks
+from actlab.claim import VERDICTS
 from actlab.io import read_json
-from actlab.record import VERDICTS
 from actlab.site import report
 from actlab.sweep import ExecutorOptions, load_spec, run_sweep
 
@@ -55,7 +55,7 @@ def test_report_records_a_computed_verdict_per_candidate_and_matching(site):
     assert files == ["compare-cubic-mnist1d-step-matched.json", "compare-cubic-mnist1d-wall-clock-matched.json"]
     for name in files:
         claim = read_json(site["claims"] / name)
-        assert claim["verdict"] in VERDICTS and claim["what_was_run"]["n"] == 3
+        assert claim["verdict"] in VERDICTS and claim["n"] == 3
         assert "def rule_beats_baselines(" in claim["rule"] and claim["mde"] > 0
         assert claim["equivalence_margin"] == 1.0  # the report's default margin for mnist1d
         assert set(claim["inputs"]["improvement"]) == {"relu", "gelu"}

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from actlab.record import VERDICTS, is_verdict, read_results
+from actlab.claim import VERDICTS, is_verdict
+from actlab.record import read_results
 from actlab.site import report
 
 ROOT = Path(__file__).resolve().parent.parent

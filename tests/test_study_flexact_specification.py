@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from actlab.record import record_claim
+from actlab._legacy_claims import record_claim
 from actlab.studies.flexact import analysis, claims, plots, specification
 from actlab.studies.flexact.arms import FLEXACT, Arm, expand, expand_sets
 from actlab.studies.flexact.fleet import RouterFleet
@@ -111,7 +111,7 @@ def test_curve_takes_the_baseline_from_the_main_sweep_and_records_stable_x_of_y(
         claims_dir=tmp_path, **curve.claim_fields(recovery[0]),
     )  # fmt: skip
     assert claim["verdict"] == "depends on lr"
-    assert claim["specifications"] == {"stable": 2, "total": 3, "depends_on": "lr"}
+    assert claim["specifications"] == {"stable": 2, "total": 3, "depends_on": "lr", "heterogeneity_p": None}
     assert claim["estimate"] == 1.0  # the baseline's value, from the main sweep
     assert claim["rule"].startswith("def rule_across_specifications")
 

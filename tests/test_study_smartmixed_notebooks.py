@@ -8,8 +8,8 @@ from pathlib import Path
 from notebook_figures import figure_images
 
 from actlab import notebooks
+from actlab.claim import VERDICTS
 from actlab.io import read_json
-from actlab.record import VERDICTS
 from actlab.studies.smartmixed import analysis
 from actlab.studies.smartmixed import claims as claim_rules
 from actlab.studies.smartmixed import preference as preference_results
@@ -117,8 +117,8 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_three_claims(tmp_
     for name, claim in claims.items():
         assert claim["verdict"] in VERDICTS and claim["rule"].startswith("def ")
         if name != "smartmixed-layerwise-preference":
-            assert "n = 2 seeds per cell" in claim["what_was_run"]["budget"]
-            assert claim["what_was_run"]["budget"].split(";")[0] in ("step-matched", "wall-clock-matched")
+            assert "n = 2 seeds per cell" in claim["budget"]
+            assert claim["budget"].split(";")[0] in ("step-matched", "wall-clock-matched")
     # the tiny compare sweep's routers (1 phase-1 epoch at the weights' lr) do not commit: nothing is ranked
     assert claims["smartmixed-top3-compute-matched"]["verdict"] == "not run"
     layerwise = claim_rules.layerwise_evidence(preference_results.load(runs, "tinypref"))

@@ -14,8 +14,8 @@ import pytest
 from notebook_figures import figure_images
 
 from actlab import notebooks
+from actlab.claim import VERDICTS
 from actlab.io import read_json
-from actlab.record import VERDICTS
 from actlab.studies.xielu import analysis
 from actlab.sweep import ExecutorOptions, load_run_results, load_spec, run_sweep
 
@@ -72,7 +72,7 @@ def test_report_records_both_claims_with_verdicts_its_rule_computed(site):
         claim = read_json(site["claims"] / f"xielu-lm-{analysis.matching(budget)}.json")
         expected = analysis.claim_inputs(paired, budget)
         assert claim["verdict"] in VERDICTS and claim["estimate"] == expected["estimate"]
-        assert claim["ci"] == expected["ci"] and claim["what_was_run"]["n"] == 2
+        assert claim["ci"] == expected["ci"] and claim["n"] == 2
         assert "def rule_lower_loss(" in claim["rule"] and claim["units"] == "bits/byte"
         assert claim["equivalence_margin"] > 0 and claim["mde"] > 0
         inputs = claim["inputs"]

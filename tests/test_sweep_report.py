@@ -7,10 +7,13 @@ import re
 
 import nbformat
 import pandas as pd
+import pytest
 from toy_site import NOTEBOOKS, STATEMENT, toy_site
 
 from actlab import stats
-from actlab.io import atomic_write_json, read_json
+from actlab.claim import Claim
+from actlab.io import read_json
+from actlab.record import save_claims
 from actlab.site import report
 from actlab.sweep import load_spec, run_sweep
 
@@ -38,22 +41,43 @@ def test_claim_verdict_comes_from_the_notebooks_rule_on_the_sweeps_numbers():
     assert claim["estimate"] == interval.estimate and claim["ci"] == [interval.low, interval.high]
     assert claim["verdict"] == ("supported" if interval.high < 1.0 else "inconclusive")
     assert "def rule(estimate, ci):" in claim["rule"]
-    assert claim["statement"] == STATEMENT and claim["evidence"] == "toystudy.html" and claim["study"] == "toystudy"
+    assert (
+        claim["statement"] == STATEMENT and claim["evidence_page"] == "toystudy.html" and claim["study"] == "toystudy"
+    )
     index = (config.out_dir / "index.html").read_text()
     assert 'href="toystudy.html"' in index and claim["estimate_text"] in index
     assert "<script>window.__actlab_injected" not in index and "&lt;script&gt;window.__actlab_injected" in index
 
 
-def test_study_sweep_resumes_and_old_claims_of_the_study_are_removed():
+def test_study_sweep_resumes_and_a_rebuild_replaces_only_its_own_claims():
     config, _ = toy_site()
     spec = load_spec(NOTEBOOKS / "toystudy" / "sweeps" / "default" / "toy.yml")
     again = run_sweep(spec, runs_dir=config.runs_dir, progress=False, dry_run=True)
     assert again.to_run == [] and len(again.skipped) == 2  # what a rebuild would run: nothing
-    claims = config.runs_dir / "claims-copy"
-    atomic_write_json(claims / "stale.json", {"claim_id": "stale", "study": "toystudy", "verdict": "supported"})
-    atomic_write_json(claims / "other.json", {"claim_id": "other", "study": "another", "verdict": "supported"})
-    report.remove_claims_of(claims, "toystudy")
-    assert [p.name for p in claims.glob("*.json")] == ["other.json"]
+    claims = config.runs_dir / "claims"
+    fresh = Claim.from_json(read_json(claims / "toy-loss.json"))
+    save_claims([fresh.with_changes(claim_id="stale")], claims)  # a claim the study no longer decides
+    save_claims([fresh.with_changes(claim_id="other", study="another")], claims)
+    report.build_site(config)
+    assert sorted(p.name for p in claims.glob("*.json")) == ["other.json", "toy-loss.json"]
+    assert not (claims / report.STAGING_FOLDER / "toystudy").exists()
+
+
+def test_a_failed_or_interrupted_report_keeps_the_claims_of_the_last_good_build(tmp_path):
+    claims, staging = tmp_path / "claims", tmp_path / "claims" / report.STAGING_FOLDER / "s"
+    old = Claim(claim_id="s-1", study="s", title="t", statement="x", source="p", units="", n=2, budget="b",
+                estimate=0.5, ci=(0.1, 0.9), verdict="supported", rule="r", rule_name="r")  # fmt: skip
+    save_claims([old, old.with_changes(claim_id="s-2")], claims)
+    save_claims([old.with_changes(estimate=0.6)], staging)
+    before = sorted(p.name for p in claims.glob("*.json"))
+    # build_site publishes only after the notebook succeeded; a failure leaves staging unpublished
+    assert before == ["s-1.json", "s-2.json"] and read_json(claims / "s-1.json")["estimate"] == 0.5
+    report.publish_claims(staging, claims, "s")
+    assert sorted(p.name for p in claims.glob("*.json")) == ["s-1.json"]
+    assert read_json(claims / "s-1.json")["estimate"] == 0.6 and not staging.exists()
+    save_claims([old.with_changes(claim_id="x-1", study="x")], staging)
+    with pytest.raises(ValueError, match="study s wrote claim x-1 of study x"):
+        report.publish_claims(staging, claims, "s")
 
 
 def _notebook(path, code):
@@ -91,18 +115,12 @@ def test_failing_studies_are_listed_with_their_errors_and_the_site_still_builds(
 
 
 def test_index_shows_rule_inputs_short_and_escaped(tmp_path):
-    claim = {
-        "claim_id": "c",
-        "statement": "s",
-        "source": "p",
-        "estimate": 0.5,
-        "ci": [0.1, 0.9],
-        "verdict": "inconclusive",
-        "rule": "def rule(estimate, ci): ...",
-        "inputs": {"p_holm": 0.0123456789, "note": "<b>bold</b>", "per_arch": {"512": 0.25}},
-        "what_was_run": {"n": 5, "budget": "10 epochs"},
-    }
-    atomic_write_json(tmp_path / "runs" / "claims" / "c.json", claim)
+    claim = Claim(
+        claim_id="c", study="", title="c", statement="s", source="p", units="", n=5, budget="10 epochs",
+        estimate=0.5, ci=(0.1, 0.9), verdict="inconclusive", rule="def rule(estimate, ci): ...", rule_name="rule",
+        inputs={"p_holm": 0.0123456789, "note": "<b>bold</b>", "per_arch": {"512": 0.25}}, mde=0.3,
+    )  # fmt: skip
+    save_claims([claim], tmp_path / "runs" / "claims")
     config = report.SiteConfig(notebooks_dir=tmp_path, runs_dir=tmp_path / "runs", out_dir=tmp_path / "site")
     report.build_site(config)
     index = (tmp_path / "site" / "index.html").read_text()

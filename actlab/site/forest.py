@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import base64
 import io
-import math
+from collections.abc import Sequence
 from typing import Any
 
+from actlab.claim import Claim
 from actlab.figure_style import verdict_color
 from actlab.site.summary import verdict_group
 
@@ -21,33 +22,26 @@ TITLE_CHARS = 62
 VERDICT_CHARS = 34
 
 
-def plottable(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The claims the plot can show: readable records with a finite estimate and CI."""
-    rows = []
-    for claim in claims:
-        if claim.get("error"):
-            continue
-        values = [claim.get("estimate"), *(claim.get("ci") or [None, None])]
-        if all(isinstance(v, int | float) and math.isfinite(v) for v in values):
-            rows.append(claim)
-    return rows
+def plottable(claims: Sequence[Any]) -> list[Claim]:
+    """The claims the plot can show: readable ones (a `Claim` always has a finite estimate and CI)."""
+    return [claim for claim in claims if isinstance(claim, Claim)]
 
 
-def x_range(claim: dict[str, Any]) -> tuple[float, float]:
+def x_range(claim: Claim) -> tuple[float, float]:
     """The row's x-range: the CI, the threshold and the paper's value, with a margin of 15% on each side."""
-    values = [claim["estimate"], *claim["ci"]]
-    values += [claim[key] for key in ("threshold", "paper_value") if isinstance(claim.get(key), int | float)]
+    values = [claim.estimate, *claim.ci]
+    values += [value for value in (claim.threshold, claim.paper_value) if value is not None]
     low, high = min(values), max(values)
     span = high - low or max(abs(high), 1.0) * 0.1
     return low - 0.15 * span, high + 0.15 * span
 
 
-def alt_text(claims: list[dict[str, Any]]) -> str:
+def alt_text(claims: Sequence[Any]) -> str:
     """What the plot shows, in words, with the verdict counts (the figure's alt text)."""
     rows = plottable(claims)
     counts: dict[str, int] = {}
     for claim in rows:
-        group = verdict_group(claim["verdict"])
+        group = verdict_group(claim.verdict)
         counts[group] = counts.get(group, 0) + 1
     tally = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
     return (
@@ -57,8 +51,8 @@ def alt_text(claims: list[dict[str, Any]]) -> str:
     )
 
 
-def _confidence(rows: list[dict[str, Any]]) -> str:
-    levels = {round(float(claim.get("confidence", 0.95)) * 100) for claim in rows}
+def _confidence(rows: list[Claim]) -> str:
+    levels = {round(claim.confidence * 100) for claim in rows}
     return f"{levels.pop()}%" if len(levels) == 1 else "stated"
 
 
@@ -66,7 +60,7 @@ def _short(text: str, limit: int = TITLE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def draw(claims: list[dict[str, Any]]):  # noqa: ANN201 - a matplotlib Figure
+def draw(claims: Sequence[Any]):  # noqa: ANN201 - a matplotlib Figure
     """The forest plot as a matplotlib figure (None if no claim can be drawn)."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -77,14 +71,14 @@ def draw(claims: list[dict[str, Any]]):  # noqa: ANN201 - a matplotlib Figure
     fig = Figure(figsize=(11, 0.55 + ROW_INCHES * len(rows)))  # no pyplot: no backend, no global state
     axes = fig.subplots(len(rows), 1, squeeze=False)
     for ax, claim in zip(axes[:, 0], rows, strict=True):
-        color = verdict_color(claim["verdict"])
-        low, high = claim["ci"]
+        color = verdict_color(claim.verdict)
+        low, high = claim.ci
         ax.hlines(0, low, high, color=color, lw=2.2)
-        ax.plot([claim["estimate"]], [0], "o", color=color, ms=5)
-        if isinstance(claim.get("threshold"), int | float):
-            ax.axvline(claim["threshold"], color="0.35", ls="--", lw=0.9)
-        if isinstance(claim.get("paper_value"), int | float):
-            ax.plot([claim["paper_value"]], [0], "D", mfc="white", mec="black", ms=5)
+        ax.plot([claim.estimate], [0], "o", color=color, ms=5)
+        if claim.threshold is not None:
+            ax.axvline(claim.threshold, color="0.35", ls="--", lw=0.9)
+        if claim.paper_value is not None:
+            ax.plot([claim.paper_value], [0], "D", mfc="white", mec="black", ms=5)
         ax.set_xlim(*x_range(claim))
         ax.set_ylim(-1, 1)
         ax.set_yticks([])
@@ -95,7 +89,7 @@ def draw(claims: list[dict[str, Any]]):  # noqa: ANN201 - a matplotlib Figure
         ax.text(
             -0.01,
             0.5,
-            _short(str(claim.get("title") or claim["claim_id"])),
+            _short(claim.title or claim.claim_id),
             transform=ax.transAxes,
             ha="right",
             va="center",
@@ -104,7 +98,7 @@ def draw(claims: list[dict[str, Any]]):  # noqa: ANN201 - a matplotlib Figure
         ax.text(
             1.01,
             0.5,
-            _short(str(claim["verdict"]), VERDICT_CHARS),
+            _short(claim.verdict, VERDICT_CHARS),
             transform=ax.transAxes,
             ha="left",
             va="center",
@@ -124,7 +118,7 @@ def draw(claims: list[dict[str, Any]]):  # noqa: ANN201 - a matplotlib Figure
     return fig
 
 
-def svg_data_uri(claims: list[dict[str, Any]]) -> str | None:
+def svg_data_uri(claims: Sequence[Any]) -> str | None:
     """The forest plot as an SVG `data:` URI for an `<img>` (text kept as text, so it stays small and sharp)."""
     fig = draw(claims)
     if fig is None:

@@ -19,6 +19,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from actlab import figure_style
+from actlab.claim import Claim
+from actlab.site import claim_text
 
 DIGITS = 3  # significant digits of every float in a page's tables
 
@@ -92,36 +94,28 @@ def details(summary: str, *items: Any) -> HTMLBlock:
     return HTMLBlock(f'<details class="actlab-details"><summary>{html.escape(summary)}</summary>\n{inner}\n</details>')
 
 
-def claims_block(claims: Iterable[Mapping[str, Any]], headline: Mapping[str, Any] | None = None) -> HTMLBlock:
-    """The page's lead: each claim (as `actlab.record_claim` returned it) with its verdict, estimate, MDE and
-    specifications, linked to its row in the index, then its headline figure (`headline[claim_id]`)."""
+def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[str, Any] | None = None) -> HTMLBlock:
+    """The page's lead: each claim with its verdict, estimate, MDE, specifications and error rates, linked to
+    its row in the index, then its headline figure (`headline[claim_id]`)."""
     headline = headline or {}
     parts = ['<section class="actlab-claims"><h2>Claims and verdicts</h2>']
-    for claim in claims:
-        claim_id = str(claim["claim_id"])
-        verdict = str(claim["verdict"])
-        css = figure_style.verdict_class(verdict)
-        color = figure_style.verdict_color(verdict)
-        lines = [html.escape(str(claim.get("estimate_text", "")))]
-        if claim.get("mde_text"):
-            lines.append(f"MDE {html.escape(str(claim['mde_text']))} (80% power)")
-        if claim.get("equivalence_margin") is not None:
-            lines.append(f"equivalence margin &plusmn;{format_number(float(claim['equivalence_margin']))}")
-        specs = claim.get("specifications")
-        if specs:
-            flips = f" (flips with {html.escape(str(specs['depends_on']))})" if specs.get("depends_on") else ""
-            lines.append(f"stable in {specs['stable']} of {specs['total']} specifications{flips}")
-        if claim.get("paper"):
-            lines.append(f"paper: {html.escape(str(claim['paper']))}")
+    for item in claims:
+        claim = item if isinstance(item, Claim) else Claim.from_json(item)
+        claim_id = html.escape(claim.claim_id)
+        css = figure_style.verdict_class(claim.verdict)
+        color = figure_style.verdict_color(claim.verdict)
+        lines = [claim.estimate_text, *claim_text.detection_lines(claim), *claim_text.operating_lines(claim)]
+        if claim.paper:
+            lines.append(f"paper: {claim.paper}")
         parts.append(
-            f'<div class="actlab-claim" id="claim-{html.escape(claim_id)}">'
-            f"<h3>{html.escape(str(claim.get('title') or claim_id))}: "
-            f'<span class="{css}" style="color:{color}">{html.escape(verdict)}</span></h3>'
-            f"<p>{html.escape(str(claim['statement']))}</p>"
-            f"<p>{'<br>'.join(lines)}<br>"
-            f'<a href="index.html#claim-{html.escape(claim_id)}">this claim in the index</a></p>'
+            f'<div class="actlab-claim" id="claim-{claim_id}">'
+            f"<h3>{html.escape(claim.title or claim.claim_id)}: "
+            f'<span class="{css}" style="color:{color}">{html.escape(claim.verdict)}</span></h3>'
+            f"<p>{html.escape(claim.statement)}</p>"
+            f"<p>{'<br>'.join(html.escape(line) for line in lines)}<br>"
+            f'<a href="index.html#claim-{claim_id}">this claim in the index</a></p>'
         )
-        figure = headline.get(claim_id)
+        figure = headline.get(claim.claim_id)
         if figure is not None:
             parts.append(_html_of(figure))
         parts.append("</div>")

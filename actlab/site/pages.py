@@ -13,6 +13,7 @@ from typing import Any
 
 from actlab import provenance
 from actlab.io import atomic_write_text
+from actlab.site import claim_text
 from actlab.site.inputs import safe_href
 
 
@@ -43,6 +44,8 @@ def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
     env.filters["short"] = short_value
     env.filters["verdict_class"] = verdict_class
     env.filters["safe_href"] = safe_href  # link targets from files: relative paths and http(s) only
+    env.filters["detection_lines"] = claim_text.detection_lines
+    env.filters["operating_lines"] = claim_text.operating_lines
     return env
 
 

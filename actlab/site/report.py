@@ -11,10 +11,11 @@ Layout it understands (conventions, so a new study needs no registration):
   `actlab.sweep`), then the report notebook executes with the papermill parameters
   `runs_dir` (absolute `runs/<study>/<profile>`) and `profile`, and is rendered to `<study>.html`.
   A study whose sweep spec or report fails is listed as failed with its error; the site still builds.
-- `runs/claims/*.json`: claims written by `actlab.record_claim` (a study's old claims are removed
-  before its report runs again, so a dropped claim never lingers), listed in the index. A malformed file
-  is listed as an error row and a link target other than a relative path or http(s) URL is shown as text
-  (`actlab.site.inputs`): the index publishes nothing a file could turn into script.
+- `runs/claims/*.json`: one `actlab.claim.Claim` per file, listed in the index. A study's report notebook
+  gets a staging folder as its `claims_dir` parameter; only when the notebook ran to the end do its claims
+  replace the study's old ones (`publish_claims`), so a failed or interrupted build loses nothing and a dropped
+  claim never lingers. A malformed file is listed as an error row and a link target other than a relative path
+  or http(s) URL is shown as text (`actlab.site.inputs`): the index publishes nothing a file could turn into script.
 - `<out>/bench.json` (written by `actlab bench`): rendered to `bench.html` and linked (`actlab.site.bench_page`).
 - `<out>/pages.json`: the pages the index lists, kept between builds. Why: `actlab report --only xielu`
   rebuilds one page, and `actlab bench` one more; the index they rewrite must still link every page an
@@ -24,22 +25,27 @@ Layout it understands (conventions, so a new study needs no registration):
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from actlab import notebooks, provenance
+from actlab.claim import Claim
 from actlab.environ import temporary_environment
 from actlab.io import atomic_write_json, atomic_write_text
-from actlab.site.inputs import load_claim
+from actlab.site.inputs import UnreadableClaim, load_claim
 from actlab.site.pages import Page, add_footer, built_at, jinja_environment
 from actlab.sweep.spec import study_specs
 
 STANDALONE_PATTERN = re.compile(r"^\d\d_[\w-]+\.ipynb$")
 STUDY_REPORT = "report.ipynb"
 PAGES_MANIFEST = "pages.json"
+CLAIMS_FOLDER = "claims"  # under the runs folder: one <claim_id>.json per claim, what the index lists
+STAGING_FOLDER = ".staging"  # under the claims folder: a study's claims until its notebook has succeeded
 KIND_ORDER = {"page": 0, "study": 1, "bench": 2}  # the index lists standalone pages, then studies, then benchmarks
 
 
@@ -135,38 +141,57 @@ def render_study(study_dir: Path, config: SiteConfig) -> Page:
             return page
         counts = ", ".join(f"{n} {status}" for status, n in sorted(outcome.counts().items()))
         page.sweeps.append(f"{outcome.spec.name}: {counts}")
-    claims_dir = (config.runs_dir / "claims").resolve()
-    remove_claims_of(claims_dir, name)
+    claims_dir = (config.runs_dir / CLAIMS_FOLDER).resolve()
+    staging = claims_dir / STAGING_FOLDER / name
+    shutil.rmtree(staging, ignore_errors=True)  # what an interrupted build left: never published
+    staging.mkdir(parents=True, exist_ok=True)
     parameters = {
         "runs_dir": str((config.runs_dir / name / config.profile).resolve()),
         "profile": config.profile,
+        "claims_dir": str(staging),
         **(config.parameters.get(name) or {}),
     }
-    env = {"ACTLAB_CLAIMS_DIR": str(claims_dir), "ACTLAB_STUDY": name, "ACTLAB_EVIDENCE": page.html}
+    # The notebooks that still call actlab.record_claim read these (actlab._legacy_claims)
+    env = {"ACTLAB_CLAIMS_DIR": str(staging), "ACTLAB_STUDY": name}
     with temporary_environment(env):
-        return _execute_and_render(page, template, config.runs_dir / "pages" / f"{name}.ipynb", parameters, config)
+        page = _execute_and_render(page, template, config.runs_dir / "pages" / f"{name}.ipynb", parameters, config)
+    if page.status == "ok":
+        publish_claims(staging, claims_dir, name)
+    return page
 
 
-def remove_claims_of(claims_dir: Path, study: str) -> None:
-    """Delete the claims a study recorded last time, so the index shows only what this run decides."""
-    for path in claims_dir.glob("*.json") if claims_dir.is_dir() else []:
-        try:
-            if json.loads(path.read_text(encoding="utf-8")).get("study") == study:
-                path.unlink()
-        except (OSError, ValueError):
-            continue
+def publish_claims(staging: Path, claims_dir: Path, study: str) -> None:
+    """Swap a study's freshly decided claims in: its old claims that were not decided again go, the new ones
+    replace theirs file by file (`os.replace`, atomic), and the staging folder goes.
+
+    Why staging: a report notebook that fails or is interrupted must leave the claims of the last good build in
+    place; only a notebook that ran to the end replaces them. A claim file in `staging` whose study is another
+    one is refused (a study publishes only its own claims).
+    """
+    fresh = {path.name: path for path in staging.glob("*.json")}
+    for path in fresh.values():
+        loaded = load_claim(path)
+        if isinstance(loaded, Claim) and loaded.study not in ("", study):
+            raise ValueError(f"study {study} wrote claim {loaded.claim_id} of study {loaded.study}; not published")
+    for path in claims_dir.glob("*.json"):
+        loaded = load_claim(path)
+        if isinstance(loaded, Claim) and loaded.study == study and path.name not in fresh:
+            path.unlink()
+    for file_name, path in fresh.items():
+        os.replace(path, claims_dir / file_name)
+    shutil.rmtree(staging, ignore_errors=True)
 
 
-def load_claims(claims_dir: Path) -> list[dict[str, Any]]:
-    """Every claim record under `claims_dir`, sorted by id; a malformed file is an error row (with `error`
-    and `file`) instead, so one bad file never stops the index (see `actlab.site.inputs`)."""
+def load_claims(claims_dir: Path) -> list[Claim | UnreadableClaim]:
+    """Every claim under `claims_dir` (not its staging folder), sorted by id; a malformed file is an
+    `UnreadableClaim` row instead, so one bad file never stops the index (see `actlab.site.inputs`)."""
     if not claims_dir.is_dir():
         return []
     claims = [load_claim(p) for p in sorted(claims_dir.glob("*.json"))]
-    return sorted(claims, key=lambda claim: str(claim.get("claim_id", "")))
+    return sorted(claims, key=lambda claim: claim.claim_id)
 
 
-def write_index(pages: Iterable[Page], claims: list[dict[str, Any]], config: SiteConfig) -> Path:
+def write_index(pages: Iterable[Page], claims: list[Claim | UnreadableClaim], config: SiteConfig) -> Path:
     """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped).
 
     The profile shown is that of the study pages listed (which may come from different builds), else the config's.
@@ -239,4 +264,4 @@ def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
     under `runs/claims`; executes nothing. `build_site` ends with it, and `actlab bench` links its page by it."""
     pages = merge_pages(load_pages(config.out_dir), fresh, config.out_dir)
     atomic_write_json(config.out_dir / PAGES_MANIFEST, [asdict(page) for page in pages])
-    return write_index(pages, load_claims(config.runs_dir / "claims"), config)
+    return write_index(pages, load_claims(config.runs_dir / CLAIMS_FOLDER), config)

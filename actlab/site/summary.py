@@ -6,10 +6,11 @@ Why a module: the summary is the first thing a reader sees, so its arithmetic is
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from actlab.record import DEPENDS_ON, VERDICTS
+from actlab.claim import DEPENDS_ON, VERDICTS, Claim
+from actlab.site.inputs import UnreadableClaim
 
 # The summary's columns, in reading order; every "depends on <choice>" counts as one "depends on ...".
 SUMMARY_VERDICTS = (*VERDICTS, "depends on a choice")
@@ -37,18 +38,18 @@ class VerdictSummary:
         return [verdict for verdict in SUMMARY_VERDICTS if self.total.get(verdict)]
 
 
-def summarise(claims: list[dict[str, Any]]) -> VerdictSummary:
-    """Count `claims` (records from `actlab.report.load_claims`; error rows count as unreadable)."""
+def summarise(claims: Sequence[Claim | UnreadableClaim]) -> VerdictSummary:
+    """Count `claims` (from `actlab.site.report.load_claims`; unreadable files are counted apart)."""
     total: Counter[str] = Counter()
     by_study: dict[str, Counter[str]] = {}
     unreadable = 0
     for claim in claims:
-        if claim.get("error"):
+        if not isinstance(claim, Claim):
             unreadable += 1
             continue
-        group = verdict_group(str(claim["verdict"]))
+        group = verdict_group(claim.verdict)
         total[group] += 1
-        study = str(claim.get("study") or claim["claim_id"].split("-", 1)[0])
+        study = claim.study or claim.claim_id.split("-", 1)[0]
         by_study.setdefault(study, Counter())[group] += 1
     return VerdictSummary(
         total={verdict: total[verdict] for verdict in SUMMARY_VERDICTS if total[verdict]},

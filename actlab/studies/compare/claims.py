@@ -100,7 +100,7 @@ def record_claims(
     differences do not vary (no interval, no MDE), cannot be tested: it is listed in `untested` with the reason,
     never given a verdict.
     """
-    from actlab.record import record_claim
+    from actlab._legacy_claims import record_claim
     from actlab.studies.compare.analysis import budget_text, claim_inputs
     from actlab.studies.compare.run import matching_label
     from actlab.studies.compare.tasks import get_task

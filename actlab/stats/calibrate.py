@@ -1,0 +1,163 @@
+"""How often a decision rule errs: its operating characteristics, measured by simulating the claim's own design.
+
+Why: a verdict is a statistical procedure's output, and a procedure is judged by its error rates. A rule that
+says "supported" when its 95% CI clears a threshold should be wrong at most 2.5% of the time when the truth sits
+exactly on the threshold, and should say "supported" most of the time when the truth is an MDE past it. Whether
+it does depends on details (bootstrap intervals undercover at 5 seeds; "depends on" rules can fire on noise;
+margins checked in the wrong order), so each claim's rule is run on data simulated at its own n, pairing and
+observed spread, at a few chosen truths (`ScenarioSpec`), and the share of each verdict is reported with its
+Monte-Carlo standard error.
+
+The simulation pushes each simulated data set through the same evidence and rule code the study uses on its
+runs: a study supplies `simulate(effect, rng) -> verdict`, built from the generators below (normal draws with
+the observed SD, the observed values recentred and resampled, binomial counts) and its own evidence function.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from actlab.claim import OperatingCharacteristics, Scenario
+
+DEFAULT_SIMULATIONS = 1000
+Simulate = Callable[[float, np.random.Generator], str]
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """A truth to simulate: `effect` in the claim's units; `errors` are the verdicts that would be wrong there;
+    `target` the verdict the rule should reach (its share is the power)."""
+
+    name: str
+    effect: float
+    errors: tuple[str, ...] = ()
+    target: str | None = None
+
+
+def operating_characteristics(
+    simulate: Simulate,
+    scenarios: Sequence[ScenarioSpec],
+    *,
+    design: str,
+    n_simulations: int = DEFAULT_SIMULATIONS,
+    seed: int = 0,
+    unreachable: Mapping[str, str] | None = None,
+) -> OperatingCharacteristics:
+    """Run `simulate` `n_simulations` times at each scenario's effect and count the verdicts.
+
+    Each scenario draws from its own generator, `np.random.default_rng([seed, index])`, so adding a scenario
+    leaves the others' numbers unchanged and the same seed gives the same table.
+    """
+    if n_simulations < 1:
+        raise ValueError(f"operating_characteristics: n_simulations must be >= 1, got {n_simulations}")
+    results = []
+    for index, spec in enumerate(scenarios):
+        if not math.isfinite(spec.effect):
+            raise ValueError(f"operating_characteristics: scenario {spec.name!r} has effect {spec.effect}")
+        rng = np.random.default_rng([seed, index])
+        counts = Counter(simulate(spec.effect, rng) for _ in range(n_simulations))
+        results.append(
+            Scenario(
+                name=spec.name,
+                effect=float(spec.effect),
+                probabilities={verdict: count / n_simulations for verdict, count in sorted(counts.items())},
+                n_simulations=n_simulations,
+                errors=tuple(spec.errors),
+                target=spec.target,
+            )
+        )
+    return OperatingCharacteristics(design=design, scenarios=tuple(results), seed=seed, unreachable=unreachable or {})
+
+
+def threshold_scenarios(
+    threshold: float,
+    *,
+    supports: str,
+    mde: float | None,
+    paper_effect: float | None = None,
+    equivalence_margin: float | None = None,
+) -> list[ScenarioSpec]:
+    """The standard truths for a rule that compares an estimate with `threshold`.
+
+    - "null boundary": the truth on the threshold, where both "supported" and "not supported" are wrong;
+    - "MDE, supporting" / "MDE, against": the truth an MDE past the threshold on either side (the power to say
+      "supported", and to say "not supported");
+    - "paper's effect": the paper's own value (power to say "supported" if it lies on the supporting side);
+    - "equivalence boundary": the truth at threshold + margin, where "equivalent" is wrong.
+    `supports` is "above" or "below": the side of the threshold that supports the claim.
+    """
+    if supports not in ("above", "below"):
+        raise ValueError(f"threshold_scenarios: supports must be 'above' or 'below', got {supports!r}")
+    sign = 1.0 if supports == "above" else -1.0
+    specs = [ScenarioSpec("null boundary", threshold, errors=("supported", "not supported"))]
+    if mde is not None and math.isfinite(mde) and mde > 0:
+        specs.append(ScenarioSpec("MDE, supporting", threshold + sign * mde, target="supported"))
+        specs.append(ScenarioSpec("MDE, against", threshold - sign * mde, target="not supported"))
+    if paper_effect is not None and math.isfinite(paper_effect):
+        supporting = sign * (paper_effect - threshold) > 0
+        specs.append(ScenarioSpec("paper's effect", paper_effect, target="supported" if supporting else None))
+    if equivalence_margin is not None and math.isfinite(equivalence_margin) and equivalence_margin > 0:
+        specs.append(ScenarioSpec("equivalence boundary", threshold + equivalence_margin, errors=("equivalent",)))
+    return specs
+
+
+# ---------------------------------------------------------------- data generators for a design
+def normal_sample(n: int, sd: float) -> Callable[[float, np.random.Generator], np.ndarray]:
+    """n independent values ~ Normal(effect, sd): one-sample or paired-difference designs (seeds as units)."""
+    _check_design(n, sd)
+    return lambda effect, rng: rng.normal(effect, sd, size=n)
+
+
+def recentred_resample(values: Sequence[float]) -> Callable[[float, np.random.Generator], np.ndarray]:
+    """The observed values shifted to mean `effect` and resampled with replacement (same n): keeps the observed
+    shape (skew, bounds) that a normal model would smooth away."""
+    observed = np.asarray(values, dtype=float)
+    if observed.size < 2 or not np.all(np.isfinite(observed)):
+        raise ValueError(f"recentred_resample: needs >= 2 finite values, got {observed.tolist()}")
+    centred = observed - observed.mean()
+    return lambda effect, rng: effect + rng.choice(centred, size=centred.size, replace=True)
+
+
+def normal_vectors(n: int, covariance: np.ndarray) -> Callable[[np.ndarray, np.random.Generator], np.ndarray]:
+    """n vectors ~ MultivariateNormal(mean, covariance): several paired differences measured on the same seeds
+    (a candidate against each baseline), whose correlation a rule over all of them must keep."""
+    cov = np.atleast_2d(np.asarray(covariance, dtype=float))
+    if n < 2 or cov.shape[0] != cov.shape[1] or not np.all(np.isfinite(cov)):
+        raise ValueError(f"normal_vectors: needs n >= 2 and a finite square covariance, got n={n}, {cov.shape}")
+    return lambda mean, rng: rng.multivariate_normal(np.broadcast_to(mean, cov.shape[0]), cov, size=n)
+
+
+def binomial_count(n: int) -> Callable[[float, np.random.Generator], int]:
+    """Successes out of n independent runs at rate `effect` (selection or recovery rates)."""
+    if n < 1:
+        raise ValueError(f"binomial_count: n must be >= 1, got {n}")
+    return lambda rate, rng: int(rng.binomial(n, min(max(rate, 0.0), 1.0)))
+
+
+def _check_design(n: int, sd: float) -> None:
+    if n < 2:
+        raise ValueError(f"a simulated design needs n >= 2 units, got {n}")
+    if not (math.isfinite(sd) and sd >= 0):
+        raise ValueError(f"a simulated design needs a finite SD >= 0, got {sd}")
+
+
+def format_table(operating: OperatingCharacteristics) -> str:
+    """A plain-text table of every scenario's verdict shares (what `actlab calibrate` prints)."""
+    verdicts = sorted({v for s in operating.scenarios for v in s.probabilities})
+    header = ["scenario", "true effect", *verdicts, "error rate", "power"]
+    lines = ["  ".join(header)]
+    for s in operating.scenarios:
+        shares = [f"{s.probabilities.get(v, 0.0):.3f}" for v in verdicts]
+        error = "-" if s.error_rate is None else f"{s.error_rate:.3f} ± {s.standard_error(s.error_rate):.3f}"
+        power = "-" if s.power is None else f"{s.power:.3f} ± {s.standard_error(s.power):.3f}"
+        lines.append("  ".join([s.name, f"{s.effect:.4g}", *shares, error, power]))
+    lines.append(f"design: {operating.design}; {operating.scenarios[0].n_simulations if operating.scenarios else 0} "
+                 f"simulations per scenario, seed {operating.seed}")  # fmt: skip
+    for verdict, why in operating.unreachable.items():
+        lines.append(f"unreachable at this n: {verdict}: {why}")
+    return "\n".join(lines)

@@ -1,0 +1,174 @@
+"""A claim is one validated value: its verdict comes from its rule, and it survives its own JSON round trip."""
+
+from __future__ import annotations
+
+import json
+import math
+import traceback
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from statsmodels.stats.multitest import multipletests
+
+from actlab.claim import (
+    Claim,
+    ClaimError,
+    Evidence,
+    OperatingCharacteristics,
+    RuleError,
+    Scenario,
+    SpecificationOutcome,
+    decide,
+    format_estimate,
+)
+from actlab.stats.family import adjust_family
+
+META = {"study": "toy", "statement": "x helps", "source": "paper §4", "units": "points", "budget": "10 epochs"}
+
+
+def _rule(estimate, ci):
+    low, high = ci
+    if low > 0:
+        return "supported"
+    return "not supported" if high < 0 else "inconclusive"
+
+
+@pytest.mark.parametrize(
+    ("estimate", "ci", "verdict"),
+    [(0.5, (0.2, 0.8), "supported"), (-0.5, (-0.8, -0.2), "not supported"), (0.1, (-0.2, 0.4), "inconclusive")],
+)
+def test_the_verdict_is_what_the_rule_returns(estimate, ci, verdict):
+    claim = decide("c1", Evidence(estimate, ci, 5, mde=0.3), _rule, **META, provenance={"git_commit": "abc"})
+    assert claim.verdict == verdict
+    assert claim.rule.startswith("def _rule(estimate, ci):") and claim.rule_name == "_rule"
+    assert claim.evidence_page == "toy.html" and claim.n == 5
+    assert claim.estimate_text == format_estimate(estimate, ci, units="points")
+    assert claim.provenance == {"git_commit": "abc"}
+
+
+@pytest.mark.parametrize(
+    ("rule", "evidence", "extra", "message"),
+    [
+        (lambda estimate, ci: "supported", Evidence(0.5, (0, 1), 2), {}, "never reads its arguments"),
+        (lambda estimate, ci: "maybe" if estimate else "no", Evidence(0.5, (0, 1), 2), {}, "returned 'maybe'"),
+        (_rule, Evidence(0.5, (1.0, 0.0), 2), {}, "has low > high"),
+        (_rule, Evidence(float("nan"), (0, 1), 2), {}, "estimate is nan"),
+        (_rule, Evidence(0.5, (0.0, float("inf")), 2), {}, "ci is inf"),
+        (_rule, Evidence(0.1, (-0.2, 0.4), 2), {}, "give the evidence an mde"),
+        (_rule, Evidence(0.1, (-0.2, 0.4), 2, mde=float("nan")), {}, "mde is nan"),
+        (
+            lambda estimate, ci: "equivalent" if ci else "x",
+            Evidence(0.5, (0, 1), 2),
+            {},
+            "needs its equivalence_margin",
+        ),
+        (lambda estimate, ci: "depends on " if ci else "x", Evidence(0.5, (0, 1), 2), {}, "depends on <x>"),
+        (_rule, Evidence(0.5, (0.1, 1), 2), {"supports": "left"}, "supports must be"),
+        (_rule, Evidence(0.5, (0.1, 1), 2, p_value=1.5), {}, "p_value must lie in"),
+    ],
+)
+def test_a_claim_refuses_typed_or_invalid_verdicts_and_numbers(rule, evidence, extra, message):
+    with pytest.raises(ClaimError, match=message):
+        decide("c3", evidence, rule, **META, **extra)
+
+
+@pytest.mark.parametrize("claim_id", ["../evil", "nl\n", "", "a" * 121, "-lead", "sp ace"])
+def test_claim_ids_are_whole_file_names(claim_id):
+    with pytest.raises(ClaimError, match="claim_id"):
+        decide(claim_id, Evidence(0.5, (0.1, 0.9), 2), _rule, **META)
+
+
+def test_specifications_are_checked():
+    with pytest.raises(ClaimError, match="0 <= stable <= total"):
+        SpecificationOutcome(stable=3, total=2)
+
+
+def _ratio_rule(estimate, ci, baseline):
+    ratio = estimate / baseline  # raises ZeroDivisionError for baseline 0
+    return "supported" if ratio > 1 and ci[0] > 0 else "not supported"
+
+
+def test_a_rule_that_raises_names_its_claim_and_keeps_its_traceback():
+    with pytest.raises(RuleError, match=r"claim c6: its rule _ratio_rule raised ZeroDivisionError") as raised:
+        decide("c6", Evidence(0.5, (0.1, 0.9), 2, inputs={"baseline": 0.0}), _ratio_rule, **META)
+    assert isinstance(raised.value.__cause__, ZeroDivisionError)
+    assert "ratio = estimate / baseline" in "".join(traceback.format_exception(raised.value))
+
+
+def _full_claim(estimate: float = 0.01, inputs: dict | None = None) -> Claim:
+    def rule(estimate, ci, margin, **shown):
+        return "equivalent" if -margin < ci[0] and ci[1] < margin else "inconclusive"
+
+    operating = OperatingCharacteristics(
+        design="8 seeds, paired, SD 0.02",
+        scenarios=(
+            Scenario("null boundary", 0.05, {"equivalent": 0.04, "inconclusive": 0.96}, 1000, errors=("equivalent",)),
+            Scenario("MDE, supporting", 0.0, {"equivalent": 0.7, "inconclusive": 0.3}, 1000, target="equivalent"),
+        ),
+        seed=3,
+        unreachable={"supported": "needs 40 seeds"},
+    )
+    evidence = Evidence(estimate, (-0.02, 0.04), 8, inputs={"margin": 0.05, **(inputs or {})}, mde=0.031, p_value=0.2)
+    claim = decide(
+        "c4", evidence, rule, **META, equivalence_margin=0.05, threshold=0.0, supports="below", paper_value=-0.01,
+        specifications=SpecificationOutcome(7, 8, "lr", heterogeneity_p=0.01),
+    )  # fmt: skip
+    return claim.with_changes(operating=operating)
+
+
+def test_a_claim_survives_its_json_round_trip():
+    claim = _full_claim(inputs={"tost_p": float("nan"), "nested": [1.0, float("inf")], "tuple": (1, 2)})
+    assert claim.verdict == "equivalent"
+    assert claim.inputs["tost_p"] is None and claim.inputs["nested"] == [1.0, None] and claim.inputs["tuple"] == [1, 2]
+    assert Claim.from_json(claim.to_json()) == claim
+    through_text = json.loads(json.dumps(claim.to_json(), allow_nan=False))
+    assert Claim.from_json(through_text) == claim
+    assert through_text["mde_text"] == "0.031 points" and through_text["specifications"]["depends_on"] == "lr"
+    assert claim.operating.false_decisive_rate == pytest.approx((0.04, math.sqrt(0.04 * 0.96 / 1000)))
+    assert claim.operating.power_at("MDE, supporting")[0] == 0.7
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    estimate=st.floats(-1e6, 1e6, allow_nan=False),
+    inputs=st.dictionaries(
+        st.text(min_size=1, max_size=8),
+        st.recursive(
+            st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.floats() | st.text(max_size=10),
+            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+            max_leaves=8,
+        ),
+        max_size=4,
+    ),
+)
+def test_any_claim_round_trips(estimate, inputs):
+    claim = _full_claim(estimate, {f"x_{key}": value for key, value in inputs.items()})
+    assert Claim.from_json(json.loads(json.dumps(claim.to_json(), allow_nan=False))) == claim
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "JSON object"),
+        ({"claim_id": "x"}, "missing field"),
+        ({**_full_claim().to_json(), "ci": [1]}, "ci must be"),
+        ({**_full_claim().to_json(), "n": True}, "n must be a whole number"),
+        ({**_full_claim().to_json(), "specifications": {"stable": 1}}, "total"),
+        ({**_full_claim().to_json(), "statement": "x" * 20_001}, "at most 20000"),
+    ],
+)
+def test_from_json_refuses_what_is_not_a_claim(data, message):
+    with pytest.raises(ClaimError, match=message):
+        Claim.from_json(data)
+
+
+def test_holm_over_a_study_family_matches_statsmodels_and_skips_claims_without_p():
+    p_values = [0.01, None, 0.04, 0.03]
+    family = [decide(f"c{i}", Evidence(0.5, (0.1, 0.9), 3, p_value=p), _rule, **META) for i, p in enumerate(p_values)]
+    adjusted = adjust_family(family, "toy")
+    expected = multipletests([0.01, 0.04, 0.03], method="holm")[1]
+    assert [c.p_adjusted for c in adjusted] == [pytest.approx(expected[0]), None, pytest.approx(expected[1]),
+                                                pytest.approx(expected[2])]  # fmt: skip
+    assert adjusted[0].family == "toy: Holm over 3 claims" and adjusted[1].family == ""
+    assert all(a.verdict == c.verdict for a, c in zip(adjusted, family, strict=True))  # the policy shows, never flips
