@@ -249,3 +249,20 @@ def test_long_rule_inputs_are_cut_in_the_index_and_kept_whole_in_the_claim_file(
     assert len(html.unescape(shown)) < 400 and "characters; the claim file has them all" in shown
     stored = json.loads((tmp_path / "runs" / "claims" / "long.json").read_text())
     assert len(stored["inputs"]["alternatives"]) == 200
+
+
+def test_the_index_writes_its_claims_as_json_and_csv_with_no_formula_cells(tmp_path):
+    import csv
+
+    claims = tmp_path / "runs" / "claims"
+    atomic_write_json(claims / "a.json", _claim("a", statement='=HYPERLINK("http://x")', estimate=0.25))
+    atomic_write_json(claims / "b.json", _claim("b", verdict="inconclusive", mde=0.4, title="-1 point"))
+    (claims / "broken.json").write_text("{")
+    _index(tmp_path)
+    document = json.loads((tmp_path / "site" / "claims.json").read_text())
+    assert [Claim.from_json(c).claim_id for c in document["claims"]] == ["a", "b"]
+    assert document["unreadable"][0]["file"] == "broken.json"
+    rows = list(csv.DictReader((tmp_path / "site" / "claims.csv").open()))
+    assert [row["claim_id"] for row in rows] == ["a", "b"]
+    assert rows[0]["statement"] == '\'=HYPERLINK("http://x")' and rows[1]["title"] == "'-1 point"
+    assert float(rows[0]["estimate"]) == 0.25 and rows[1]["mde"] == "0.4" and rows[0]["mde"] == ""

@@ -262,6 +262,10 @@ def merge_pages(earlier: Iterable[Page], fresh: Iterable[Page], out_dir: Path) -
 def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
     """Rewrite the index (and `pages.json`) from the pages listed so far plus `fresh` ones, with every claim
     under `runs/claims`; executes nothing. `build_site` ends with it, and `actlab bench` links its page by it."""
+    from actlab.site.downloads import write_downloads
+
     pages = merge_pages(load_pages(config.out_dir), fresh, config.out_dir)
     atomic_write_json(config.out_dir / PAGES_MANIFEST, [asdict(page) for page in pages])
-    return write_index(pages, load_claims(config.runs_dir / CLAIMS_FOLDER), config)
+    claims = load_claims(config.runs_dir / CLAIMS_FOLDER)
+    write_downloads(claims, config.out_dir)
+    return write_index(pages, claims, config)

@@ -1,0 +1,80 @@
+"""The index's claims as downloads: `claims.json` (every claim whole) and `claims.csv` (one row per claim).
+
+Why: a reader who wants to re-analyse the verdicts, or cite them, should not scrape HTML. The JSON holds each
+claim as `Claim.to_json` writes it (read it back with `Claim.from_json`); the CSV flattens the fields a table
+needs. A text cell that a spreadsheet would run as a formula (it starts with =, +, -, @, tab or return) is
+prefixed with an apostrophe, so a claim's text can never become a formula on a reader's machine.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from actlab.claim import Claim
+from actlab.io import atomic_write_text
+from actlab.site.inputs import UnreadableClaim
+
+CSV_COLUMNS = (
+    "claim_id", "study", "title", "verdict", "estimate", "ci_low", "ci_high", "confidence", "units", "mde",
+    "equivalence_margin", "threshold", "supports", "paper_value", "n", "budget", "p_value", "p_adjusted", "family",
+    "false_decisive_rate", "false_decisive_se", "power_at_mde", "power_at_mde_se", "power_at_paper",
+    "power_at_paper_se", "specifications_stable", "specifications_total", "depends_on", "statement", "source",
+    "paper", "evidence_page",
+)  # fmt: skip
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+CLAIM_FIELDS = frozenset(field.name for field in fields(Claim))
+
+
+def claim_row(claim: Claim) -> dict[str, Any]:
+    """One claim as a flat row of `CSV_COLUMNS`."""
+    operating = claim.operating
+    false_rate = operating.false_decisive_rate if operating else None
+    at_mde = operating.power_at("MDE, supporting") if operating else None
+    at_paper = operating.power_at("paper's effect") if operating else None
+    specs = claim.specifications
+    return {
+        **{name: getattr(claim, name) for name in CSV_COLUMNS if name in CLAIM_FIELDS},
+        "ci_low": claim.ci[0],
+        "ci_high": claim.ci[1],
+        "false_decisive_rate": false_rate[0] if false_rate else None,
+        "false_decisive_se": false_rate[1] if false_rate else None,
+        "power_at_mde": at_mde[0] if at_mde else None,
+        "power_at_mde_se": at_mde[1] if at_mde else None,
+        "power_at_paper": at_paper[0] if at_paper else None,
+        "power_at_paper_se": at_paper[1] if at_paper else None,
+        "specifications_stable": specs.stable if specs else None,
+        "specifications_total": specs.total if specs else None,
+        "depends_on": specs.depends_on if specs else None,
+    }
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return "" if value is None else value
+
+
+def claims_csv(claims: Sequence[Claim]) -> str:
+    """The CSV text: a header of `CSV_COLUMNS`, then one row per claim."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for claim in claims:
+        writer.writerow({name: _cell(value) for name, value in claim_row(claim).items()})
+    return buffer.getvalue()
+
+
+def write_downloads(claims: Sequence[Claim | UnreadableClaim], out_dir: Path) -> tuple[Path, Path]:
+    """Write `claims.json` and `claims.csv` into `out_dir` (atomically); unreadable files are listed in the JSON."""
+    readable = [claim for claim in claims if isinstance(claim, Claim)]
+    unreadable = [{"file": c.file, "error": c.error} for c in claims if isinstance(c, UnreadableClaim)]
+    document = {"claims": [claim.to_json() for claim in readable], "unreadable": unreadable}
+    json_path = atomic_write_text(Path(out_dir) / "claims.json", json.dumps(document, indent=1, allow_nan=False))
+    csv_path = atomic_write_text(Path(out_dir) / "claims.csv", claims_csv(readable))
+    return json_path, csv_path
