@@ -118,6 +118,39 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Part:
+    """One quantity a claim's rule decides on, as the forest plot draws it: its estimate and interval beside the
+    threshold, with `supports` ("above" or "below") the side that supports the claim, and for an equivalence
+    test its `margin` (the band threshold +- margin, the interval then being the one the TOST reads)."""
+
+    name: str
+    estimate: float
+    ci: tuple[float, float]
+    threshold: float | None = None
+    supports: str | None = None
+    units: str = ""
+    margin: float | None = None
+
+    def __post_init__(self) -> None:
+        where = f"part {self.name!r}"
+        _text(where, "name", self.name)
+        _text(where, "units", self.units)
+        object.__setattr__(self, "estimate", _number(where, "estimate", self.estimate))
+        if not (isinstance(self.ci, Sequence) and len(self.ci) == 2):
+            raise ClaimError(f"{where}: ci must be (low, high), got {self.ci!r}")
+        low, high = (_number(where, "ci", bound) for bound in self.ci)
+        if low > high:
+            raise ClaimError(f"{where}: ci ({low}, {high}) has low > high")
+        object.__setattr__(self, "ci", (low, high))
+        for name in ("threshold", "margin"):
+            object.__setattr__(self, name, _number(where, name, getattr(self, name), optional=True))
+        if self.supports not in (None, "above", "below"):
+            raise ClaimError(f"{where}: supports must be 'above', 'below' or None, got {self.supports!r}")
+        if self.margin is not None and (self.margin <= 0 or self.threshold is None):
+            raise ClaimError(f"{where}: an equivalence margin must be > 0 and have a threshold to centre on")
+
+
+@dataclass(frozen=True)
 class SpecificationOutcome:
     """A claim across the specifications a paper leaves open: the verdict holds in `stable` of `total`;
     `depends_on` names the choice(s) that give an opposite decisive verdict or a significant difference
@@ -237,6 +270,8 @@ class Claim:
     paper_value: float | None = None
     specifications: SpecificationOutcome | None = None
     operating: OperatingCharacteristics | None = None
+    parts: tuple[Part, ...] = ()  # what the rule decides on, each drawn in the forest plot (none: the estimate)
+    decided_by: str = ""  # what else decided the verdict when its parts alone do not show it (e.g. divergence)
     p_value: float | None = None
     p_adjusted: float | None = None  # Holm within the study's family of claims (`adjust_family`)
     family: str = ""  # the family the adjustment ran over, in words
@@ -249,7 +284,7 @@ class Claim:
         if not isinstance(cid, str) or not CLAIM_ID.fullmatch(cid):
             raise ClaimError(f"claim_id {cid!r} must be 1-120 letters, digits, '_', '.', '-' (it names a file)")
         for name in ("study", "title", "statement", "source", "units", "budget", "rule", "rule_name", "paper",
-                     "family", "evidence_page"):  # fmt: skip
+                     "family", "evidence_page", "decided_by"):  # fmt: skip
             _text(cid, name, getattr(self, name))
         if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0:
             raise ClaimError(f"claim {cid}: n must be a whole number >= 0, got {self.n!r}")
@@ -284,6 +319,9 @@ class Claim:
             raise ClaimError(f"claim {cid}: an 'equivalent' verdict needs its equivalence_margin (TOST's margin)")
         if isinstance(self.digits, bool) or not isinstance(self.digits, int) or not 1 <= self.digits <= 12:
             raise ClaimError(f"claim {cid}: digits must be a whole number in 1..12, got {self.digits!r}")
+        if not all(isinstance(part, Part) for part in self.parts):
+            raise ClaimError(f"claim {cid}: parts must be actlab.claim.Part values")
+        set_(self, "parts", tuple(self.parts))
         for name in ("inputs", "context", "provenance"):
             value = getattr(self, name)
             if not isinstance(value, Mapping):
@@ -307,6 +345,7 @@ class Claim:
         """A JSON-ready dict (the claim file); the texts pages show are included for readers of the file."""
         data = asdict(self)
         data["ci"] = list(self.ci)
+        data["parts"] = [{**part, "ci": list(part["ci"])} for part in data["parts"]]
         data["estimate_text"] = self.estimate_text
         data["mde_text"] = self.mde_text
         return data
@@ -326,6 +365,7 @@ class Claim:
                 values["specifications"] = SpecificationOutcome(**values["specifications"])
             if values.get("operating") is not None:
                 values["operating"] = _operating_from_json(values["operating"])
+            values["parts"] = tuple(Part(**part) for part in values.get("parts") or ())
             return cls(**values)
         except TypeError as error:  # a wrong or missing field inside a nested object, or in the claim itself
             raise ClaimError(f"claim {data.get('claim_id', '?')!r}: {error}") from error
@@ -372,6 +412,8 @@ def decide(
     confidence: float = 0.95,
     equivalence_margin: float | None = None,
     specifications: SpecificationOutcome | None = None,
+    parts: Sequence[Part] = (),
+    decided_by: str = "",
     digits: int = 3,
     provenance: Mapping[str, Any] | None = None,
 ) -> Claim:
@@ -405,6 +447,8 @@ def decide(
         paper=paper,
         paper_value=paper_value,
         specifications=specifications,
+        parts=tuple(parts),
+        decided_by=decided_by,
         p_value=evidence.p_value,
         evidence_page=f"{study}.html" if study else "",
         digits=digits,

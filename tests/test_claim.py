@@ -16,6 +16,7 @@ from actlab.claim import (
     ClaimError,
     Evidence,
     OperatingCharacteristics,
+    Part,
     RuleError,
     Scenario,
     SpecificationOutcome,
@@ -79,9 +80,13 @@ def test_claim_ids_are_whole_file_names(claim_id):
         decide(claim_id, Evidence(0.5, (0.1, 0.9), 2), _rule, **META)
 
 
-def test_specifications_are_checked():
+def test_specifications_and_parts_are_checked():
     with pytest.raises(ClaimError, match="0 <= stable <= total"):
         SpecificationOutcome(stable=3, total=2)
+    with pytest.raises(ClaimError, match="low > high"):
+        Part("p", 0.0, (1.0, -1.0))
+    with pytest.raises(ClaimError, match="threshold to centre on"):
+        Part("p", 0.0, (-1.0, 1.0), margin=0.5)
 
 
 def _ratio_rule(estimate, ci, baseline):
@@ -113,6 +118,8 @@ def _full_claim(estimate: float = 0.01, inputs: dict | None = None) -> Claim:
     claim = decide(
         "c4", evidence, rule, **META, equivalence_margin=0.05, threshold=0.0, supports="below", paper_value=-0.01,
         specifications=SpecificationOutcome(7, 8, "lr", heterogeneity_p=0.01),
+        parts=[Part("vs ReLU", 0.01, (-0.02, 0.04), threshold=0.0, margin=0.05, units="bpb"),
+               Part("vs GELU", -0.01, (-0.03, 0.01), threshold=0.0, supports="below")],
     )  # fmt: skip
     return claim.with_changes(operating=operating)
 
@@ -125,6 +132,7 @@ def test_a_claim_survives_its_json_round_trip():
     through_text = json.loads(json.dumps(claim.to_json(), allow_nan=False))
     assert Claim.from_json(through_text) == claim
     assert through_text["mde_text"] == "0.031 points" and through_text["specifications"]["depends_on"] == "lr"
+    assert [part.name for part in Claim.from_json(through_text).parts] == ["vs ReLU", "vs GELU"]
     assert claim.operating.false_decisive_rate == pytest.approx((0.04, math.sqrt(0.04 * 0.96 / 1000)))
     assert claim.operating.power_at("MDE, supporting")[0] == 0.7
 

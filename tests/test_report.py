@@ -228,17 +228,52 @@ def test_verdict_summary_counts_per_study_and_unreadable_files():
     assert summary.columns() == ["supported", "depends on a choice"]
 
 
-def test_forest_rows_span_their_ci_threshold_and_paper_value():
+def test_forest_rows_span_their_ci_threshold_band_and_paper_value():
+    from actlab.claim import Part
     from actlab.site import forest
     from actlab.site.inputs import UnreadableClaim
 
     claim = Claim.from_json(_claim("c", estimate=1.0, ci=[0.5, 1.5], threshold=0.0, paper_value=3.0))
-    low, high = forest.x_range(claim)
+    (part,) = forest.parts_of(claim)
+    low, high = forest.x_range(part, claim.paper_value)
     assert low < 0.0 and high > 3.0  # every marker is inside the row
+    assert forest.x_range(Part("p", 0.0, (-0.1, 0.1), threshold=0.0, margin=2.0))[0] < -2.0
     assert forest.plottable([claim, UnreadableClaim("e", "e.json", "x")]) == [claim]
-    fig = forest.draw([claim, claim.with_changes(claim_id="d", verdict="inconclusive", mde=0.1)])
-    assert len(fig.axes) == 2
+    two = claim.with_changes(claim_id="d", verdict="inconclusive", mde=0.1,
+                             parts=(part, Part("other", 0.2, (-0.1, 0.5), 0.0, "above")))  # fmt: skip
+    fig = forest.draw([claim, two])
+    assert len(fig.axes) == 3  # one row per part
     assert forest.draw([]) is None
+    assert "in 3 rows" in forest.alt_text([claim, two])
+
+
+def _verdict_claim(verdict: str, *parts, decided_by: str = "") -> Claim:
+    base = Claim.from_json(_claim("v", verdict=verdict, mde=0.1, equivalence_margin=0.3))
+    return base.with_changes(parts=tuple(parts), decided_by=decided_by)
+
+
+def test_a_forest_row_agrees_with_its_verdict_or_names_what_decided_it():
+    from actlab.claim import Part
+    from actlab.site.forest import agreement
+
+    up = Part("rise", 0.5, (0.2, 0.8), threshold=0.0, supports="above")
+    open_ = Part("fall", -0.1, (-0.4, 0.2), threshold=0.0, supports="below")
+    against = Part("fall", 0.3, (0.1, 0.5), threshold=0.0, supports="below")
+    band = Part("flat", 0.01, (-0.1, 0.1), threshold=0.0, margin=0.2)
+    assert agreement(_verdict_claim("supported", up))[0]
+    assert not agreement(_verdict_claim("supported", up, open_))[0]  # one half open: the plot cannot say supported
+    assert agreement(_verdict_claim("inconclusive", up, open_))[0]
+    assert agreement(_verdict_claim("not supported", up, against))[0]
+    assert not agreement(_verdict_claim("inconclusive", up, against))[0]
+    assert agreement(_verdict_claim("equivalent", band))[0]
+    assert not agreement(_verdict_claim("equivalent", Part("flat", 0.1, (-0.1, 0.3), 0.0, margin=0.2)))[0]
+    assert not agreement(_verdict_claim("not run", up))[0]
+    ok, why = agreement(_verdict_claim("not run", up, decided_by="the routers did not commit"))
+    assert ok and "routers did not commit" in why
+    # a claim without parts is drawn as its estimate, CI and threshold
+    plain = Claim.from_json(_claim("p", verdict="supported", ci=[0.1, 0.9], threshold=0.0, supports="above"))
+    assert agreement(plain)[0]
+    assert not agreement(plain.with_changes(verdict="not supported"))[0]
 
 
 def test_long_rule_inputs_are_cut_in_the_index_and_kept_whole_in_the_claim_file(tmp_path):

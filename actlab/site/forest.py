@@ -1,9 +1,14 @@
-"""The index's forest plot: every claim's estimate and CI beside its decision threshold and the paper's value.
+"""The index's forest plot: every part a claim's rule decides on, beside its threshold and the paper's value.
 
-Why one small panel per claim: the claims are on different scales (routing mass, accuracy points, bits per
-byte, rank), so a shared axis would flatten most of them. Each row gets its own x-range; what a reader compares
-across rows is where the interval sits relative to the dashed threshold and the paper's diamond, and the colour,
-which is the verdict's.
+Why one small panel per part: the claims are on different scales (routing mass, accuracy points, bits per
+byte, rank), so a shared axis would flatten most of them. Each row gets its own x-range and its unit; what a
+reader compares across rows is where the interval sits relative to the dashed threshold, on which side the
+claim is supported (the arrow), the equivalence band where the rule has one, the paper's diamond, and the
+colour, which is the verdict's.
+
+Why parts: a claim whose rule reads two quantities ("ELU+SELU rises AND ReLU+LeakyReLU falls") drawn as one
+interval can contradict its own verdict. So each row is a `Part`, and `agreement` checks that what is drawn
+implies the printed verdict, or that the claim names what else decided it (`Claim.decided_by`).
 """
 
 from __future__ import annotations
@@ -13,13 +18,14 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from actlab.claim import Claim
+from actlab.claim import Claim, Part
 from actlab.figure_style import verdict_color
 from actlab.site.summary import verdict_group
 
-ROW_INCHES = 0.34
-TITLE_CHARS = 62
-VERDICT_CHARS = 34
+ROW_INCHES = 0.42
+TITLE_CHARS = 58
+VERDICT_CHARS = 30
+FONT = 8.5  # points; the SVG is drawn 11 inches wide and shown about 13 inches wide at 1400 px
 
 
 def plottable(claims: Sequence[Any]) -> list[Claim]:
@@ -27,27 +33,82 @@ def plottable(claims: Sequence[Any]) -> list[Claim]:
     return [claim for claim in claims if isinstance(claim, Claim)]
 
 
-def x_range(claim: Claim) -> tuple[float, float]:
-    """The row's x-range: the CI, the threshold and the paper's value, with a margin of 15% on each side."""
-    values = [claim.estimate, *claim.ci]
-    values += [value for value in (claim.threshold, claim.paper_value) if value is not None]
+def parts_of(claim: Claim) -> tuple[Part, ...]:
+    """What the plot draws for a claim: its parts, else one part made of its estimate, CI and threshold."""
+    if claim.parts:
+        return claim.parts
+    margin = claim.equivalence_margin if claim.threshold is not None else None
+    return (Part(claim.title or claim.claim_id, claim.estimate, claim.ci, claim.threshold, claim.supports,
+                 claim.units, margin),)  # fmt: skip
+
+
+def part_side(part: Part) -> str:
+    """Where the part's interval lies: "for" (wholly on the supporting side), "against" (wholly on the other),
+    "within margin" (inside threshold +- margin), or "open"."""
+    low, high = part.ci
+    if part.margin is not None and part.threshold - part.margin < low and high < part.threshold + part.margin:
+        return "within margin"
+    if part.threshold is None or part.supports is None:
+        return "open"
+    above, below = low > part.threshold, high < part.threshold
+    if above or below:
+        return "for" if above == (part.supports == "above") else "against"
+    return "open"
+
+
+def agreement(claim: Claim) -> tuple[bool, str]:
+    """(does the drawing imply the verdict, why). "supported" needs every part wholly on its supporting side;
+    "not supported" some part wholly against; "equivalent" every part with a band inside it; "inconclusive"
+    no part against and not all for. Any verdict may instead be explained by `claim.decided_by` ("not run",
+    "depends on ...", a divergence)."""
+    sides = [part_side(part) for part in parts_of(claim)]
+    verdict = claim.verdict
+    if verdict == "supported":
+        ok = all(side == "for" for side in sides)
+    elif verdict == "not supported":
+        ok = "against" in sides
+    elif verdict == "equivalent":
+        banded = [side for part, side in zip(parts_of(claim), sides, strict=True) if part.margin is not None]
+        ok = bool(banded) and all(side == "within margin" for side in banded)
+    elif verdict == "inconclusive":
+        ok = "against" not in sides and not all(side == "for" for side in sides)
+    else:  # "not run", "depends on ...": never implied by one set of intervals
+        ok = False
+    if ok:
+        return True, f"{verdict}: parts {', '.join(sides)}"
+    if claim.decided_by:
+        return True, f"{verdict}: decided by {claim.decided_by}"
+    return False, f"{verdict} is not implied by parts ({', '.join(sides)}) and the claim names nothing else"
+
+
+def x_range(part: Part, paper_value: float | None = None) -> tuple[float, float]:
+    """A row's x-range: the CI, the threshold, the band and the paper's value, with 15% to spare on each side."""
+    values = [part.estimate, *part.ci]
+    if part.threshold is not None:
+        values.append(part.threshold)
+        if part.margin is not None:
+            values += [part.threshold - part.margin, part.threshold + part.margin]
+    if paper_value is not None:
+        values.append(paper_value)
     low, high = min(values), max(values)
     span = high - low or max(abs(high), 1.0) * 0.1
     return low - 0.15 * span, high + 0.15 * span
 
 
 def alt_text(claims: Sequence[Any]) -> str:
-    """What the plot shows, in words, with the verdict counts (the figure's alt text)."""
+    """What the plot shows, in words: the verdict counts and how many rows agree with their verdicts."""
     rows = plottable(claims)
     counts: dict[str, int] = {}
     for claim in rows:
         group = verdict_group(claim.verdict)
         counts[group] = counts.get(group, 0) + 1
     tally = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
+    n_parts = sum(len(parts_of(claim)) for claim in rows)
     return (
-        f"Forest plot of {len(rows)} claims, one row each: our estimate with its "
-        f"{_confidence(rows)} confidence interval on the claim's own scale, the decision threshold as a dashed "
-        f"line and the paper's value as a diamond where the claim has them, coloured by verdict ({tally})."
+        f"Forest plot of {len(rows)} claims ({tally}) in {n_parts} rows: each row one quantity a claim's rule "
+        f"decides on, its estimate with its {_confidence(rows)} confidence interval, the decision threshold "
+        "(dashed), an arrow to the side that supports the claim, the equivalence band where the rule has one, "
+        "and the paper's value as a diamond where the paper gives one."
     )
 
 
@@ -60,60 +121,66 @@ def _short(text: str, limit: int = TITLE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def _draw_part(ax: Any, part: Part, color: str, paper_value: float | None) -> None:
+    low, high = part.ci
+    if part.margin is not None:
+        ax.axvspan(part.threshold - part.margin, part.threshold + part.margin, color="0.88", lw=0)
+    ax.hlines(0, low, high, color=color, lw=2.4)
+    ax.plot([part.estimate], [0], "o", color=color, ms=5)
+    if part.threshold is not None:
+        ax.axvline(part.threshold, color="0.35", ls="--", lw=0.9)
+    if paper_value is not None:
+        ax.plot([paper_value], [0], "D", mfc="white", mec="black", ms=5)
+    ax.set_xlim(*x_range(part, paper_value))
+    if part.threshold is not None and part.supports is not None:
+        arrow = "supports →" if part.supports == "above" else "← supports"
+        x = 0.99 if part.supports == "above" else 0.01
+        ax.text(x, 0.62, arrow, transform=ax.transAxes, ha="right" if x > 0.5 else "left", va="bottom",
+                fontsize=FONT - 1.5, color="0.3")  # fmt: skip
+    ax.set_ylim(-1, 1)
+    ax.set_yticks([])
+    ax.tick_params(axis="x", labelsize=FONT - 1, length=2, pad=1)
+    ax.locator_params(axis="x", nbins=4)
+    if part.units:
+        ax.set_xlabel(_short(part.units, 70), fontsize=FONT - 1.5, labelpad=0, color="0.3")
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+
+
 def draw(claims: Sequence[Any]):  # noqa: ANN201 - a matplotlib Figure
-    """The forest plot as a matplotlib figure (None if no claim can be drawn)."""
+    """The forest plot as a matplotlib figure (None if no claim can be drawn), claims in the order given."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
-    rows = plottable(claims)
+    rows = [(claim, index, part) for claim in plottable(claims) for index, part in enumerate(parts_of(claim))]
     if not rows:
         return None
-    fig = Figure(figsize=(11, 0.55 + ROW_INCHES * len(rows)))  # no pyplot: no backend, no global state
-    axes = fig.subplots(len(rows), 1, squeeze=False)
-    for ax, claim in zip(axes[:, 0], rows, strict=True):
+    fig = Figure(figsize=(11, 0.7 + ROW_INCHES * len(rows)))  # no pyplot: no backend, no global state
+    axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
+    for ax, (claim, index, part) in zip(axes, rows, strict=True):
         color = verdict_color(claim.verdict)
-        low, high = claim.ci
-        ax.hlines(0, low, high, color=color, lw=2.2)
-        ax.plot([claim.estimate], [0], "o", color=color, ms=5)
-        if claim.threshold is not None:
-            ax.axvline(claim.threshold, color="0.35", ls="--", lw=0.9)
-        if claim.paper_value is not None:
-            ax.plot([claim.paper_value], [0], "D", mfc="white", mec="black", ms=5)
-        ax.set_xlim(*x_range(claim))
-        ax.set_ylim(-1, 1)
-        ax.set_yticks([])
-        ax.tick_params(axis="x", labelsize=7, length=2, pad=1)
-        ax.locator_params(axis="x", nbins=4)
-        for side in ("top", "right", "left"):
-            ax.spines[side].set_visible(False)
-        ax.text(
-            -0.01,
-            0.5,
-            _short(claim.title or claim.claim_id),
-            transform=ax.transAxes,
-            ha="right",
-            va="center",
-            fontsize=8,
-        )
-        ax.text(
-            1.01,
-            0.5,
-            _short(claim.verdict, VERDICT_CHARS),
-            transform=ax.transAxes,
-            ha="left",
-            va="center",
-            fontsize=8,
-            color=color,
-            fontweight="bold",
-        )
+        paper_value = claim.paper_value if index == 0 and not claim.parts else None
+        _draw_part(ax, part, color, paper_value)
+        label = claim.title or claim.claim_id if index == 0 else ""
+        if claim.parts:
+            label = f"{label}: {part.name}" if index == 0 else f"… {part.name}"
+        ax.text(-0.01, 0.5, _short(label), transform=ax.transAxes, ha="right", va="center", fontsize=FONT)
+        if index == 0:
+            ax.text(1.01, 0.5, _short(claim.verdict, VERDICT_CHARS), transform=ax.transAxes, ha="left", va="center",
+                    fontsize=FONT, color=color, fontweight="bold")  # fmt: skip
+        if index == len(parts_of(claim)) - 1 and claim.decided_by:
+            ax.text(1.01, -0.35, _short(f"decided by {claim.decided_by}", VERDICT_CHARS + 6), transform=ax.transAxes,
+                    ha="left", va="center", fontsize=FONT - 1.5, color="0.3")  # fmt: skip
     handles = [
-        Line2D([], [], color="0.2", marker="o", lw=2, label="our estimate, 95% CI"),
+        Line2D([], [], color="0.2", marker="o", lw=2, label="our estimate, CI"),
         Line2D([], [], color="0.35", ls="--", lw=0.9, label="decision threshold"),
+        Patch(color="0.88", label="equivalence band"),
         Line2D([], [], color="black", marker="D", mfc="white", ls="none", label="paper's value"),
     ]
-    fig.legend(handles=handles, loc="upper center", ncol=3, fontsize=8, frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.legend(handles=handles, loc="upper center", ncol=4, fontsize=FONT, frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.subplots_adjust(
-        left=0.40, right=0.76, top=1 - 0.4 / fig.get_figheight(), bottom=0.3 / fig.get_figheight(), hspace=1.1
+        left=0.40, right=0.75, top=1 - 0.45 / fig.get_figheight(), bottom=0.35 / fig.get_figheight(), hspace=1.6
     )
     return fig
 
