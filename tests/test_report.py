@@ -192,22 +192,25 @@ def test_a_nan_input_is_stored_as_null_so_the_index_still_shows_the_claim(tmp_pa
     assert claim.verdict == "inconclusive"
 
 
-def test_index_opens_with_a_verdict_summary_and_a_forest_plot_with_alt_text(tmp_path):
+def test_index_opens_with_one_answer_per_paper_then_the_demo_apart_then_the_forest_plot(tmp_path):
     claims = tmp_path / "runs" / "claims"
-    atomic_write_json(claims / "a-1.json", _claim("a-1", verdict="supported", title="short A", threshold=0.5))
-    atomic_write_json(claims / "a-2.json", _claim("a-2", verdict="not supported", paper_value=0.8))
-    atomic_write_json(claims / "b-1.json", _claim("b-1", verdict="depends on lr"))
+    atomic_write_json(claims / "f-1.json", _claim("f-1", study="flexact", verdict="supported", title="short A",
+                                                  threshold=0.5, budget="100 epochs; more"))  # fmt: skip
+    atomic_write_json(claims / "f-2.json", _claim("f-2", study="flexact", verdict="not supported", paper_value=0.8))
+    atomic_write_json(claims / "x-1.json", _claim("x-1", study="xielu", verdict="depends on lr"))
+    atomic_write_json(claims / "c-1.json", _claim("c-1", study="compare", verdict="supported"))
     index = _index(tmp_path)
-    summary = index.index('id="summary"')
-    forest = index.index('id="forest"')
-    table = index.index('<table id="claims"')
-    assert summary < forest < table
-    tally = re.sub(r"<[^>]+>|\s+", " ", index[summary:forest])
-    assert "3 claims:" in tally and "1 supported" in tally and "1 not supported" in tally
-    assert "1 depends on a choice" in tally
+    flexact, xielu = index.index('id="paper-flexact"'), index.index('id="paper-xielu"')
+    demo, forest, table = index.index('id="demo"'), index.index('id="forest"'), index.index('id="claims-heading"')
+    assert flexact < xielu < demo < forest < table
+    card = re.sub(r"<[^>]+>|\s+", " ", index[flexact:xielu])
+    assert "Flex-Act: Why Learn when you can Pick?" in card and "1 supported" in card and "1 not supported" in card
+    assert "of 2 claims" in card and "Run here: 100 epochs; b." in card and "The paper: a single-layer" in card
+    assert "1 supported" in re.sub(r"<[^>]+>|\s+", " ", index[demo:forest])  # the demo is counted apart
     alt = re.search(r'<figure id="forest">\s*<img src="data:image/svg\+xml;base64,[^"]+" alt="([^"]+)"', index)
-    assert alt and "Forest plot of 3 claims" in alt.group(1) and "1 supported" in alt.group(1)
+    assert alt and "Forest plot of 4 claims" in alt.group(1)
     assert "<summary><strong>short A</strong></summary>" in index  # the short title, the statement expandable
+    assert '<meta name="viewport"' in index and 'class="actlab-nav"' in index
     assert "<th></th>" not in index
 
 

@@ -79,3 +79,22 @@ def test_lead_cells_come_right_after_the_title():
     cells = [nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("params"),
              nbformat.v4.new_code_cell("analysis"), lead]  # fmt: skip
     assert [cell.source for cell in lead_first(cells)] == ["# Title", "claims", "params", "analysis"]
+
+
+def test_every_page_gets_its_title_viewport_and_one_navigation_bar(tmp_path):
+    from actlab.site import chrome
+
+    path = tmp_path / "study.html"
+    path.write_text("<html><head><title>Notebook</title></head><body class='x'><p>content</p></body></html>")
+    links = [("Index", "index.html"), ("Flex-Act", "flexact.html"), ("<b>odd</b>", "odd.html")]
+    chrome.decorate(path, title="Flex-Act: does it pick? | actlab", links=links, current="flexact.html")
+    once = path.read_text()
+    assert "<title>Flex-Act: does it pick? | actlab</title>" in once and "Notebook" not in once
+    assert once.count('name="viewport"') == 1 and once.count('class="actlab-nav"') == 1
+    assert '<a href="flexact.html" aria-current="page">Flex-Act</a>' in once and "&lt;b&gt;odd&lt;/b&gt;" in once
+    assert once.index("<body class='x'>") < once.index('class="actlab-nav"') < once.index("<p>content</p>")
+    chrome.decorate(path, title="Flex-Act: does it pick? | actlab", links=links[:2], current="index.html")
+    twice = path.read_text()
+    assert twice.count('class="actlab-nav"') == 1 and "odd.html" not in twice  # the bar is replaced, not added
+    assert twice.count('name="viewport"') == 1 and twice.count("nav.actlab-nav{") == 1
+    assert chrome.short_title("Flex-Act: does the router pick the hidden activation?") == "Flex-Act"

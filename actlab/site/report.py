@@ -37,6 +37,7 @@ from actlab import notebooks, provenance
 from actlab.claim import Claim
 from actlab.environ import temporary_environment
 from actlab.io import atomic_write_json, atomic_write_text
+from actlab.site import chrome
 from actlab.site.inputs import UnreadableClaim, load_claim
 from actlab.site.pages import Page, add_footer, built_at, jinja_environment
 from actlab.sweep.spec import study_specs
@@ -191,25 +192,37 @@ def load_claims(claims_dir: Path) -> list[Claim | UnreadableClaim]:
     return sorted(claims, key=lambda claim: claim.claim_id)
 
 
-def write_index(pages: Iterable[Page], claims: list[Claim | UnreadableClaim], config: SiteConfig) -> Path:
+def write_index(
+    pages: Iterable[Page],
+    claims: list[Claim | UnreadableClaim],
+    config: SiteConfig,
+    links: list[tuple[str, str]] | None = None,
+) -> Path:
     """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped).
 
     The profile shown is that of the study pages listed (which may come from different builds), else the config's.
     """
+    from markupsafe import Markup
+
     from actlab.figure_style import VERDICT_COLORS
-    from actlab.site import forest, summary
+    from actlab.site import forest, papers, summary
 
     pages = list(pages)
+    answers = papers.answers(claims)
+    ordered = [claim for answer in answers for claim in answer.claims]  # papers first, the demo last
     profiles = sorted({page.profile for page in pages if page.profile})
     html = (
         jinja_environment()
         .get_template("index.html.j2")
         .render(
             pages=pages,
-            claims=claims,
+            answers=answers,
+            unreadable=[claim for claim in claims if isinstance(claim, UnreadableClaim)],
             summary=summary.summarise(claims),
-            forest_uri=forest.svg_data_uri(claims),
-            forest_alt=forest.alt_text(claims),
+            forest_uri=forest.svg_data_uri(ordered),
+            forest_alt=forest.alt_text(ordered),
+            site_css=Markup(chrome.SITE_CSS),
+            nav_html=Markup(chrome.nav_html(links or [("Index", "index.html")], "index.html")),
             verdict_colors=VERDICT_COLORS,
             provenance=provenance.collect(),
             built=built_at(),
@@ -268,4 +281,14 @@ def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
     atomic_write_json(config.out_dir / PAGES_MANIFEST, [asdict(page) for page in pages])
     claims = load_claims(config.runs_dir / CLAIMS_FOLDER)
     write_downloads(claims, config.out_dir)
-    return write_index(pages, claims, config)
+    links = site_links(pages, config.out_dir)
+    for page in pages:
+        if page.html and (config.out_dir / page.html).is_file():
+            chrome.decorate(config.out_dir / page.html, title=f"{page.title} | actlab", links=links, current=page.html)
+    return write_index(pages, claims, config, links)
+
+
+def site_links(pages: Iterable[Page], out_dir: Path) -> list[tuple[str, str]]:
+    """The navigation bar: the index, then every page whose HTML exists, in index order."""
+    listed = [(chrome.short_title(p.title), p.html) for p in pages if p.html and (Path(out_dir) / p.html).is_file()]
+    return [("Index", "index.html"), *listed]

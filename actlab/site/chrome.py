@@ -1,0 +1,98 @@
+"""What every page of the site shares around its content: the viewport, a title, the top navigation, the CSS.
+
+Why one module: nbconvert's pages are titled "Notebook", have no viewport tag and no way back to the index;
+the index had its own style and no navigation. A reader moving between the index, the study pages, the gallery
+and the benchmarks should find the same bar at the top of each, and each page should lay out on a phone.
+`decorate` adds these to a page nbconvert rendered; the index template includes `SITE_CSS` and `nav_html`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from actlab.io import atomic_write_text
+
+VIEWPORT = '<meta name="viewport" content="width=device-width, initial-scale=1">'
+NAV_CSS = (
+    "nav.actlab-nav{position:sticky;top:0;z-index:10;background:#f7f7f7;border-bottom:1px solid #ddd;"
+    "padding:.35rem .8rem;font:0.9rem system-ui,sans-serif;display:flex;flex-wrap:wrap;gap:.25rem .9rem}"
+    "nav.actlab-nav a{color:#1f4e8c;text-decoration:none}nav.actlab-nav a[aria-current=page]{font-weight:700;"
+    "color:#222}"
+)
+SITE_CSS = (
+    NAV_CSS
+    + """
+body { font-family: system-ui, sans-serif; margin: 0; color: #222; line-height: 1.45; }
+main { max-width: 80rem; margin: 1rem auto 2rem; padding: 0 1rem; overflow-wrap: anywhere; }
+h1 { font-size: 1.6rem; margin: .8rem 0 .4rem; }
+.lede { margin-top: 0; }
+article.paper { border-left: 4px solid #ccc; padding: .1rem .9rem; margin: .8rem 0; }
+article.paper h3 { margin: .3rem 0; font-size: 1.05rem; }
+ul.answer { margin: .3rem 0; padding-left: 1.2rem; }
+.box { border: 1px solid #ddd; border-radius: 4px; padding: .4rem .9rem; margin: 1rem 0; background: #fcfcfc; }
+dl dt { font-weight: 600; margin-top: .4rem; }
+dl dd { margin-left: 1.2rem; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; margin: .6rem 0; }
+th, td { border: 1px solid #ccc; padding: .35rem .5rem; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+.failed { color: #a4161a; }
+.muted { color: #555; font-size: .9em; }
+details pre { white-space: pre-wrap; font-size: .8em; background: #f8f8f8; padding: .4rem; margin: .3rem 0 0; }
+details.claims-section > summary { font-size: 1.05rem; margin: .6rem 0; cursor: pointer; }
+.badge { font-weight: 600; }
+figure { margin: 1rem 0; }
+figure img { max-width: 100%; height: auto; }
+footer { max-width: 80rem; margin: 3rem auto 1rem; padding: .5rem 1rem 0; font-size: .85rem; color: #555;
+         border-top: 1px solid #ddd; }
+code { font-size: .85em; }
+"""
+)
+
+
+def nav_html(links: Sequence[tuple[str, str]], current: str = "") -> str:
+    """The top bar: one link per (title, href), the current page marked for screen readers and styled."""
+    items = []
+    for title, href in links:
+        here = ' aria-current="page"' if href == current else ""
+        items.append(f'<a href="{html.escape(href)}"{here}>{html.escape(title)}</a>')
+    return f'<nav class="actlab-nav" aria-label="site">{"".join(items)}</nav>'
+
+
+NAV_PATTERN = re.compile(r'<nav class="actlab-nav".*?</nav>', flags=re.S)
+
+
+def short_title(title: str, limit: int = 32) -> str:
+    """A page's name in the navigation bar: its title up to the first colon, cut at `limit` characters."""
+    head = title.split(":", 1)[0].strip() or title
+    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
+
+
+def decorate(html_path: Path, *, title: str, links: Sequence[tuple[str, str]], current: str) -> Path:
+    """Give a rendered page the site's viewport, its own `<title>` and the navigation bar (idempotent: a page
+    decorated before gets its bar replaced, so each index refresh brings every page's links up to date)."""
+    body = html_path.read_text(encoding="utf-8")
+    page_title = f"<title>{html.escape(title)}</title>"
+    if re.search(r"<title>.*?</title>", body, flags=re.S):
+        body = re.sub(r"<title>.*?</title>", lambda _: page_title, body, count=1, flags=re.S)
+    else:
+        body = _into_head(body, page_title)
+    if 'name="viewport"' not in body:
+        body = _into_head(body, VIEWPORT)
+    if "nav.actlab-nav{" not in body:
+        body = _into_head(body, f"<style>{NAV_CSS}</style>")
+    nav = nav_html(links, current)
+    if NAV_PATTERN.search(body):
+        body = NAV_PATTERN.sub(lambda _: nav, body, count=1)
+    else:
+        opening = re.search(r"<body[^>]*>", body)
+        body = body[: opening.end()] + nav + body[opening.end() :] if opening else nav + body
+    return atomic_write_text(html_path, body)
+
+
+def _into_head(body: str, element: str) -> str:
+    at = body.find("</head>")
+    return body[:at] + element + body[at:] if at >= 0 else element + body

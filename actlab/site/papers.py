@@ -1,0 +1,114 @@
+"""Which paper each study's claims answer, so the index can open with one answer per paper.
+
+Why: a reader comes to the report with a paper in mind ("does xIELU really beat SwiGLU?"), not with a study
+folder. The index groups the claims by paper, counts verdicts per paper, and keeps the comparison study (a demo
+of the toolkit on the user's own activation) apart, so its verdicts are never counted as a paper's.
+
+The paper facts here (titles, where they were published, the scale of their experiments) are the papers' own,
+like the "paper" columns of the study pages; everything else the index says comes from the claims.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from actlab.claim import Claim
+from actlab.site.summary import SUMMARY_VERDICTS, verdict_group
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A paper (or the demo) and the studies whose claims answer it."""
+
+    key: str
+    title: str
+    reference: str
+    studies: tuple[str, ...]
+    paper_scale: str
+    demo: bool = False
+
+
+PAPERS = (
+    Paper(
+        "flexact",
+        "Flex-Act: Why Learn when you can Pick?",
+        "arXiv 2601.06441",
+        ("flexact", "propositions"),
+        "a single-layer router on a 4-dimensional synthetic task, 5 seeds (Table 1), 3 seeds (App. B)",
+    ),
+    Paper(
+        "smartmixed",
+        "SmartMixed: per-neuron activation choice",
+        "arXiv 2510.22450",
+        ("smartmixed",),
+        "MLPs on MNIST, 17 architectures, 400 epochs (50 in phase 1), one run each",
+    ),
+    Paper(
+        "xielu",
+        "Deriving Activation Functions Using Integration (xIELU)",
+        "arXiv 2411.13010",
+        ("xielu",),
+        "1.1B-parameter Llama-style LMs on 125B tokens (and 3B)",
+    ),
+    Paper(
+        "compare",
+        "Your activation against ReLU and GELU (the toolkit's demo)",
+        "actlab comparison study",
+        ("compare",),
+        "",
+        demo=True,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class PaperAnswer:
+    """One paper's claims as the index opens with them."""
+
+    paper: Paper
+    claims: tuple[Claim, ...]
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def tally(self) -> str:
+        """'4 not supported, 1 inconclusive, 1 depends on a choice (6 claims)'."""
+        parts = [f"{n} {verdict}" for verdict, n in self.counts.items()]
+        return f"{', '.join(parts)} ({len(self.claims)} claim{'s' if len(self.claims) != 1 else ''})"
+
+    @property
+    def our_scale(self) -> str:
+        """What was run here, from the claims' own budgets (the first clause of each distinct one)."""
+        firsts = list(dict.fromkeys(claim.budget.split(";")[0].strip() for claim in self.claims if claim.budget))
+        return "; ".join(firsts[:2]) + ("; ..." if len(firsts) > 2 else "")
+
+
+def paper_of(claim: Claim) -> Paper | None:
+    """The paper a claim answers (by its study, else its id's prefix), or None for a study no paper lists."""
+    study = claim.study or claim.claim_id.split("-", 1)[0]
+    return next((paper for paper in PAPERS if study in paper.studies), None)
+
+
+def answers(claims: Sequence[object]) -> list[PaperAnswer]:
+    """One answer per paper that has claims, papers first and the demo last; claims of unknown studies are
+    grouped under their study name so nothing a run decided goes unshown."""
+    grouped: dict[str, list[Claim]] = {}
+    others: dict[str, Paper] = {}
+    for claim in claims:
+        if not isinstance(claim, Claim):
+            continue
+        paper = paper_of(claim)
+        if paper is None:
+            name = claim.study or claim.claim_id.split("-", 1)[0]
+            paper = others.setdefault(name, Paper(name, name, "", (name,), ""))
+        grouped.setdefault(paper.key, []).append(claim)
+    ordered = [*PAPERS, *others.values()]
+    result = []
+    for paper in sorted(ordered, key=lambda p: p.demo):
+        found = grouped.get(paper.key)
+        if not found:
+            continue
+        counts = Counter(verdict_group(claim.verdict) for claim in found)
+        result.append(PaperAnswer(paper, tuple(found), {v: counts[v] for v in SUMMARY_VERDICTS if counts[v]}))
+    return result
