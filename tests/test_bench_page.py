@@ -13,7 +13,9 @@ import pytest
 from actlab import cli
 from actlab.bench import BENCHMARKS
 from actlab.bench.timing import BenchReport, Ratio
+from actlab.claim import Claim
 from actlab.io import atomic_write_json
+from actlab.record import save_claims
 from actlab.site import bench_page as page
 from actlab.site.report import PAGES_MANIFEST, Page
 
@@ -70,9 +72,9 @@ def test_actlab_bench_writes_json_and_an_escaped_page(tmp_path, monkeypatch):
     (out.parent / "old.html").write_text("<html></html>")  # a page and a claim an earlier `actlab report` made
     old = Page(name="old", title="Old page", html="old.html", source="old.ipynb")
     atomic_write_json(out.parent / PAGES_MANIFEST, [asdict(old)])
-    claim = {"claim_id": "claim-c", "statement": "s", "source": "p", "estimate": 1, "ci": [0, 2]}
-    claim["verdict"] = "supported"
-    atomic_write_json(tmp_path / "runs" / "claims" / "c.json", claim)
+    claim = Claim(claim_id="claim-c", study="s", title="c", statement="s", source="p", units="", n=2, budget="b",
+                  estimate=1.0, ci=(0.0, 2.0), verdict="supported", rule="r", rule_name="r")  # fmt: skip
+    save_claims([claim], tmp_path / "runs" / "claims")
     assert cli.main(["bench", "toy", "--quick", "--out", str(out), "--runs", str(tmp_path / "runs")]) == 0
     index = (out.parent / "index.html").read_text()  # the index links the page and keeps what it listed
     assert 'href="bench.html"' in index and 'href="old.html"' in index and '<tr id="claim-claim-c">' in index

@@ -74,13 +74,13 @@ def test_index_loads_without_errors_and_shows_injected_html_as_text(browser):
     index = (config.out_dir / "index.html").resolve()
     browser.get(index.as_uri())
     assert _severe(browser) == []
-    assert browser.title == "actlab report"
+    assert browser.title == "actlab report: published activation-function claims, tested"
     assert browser.execute_script("return typeof window.__actlab_injected") == "undefined"
     cell = browser.find_element("css selector", "#claim-toy-loss td")
     assert STATEMENT in cell.text  # the <script> tag is shown as text, not run
     count, decoded = _images_decoded(browser)
     assert decoded
-    verdict = browser.find_element("css selector", "#claim-toy-loss td:nth-child(8)").text
+    verdict = browser.find_element("css selector", "#claim-toy-loss td:nth-child(7)").text
     assert verdict in ("supported", "not supported", "inconclusive")
 
 
@@ -112,20 +112,28 @@ def _at_1400x900(browser) -> None:
     browser.set_window_size(1400 + 1400 - inner[0], 900 + 900 - inner[1])
 
 
-def test_index_first_screen_shows_the_summary_and_the_forest_plot(browser):
+def _at_phone_size(browser) -> None:
+    browser.set_window_size(390, 844)
+    inner = browser.execute_script("return [window.innerWidth, window.innerHeight]")
+    browser.set_window_size(390 + 390 - inner[0], 844 + 844 - inner[1])
+
+
+@pytest.mark.parametrize(("size", "height"), [(_at_1400x900, 900), (_at_phone_size, 844)])
+def test_index_first_screen_shows_an_answer_per_paper_and_never_scrolls_sideways(browser, size, height):
     config, _ = toy_site()
     browser.get((config.out_dir / "index.html").resolve().as_uri())
-    _at_1400x900(browser)
+    size(browser)
     top = browser.execute_script(
         "const box = e => e.getBoundingClientRect();"
-        "const s = document.getElementById('summary'), f = document.querySelector('#forest img');"
-        "const t = document.getElementById('claims');"
-        "return [box(s).top, box(s).bottom, box(f).top, box(f).height, box(t).top, f.alt];"
+        "const s = document.getElementById('summary'), p = document.querySelector('article.paper .tally');"
+        "const f = document.querySelector('#forest img'), t = document.getElementById('claims-heading');"
+        "return [box(s).top, box(p).bottom, box(f).top, box(t).top, f.alt,"
+        "        document.documentElement.scrollWidth - window.innerWidth];"
     )
-    summary_top, summary_bottom, forest_top, forest_height, table_top, alt = top
-    assert summary_top >= 0 and summary_bottom <= 900, "the verdict summary is on the first screen"
-    assert forest_top < 900 and forest_height > 0, "the forest plot starts on the first screen"
+    summary_top, tally_bottom, forest_top, table_top, alt, overflow = top
+    assert summary_top >= 0 and tally_bottom <= height, "the first paper's answer is on the first screen"
     assert forest_top < table_top and "Forest plot of 1 claims" in alt
+    assert overflow <= 0, f"the index scrolls sideways by {overflow} px"
 
 
 def test_every_page_has_alt_text_fits_1400px_and_shows_claims_before_its_first_table(browser):
