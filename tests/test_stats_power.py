@@ -99,3 +99,18 @@ def test_tost_from_a_t_interval_equals_tost_on_the_values():
     from_interval = tost_from_t_interval(interval.low, interval.high, 8, margin=0.08)
     direct = tost_paired(a, b, margin=0.08)
     assert from_interval.pvalue == pytest.approx(direct.pvalue) and from_interval.equivalent == direct.equivalent
+
+
+def test_mde_from_any_interval_has_80_percent_power_under_the_normal_approximation():
+    from actlab.stats.power import mde_from_interval
+
+    # The value SmartMixed's claims had from this function before it moved here: 2.8 standard errors.
+    assert mde_from_interval((-1.96, 1.96)) == pytest.approx(1.96 + 0.8416, rel=1e-3)
+    assert mde_from_interval((0.2, 1.0), confidence=0.9) == pytest.approx(0.6046677515330656, rel=1e-12)
+    # At the MDE, a two-sided z test at the interval's level rejects with probability 0.8 (SE from the half width).
+    low, high = 0.3, 1.1
+    se = (high - low) / 2 / stats.norm.ppf(0.975)
+    mde, z = mde_from_interval((low, high)), stats.norm.ppf(0.975)
+    assert stats.norm.sf(z - mde / se) + stats.norm.cdf(-z - mde / se) == pytest.approx(0.8, abs=1e-6)
+    with pytest.raises(ValueError, match="ci_low is nan, not a finite number"):
+        mde_from_interval((math.nan, 1.0))

@@ -85,9 +85,9 @@ def test_a_candidate_that_diverges_where_the_baseline_trained_is_not_supported()
 
 
 def test_nan_input_is_a_clear_error():
-    with pytest.raises(ValueError, match="improvement is not finite"):
+    with pytest.raises(ValueError, match="improvement over relu is nan, not a finite number"):
         claims.rule_beats_baselines(1.0, (0.5, 1.5), improvement={"relu": math.nan}, p_holm={"relu": 0.01}, alpha=0.05)
-    with pytest.raises(ValueError, match="the CI is not finite"):
+    with pytest.raises(ValueError, match="ci_low is nan, not a finite number"):
         claims.rule_beats_baselines(1.0, (math.nan, 1.5), improvement={"relu": 1.0}, p_holm={"relu": 0.01}, alpha=0.05)
 
 

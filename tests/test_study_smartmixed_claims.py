@@ -95,10 +95,6 @@ def test_stacked_shares_sum_to_one_per_layer():
     assert (shares.low <= shares.share).all() and (shares.share <= shares.high).all()
 
 
-def test_mde_from_interval_is_2_8_standard_errors():
-    assert claims.mde_from_interval((-1.96, 1.96)) == pytest.approx(1.96 + 0.8416, rel=1e-3)
-
-
 @pytest.mark.parametrize(
     ("ci", "inputs", "verdict"),
     [

@@ -15,6 +15,7 @@ ddof=1) and turns standardised effects back into the claim's unit.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ import numpy as np
 from statsmodels.stats.power import TTestIndPower, TTestPower
 from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
+from actlab.errors import require_finite
 from actlab.stats.summary import as_values
 
 DEFAULT_POWER = 0.8
@@ -133,6 +135,23 @@ def mde_from_t_interval(
     sd = _standard_error("mde_from_t_interval", low, high, n, confidence) * math.sqrt(n)
     d = _standardised_mde(TTestPower(), alpha, power, nobs=n, alternative="two-sided")
     return float(d * sd)
+
+
+def mde_from_interval(ci: Sequence[float], confidence: float = 0.95, power: float = DEFAULT_POWER) -> float:
+    """MDE at `power` from a two-sided interval by the normal approximation: (z_(1+c)/2 + z_power) x SE, with the
+    SE = half width / z_(1+c)/2.
+
+    Why beside `mde_from_t_interval`: for estimates whose interval is a bootstrap, not a t interval (a share of
+    architectures, a rank), there is no n and no t distribution to recover; the normal approximation is the
+    honest reading of such an interval's width.
+    """
+    from scipy.stats import norm
+
+    low, high = (float(bound) for bound in ci)
+    require_finite("mde_from_interval", "an MDE needs a finite interval; compute it from clean runs only",
+                   ci_low=low, ci_high=high)  # fmt: skip
+    z = norm.ppf(0.5 + confidence / 2)
+    return (high - low) / (2 * z) * (z + norm.ppf(power))
 
 
 def mde_proportion(n: int, p0: float, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> float:

@@ -21,15 +21,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from actlab.errors import require_finite
 
-def _finite(name: str, values: Mapping[str, float] | float) -> None:
-    items = values.items() if isinstance(values, Mapping) else [(name, values)]
-    bad = {key: value for key, value in items if not (isinstance(value, int | float) and math.isfinite(value))}
-    if bad:
-        raise ValueError(
-            f"rule_beats_baselines: {name} is not finite for {bad}; a diverged arm on every seed or fewer than two "
-            "paired seeds leaves nothing to test (check the runs' status)"
-        )
+_NOT_FINITE = ("a diverged arm on every seed or fewer than two paired seeds leaves nothing to test (check the runs' "
+               "status)")  # fmt: skip
 
 
 def rule_beats_baselines(
@@ -44,14 +39,13 @@ def rule_beats_baselines(
 ) -> str:
     """Not supported if the candidate diverged alone or is significantly worse than any baseline (Holm); supported
     if significantly better than all; equivalent if within the margin of all (TOST); otherwise inconclusive."""
-    _finite("the estimate", estimate)
-    _finite("the CI", {"low": ci[0], "high": ci[1]})
-    _finite("an improvement", improvement)
-    _finite("a Holm p", p_holm)
+    require_finite("rule_beats_baselines", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1],
+                   **{f"improvement over {b}": v for b, v in improvement.items()},
+                   **{f"Holm p against {b}": v for b, v in p_holm.items()})  # fmt: skip
     if set(improvement) != set(p_holm) or not improvement:
         raise ValueError(f"rule_beats_baselines: improvements for {sorted(improvement)}, p for {sorted(p_holm)}")
     if tost_p:
-        _finite("a TOST p", tost_p)
+        require_finite("rule_beats_baselines", _NOT_FINITE, **{f"TOST p against {b}": v for b, v in tost_p.items()})
     if any(count > 0 for count in (diverged or {}).values()):
         return "not supported"
     tests = [(improvement[b], p_holm[b]) for b in improvement]

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from actlab import stats
+from actlab.errors import require_finite
 from actlab.studies.smartmixed.layers import DEEP_GROUP, EARLY_GROUP
 from actlab.studies.smartmixed.preference import CELL, Preference, network_changes
 
@@ -30,10 +31,7 @@ MIN_NETWORKS = 3  # fewer committed networks than this in a cell: the test did n
 POINTS = 100.0  # shares are fractions; claims are in percentage points
 
 
-def _finite(name: str, **values: float) -> None:
-    bad = [key for key, value in values.items() if not math.isfinite(float(value))]
-    if bad:
-        raise ValueError(f"{name}: {', '.join(bad)} is NaN or inf; compute the evidence from committed networks only")
+_NOT_FINITE = "a NaN or inf comes from networks that never committed: compute the evidence from committed ones only"
 
 
 def layerwise_rule(
@@ -59,8 +57,8 @@ def layerwise_rule(
     +-margin; else 'inconclusive' (e.g. only one half detected)."""
     if networks < min_networks:
         return "not run"
-    _finite("layerwise_rule", estimate=estimate, ci_low=ci[0], ci_high=ci[1], pvalue=pvalue,
-            early_estimate=early_estimate, early_pvalue=early_pvalue)  # fmt: skip
+    require_finite("layerwise_rule", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1], pvalue=pvalue,
+                   early_estimate=early_estimate, early_pvalue=early_pvalue)  # fmt: skip
     if heterogeneity_p < alpha and len(set(cell_verdicts)) > 1:
         return "depends on dataset x architecture"
     if (pvalue < alpha and ci[1] < 0) or (early_pvalue < alpha and early_estimate > 0):
@@ -146,17 +144,6 @@ def layerwise_evidence(preference: Preference, *, alpha: float = 0.05, margin: f
 
 
 # ---------------------------------------------------------------- the compare sweep's claims
-def mde_from_interval(ci: Sequence[float], confidence: float = 0.95, power: float = 0.8) -> float:
-    """MDE at `power` from a two-sided interval (normal approximation): (z_(1-a/2) + z_power) x SE,
-    with SE = half-width / z_(1-a/2). For estimates whose test is a bootstrap, not a t-test."""
-    from scipy.stats import norm
-
-    low, high = (float(v) for v in ci)
-    _finite("mde_from_interval", ci_low=low, ci_high=high)
-    z = norm.ppf(0.5 + confidence / 2)
-    return (high - low) / (2 * z) * (z + norm.ppf(power))
-
-
 def routers_committed(phase1: pd.DataFrame) -> bool:
     """True when every phase-1 network of a sweep committed (runs from before the field count as not)."""
     return bool(not phase1.empty and "committed" in phase1 and phase1.committed.fillna(False).astype(bool).all())
@@ -169,7 +156,7 @@ def top3_rule(estimate: float, ci: Sequence[float], *, majority: float, budget_m
     above `majority` across the whole CI, 'not supported' when the whole CI is below it."""
     if not committed:
         return "not run"
-    _finite("top3_rule", estimate=estimate, ci_low=ci[0], ci_high=ci[1])
+    require_finite("top3_rule", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1])
     if not budget_matched:
         return "inconclusive"
     if ci[0] > majority:
@@ -186,8 +173,8 @@ def learned_rule(estimate: float, ci: Sequence[float], *, diff_random: float, p_
     and the reversed control (Holm); 'not supported' when the smaller win's CI stays below `margin`."""
     if not committed:
         return "not run"
-    _finite("learned_rule", estimate=estimate, ci_low=ci[0], ci_high=ci[1], p_holm_random=p_holm_random,
-            p_holm_reversed=p_holm_reversed)  # fmt: skip
+    require_finite("learned_rule", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1],
+                   p_holm_random=p_holm_random, p_holm_reversed=p_holm_reversed)  # fmt: skip
     if diff_random > 0 and diff_reversed > 0 and p_holm_random < alpha and p_holm_reversed < alpha:
         return "supported"
     if ci[1] < margin:
