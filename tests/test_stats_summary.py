@@ -37,6 +37,26 @@ def test_nan_and_too_few_values_are_refused():
         stats.t_interval([1.0])
 
 
+def test_equal_values_give_the_point_itself_even_when_their_mean_rounds():
+    values = [0.1, 0.1, 0.1]
+    assert np.mean(values) != 0.1  # summed in floating point: 0.10000000000000002
+    assert stats.t_interval(values).as_tuple() == (0.1, 0.1) and stats.t_interval(values).estimate == 0.1
+    assert stats.t_interval([2.0, 2.0]).contains(2.0)
+
+
+def test_mean_interval_says_what_it_can_for_any_n():
+    empty = stats.mean_interval([])
+    assert all(math.isnan(v) for v in (empty.estimate, empty.low, empty.high))
+    one = stats.mean_interval([0.7])
+    assert one.estimate == 0.7 and math.isnan(one.low) and math.isnan(one.high)
+    assert stats.mean_interval(np.array([0.1, 0.1, 0.1])).as_tuple() == (0.1, 0.1)
+    assert stats.mean_interval(SAMPLE, 0.9) == stats.t_interval(SAMPLE, 0.9)
+    with pytest.raises(ValueError, match="contains NaN"):
+        stats.mean_interval([1.0, math.nan])
+    with pytest.raises(ValueError, match="contains NaN"):
+        stats.mean_interval([math.nan])
+
+
 def test_t_interval_coverage_is_near_95_percent():
     rng = np.random.default_rng(0)
     samples = rng.normal(loc=3.0, scale=2.0, size=(1000, 5))

@@ -1,11 +1,13 @@
 """Statistics for seed sweeps: pure functions on arrays or DataFrames, with explicit seeds.
 
 Why a package of small modules: rliable's split (metrics, intervals, plots) keeps each piece
-checkable against scipy/statsmodels. `summary`: mean/std/n, t and bootstrap intervals, IQM,
-Hedges' g, probability of improvement. `tests`: paired t, Wilcoxon, Holm. `ranks`: rank
+checkable against scipy/statsmodels. `summary`: mean/std/n, t and bootstrap intervals (`mean_interval`: a
+table row's, for any n), IQM, Hedges' g, probability of improvement. `tests`: paired t, Wilcoxon, Holm (also over
+a family holding untestable comparisons), a family of paired comparisons. `ranks`: rank
 distributions, bootstrap P(rank <= k), mean reciprocal rank. `layers`: does the chosen activation
 depend on depth (chi-square, Cochran-Armitage, multinomial logit with seed-clustered errors).
-`power`: minimum detectable effects at 80% power and TOST equivalence (statsmodels).
+`power`: minimum detectable effects at 80% power (from values, a t interval or any interval) and TOST
+equivalence (statsmodels).
 Plotting lives in the notebooks, never here.
 """
 
@@ -41,12 +43,22 @@ from actlab.stats.summary import (
     describe,
     hedges_g,
     iqm,
+    mean_interval,
     probability_of_improvement,
     probability_of_improvement_interval,
     stratified_bootstrap_interval,
     t_interval,
 )
-from actlab.stats.tests import Comparison, compare_to_baseline, holm, paired_t, wilcoxon
+from actlab.stats.tests import (
+    Comparison,
+    compare_to_baseline,
+    holm,
+    holm_skipping_nan,
+    paired_comparison,
+    paired_family,
+    paired_t,
+    wilcoxon,
+)
 
 __all__ = [
     "Comparison",
@@ -66,12 +78,16 @@ __all__ = [
     "describe",
     "hedges_g",
     "holm",
+    "holm_skipping_nan",
     "iqm",
     "layer_choice_table",
     "layer_trend_tests",
+    "mean_interval",
     "mean_reciprocal_rank",
     "multinomial_depth",
     "normalised_depth",
+    "paired_comparison",
+    "paired_family",
     "paired_t",
     "probability_of_improvement",
     "probability_of_improvement_interval",

@@ -65,13 +65,36 @@ def describe(values: Any) -> Summary:
 
 
 def t_interval(values: Any, confidence: float = 0.95) -> Interval:
-    """Student-t interval for the mean: right for a handful of seeds when their spread is roughly normal."""
+    """Student-t interval for the mean: right for a handful of seeds when their spread is roughly normal.
+
+    Values that are all equal give the point itself: their mean, summed in floating point, can miss the value by
+    an ulp (three 0.1s average to 0.10000000000000002) and leave a spurious interval around the wrong point.
+    """
     x = as_values(values, min_n=2)
+    if np.ptp(x) == 0.0:
+        point = float(x[0])
+        return Interval(point, point, point, confidence, "t")
     mean, sem = float(np.mean(x)), float(stats.sem(x))
-    if sem == 0.0:
+    if sem == 0.0:  # a spread below float resolution (subnormal values)
         return Interval(mean, mean, mean, confidence, "t")
     low, high = stats.t.interval(confidence, df=x.size - 1, loc=mean, scale=sem)
     return Interval(mean, float(low), float(high), confidence, "t")
+
+
+def mean_interval(values: Any, confidence: float = 0.95) -> Interval:
+    """The mean and its t interval for a row of a results table, saying what can be said for any n.
+
+    Why not `t_interval`: a table row may hold no run (every seed diverged) or one, and must still print. No values:
+    NaN throughout; one value: the value with NaN bounds (no spread to estimate); values all equal: the point;
+    otherwise `t_interval`. NaN values are refused, as everywhere: drop diverged runs first.
+    """
+    x = np.asarray(values, dtype=float).ravel()
+    if x.size == 0:
+        return Interval(math.nan, math.nan, math.nan, confidence, "t")
+    x = as_values(x)
+    if x.size == 1:
+        return Interval(float(x[0]), math.nan, math.nan, confidence, "t")
+    return t_interval(x, confidence)
 
 
 def bootstrap_interval(

@@ -1,4 +1,4 @@
-"""Paired comparisons across seeds: paired t, Wilcoxon signed-rank, Holm's correction.
+"""Paired comparisons across seeds: paired t, Wilcoxon signed-rank, Holm's correction, and families of them.
 
 Why paired: runs that share a seed share data order and initialisation draws, so the per-seed
 difference removes that shared noise. Why Holm: a report tests many claims at once; Holm controls
@@ -10,6 +10,7 @@ is always passed explicitly here.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +89,21 @@ def holm(pvalues: Any, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     return reject, adjusted
 
 
+def holm_skipping_nan(pvalues: Any, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Holm over the comparisons of a family that could be tested; a NaN p (too few pairs) stays NaN, unrejected.
+
+    Why not `holm`, which refuses NaN: a report's family may hold a comparison that could not be run (an arm that
+    diverged on all but one seed). It is not a test, so it takes no part in the family's size: the others are
+    corrected as if it were absent, and it is never rejected.
+    """
+    p = np.asarray(pvalues, dtype=float).ravel()
+    tested = ~np.isnan(p)
+    reject, adjusted = np.zeros(p.size, dtype=bool), np.full(p.size, math.nan)
+    if tested.any():
+        reject[tested], adjusted[tested] = holm(p[tested], alpha)
+    return reject, adjusted
+
+
 def _dz_or_nan(a: Any, b: Any) -> float:
     """The paired effect d_z = mean(a - b) / sd(a - b) beside a paired test (not Hedges' g, whose pooled SD
     ignores the pairing); NaN when the differences are constant."""
@@ -95,6 +111,40 @@ def _dz_or_nan(a: Any, b: Any) -> float:
         return cohens_dz(a, b)
     except ValueError:
         return math.nan
+
+
+def paired_comparison(a: Any, b: Any, confidence: float = 0.95) -> dict[str, float]:
+    """a - b over the pairs (seeds) both have: n, mean difference with its t CI, paired-t and Wilcoxon p, d_z.
+
+    Fewer than two pairs cannot be tested: every number but `n` is NaN (`holm_skipping_nan` leaves such a row out of
+    its family). `a` and `b` are aligned by position; drop unpaired rows first.
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.size < 2:
+        return {"n": int(x.size), "difference": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p_t": math.nan,
+                "p_wilcoxon": math.nan, "d_z": math.nan}  # fmt: skip
+    t = paired_t(x, y, confidence)
+    return {"n": t.n, "difference": t.estimate, "ci_low": t.low, "ci_high": t.high, "p_t": t.pvalue,
+            "p_wilcoxon": wilcoxon(x, y).pvalue, "d_z": _dz_or_nan(x, y)}  # fmt: skip
+
+
+def paired_family(
+    wide: pd.DataFrame, pairs: Sequence[tuple[str, str]], *, alpha: float = 0.05, confidence: float = 0.95
+) -> pd.DataFrame:
+    """One row per (a, b) of `pairs`: `paired_comparison` of columns a - b over the rows of `wide` (one per seed)
+    where both are present, and Holm over the family (`holm_skipping_nan`): `p_holm`, `reject_holm`.
+
+    A column missing from `wide` (an arm with no clean run) gives n = 0 and NaN. The family is `pairs`: a report
+    that tests several claims at once passes all of them here, so the adjusted p can be quoted as is.
+    """
+    rows = []
+    for a, b in pairs:
+        both = wide[[a, b]].dropna() if a in wide and b in wide else pd.DataFrame(columns=[a, b], dtype=float)
+        rows.append({"a": a, "b": b, **paired_comparison(both[a], both[b], confidence)})
+    columns = ["a", "b", "n", "difference", "ci_low", "ci_high", "p_t", "p_wilcoxon", "d_z"]
+    table = pd.DataFrame(rows, columns=columns)
+    table["reject_holm"], table["p_holm"] = holm_skipping_nan(table["p_t"].to_numpy(dtype=float), alpha)
+    return table
 
 
 def compare_to_baseline(
@@ -110,7 +160,8 @@ def compare_to_baseline(
     """Every method against `baseline`, paired by `pair_by`: difference, t CI, p (t and Wilcoxon), d_z, Holm.
 
     NaN values and several rows per (pair, method) are errors, never dropped or averaged silently; a method
-    missing for some pairs is compared on the pairs where both exist (`n` says how many).
+    missing for some pairs is compared on the pairs where both exist (`n` says how many), and one with fewer than
+    two such pairs gets NaN and no part in Holm (`paired_family`).
 
     Holm runs over the paired-t p-values of all comparisons in the table, so a report that shows
     the table can quote the adjusted p and the reject flag directly.
@@ -131,26 +182,6 @@ def compare_to_baseline(
     wide = frame.pivot_table(index=pair_by, columns=method, values=value, aggfunc="first")
     if baseline not in wide:
         raise ValueError(f"compare_to_baseline: baseline {baseline!r} not among {', '.join(map(str, wide.columns))}")
-    rows = []
-    for candidate in wide.columns:
-        if candidate == baseline:
-            continue
-        pairs = wide[[candidate, baseline]].dropna()
-        t = paired_t(pairs[candidate], pairs[baseline], confidence)
-        w = wilcoxon(pairs[candidate], pairs[baseline])
-        rows.append(
-            {
-                method: candidate,
-                "n": t.n,
-                "difference": t.estimate,
-                "ci_low": t.low,
-                "ci_high": t.high,
-                "p_t": t.pvalue,
-                "p_wilcoxon": w.pvalue,
-                "d_z": _dz_or_nan(pairs[candidate], pairs[baseline]),
-            }
-        )
-    table = pd.DataFrame(rows)
-    if not table.empty:
-        table["reject_holm"], table["p_holm"] = holm(table["p_t"].to_numpy(), alpha)
-    return table
+    pairs = [(candidate, baseline) for candidate in wide.columns if candidate != baseline]
+    table = paired_family(wide, pairs, alpha=alpha, confidence=confidence)
+    return table.drop(columns="b").rename(columns={"a": method})

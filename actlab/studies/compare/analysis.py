@@ -23,7 +23,7 @@ import pandas as pd
 from actlab import stats
 from actlab.stats.power import mde_from_t_interval, tost_from_t_interval
 from actlab.studies.compare.run import MATCHINGS, matching_label
-from actlab.studies.compare.tasks import get_task
+from actlab.studies.compare.tasks import Task, get_task
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
 
 _ARM_COLUMNS = ("status", "value", "steps", "samples", "tokens", "seconds", "throughput")
@@ -68,18 +68,6 @@ def _order(frame: pd.DataFrame, column: str, first: Iterable[str] = ()) -> list[
     return first + [name for name in seen if name not in first]
 
 
-def _interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """(mean, low, high): a t interval; NaN bounds for one value; a point for values without spread."""
-    if len(values) == 0:
-        return math.nan, math.nan, math.nan
-    if len(values) == 1:
-        return float(values[0]), math.nan, math.nan
-    if np.ptp(values) == 0:
-        return float(values[0]), float(values[0]), float(values[0])
-    interval = stats.t_interval(values, confidence)
-    return interval.estimate, interval.low, interval.high
-
-
 def groups(frame: pd.DataFrame) -> list[tuple[str, str]]:
     """The (task, matching) pairs present, tasks in first-seen order and steps before seconds."""
     tasks = _order(frame, "task")
@@ -94,11 +82,11 @@ def metric_table(frame: pd.DataFrame, confidence: float = 0.95, order: Iterable[
         for activation in _order(part, "activation", order):
             arms = part[part["activation"] == activation]
             ok = arms[arms["status"] == "ok"]
-            mean, low, high = _interval(ok["value"].to_numpy(dtype=float), confidence)
+            interval = stats.mean_interval(ok["value"].to_numpy(dtype=float), confidence)
             rows.append({
                 "task": task, "matching": matching_label(matching), "activation": activation,
                 "metric": get_task(task).metric, "n": len(ok), "n_diverged": int((arms["status"] != "ok").sum()),
-                "mean": mean, "ci_low": low, "ci_high": high,
+                "mean": interval.estimate, "ci_low": interval.low, "ci_high": interval.high,
                 "steps": ok["steps"].mean(), "seconds": ok["seconds"].mean(),
             })  # fmt: skip
     return pd.DataFrame(rows)
@@ -129,37 +117,35 @@ def paired_improvements(
         task = get_task(task_name)
         part = frame[(frame["task"] == task_name) & (frame["matching"] == matching)]
         present = set(part["activation"])
-        ok = part[part["status"] == "ok"].copy()
-        ok["score"] = ok["value"] if task.higher_is_better else -ok["value"]  # oriented: higher is better
-        family = []
-        for baseline in baselines:
-            if baseline not in present:
-                continue
-            for candidate in candidates:
-                if candidate == baseline or candidate not in present:
-                    continue
-                row = {"task": task_name, "matching": matching, "candidate": candidate, "baseline": baseline,
-                       "unit": task.unit, "n_diverged": _diverged_alone(part, candidate, baseline)}  # fmt: skip
-                pair = ok[ok["activation"].isin([candidate, baseline])]
-                wide = pair.pivot_table(index="seed", columns="activation", values="score", aggfunc="first")
-                n = int(wide.dropna().shape[0]) if {candidate, baseline} <= set(wide.columns) else 0
-                if n >= 2:
-                    table = stats.compare_to_baseline(pair, baseline=baseline, method="activation", value="score",
-                                                      pair_by="seed", alpha=alpha, confidence=confidence)  # fmt: skip
-                    result = table.iloc[0]
-                    row.update(n=int(result["n"]), improvement=float(result["difference"]),
-                               ci_low=float(result["ci_low"]), ci_high=float(result["ci_high"]),
-                               p=float(result["p_t"]), p_wilcoxon=float(result["p_wilcoxon"]),
-                               d_z=float(result["d_z"]))  # fmt: skip
-                else:
-                    row.update(n=n, improvement=math.nan, ci_low=math.nan, ci_high=math.nan, p=math.nan,
-                               p_wilcoxon=math.nan, d_z=math.nan)  # fmt: skip
-                family.append(row)
-        _holm_and_power(family, alpha, confidence, margins.get(task_name))
-        rows.extend(family)
+        pairs = [(candidate, baseline) for baseline in baselines if baseline in present
+                 for candidate in candidates if candidate != baseline and candidate in present]  # fmt: skip
+        family = stats.paired_family(_scores(part, task), pairs, alpha=alpha, confidence=confidence)
+        strictest = alpha / max(1, int(family["p_t"].notna().sum()))  # Holm's first threshold: tested comparisons
+        for test in family.itertuples():
+            row = {"task": task_name, "matching": matching, "candidate": test.a, "baseline": test.b,
+                   "unit": task.unit, "n_diverged": _diverged_alone(part, test.a, test.b), "n": int(test.n),
+                   "improvement": float(test.difference), "ci_low": float(test.ci_low),
+                   "ci_high": float(test.ci_high), "p": float(test.p_t), "p_wilcoxon": float(test.p_wilcoxon),
+                   "d_z": float(test.d_z), "p_holm": float(test.p_holm),
+                   "significant": bool(math.isfinite(test.p_holm) and test.p_holm < alpha)}  # fmt: skip
+            rows.append({**row, **_power(row, confidence, strictest, margins.get(task_name))})
     columns = ["task", "matching", "candidate", "baseline", "unit", "n", "n_diverged", "improvement", "ci_low",
                "ci_high", "p", "p_wilcoxon", "d_z", "p_holm", "significant", "mde", "margin", "tost_p"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
+
+
+def _scores(part: pd.DataFrame, task: Task) -> pd.DataFrame:
+    """Seeds x activations of the clean runs' metric, oriented so that higher is better (one run per cell)."""
+    ok = part[part["status"] == "ok"]
+    repeated = ok.duplicated(subset=["seed", "activation"], keep=False)
+    if repeated.any():
+        bad = ok[repeated][["seed", "activation"]].drop_duplicates().head(3).to_dict("records")
+        raise ValueError(
+            f"several runs of one (seed, activation) on {task.name}, e.g. {bad}: a paired test needs one value per "
+            "seed; list each seed in one sweep only"
+        )
+    score = ok["value"] if task.higher_is_better else -ok["value"]
+    return ok.assign(score=score).pivot_table(index="seed", columns="activation", values="score", aggfunc="first")
 
 
 def _diverged_alone(part: pd.DataFrame, candidate: str, baseline: str) -> int:
@@ -170,29 +156,20 @@ def _diverged_alone(part: pd.DataFrame, candidate: str, baseline: str) -> int:
     return int(((status[candidate] == "diverged") & (status[baseline] == "ok")).sum())
 
 
-def _holm_and_power(family: list[dict[str, Any]], alpha: float, confidence: float, margin: float | None) -> None:
-    """Holm over the family's finite p-values; MDE at alpha / family size; TOST where a margin is given."""
-    p = np.array([row["p"] for row in family], dtype=float)
-    finite = np.isfinite(p)
-    adjusted = np.full(len(family), math.nan)
-    if finite.any():
-        adjusted[finite] = stats.holm(p[finite], alpha)[1]
-    strictest = alpha / max(1, int(finite.sum()))
-    for row, p_holm in zip(family, adjusted, strict=True):
-        row["p_holm"] = float(p_holm)
-        row["significant"] = bool(np.isfinite(p_holm) and p_holm < alpha)
-        usable = row["n"] >= 2 and math.isfinite(row["ci_low"]) and row["ci_high"] > row["ci_low"]
-        row["mde"] = (
-            mde_from_t_interval(row["ci_low"], row["ci_high"], row["n"], confidence=confidence, alpha=strictest)
-            if usable
-            else math.nan
-        )
-        row["margin"] = math.nan if margin is None else float(margin)
-        row["tost_p"] = (
-            tost_from_t_interval(row["ci_low"], row["ci_high"], row["n"], margin, confidence=confidence).pvalue
+def _power(row: dict[str, Any], confidence: float, strictest: float, margin: float | None) -> dict[str, float]:
+    """The comparison's MDE at level `strictest` and, where the task has a margin, its TOST p (NaN when the
+    comparison has no interval: fewer than two pairs, or differences without spread)."""
+    usable = row["n"] >= 2 and math.isfinite(row["ci_low"]) and row["ci_high"] > row["ci_low"]
+    low, high, n = row["ci_low"], row["ci_high"], row["n"]
+    return {
+        "mde": mde_from_t_interval(low, high, n, confidence=confidence, alpha=strictest) if usable else math.nan,
+        "margin": math.nan if margin is None else float(margin),
+        "tost_p": (
+            tost_from_t_interval(low, high, n, margin, confidence=confidence).pvalue
             if usable and margin is not None
             else math.nan
-        )
+        ),
+    }
 
 
 def claim_inputs(paired: pd.DataFrame, task: str, matching: str, candidate: str) -> dict[str, Any]:
@@ -239,13 +216,13 @@ def throughput_table(frame: pd.DataFrame, baseline: str, confidence: float = 0.9
         unit = get_task(task).unit_name
         for activation in _order(ok, "activation", [baseline]):
             speed = wide[activation].dropna().to_numpy(dtype=float)
-            mean, low, high = _interval(speed, confidence)
             row = {"task": task, "matching": matching_label(matching), "activation": activation, "n_runs": len(speed),
-                   "throughput": mean, "unit": f"{unit}/s", "steps": float(steps[activation])}  # fmt: skip
+                   "throughput": stats.mean_interval(speed, confidence).estimate, "unit": f"{unit}/s",
+                   "steps": float(steps[activation])}  # fmt: skip
             if baseline in wide:
                 ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
-                r_mean, r_low, r_high = _interval(ratios, confidence)
-                row.update(ratio=r_mean, ratio_ci_low=r_low, ratio_ci_high=r_high)
+                ratio = stats.mean_interval(ratios, confidence)
+                row.update(ratio=ratio.estimate, ratio_ci_low=ratio.low, ratio_ci_high=ratio.high)
             rows.append(row)
     return pd.DataFrame(rows)
 

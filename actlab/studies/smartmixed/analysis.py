@@ -257,7 +257,7 @@ def _dz(a: pd.Series, b: pd.Series) -> float:
 
 def _with_holm(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
     if not table.empty:
-        table["reject_holm"], table["p_holm"] = stats.holm(table["p_t"].to_numpy(), alpha)
+        table["reject_holm"], table["p_holm"] = stats.holm_skipping_nan(table["p_t"].to_numpy(), alpha)
     return table
 
 

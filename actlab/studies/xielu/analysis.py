@@ -23,6 +23,7 @@ from actlab.sweep import run_counts as run_counts  # the report notebooks call a
 THROUGHPUT_TARGET = 0.97  # the issue's target: xIELU tokens/s at least 97% of ReLU²'s in the same run
 _ARM_COLUMNS = ("status", "val_loss", "val_bpb", "tokens", "steps", "seconds", "tokens_per_s", "seconds_per_step",
                 "fast_path")  # fmt: skip
+_PAIRED_COLUMNS = ("budget", "reference", "other", "n", "difference", "ci_low", "ci_high", "p", "p_holm", "significant")
 
 
 def arms_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
@@ -42,15 +43,6 @@ def arms_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def _interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    if len(values) == 0:
-        return math.nan, math.nan, math.nan
-    if len(values) == 1:
-        return float(values[0]), math.nan, math.nan
-    interval = stats.t_interval(values, confidence)
-    return interval.estimate, interval.low, interval.high
-
-
 def loss_table(frame: pd.DataFrame, metric: str = "val_bpb", confidence: float = 0.95) -> pd.DataFrame:
     """Per budget and activation: n ok arms, n diverged, mean `metric` with its t CI, mean tokens/steps/seconds."""
     rows = []
@@ -59,11 +51,11 @@ def loss_table(frame: pd.DataFrame, metric: str = "val_bpb", confidence: float =
         for activation in arm_order(part["activation"]):
             arms = part[part["activation"] == activation]
             ok = arms[arms["status"] == "ok"]
-            mean, low, high = _interval(ok[metric].to_numpy(dtype=float), confidence)
+            interval = stats.mean_interval(ok[metric].to_numpy(dtype=float), confidence)
             n_diverged = int((arms["status"] != "ok").sum())
             rows.append({
                 "budget": budget, "activation": activation, "n": len(ok), "n_diverged": n_diverged,
-                "mean": mean, "ci_low": low, "ci_high": high,
+                "mean": interval.estimate, "ci_low": interval.low, "ci_high": interval.high,
                 "tokens": ok["tokens"].mean(), "steps": ok["steps"].mean(), "seconds": ok["seconds"].mean(),
             })  # fmt: skip
     return pd.DataFrame(rows)
@@ -73,43 +65,26 @@ def paired_differences(
     frame: pd.DataFrame,
     reference: str = "xielu",
     metric: str = "val_bpb",
-    pair_by: str = "seed",
     alpha: float = 0.05,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """Per budget: `reference` minus each other arm, paired by seed (paired t), Holm-corrected within the budget.
 
     A negative difference means the reference has the lower loss. Only seeds where both arms trained
-    cleanly are paired; `n` says how many.
+    cleanly are paired; `n` says how many (fewer than two: NaN, and no part in Holm).
     """
-    rows = []
+    families = []
     for budget in sorted(frame["budget"].unique()):
         ok = frame[(frame["budget"] == budget) & (frame["status"] == "ok")]
-        wide = ok.pivot_table(index=pair_by, columns="activation", values=metric, aggfunc="mean")
+        wide = ok.pivot_table(index="seed", columns="activation", values=metric, aggfunc="mean")
         if reference not in wide:
             continue
-        family = []
-        for other in arm_order(wide.columns):
-            if other == reference:
-                continue
-            pairs = wide[[reference, other]].dropna()
-            row = {"budget": budget, "reference": reference, "other": other, "n": len(pairs)}
-            if len(pairs) >= 2:
-                test = stats.paired_t(pairs[reference], pairs[other], confidence)
-                row.update(difference=test.estimate, ci_low=test.low, ci_high=test.high, p=test.pvalue)
-            else:
-                row.update(difference=math.nan, ci_low=math.nan, ci_high=math.nan, p=math.nan)
-            family.append(row)
-        p = np.array([row["p"] for row in family], dtype=float)
-        finite = np.isfinite(p)
-        adjusted = np.full(len(family), math.nan)
-        if finite.any():
-            adjusted[finite] = stats.holm(p[finite], alpha)[1]
-        for row, p_holm in zip(family, adjusted, strict=True):
-            row["p_holm"] = float(p_holm)
-            row["significant"] = bool(np.isfinite(p_holm) and p_holm < alpha)
-        rows.extend(family)
-    return pd.DataFrame(rows)
+        pairs = [(reference, other) for other in arm_order(wide.columns) if other != reference]
+        family = stats.paired_family(wide, pairs, alpha=alpha, confidence=confidence)
+        family = family.rename(columns={"a": "reference", "b": "other", "p_t": "p"}).assign(budget=budget)
+        family["significant"] = family["p_holm"] < alpha
+        families.append(family[list(_PAIRED_COLUMNS)])
+    return pd.concat(families, ignore_index=True) if families else pd.DataFrame(columns=list(_PAIRED_COLUMNS))
 
 
 def improvement_probabilities(
@@ -157,14 +132,15 @@ def throughput_table(
         wide = ok.pivot_table(index="run_id", columns="activation", values="tokens_per_s", aggfunc="mean")
         for activation in arm_order(wide.columns):
             speed = wide[activation].dropna().to_numpy(dtype=float)
-            mean, low, high = _interval(speed, confidence)
-            row = {"budget": budget, "activation": activation, "n_runs": len(speed), "tokens_per_s": mean,
-                   "ci_low": low, "ci_high": high}  # fmt: skip
+            interval = stats.mean_interval(speed, confidence)
+            row = {"budget": budget, "activation": activation, "n_runs": len(speed), "tokens_per_s": interval.estimate,
+                   "ci_low": interval.low, "ci_high": interval.high}  # fmt: skip
             if baseline in wide:
                 ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
-                r_mean, r_low, r_high = _interval(ratios, confidence)
-                row.update(ratio=r_mean, ratio_ci_low=r_low, ratio_ci_high=r_high,
-                           meets_target=bool(r_mean >= target), runs_meeting=int((ratios >= target).sum()))  # fmt: skip
+                ratio = stats.mean_interval(ratios, confidence)
+                row.update(ratio=ratio.estimate, ratio_ci_low=ratio.low, ratio_ci_high=ratio.high,
+                           meets_target=bool(ratio.estimate >= target),
+                           runs_meeting=int((ratios >= target).sum()))  # fmt: skip
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -200,7 +176,8 @@ def depth_trend(alphas: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
             if run["depth"].nunique() >= 2:
                 slopes.append(float(np.polyfit(run["depth"], run["value"], 1)[0]))
         slopes_arr = np.array(slopes)
-        mean, low, high = _interval(slopes_arr, confidence)
+        slope = stats.mean_interval(slopes_arr, confidence)
+        low, high = slope.low, slope.high
         p = (
             float(sps.ttest_1samp(slopes_arr, 0.0).pvalue)
             if len(slopes_arr) >= 2 and np.ptp(slopes_arr) > 0
@@ -208,7 +185,7 @@ def depth_trend(alphas: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
         )
         first, last = part[part["depth"] == 0.0]["value"].mean(), part[part["depth"] == 1.0]["value"].mean()
         rows.append({"budget": budget, "activation": activation, "parameter": parameter, "n_runs": len(slopes),
-                     "first_layer": first, "last_layer": last, "slope": mean, "ci_low": low, "ci_high": high,
+                     "first_layer": first, "last_layer": last, "slope": slope.estimate, "ci_low": low, "ci_high": high,
                      "p": p, "shrinks": bool(np.isfinite(high) and high < 0),
                      "grows": bool(np.isfinite(low) and low > 0)})  # fmt: skip
     return pd.DataFrame(rows)
