@@ -121,3 +121,46 @@ def test_throughput_ratios_are_taken_within_a_run():
     assert table.loc["cubic", "ratio_ci_low"] == pytest.approx(0.5)  # no spread across runs
     metric = analysis.metric_table(pd.DataFrame(rows))
     assert (metric["n"] == 3).all() and (metric["mean"] == 60.0).all()
+
+
+def test_the_engine_matches_budgets_in_whole_batches_and_names_each_matching():
+    from actlab.studies.compare import engine
+
+    assert engine.matched_budget("tokens", 100, batch_tokens=64).amount == 128  # whole batches, nearest
+    assert engine.matched_budget("tokens", 10, batch_tokens=64).amount == 64  # at least one batch
+    assert engine.matched_budget("steps", 400).amount == 400 and engine.matched_budget("seconds", 0.8).kind == "seconds"
+    assert [engine.matching_label(m) for m in engine.MATCHINGS] == ["step-matched", "token-matched",
+                                                                     "wall-clock-matched"]  # fmt: skip
+    with pytest.raises(ValueError, match="unknown matching 'epochs'"):
+        engine.matched_budget("epochs", 1)
+    with pytest.raises(ValueError, match="unknown fast_path 'fast'"):
+        run.CompareRunConfig(fast_path="fast")
+    arms = [{"matching": "steps", "activation": "relu", "value": 90.0, "status": "ok"}]
+    assert engine.flat_metrics(arms, ("value",)) == {"steps.relu.value": 90.0}
+    assert engine.flat_metrics(arms, ("value",), label=("activation",)) == {"relu.value": 90.0}
+    assert engine.run_status(arms) == "ok" and engine.run_status([*arms, {"status": "diverged"}]) == "diverged"
+
+
+def test_two_runs_of_one_seed_are_refused_by_the_paired_analysis():
+    rows = [
+        {
+            "run_id": f"{sweep}{s}",
+            "task": "mnist1d",
+            "matching": "steps",
+            "seed": s,
+            "activation": name,
+            "metric": "test_accuracy",
+            "status": "ok",
+            "value": 60.0 + s,
+            "steps": 10,
+            "samples": 10,
+            "tokens": 10,
+            "seconds": 1.0,
+            "throughput": 1.0,
+        }
+        for sweep in ("a", "b")
+        for s in range(3)
+        for name in ("relu", "mine")
+    ]
+    with pytest.raises(ValueError, match="several runs of one .seed, activation. on mnist1d"):  # fmt: skip
+        analysis.paired_improvements(pd.DataFrame(rows), ["mine"], ["relu"])

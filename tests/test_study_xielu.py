@@ -6,8 +6,10 @@ xIELU path (no compile time); the notebooks are tested in `test_study_xielu_note
 
 from __future__ import annotations
 
+import ast
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -84,6 +86,94 @@ def test_token_matched_arms_see_the_same_tokens_and_interleaving_changes_nothing
         assert arms[name]["alpha_p"] == single[name]["alpha_p"]
     flat = flat_metrics(list(arms.values()))
     assert flat["relu2.tokens"] == 64 * 12 and run_status(list(arms.values())) == "ok"
+
+
+class _Curve:
+    def __init__(self, every):
+        self.every, self.points = every, {"step": [], "tokens": [], "loss": []}
+
+    def on_step_end(self, state):
+        if state.used.steps % self.every == 0:
+            for key, value in (
+                ("step", state.used.steps),
+                ("tokens", state.used.tokens),
+                ("loss", state.metrics["loss"]),
+            ):
+                self.points[key].append(float(value))
+
+
+def _protocol_by_hand(config: LMRunConfig) -> dict[str, dict]:
+    """The study's protocol written out with the training loop's own pieces, as the study ran it before the engine
+    trained its arms: the corpus trimmed to whole batches; each arm built right after `seed_everything(seed)` and
+    warmed up on a copy; all interleaved by `train_interleaved` to the token budget in whole batches."""
+    from actlab.data import load_dataset
+    from actlab.models import build_lm
+    from actlab.nn import learned_alphas
+    from actlab.train import Budget, cpu_threads, pick_device, seed_everything, train_interleaved
+    from actlab.train.warm_up import warm_up
+
+    B, T = config.batch_size, config.shape.seq_len
+    with cpu_threads(config.threads or None):
+        data = load_dataset("text", seed=0, seq_len=T, path=config.corpus, max_bytes=config.max_bytes)
+        n_train, n_val = len(data.train[0]) // B * B, min(config.val_windows, len(data.val[0])) // B * B
+        train, val = (data.train[0][:n_train], data.train[1][:n_train]), (data.val[0][:n_val], data.val[1][:n_val])
+        train_config, models, curves = config.train_config(), {}, {}
+        for name in config.activations:
+            seed_everything(config.seed)
+            models[name] = build_lm(lm_config(name, config.shape))
+            for module in models[name].modules():
+                if hasattr(module, "a_p"):
+                    module.path = config.fast_path
+            warm_up(models[name], (train[0][:B], train[1][:B]), "lm", pick_device(None), eval_inputs=train[0][:B])
+            curves[name] = _Curve(config.curve_every)
+        budget = Budget.tokens(round(config.budget_tokens / (B * T)) * B * T)
+        results = train_interleaved(models, train, train_config, budget, rounds=config.rounds, val_data=val,
+                                    callbacks={name: [curve] for name, curve in curves.items()})  # fmt: skip
+    return {name: {"val_loss": results[name].final_metrics["val_loss"],
+                   "train_loss": results[name].final_metrics["train_loss"], "steps": results[name].used.steps,
+                   "tokens": results[name].used.tokens, **learned_alphas(models[name]), "curve": curves[name].points}
+            for name in config.activations}  # fmt: skip
+
+
+def test_the_engine_gives_the_records_of_the_protocol_written_by_hand_bit_for_bit(corpus):
+    config = _config(corpus, activations=("xielu", "relu2", "swiglu"), rounds=2)
+    records = {arm["activation"]: arm for arm in train_arms(config)}
+    for name, expected in _protocol_by_hand(config).items():
+        arm = records[name]
+        assert {key: arm[key] for key in expected if key != "curve"} == {
+            k: v for k, v in expected.items() if k != "curve"
+        }
+        assert {key: arm["curve"][key] for key in ("step", "tokens", "loss")} == expected["curve"]
+        assert arm["value"] == arm["val_bpb"] and arm["matching"] == arm["budget"] == "tokens"  # one evaluation
+        assert arm["task"] == "xielu_lm" and arm["seed"] == config.seed and arm["throughput"] == arm["tokens_per_s"]
+
+
+def test_no_module_of_the_study_trains_arms_itself():
+    """The comparison engine trains the arms (seeding, warm-up, interleaving, the loop); the study configures it."""
+    training = {"train", "train_interleaved", "warm_up", "seed_everything", "StopAt"}
+    study = Path(__file__).resolve().parent.parent / "actlab" / "studies" / "xielu"
+    for path in sorted(study.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("actlab.train"):
+                assert node.module not in ("actlab.train.loop", "actlab.train.slices", "actlab.train.warm_up")
+                assert not training & {alias.name for alias in node.names}, f"{path.name} imports {ast.unparse(node)}"
+    assert "engine.train_matched(" in (study / "run.py").read_text()
+
+
+def test_too_little_validation_text_says_which_split_and_the_fix(corpus, tmp_path):
+    with pytest.raises(ValueError, match=r"val_windows=3 is fewer than batch_size=4: .* set val_windows >= 4"):
+        train_arms(_config(corpus, val_windows=3))
+    short_tail = tmp_path / "short.txt"  # a single file keeps its last tenth for validation: 200 bytes here
+    short_tail.write_text("x" * 2000)
+    with pytest.raises(ValueError, match=r"the validation split of corpus .* gives 3 windows of 64 bytes, fewer than "
+                                         r"one batch of 4 .* a shorter seq_len or a smaller batch_size"):  # fmt: skip
+        train_arms(_config(str(short_tail), shape=ModelShape(d_model=16, n_layers=2, n_heads=2, seq_len=64)))
+    two_documents = tmp_path / "docs"  # one document each for training and validation: 2 windows of 16 bytes each
+    two_documents.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (two_documents / name).write_text("y" * 40)
+    with pytest.raises(ValueError, match=r"gives 2 training windows of 16 bytes, fewer than one batch of 4"):
+        train_arms(_config(str(two_documents)))
 
 
 def test_seconds_budget_gives_every_arm_the_same_training_time(corpus):

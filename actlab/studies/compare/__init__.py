@@ -5,9 +5,11 @@ user's activation (any spec `actlab.activations.resolve` takes, or base gradient
 reach the same statistics and rule-computed verdicts as the paper studies.
 
 Modules: `tasks` (the tasks: data, network, metric, default budgets), `specs` (activation specs and the
-derivations a run creates in its own folder), `run` (one (task, seed): every arm, interleaved, per matching),
-`analysis` (the report's tables: metric CIs, paired improvements with Holm, MDE and TOST, throughput ratios),
-`claims` (the decision rule and the claims it records), `plots`, `tutorial` (what `03_your_activation` calls).
+derivations a run creates in its own folder), `engine` (the matched-comparison engine: the arms of one seed
+trained step-, token- or wall-clock-matched, interleaved; the xIELU study is a configuration of it), `run` (one
+(task, seed): every activation in the task's network, per matching), `analysis` (the report's tables: metric CIs,
+paired improvements with Holm, MDE and TOST, throughput ratios), `claims` (the decision rule and the claims it
+records), `plots`, `tutorial` (what `03_your_activation` calls).
 Notebooks: `notebooks/compare/run.ipynb` (one run), `notebooks/compare/report.ipynb` (the page).
 """
 

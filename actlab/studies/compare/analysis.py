@@ -22,7 +22,7 @@ import pandas as pd
 
 from actlab import stats
 from actlab.stats.power import mde_from_t_interval, tost_from_t_interval
-from actlab.studies.compare.run import MATCHINGS, matching_label
+from actlab.studies.compare.engine import MATCHINGS, matching_label
 from actlab.studies.compare.tasks import Task, get_task
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
 

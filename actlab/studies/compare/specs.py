@@ -107,10 +107,3 @@ def describe(spec: str, derived_names: set[str]) -> str:
         return "module"
     saved = saved_derivations.load_derivation(spec)
     return f"saved derivation in {saved_derivations.derivations_dir()}: pos {saved.positive!r}, neg {saved.negative!r}"
-
-
-def set_fast_path(model: nn.Module, path: str) -> None:
-    """Put every xIELU/xIPReLU module of `model` on `path` (auto, compile, function, eager)."""
-    for module in model.modules():
-        if hasattr(module, "a_p") and hasattr(module, "path"):
-            module.path = path

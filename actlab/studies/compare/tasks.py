@@ -9,7 +9,8 @@ ones start at constants), so every arm of a seed starts from the same weights.
 - `fashion_mnist`: MLP 784-256-128-10 on Fashion-MNIST (Debian files), test accuracy on the official 10k test set.
 - `mnist1d`: MLP 40-256-256-10 on MNIST-1D (generated, 5,000 samples), test accuracy on its 1,000 test signals.
 - `lm_pydocs`: a byte-level pre-norm transformer LM (d_model 64, 2 layers) on the Debian Python docs, validation
-  bits per byte; the activation sits in every block's MLP.
+  bits per byte; the activation sits in every block's MLP. `lm_task` makes others of its kind (another shape,
+  corpus or batch): the xIELU study's LM is one.
 """
 
 from __future__ import annotations
@@ -59,8 +60,10 @@ class Task:
     seconds: float
     widths: tuple[int, ...] = ()
     lm_shape: tuple[int, int, int, int] = (64, 2, 4, 64)  # d_model, n_layers, n_heads, seq_len
-    val_windows: int = 256
-    max_bytes: int = 1_000_000
+    val_windows: int = 256  # LM: validation windows, rounded down to whole batches
+    max_bytes: int | None = 1_000_000  # LM: cap on the corpus read (None: all of it)
+    corpus: str = ""  # LM: "" = the Debian Python docs; or any text file or folder
+    corpus_pattern: str = "**/*.txt"  # LM: which files of a corpus folder are read
 
     def load(self) -> TaskData:
         """The task's splits (the data split is fixed; run seeds vary initial weights and data order).
@@ -73,16 +76,7 @@ class Task:
         from actlab.data import load_dataset
 
         if self.kind == "lm":
-            d_model, n_layers, n_heads, seq_len = self.lm_shape
-            data = load_dataset("text", seed=CORPUS_SPLIT_SEED, seq_len=seq_len, max_bytes=self.max_bytes)
-            B = self.batch_size
-            n_train = len(data.train[0]) // B * B  # whole batches: every step has the training shape
-            n_val = min(self.val_windows, len(data.val[0])) // B * B
-            if n_train == 0 or n_val == 0:
-                raise ValueError(f"corpus {data.info.source} is too small for batches of {B} windows of {seq_len}")
-            train = (data.train[0][:n_train], data.train[1][:n_train])
-            val = (data.val[0][:n_val], data.val[1][:n_val])
-            return TaskData(train, val, None, f"{data.info.source}: {data.info.notes}; {n_train}/{n_val} windows")
+            return _text_windows(self)
         data = load_dataset(self.name, seed=CORPUS_SPLIT_SEED)
         n = data.info.n
         return TaskData(data.train, data.val, data.test, f"{data.info.source} ({n['train']}/{n['val']}/{n['test']})")
@@ -123,8 +117,57 @@ class Task:
                 "higher_is_better": self.higher_is_better}  # fmt: skip
 
 
+@functools.lru_cache(maxsize=2)
+def _load(task: Task) -> TaskData:
+    return task._read()
+
+
+def _text_windows(task: Task) -> TaskData:
+    """An LM task's byte windows, each split trimmed to whole batches (every step and evaluation has the training
+    shape, so a compiled path never sees a new one); too little text is one error saying which split and the fix."""
+    from actlab.data import load_dataset
+
+    seq_len, B = task.lm_shape[3], task.batch_size
+    if task.val_windows < B:
+        raise ValueError(
+            f"val_windows={task.val_windows} is fewer than batch_size={B}: validation runs in whole batches, so it "
+            f"needs at least {B} windows; set val_windows >= {B} or a smaller batch_size"
+        )
+    options: dict[str, Any] = {"seq_len": seq_len, "pattern": task.corpus_pattern, "max_bytes": task.max_bytes}
+    if task.corpus:
+        options["path"] = task.corpus
+    data = load_dataset("text", seed=CORPUS_SPLIT_SEED, **options)
+    available = {"train": len(data.train[0]), "val": len(data.val[0])}
+    if available["train"] < B:
+        raise ValueError(
+            f"corpus {data.info.source} gives {available['train']} training windows of {seq_len} bytes, fewer than "
+            f"one batch of {B}; use more text (corpus=, or a larger max_bytes), a shorter seq_len or a smaller "
+            "batch_size"
+        )
+    if available["val"] < B:
+        raise ValueError(
+            f"the validation split of corpus {data.info.source} gives {available['val']} windows of {seq_len} "
+            f"bytes, fewer than one batch of {B} (its held-out documents are too short); use more text (corpus=, or "
+            "a larger max_bytes), a shorter seq_len or a smaller batch_size"
+        )
+    n_train = available["train"] // B * B
+    n_val = min(task.val_windows, available["val"]) // B * B
+    train = (data.train[0][:n_train], data.train[1][:n_train])
+    val = (data.val[0][:n_val], data.val[1][:n_val])
+    return TaskData(train, val, None, f"{data.info.source}: {data.info.notes}; {n_train} train / {n_val} validation "
+                    "windows used")  # fmt: skip
+
+
+def lm_task(name: str, label: str, *, shape: tuple[int, int, int, int], batch_size: int, lr: float, steps: int,
+            seconds: float, **data: Any) -> Task:  # fmt: skip
+    """A byte-level LM task: `shape` = (d_model, n_layers, n_heads, seq_len); `data` sets `val_windows`,
+    `max_bytes`, `corpus` and `corpus_pattern` (default: 1 MB of the Debian Python docs)."""
+    return Task(name, label, lm_shape=shape, batch_size=batch_size, lr=lr, steps=steps, seconds=seconds, **_LM, **data)
+
+
 _CLASSIFICATION = {"kind": "classification", "metric": "test_accuracy", "higher_is_better": True,
                    "unit": "accuracy points", "unit_name": "samples", "batch_size": 128}  # fmt: skip
+_LM = {"kind": "lm", "metric": "val_bpb", "higher_is_better": False, "unit": "bits/byte", "unit_name": "tokens"}
 TASKS: dict[str, Task] = {
     task.name: task
     for task in (
@@ -146,14 +189,10 @@ TASKS: dict[str, Task] = {
             widths=(256, 256),
             **_CLASSIFICATION,
         ),
-        Task(
+        lm_task(
             "lm_pydocs",
             "byte LM on the Python docs, d_model 64, 2 layers",
-            kind="lm",
-            metric="val_bpb",
-            higher_is_better=False,
-            unit="bits/byte",
-            unit_name="tokens",
+            shape=(64, 2, 4, 64),
             batch_size=16,
             lr=2e-3,
             steps=150,
@@ -161,11 +200,6 @@ TASKS: dict[str, Task] = {
         ),
     )
 }
-
-
-@functools.lru_cache(maxsize=2)
-def _load(task: Task) -> TaskData:
-    return task._read()
 
 
 def get_task(name: str) -> Task:

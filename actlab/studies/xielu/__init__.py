@@ -1,8 +1,9 @@
 """The xIELU language-model study: token- and wall-clock-matched comparisons of MLP activations.
 
-Modules: `variants` (the arms and the 1.5x width rule, parameter and FLOP counts), `run` (what one
-run trains: every arm on one seed, interleaved, and what it records), `analysis` (what the report
-computes), `paper` (the paper's published numbers, shown only in "paper" columns).
+Modules: `variants` (the arms and the 1.5x width rule, parameter and FLOP counts), `run` (one run as a
+configuration of the comparison study's matched-comparison engine, `actlab.studies.compare.engine`: the LM task,
+these arms, token- or wall-clock-matched; and what it records), `analysis` (what the report computes), `plots`,
+`claims` (the rule and its margin), `paper` (the paper's published numbers, shown only in "paper" columns).
 Notebooks: `notebooks/xielu/run_lm.ipynb` (one run) and `notebooks/xielu/report.ipynb` (the page).
 """
 

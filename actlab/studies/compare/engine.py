@@ -1,0 +1,185 @@
+"""The matched-comparison engine: every arm of one seed trained to the same budget, interleaved, then scored.
+
+Why one engine: the comparison study (an activation in a task's fixed network) and the xIELU LM study (LM variants
+matched in parameters and FLOPs by the 1.5x width rule) ask the same question of a set of arms: which ends better
+when each gets the same budget? Both need the same guarantees, so they are kept once, here:
+
+- **Same start.** Every arm is built right after `seed_everything(seed)`: arms whose construction draws the same
+  numbers start from the same weights, and every arm sees the same data order.
+- **Same budget.** A matching names what is matched: `steps` (the same optimiser steps, so the same samples in the
+  same order), `tokens` (the same tokens, in whole batches) or `seconds` (the same seconds of training loop,
+  evaluation excluded: the objection to step-matched claims for activations that cost more per step). Count
+  budgets repeat bit for bit on CPU; a seconds budget depends on the machine's load by nature.
+- **Interleaved.** These runs share 2 cores with other runs, so the machine's speed changes by the second. Each
+  arm's budget is cut into `rounds` slices and the arms take turns (`train.train_interleaved`), each resuming its
+  exact state from a checkpoint with the schedule following the whole budget, so load spikes hit every arm alike
+  and throughput ratios compare arms measured side by side. Slicing changes no step-matched result (tested).
+- **Off the clock.** xIELU's fast path compiles on its first call, a one-off cost, so every arm takes one training
+  step and one evaluation on a throwaway copy (`train.warm_up`) before its clock starts.
+
+A study configures the engine with a task (data and metric, `tasks.Task`), its arms (`name -> build()`, a function
+returning the arm's whole network) and a budget per matching; `arm_record` is the part of a record every study
+shares.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+
+from actlab.studies.compare.tasks import Task, TaskData
+from actlab.train import Budget, TrainConfig, TrainResult, TrainState, cpu_threads, pick_device, seed_everything
+from actlab.train.slices import train_interleaved
+from actlab.train.warm_up import warm_up
+
+MATCHINGS = ("steps", "tokens", "seconds")
+MATCHING_LABELS = {"steps": "step-matched", "tokens": "token-matched", "seconds": "wall-clock-matched"}
+FAST_PATHS = ("auto", "compile", "function", "eager")
+
+
+def matching_label(matching: str) -> str:
+    """'step-matched', 'token-matched' or 'wall-clock-matched', as pages and claim ids name a matching."""
+    return MATCHING_LABELS.get(matching, f"{matching}-matched")
+
+
+def matched_budget(matching: str, amount: float, batch_tokens: int = 1) -> Budget:
+    """What every arm gets under `matching`: `amount` steps, tokens (rounded to whole batches of `batch_tokens`, so
+    no trimmed last batch and no new shape for a compiled path) or seconds of training loop."""
+    if matching == "seconds":
+        return Budget.seconds(amount)
+    if matching == "tokens":
+        return Budget.tokens(max(1, round(amount / batch_tokens)) * batch_tokens)
+    if matching == "steps":
+        return Budget.steps(int(amount))
+    raise ValueError(f"unknown matching {matching!r}; choose {', '.join(MATCHINGS)}")
+
+
+def check_fast_path(fast_path: str) -> str:
+    """`fast_path` if it names a path of the xIELU/xIPReLU modules, else one clear error."""
+    if fast_path not in FAST_PATHS:
+        raise ValueError(f"unknown fast_path {fast_path!r}; choose {', '.join(FAST_PATHS)}")
+    return fast_path
+
+
+def set_fast_path(model: nn.Module, path: str) -> None:
+    """Put every xIELU/xIPReLU module of `model` on `path` (auto, compile, function, eager)."""
+    for module in model.modules():
+        if hasattr(module, "a_p") and hasattr(module, "path"):
+            module.path = path
+
+
+class LossCurve:
+    """Training loss against steps, tokens and seconds every `every` steps, kept in memory (no I/O on the clock)."""
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.points: dict[str, list[float]] = {"step": [], "tokens": [], "seconds": [], "loss": []}
+
+    def on_step_end(self, state: TrainState) -> None:
+        if state.used.steps % self.every == 0:
+            for key, value in (("step", state.used.steps), ("tokens", state.used.tokens),
+                               ("seconds", state.used.seconds), ("loss", state.metrics["loss"])):  # fmt: skip
+                self.points[key].append(float(value))
+
+
+@dataclass
+class TrainedArm:
+    """One arm after its budget: the model, the loop's result, the task's held-out scores, the loss curve."""
+
+    model: nn.Module
+    result: TrainResult
+    scores: dict[str, float]
+    status: str  # ok | diverged (blew up in training, or a non-finite metric)
+    curve: dict[str, list[float]] = field(default_factory=dict)
+
+
+def train_matched(
+    task: Task,
+    data: TaskData,
+    arms: Mapping[str, Callable[[], nn.Module]],
+    config: TrainConfig,
+    budget: Budget,
+    *,
+    rounds: int,
+    fast_path: str = "auto",
+    curve_every: int = 0,
+    workdir: str | Path | None = None,
+) -> dict[str, TrainedArm]:
+    """Every arm from `config.seed`'s initial weights to `budget`, in `rounds` turns each, then scored on `task`.
+
+    `arms[name]()` builds the arm's whole network (called right after `seed_everything`); `curve_every` > 0
+    records the training loss every that many steps; the slices' checkpoints live under `workdir` (None: the
+    system's temporary folder) and are removed. Runs on `config.num_threads` CPU threads throughout (warm-up,
+    training and scoring), so the thread count never changes a number.
+    """
+    check_fast_path(fast_path)
+    with cpu_threads(config.num_threads):
+        device = pick_device(config.device)
+        warm_batch = (data.train[0][: config.batch_size], data.train[1][: config.batch_size])
+        models: dict[str, nn.Module] = {}
+        curves: dict[str, LossCurve] = {}
+        for name, build in arms.items():
+            seed_everything(config.seed)
+            models[name] = build()
+            set_fast_path(models[name], fast_path)
+            warm_up(models[name], warm_batch, config.task, device, bf16=config.bf16,
+                    eval_inputs=data.val[0][: config.eval_batch_size])  # fmt: skip
+            if curve_every:
+                curves[name] = LossCurve(curve_every)
+        results = train_interleaved(
+            models, data.train, config, budget, rounds=rounds, val_data=data.val,
+            callbacks={name: [curve] for name, curve in curves.items()}, workdir=workdir,
+        )  # fmt: skip
+        trained = {}
+        for name, model in models.items():
+            result = results[name]
+            scores = task.score(model, data, device) if result.status != "diverged" else {task.metric: math.nan}
+            diverged = result.status == "diverged" or not math.isfinite(scores[task.metric])
+            curve = curves[name].points if name in curves else {}
+            trained[name] = TrainedArm(model, result, scores, "diverged" if diverged else "ok", curve)
+    return trained
+
+
+def arm_record(name: str, matching: str, arm: TrainedArm, task: Task, seed: int) -> dict[str, Any]:
+    """What every study records about an arm: the task's metric, the exact budget used, its speed, its alphas."""
+    from actlab.nn import learned_alphas  # lazily, as the module imports nothing of actlab.nn at load
+
+    used = arm.result.used
+    units = used.tokens if task.kind == "lm" else used.samples
+    return {
+        "activation": name,
+        "matching": matching,
+        "task": task.name,
+        "seed": seed,
+        "status": arm.status,
+        "metric": task.metric,
+        "value": arm.scores[task.metric],
+        **arm.scores,
+        "train_loss": arm.result.final_metrics.get("train_loss", math.nan),
+        "steps": used.steps,
+        "samples": used.samples,
+        "tokens": used.tokens,
+        "seconds": used.seconds,  # training loop only: what a seconds budget counts
+        "throughput": units / used.seconds if used.seconds > 0 else math.nan,  # samples/s (LM: tokens/s)
+        "budget_amount": arm.result.budget.amount,
+        **learned_alphas(arm.model),
+        "device": arm.result.device,
+        "threads": arm.result.threads,
+    }
+
+
+def flat_metrics(
+    arms: Sequence[Mapping[str, Any]], keys: Sequence[str], label: Sequence[str] = ("matching", "activation")
+) -> dict[str, float]:
+    """`<label fields>.<key>` numbers (e.g. `steps.relu.value`) for the sweep's tidy results.csv."""
+    return {".".join([*(str(arm[part]) for part in label), key]): float(arm[key]) for arm in arms for key in keys}
+
+
+def run_status(arms: Sequence[Mapping[str, Any]]) -> str:
+    """'diverged' when any arm blew up (its row says which), else 'ok'."""
+    return "diverged" if any(arm["status"] == "diverged" for arm in arms) else "ok"
