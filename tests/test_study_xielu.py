@@ -11,11 +11,12 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from scipy import stats as sps
 
-from actlab.studies.xielu import LMRunConfig, ModelShape, analysis, lm_config, train_arms, variant_counts
+from actlab.studies.xielu import LMRunConfig, ModelShape, analysis, lm_config, plots, train_arms, variant_counts
 from actlab.studies.xielu.run import flat_metrics, run_status
 from actlab.studies.xielu.variants import ACTIVATIONS
 
@@ -174,6 +175,26 @@ def test_too_little_validation_text_says_which_split_and_the_fix(corpus, tmp_pat
         (two_documents / name).write_text("y" * 40)
     with pytest.raises(ValueError, match=r"gives 2 training windows of 16 bytes, fewer than one batch of 4"):
         train_arms(_config(str(two_documents)))
+
+
+def test_training_curves_of_runs_shorter_than_curve_every_draw_an_empty_panel():
+    runs = {
+        "r": {
+            "params": {"seed": 0},
+            "results": {
+                "arms": [
+                    {
+                        "activation": "xielu",
+                        "budget": "tokens",
+                        "curve": {"step": [], "tokens": [], "seconds": [], "loss": []},
+                    }
+                ]
+            },
+        }
+    }
+    figure = plots.training_curves(plots.curves_frame(runs))  # fmt: skip
+    assert "no training-loss points" in figure.axes[0].get_title()
+    plt.close(figure)
 
 
 def test_seconds_budget_gives_every_arm_the_same_training_time(corpus):

@@ -58,9 +58,9 @@ def training_curves(curves: pd.DataFrame) -> plt.Figure:
     """Mean training loss over seeds against tokens (token-matched runs) and seconds (wall-clock-matched runs)."""
     panels = [(b, "tokens" if b == "tokens" else "seconds") for b in sorted(curves["budget"].unique())]
     fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5 * max(1, len(panels)), 3.6), squeeze=False)
-    if not panels:
-        axes[0][0].set_title("no training-loss points recorded (runs shorter than curve_every steps)")
-    for ax, (budget, x) in zip(axes[0], panels, strict=True):
+    if not panels:  # one empty panel that says why
+        axes[0][0].set_title("no training-loss points recorded (runs shorter than curve_every steps)", fontsize=9)
+    for ax, (budget, x) in zip(axes[0][: len(panels)], panels, strict=True):
         part = curves[curves["budget"] == budget]
         for activation in arm_order(part["activation"]):
             mean = part[part["activation"] == activation].groupby("step")[[x, "loss_bpb"]].mean()
