@@ -65,6 +65,16 @@ def test_bad_input_is_one_clear_error():
         LMRunConfig(activations=("xielu", "xielu"))
 
 
+def test_the_loop_gets_the_papers_recipe_at_small_scale():
+    from actlab.train import TrainConfig
+
+    expected = TrainConfig(task="lm", optimizer="adamw", lr=2e-3, betas=(0.9, 0.95), weight_decay=0.1, schedule="wsd",
+                           warmup_fraction=0.05, decay_fraction=0.2, batch_size=16, eval_batch_size=16, grad_clip=1.0,
+                           seed=0)  # fmt: skip
+    assert LMRunConfig().train_config() == expected
+    assert LMRunConfig(lr=1e-3, seed=3, threads=1).train_config() == replace(expected, lr=1e-3, seed=3, num_threads=1)
+
+
 def test_token_budget_is_whole_batches():
     config = LMRunConfig(shape=TINY, batch_size=4, budget_tokens=100)  # 64 tokens per batch
     assert config.train_budget().amount == 128
