@@ -10,10 +10,10 @@ when each gets the same budget? Both need the same guarantees, so they are kept 
   same order), `tokens` (the same tokens, in whole batches) or `seconds` (the same seconds of training loop,
   evaluation excluded: the objection to step-matched claims for activations that cost more per step). Count
   budgets repeat bit for bit on CPU; a seconds budget depends on the machine's load by nature.
-- **Interleaved.** These runs share 2 cores with other runs, so the machine's speed changes by the second. Each
-  arm's budget is cut into `rounds` slices and the arms take turns (`train.train_interleaved`), each resuming its
-  exact state from a checkpoint with the schedule following the whole budget, so load spikes hit every arm alike
-  and throughput ratios compare arms measured side by side. Slicing changes no step-matched result (tested).
+- **Interleaved.** A machine shared with other jobs changes speed by the second. Each arm's budget is cut into
+  `rounds` slices and the arms take turns (`train.train_interleaved`), each resuming its exact state from a
+  checkpoint with the schedule following the whole budget, so load spikes hit every arm alike and throughput
+  ratios compare arms measured side by side. Slicing changes no step-matched result (tested).
 - **Off the clock.** xIELU's fast path compiles on its first call, a one-off cost, so every arm takes one training
   step and one evaluation on a throwaway copy (`train.warm_up`) before its clock starts.
 
