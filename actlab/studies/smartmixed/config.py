@@ -201,10 +201,13 @@ class RunConfig:
         return values
 
 
+# The run notebook's parameter names that differ from RunConfig's fields.
+RENAMED = {"budget": "budget_kind", "strategy": "strategies", "phase2_init": "phase2_inits", "batch": "batch_size"}
+
+
 def from_parameters(**parameters: Any) -> RunConfig:
     """A `RunConfig` from the run notebook's parameter names (`budget`, `strategy`, `phase2_init`...)."""
-    renamed = {"budget": "budget_kind", "strategy": "strategies", "phase2_init": "phase2_inits", "batch": "batch_size"}
-    values = {renamed.get(key, key): value for key, value in parameters.items()}
+    values = {RENAMED.get(key, key): value for key, value in parameters.items()}
     known = set(RunConfig.__dataclass_fields__)
     unknown = sorted(set(values) - known)
     if unknown:
