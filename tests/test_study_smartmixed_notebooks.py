@@ -1,4 +1,5 @@
-"""The SmartMixed notebooks end to end: a tiny sweep of run.ipynb, then report.ipynb records its three claims."""
+"""The SmartMixed notebooks end to end: tiny sweeps of run.ipynb (one run, the preference runs, a specification
+curve), then report.ipynb decides its four claims and saves them where `claims_dir` says."""
 
 from __future__ import annotations
 
@@ -8,11 +9,9 @@ from pathlib import Path
 from notebook_figures import figure_images
 
 from actlab import notebooks
-from actlab.claim import VERDICTS
+from actlab.claim import Claim, is_verdict
 from actlab.io import read_json
-from actlab.studies.smartmixed import analysis
-from actlab.studies.smartmixed import claims as claim_rules
-from actlab.studies.smartmixed import preference as preference_results
+from actlab.studies.smartmixed import claims as study_claims
 from actlab.sweep import ExecutorOptions, load_run_results, load_spec, run_sweep
 
 STUDY = Path(__file__).resolve().parent.parent / "notebooks" / "smartmixed"
@@ -70,7 +69,34 @@ fixed:
     return spec
 
 
-def test_a_tiny_sweep_records_every_arm_and_the_report_decides_three_claims(tmp_path, monkeypatch):
+def _tiny_curve_spec(folder: Path) -> Path:
+    notebook = os.path.relpath(STUDY / "run.ipynb", folder)
+    spec = folder / "tinycurve.yml"
+    spec.write_text(
+        f"""name: tinycurve
+notebook: {notebook}
+seeds: [0, 1]
+fixed:
+  dataset: digits
+  architecture: "10-8-6"
+  strategy: smartmixed,random,reversed
+  total: 2
+  phase1_fraction: 0.5
+  n_train: 300
+  n_val: 100
+  n_test: 100
+  batch: 64
+  specifications:
+    - {{claim: layerwise, label: "layer-wise: tau 1.0", choice: tau, strategy: smartmixed, phase1_only: true,
+        router_lr_scale: 300, total: 3, tau: 1.0}}
+    - {{claim: controls, label: "controls: reference mode", choice: Gumbel mode, mode: reference, seeds: [1]}}
+""",
+        encoding="utf-8",
+    )
+    return spec
+
+
+def test_a_tiny_sweep_records_every_arm_and_the_report_decides_four_claims(tmp_path):
     runs = tmp_path / "runs"
     outcome = run_sweep(
         load_spec(_tiny_spec(tmp_path)), runs_dir=runs, options=ExecutorOptions(workers=2), progress=False
@@ -101,10 +127,16 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_three_claims(tmp_
         assert results["n_arms"] == 0 and len(results["commitment_by_layer"]) == 3
         assert results["committed"] == (min(results["commitment_by_layer"]) >= 0.5)
 
-    monkeypatch.setenv("ACTLAB_CLAIMS_DIR", str(tmp_path / "claims"))
+    curve = run_sweep(load_spec(_tiny_curve_spec(tmp_path)), runs_dir=runs, options=ExecutorOptions(workers=2),
+                      progress=False)  # fmt: skip
+    assert curve.counts() == {"ok": 2}
+    entries = [e["results"]["specifications"] for e in load_run_results(runs, "tinycurve").values()]
+    assert sorted(map(len, entries)) == [1, 2]  # the controls entry runs on seed 1 only
+
     # the tiny step-matched sweep stands in for the wall-clock one: it exercises the section, not the matching
-    parameters = {"runs_dir": str(runs), "sweep": "tiny", "preference_sweep": "tinypref", "wallclock_sweep": "tiny",
-                  "n_resamples": 100}  # fmt: skip
+    parameters = {"runs_dir": str(runs), "claims_dir": str(tmp_path / "claims"), "sweep": "tiny",
+                  "preference_sweep": "tinypref", "wallclock_sweep": "tiny", "curve_sweep": "tinycurve",
+                  "n_resamples": 100, "n_simulations": 50}  # fmt: skip
     notebooks.execute(STUDY / "report.ipynb", tmp_path / "report.ipynb", parameters, cwd=tmp_path)
     report = read_json(tmp_path / "report.ipynb")
     outputs = [output for cell in report["cells"] for output in cell.get("outputs", [])]
@@ -112,20 +144,25 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_three_claims(tmp_
     assert len(images) >= 4 and all('alt="' in image for image in images)  # figures are 2x PNG with alt text
     assert not any("image/png" in output.get("data", {}) for output in outputs)
     assert not [output for output in outputs if output.get("output_type") == "error"]
-    claims = {path.stem: read_json(path) for path in (tmp_path / "claims").glob("*.json")}
-    assert set(claims) == CLAIMS
-    for name, claim in claims.items():
-        assert claim["verdict"] in VERDICTS and claim["rule"].startswith("def ")
-        if name != "smartmixed-layerwise-preference":
-            assert "n = 2 seeds per cell" in claim["budget"]
-            assert claim["budget"].split(";")[0] in ("step-matched", "wall-clock-matched")
+    saved = {path.stem: Claim.from_json(read_json(path)) for path in (tmp_path / "claims").glob("*.json")}
+    assert set(saved) == CLAIMS
+    for claim in saved.values():
+        assert is_verdict(claim.verdict) and claim.rule.startswith("def ") and claim.study == "smartmixed"
+        assert Claim.from_json(claim.to_json()) == claim
+        assert claim.p_adjusted is not None and "Holm" in claim.family
+        if claim.claim_id != "smartmixed-layerwise-preference":
+            assert "n = 2 seeds per cell" in claim.budget
+            assert claim.budget.split(";")[0] in ("step-matched", "wall-clock-matched")
     # the tiny compare sweep's routers (1 phase-1 epoch at the weights' lr) do not commit: nothing is ranked
-    assert claims["smartmixed-top3-compute-matched"]["verdict"] == "not run"
-    layerwise = claim_rules.layerwise_evidence(preference_results.load(runs, "tinypref"))
-    assert claims["smartmixed-layerwise-preference"]["estimate"] == layerwise.estimate
-    assert claims["smartmixed-layerwise-preference"]["verdict"] == layerwise.verdict
+    assert saved["smartmixed-top3-compute-matched"].verdict == "not run"
+    assert saved["smartmixed-top3-compute-matched"].decided_by == "the routers did not commit"
 
-    # The verdict's numbers are the runs' numbers: recompute the learned-vs-controls estimate here.
-    _, pooled = analysis.paired_tests(analysis.load(runs, "tiny"))
-    controls = pooled.set_index("vs").loc[["random@carry", "reversed@carry"]]
-    assert claims["smartmixed-learned-beats-controls"]["estimate"] == controls.difference.min()
+    # The verdicts are the runs' verdicts: the same pure function on the same runs gives the same claims.
+    runs_read = study_claims.load_runs(runs, sweep="tiny", preference_sweep="tinypref", wallclock_sweep="tiny",
+                                       curve_sweep="tinycurve")  # fmt: skip
+    again = {c.claim_id: c for c in study_claims.claims(runs_read, study_claims.Settings(n_simulations=50))}
+    for claim_id, claim in saved.items():
+        assert (again[claim_id].verdict, again[claim_id].estimate, again[claim_id].ci) == (
+            claim.verdict, claim.estimate, claim.ci)  # fmt: skip
+    layerwise = saved["smartmixed-layerwise-preference"]
+    assert layerwise.specifications is not None and layerwise.specifications.total >= 2  # cells + the tau entry

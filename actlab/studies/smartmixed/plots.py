@@ -133,3 +133,26 @@ def stacked_layers(shares: pd.DataFrame):  # noqa: ANN201
     axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     return fig
+
+
+def specification_curve(table: pd.DataFrame, margin: float, units: str):  # noqa: ANN201
+    """One row per specification (the pooled baseline first): the claim's estimate, the smaller of its two
+    components, with its simultaneous 95% interval against the margin (dashed), coloured by that
+    specification's own verdict; n beside each row."""
+    from actlab.figure_style import verdict_color
+
+    rows = table.dropna(subset=["smaller"]).reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(7, 0.34 * len(rows) + 1.3))
+    y = np.arange(len(rows))
+    for i, row in rows.iterrows():
+        color = verdict_color(row.verdict)
+        ax.hlines(i, row.low, row.high, color=color, lw=2.2)
+        ax.plot([row.smaller], [i], "o", color=color, ms=4)
+        ax.text(1.01, i, f"n = {int(row.n)}, {row.verdict}", transform=ax.get_yaxis_transform(), fontsize=7,
+                va="center")  # fmt: skip
+    ax.axvline(margin, color="0.35", ls="--", lw=0.9)
+    ax.set_yticks(y, [str(label) for label in rows.specification], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel(units, fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,258 @@
+"""Evidence for SmartMixed's claims from per-unit tables: one code path for the runs and for simulated runs.
+
+Why arrays with a batch axis: a rule's error rates are measured by pushing simulated data sets through the same
+evidence and rule code as the real runs (`operating.py`). Every function here takes per-unit values with a
+leading batch axis (batch = 1 for the runs) and returns one decision per batch element.
+
+Two kinds of claim:
+
+- two-component claims (`TwoComponentClaim`): the layer-wise preference (per network: the rise of the ELU+SELU
+  share and the fall of the ReLU+LeakyReLU share, first to last hidden layer, in points) and learned vs controls
+  (per run: SmartMixed's win over the random and over the reversed control, in accuracy points). The estimate is
+  the smaller component against the claim's margin (`actlab.stats.smaller_effect`); the specification curve is
+  the baseline's cells (dataset x architecture) and the alternative settings, combined by
+  `actlab.stats.specification_curve.combine`.
+- the top-k ranking (`ranking`): per architecture SmartMixed's margin over the k-th best fixed activation; the
+  majority margin, with simultaneous paired t bounds (`actlab.stats.top_k`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from actlab.claim import Evidence, SpecificationOutcome
+from actlab.stats import smaller_effect as se
+from actlab.stats import top_k
+from actlab.stats.specification_curve import combine
+
+BASELINE = "baseline"
+POINTS = 100.0  # shares and accuracies are fractions; claims are in percentage points
+
+
+# ---------------------------------------------------------------- two-component claims with a specification curve
+@dataclass(frozen=True)
+class TwoComponentClaim:
+    """How one two-component claim is decided: its rule, threshold (= margin), what the rule reads besides the
+    interval, and whether it has an 'equivalent' outcome (TOST of both components within +-margin)."""
+
+    rule: Callable[..., str]
+    margin: float
+    static_inputs: Mapping[str, Any]
+    count_key: str  # the rule input that holds the number of units ("networks")
+    equivalence: bool = False
+    confidence: float = 0.95
+    alpha: float = 0.05
+    power: float = 0.8
+
+
+@dataclass(frozen=True)
+class Specifications:
+    """Per-unit values (batch, n, 2) by specification: the baseline's cells (pooled, they are the baseline) and
+    the alternative settings; `choice_of` names the choice each label changes."""
+
+    cells: Mapping[str, np.ndarray]
+    alternatives: Mapping[str, np.ndarray] = field(default_factory=dict)
+    choice_of: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def batch(self) -> int:
+        return int(next(iter(self.cells.values())).shape[0])
+
+    def pooled(self) -> np.ndarray:
+        return np.concatenate(list(self.cells.values()), axis=1)
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    """One specification (or the pooled baseline) over the batch: the smaller effect, TOST, verdicts."""
+
+    label: str
+    n: int
+    summary: se.Components | None  # None when the group has fewer than 2 units
+    smaller: se.SmallerEffect | None
+    equivalence_p: np.ndarray | None
+    verdicts: list[str]  # the rule's verdict per batch element, without the specification curve
+
+
+def _group(label: str, values: np.ndarray, claim: TwoComponentClaim, power: float) -> GroupResult:
+    batch, n = values.shape[0], values.shape[1]
+    if n < 2:  # no interval can be computed: this specification did not run
+        return GroupResult(label, n, None, None, None, ["not run"] * batch)
+    summary = se.components(values)
+    smaller = se.smaller_effect(summary, claim.margin, claim.confidence, power)
+    tost = se.equivalence_p(summary, claim.margin) if claim.equivalence else None
+    verdicts = [
+        claim.rule(float(smaller.estimate[b]), (float(smaller.low[b]), float(smaller.high[b])),
+                   **_inputs(claim, n, 1.0 if tost is None else float(tost[b])))
+        for b in range(batch)
+    ]  # fmt: skip
+    return GroupResult(label, n, summary, smaller, tost, verdicts)
+
+
+def _inputs(claim: TwoComponentClaim, n: int, equivalence_p: float, depends_on: str | None = None) -> dict[str, Any]:
+    inputs = {**claim.static_inputs, "margin": claim.margin, claim.count_key: n, "depends_on": depends_on}
+    if claim.equivalence:
+        inputs["equivalence_p"] = equivalence_p
+    return inputs
+
+
+def heterogeneity(groups: list[np.ndarray]) -> np.ndarray:
+    """Per batch element: Bonferroni over the two components of the one-way ANOVA p across specifications.
+
+    The classic F test, not Welch's: Welch's is liberal with 3-4 units per specification; simulated at the
+    controls claim's design (the observed spreads, which differ between specifications) it flagged 13% of curves
+    whose effect was the same everywhere, the classic test 8% (tests/test_study_smartmixed_operating.py)."""
+    usable = [g for g in groups if g.shape[1] >= 2]
+    if len(usable) < 2:
+        return np.full(groups[0].shape[0] if groups else 1, np.nan)
+    total_n = sum(g.shape[1] for g in usable)
+    grand = sum(g.sum(axis=1) for g in usable) / total_n  # (batch, 2)
+    between = sum(g.shape[1] * (g.mean(axis=1) - grand) ** 2 for g in usable)
+    within = sum(((g - g.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) for g in usable)
+    df_between, df_within = len(usable) - 1, total_n - len(usable)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = (between / df_between) / (within / df_within)
+    p = stats.f.sf(f, df_between, df_within)
+    p = np.where(within > 0, p, np.where(between > 0, 0.0, 1.0))  # no spread at all: differ or not
+    return np.minimum(1.0, 2 * p.min(axis=-1))
+
+
+@dataclass(frozen=True)
+class TwoComponentDecision:
+    """The claim over the batch: the pooled baseline, every specification, the curve's outcome, the verdicts."""
+
+    baseline: GroupResult
+    specifications: list[GroupResult]
+    outcomes: list[SpecificationOutcome | None]
+    verdicts: list[str]
+    heterogeneity_p: np.ndarray
+
+
+def decide_two_component(specs: Specifications, claim: TwoComponentClaim) -> TwoComponentDecision:
+    """Every specification's verdict by the claim's rule, their combination, and the claim's verdict."""
+    groups = {**specs.cells, **specs.alternatives}
+    # With a curve, "supported" also needs the curve not to call dependence, which it may do at up to about alpha
+    # when the effect is the same everywhere: the baseline's MDE is computed at power / (1 - alpha).
+    curve_power = claim.power / (1 - claim.alpha) if len(groups) > 1 else claim.power
+    baseline = _group(BASELINE, specs.pooled(), claim, curve_power)
+    results = [_group(label, values, claim, claim.power) for label, values in groups.items()]
+    tested = [r for r in results if r.summary is not None and r.verdicts[0] != "not run"]
+    het = heterogeneity([groups[r.label] for r in tested])
+    outcomes: list[SpecificationOutcome | None] = []
+    verdicts = []
+    for b in range(specs.batch):
+        outcome = None
+        if tested and baseline.smaller is not None:
+            outcome = combine(baseline.verdicts[b], {r.label: r.verdicts[b] for r in tested},
+                              choice_of=specs.choice_of, heterogeneity=float(het[b]), alpha=claim.alpha)  # fmt: skip
+        outcomes.append(outcome)
+        if baseline.smaller is None or outcome is None or outcome.depends_on is None:
+            verdicts.append(baseline.verdicts[b])
+        else:
+            verdicts.append(claim.rule(float(baseline.smaller.estimate[b]),
+                                       (float(baseline.smaller.low[b]), float(baseline.smaller.high[b])),
+                                       **_inputs(claim, baseline.n, _eq(baseline, b), outcome.depends_on)))  # fmt: skip
+    return TwoComponentDecision(baseline, results, outcomes, verdicts, het)
+
+
+def _eq(group: GroupResult, b: int) -> float:
+    return 1.0 if group.equivalence_p is None else float(group.equivalence_p[b])
+
+
+def evidence(decision: TwoComponentDecision, claim: TwoComponentClaim, components: tuple[str, str]) -> Evidence:
+    """The Evidence of batch element 0 (the runs): the rule's inputs, the MDE, p, and each component beside."""
+    base = decision.baseline
+    if base.smaller is None:
+        raise ValueError(f"the baseline has {base.n} unit(s); a claim needs at least 2 to be estimated")
+    outcome = decision.outcomes[0]
+    sm = base.smaller
+    low, high, p = se.mean_interval(base.summary, claim.confidence)
+    context = {
+        name: {"estimate": float(base.summary.mean[0, i]), "ci": [float(low[0, i]), float(high[0, i])],
+               "p_vs_0": float(p[0, i]), "sd": float(base.summary.sd[0, i])}
+        for i, name in enumerate(components)
+    }  # fmt: skip
+    context["simultaneous_confidence"] = sm.confidence
+    return Evidence(
+        estimate=float(sm.estimate[0]),
+        ci=(float(sm.low[0]), float(sm.high[0])),
+        n=base.n,
+        inputs=_inputs(claim, base.n, _eq(base, 0), None if outcome is None else outcome.depends_on),
+        mde=float(sm.mde[0]),
+        context=context,
+        p_value=float(sm.p_value[0]),
+    )
+
+
+def specification_table(decision: TwoComponentDecision, components: tuple[str, str]) -> pd.DataFrame:
+    """One row per specification (batch element 0): n, each component's mean, the smaller effect, the verdict."""
+    rows = []
+    for group in [decision.baseline, *decision.specifications]:
+        row: dict[str, Any] = {"specification": group.label, "n": group.n, "verdict": group.verdicts[0]}
+        if group.summary is not None:
+            for i, name in enumerate(components):
+                row[name] = float(group.summary.mean[0, i])
+            row.update(smaller=float(group.smaller.estimate[0]), low=float(group.smaller.low[0]),
+                       high=float(group.smaller.high[0]), mde=float(group.smaller.mde[0]))  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- the top-k ranking
+def ranking_differences(cube: np.ndarray, seeds: np.ndarray, target: int) -> list[np.ndarray]:
+    """Per architecture, (batch, competitors, seeds): the target strategy minus each other one, paired by seed
+    (the arms of one seed share data order and initial weights); `cube` is (batch, architectures, strategies,
+    seeds) with NaN past an architecture's `seeds` count."""
+    out = []
+    for a, n in enumerate(np.asarray(seeds, dtype=int)):
+        block = cube[:, a, :, :n]
+        out.append(block[:, target : target + 1] - np.delete(block, target, axis=1))
+    return out
+
+
+def ranking(cube: np.ndarray, seeds: np.ndarray, *, target: int, k: int, alpha: float) -> top_k.TopK:
+    """The majority margin over the k-th best competitor with its simultaneous interval (`actlab.stats.top_k`)."""
+    return top_k.top_k(ranking_differences(cube, seeds, target), k, alpha)
+
+
+def accuracy_cube(arms: pd.DataFrame, strategies: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(1, architectures, strategies, seeds) accuracy points from ok arms, the complete seeds per architecture,
+    the architectures. A seed counts in an architecture only if every strategy finished there, and an
+    architecture only with two such seeds (a paired interval needs them)."""
+    wide = arms[arms.arm.isin(strategies)].pivot_table(
+        index=["architecture", "seed"], columns="arm", values="test_accuracy", aggfunc="first"
+    )
+    wide = wide.reindex(columns=strategies).dropna()
+    counts = wide.groupby(level="architecture").size()
+    architectures = [a for a in dict.fromkeys(wide.index.get_level_values("architecture")) if counts[a] >= 2]
+    if not architectures:
+        raise ValueError(f"no architecture has two seeds on which all of {', '.join(strategies)} finished; check "
+                         "the sweep's failed or diverged runs")  # fmt: skip
+    seeds = np.array([len(wide.loc[a]) for a in architectures])
+    cube = np.full((1, len(architectures), len(strategies), max(seeds, default=0)), np.nan)
+    for i, architecture in enumerate(architectures):
+        block = wide.loc[architecture].to_numpy().T * POINTS  # (strategies, seeds)
+        cube[0, i, :, : block.shape[1]] = block
+    return cube, seeds, architectures
+
+
+def parts(decision: TwoComponentDecision, claim: TwoComponentClaim, components: tuple[str, str], units: str) -> list:
+    """What the forest plot draws: each component with its own simultaneous interval against the margin, so the
+    drawn intervals imply "supported" (both above) and "not supported" (one below) exactly as the rule decides."""
+    from actlab.claim import Part
+
+    base = decision.baseline
+    if base.smaller is None:
+        return []
+    sm = base.smaller
+    return [
+        Part(name, float(base.summary.mean[0, i]), (float(sm.component_low[0, i]), float(sm.component_high[0, i])),
+             threshold=claim.margin, supports="above", units=units)
+        for i, name in enumerate(components)
+    ]  # fmt: skip

@@ -1,0 +1,186 @@
+"""How often each SmartMixed rule errs at the study's own n and spread: simulated runs through the same code.
+
+Why: a verdict is only as good as the rule that produced it. Each claim is re-decided on data simulated in its
+own design, by `evidence.py` and `rules.py` exactly as on the runs:
+
+- two-component claims (layer-wise; learned vs controls): every specification (the baseline's cells and the
+  alternative settings) keeps its number of units and its observed covariance of the two components; units are
+  drawn from a normal with that covariance around a chosen truth, the same truth in every specification.
+  Scenarios: the null boundary (both components on the margin, and one on it with the other far above), an MDE
+  past it on either side, the same effect everywhere (does the curve cry "depends on"?), and for the layer-wise
+  claim the observed pattern (ELU+SELU rises, ReLU+LeakyReLU flat) and no preference at all ("equivalent").
+- the top-k ranking: the fixed activations' observed means are the truth, SmartMixed sits `delta` points above
+  the k-th best of them in every architecture, and each seed's residuals (all strategies of that seed together,
+  scaled by sqrt(S/(S-1))) are resampled.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+from scipy import stats
+
+from actlab.claim import OperatingCharacteristics
+from actlab.stats.calibrate import ScenarioSpec
+from actlab.stats.calibrate_batch import Truth, operating_characteristics
+from actlab.studies.smartmixed import evidence as ev
+
+FAR = 5.0  # "far above the margin": this many of the largest component SDs (a component that surely holds)
+REACHABLE = 0.05  # an outcome reached less often than this where it is true counts as unreachable at this n
+
+
+def two_component_operating(
+    specs: ev.Specifications,
+    claim: ev.TwoComponentClaim,
+    *,
+    mde: float,
+    observed: tuple[float, float],
+    names: tuple[str, str],
+    n_simulations: int,
+    seed: int,
+) -> OperatingCharacteristics:
+    """Operating characteristics of a two-component claim (module docstring); `observed` are the baseline's two
+    component means, `names` what the components are (for the design text)."""
+    groups = {**specs.cells, **specs.alternatives}
+    covariances = {label: np.atleast_2d(np.cov(values[0], rowvar=False)) for label, values in groups.items()
+                   if values.shape[1] >= 2}  # fmt: skip
+    sizes = {label: values.shape[1] for label, values in groups.items()}
+    spread = max(math.sqrt(max(float(np.diag(c).max()), 0.0)) for c in covariances.values())
+
+    def simulate(parameters: tuple[float, ...], rng: np.random.Generator, n: int) -> list[str]:
+        mean = np.asarray(parameters, dtype=float)
+        drawn = {}
+        for label, size in sizes.items():
+            if label in covariances:
+                drawn[label] = rng.multivariate_normal(mean, covariances[label], size=(n, size), check_valid="ignore")
+            else:  # a specification with < 2 units stays untested, as in the runs
+                drawn[label] = np.broadcast_to(mean, (n, size, 2)).copy()
+        simulated = ev.Specifications(
+            cells={label: drawn[label] for label in specs.cells},
+            alternatives={label: drawn[label] for label in specs.alternatives},
+            choice_of=specs.choice_of,
+        )
+        return [_grouped(v) for v in ev.decide_two_component(simulated, claim).verdicts]
+
+    m = claim.margin
+    truths = [
+        Truth(ScenarioSpec("null boundary", m, errors=("supported", "not supported")), (m, m)),
+        Truth(
+            ScenarioSpec("null boundary, one component far above", m, errors=("supported", "not supported")),
+            (m, m + FAR * spread),
+        ),  # fmt: skip
+        Truth(ScenarioSpec("MDE, supporting", m + mde, target="supported"), (m + mde, m + mde)),
+        # "against" moves both components below the margin; with an equivalence outcome that would be "equivalent"
+        # near zero, so there only the second component moves, the first staying as observed
+        Truth(
+            ScenarioSpec("MDE, against", m - mde, target="not supported"),
+            (observed[0], m - mde) if claim.equivalence else (m - mde, m - mde),
+        ),  # fmt: skip
+        Truth(ScenarioSpec("same effect in every specification", min(observed), errors=("depends on",)), observed),
+    ]
+    if claim.equivalence:
+        truths += [
+            Truth(
+                ScenarioSpec("observed pattern: first component as observed, second flat", 0.0, target="not supported"),
+                (observed[0], 0.0),
+            ),  # fmt: skip
+            Truth(ScenarioSpec("no change in either component", 0.0, target="equivalent"), (0.0, 0.0)),
+            Truth(ScenarioSpec("equivalence boundary", 0.0, errors=("equivalent",)), (m, 0.0)),
+        ]
+    design = (
+        f"per-unit ({names[0]}, {names[1]}) drawn from a normal with each specification's observed covariance; "
+        f"baseline {specs.pooled().shape[1]} units in {len(specs.cells)} cells, "
+        f"{len(specs.alternatives)} alternative specifications ({', '.join(f'{k}: {v}' for k, v in sizes.items())})"
+    )
+    operating = operating_characteristics(simulate, truths, design=design, n_simulations=n_simulations, seed=seed)
+    unreachable = {}
+    if claim.equivalence:
+        found = operating.scenario("no change in either component")
+        if found is not None and found.power is not None and found.power < REACHABLE:
+            sds = [math.sqrt(float(c[i, i])) for c in covariances.values() for i in range(2)]
+            n = units_for_equivalence(max(sds), m, claim.alpha)
+            unreachable["equivalent"] = (
+                f"TOST of both changes within +-{m:g} at n = {specs.pooled().shape[1]} reached "
+                f"{found.power:.2f} of the time with no change at all; 80% needs about {n} units"
+            )
+    return replace(operating, unreachable=unreachable)
+
+
+def _grouped(verdict: str) -> str:
+    """'depends on tau, 7-layer' -> 'depends on a specification choice': which choice a simulated curve names
+    is noise, and one row per combination would bury the rates the page shows."""
+    return "depends on a specification choice" if verdict.startswith("depends on ") else verdict
+
+
+def units_for_equivalence(sd: float, margin: float, alpha: float, power: float = 0.8, components: int = 2) -> int:
+    """The n at which TOST puts `components` zero-mean components (SD `sd`) within +-margin with `power` together
+    (each at power^(1/components)), by the normal approximation of the t test."""
+    each = power ** (1 / components)
+    for n in range(3, 100_000):
+        se = sd / math.sqrt(n)
+        shortfall = margin / se - float(stats.t.ppf(1 - alpha, n - 1))
+        if shortfall > 0 and 2 * stats.norm.cdf(shortfall) - 1 >= each:
+            return n
+    return 100_000
+
+
+def top_k_operating(
+    cube: np.ndarray,
+    seeds: np.ndarray,
+    *,
+    target: int,
+    k: int,
+    alpha: float,
+    mde: float,
+    mde_against: float,
+    n_simulations: int,
+    seed: int,
+) -> OperatingCharacteristics:
+    """Operating characteristics of the top-k rule (module docstring) at delta = 0 and at the MDE on either side
+    (`mde` for "supported", `mde_against` for "not supported": their levels differ, see `actlab.stats.top_k`)."""
+    from actlab.studies.smartmixed.rules import top3_rule
+
+    n_arch, n_strategies, n_seeds = cube.shape[1:]
+    mask = np.arange(n_seeds)[None, :] < seeds[:, None]
+    means = np.where(mask[:, None, :], cube[0], 0.0).sum(axis=-1) / seeds[:, None]  # (architectures, strategies)
+    residuals = (cube[0] - means[..., None]) * np.sqrt(seeds / np.maximum(seeds - 1, 1))[:, None, None]
+    others = np.delete(means, target, axis=-1)
+    kth = np.partition(others, others.shape[-1] - k, axis=-1)[:, others.shape[-1] - k]
+
+    def simulate(parameters: tuple[float, ...], rng: np.random.Generator, n: int) -> list[str]:
+        truth = means.copy()
+        truth[:, target] = kth + parameters[0]
+        picks = (rng.random((n, n_arch, n_seeds)) * seeds[None, :, None]).astype(int)  # seeds drawn whole
+        drawn = np.take_along_axis(
+            np.broadcast_to(residuals, (n, *residuals.shape)),
+            np.broadcast_to(picks[:, :, None, :], (n, n_arch, n_strategies, n_seeds)),
+            axis=-1,
+        )
+        simulated = np.where(mask[None, :, None, :], truth[None, ..., None] + drawn, np.nan)  # fmt: skip
+        result = ev.ranking(simulated, seeds, target=target, k=k, alpha=alpha)
+        return [
+            top3_rule(float(result.estimate[b]), (float(result.low[b]), float(result.high[b])),
+                      budget_matched=True, committed=True)
+            for b in range(n)
+        ]  # fmt: skip
+
+    specs = [ScenarioSpec("null boundary", 0.0, errors=("supported", "not supported"))]
+    if math.isfinite(mde):
+        specs.append(ScenarioSpec("MDE, supporting", mde, target="supported"))
+    if math.isfinite(mde_against):
+        specs.append(ScenarioSpec("MDE, against", -mde_against, target="not supported"))
+    truths = [Truth(spec, (spec.effect,)) for spec in specs]
+    design = (
+        f"{n_arch} architecture(s) x {n_strategies} strategies x {', '.join(map(str, seeds))} seeds; the other "
+        f"strategies at their observed means, SmartMixed at the {ordinal(k)} best of them + delta points in every "
+        "architecture; each seed's residuals (all strategies of that seed together, scaled by sqrt(S/(S-1))) "
+        "resampled"
+    )
+    return operating_characteristics(simulate, truths, design=design, n_simulations=n_simulations, seed=seed)
+
+
+def ordinal(k: int) -> str:
+    """'1st', '2nd', '3rd', '4th'."""
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(k, f"{k}th")

@@ -1,0 +1,100 @@
+"""SmartMixed's decision rules: `rule(estimate, ci, **inputs) -> verdict`, one per claim.
+
+Why their own module: a rule is stored beside its verdict (its source is on the page) and simulated to measure
+how often it errs (`operating.py`), so it must be a small pure function of its arguments. The evidence that feeds
+it (`evidence.py`) is computed by the same code for the runs and for every simulated data set.
+
+Every rule checks a claim's margin before "supported": its threshold *is* the margin (the smallest effect that
+counts), so an interval wholly above zero but not above the margin is never "supported".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from actlab.errors import require_finite
+
+_NOT_FINITE = "a NaN or inf comes from networks that never committed: compute the evidence from committed ones only"
+
+
+def layerwise_rule(
+    estimate: float,
+    ci: Sequence[float],
+    *,
+    margin: float,
+    equivalence_p: float,
+    networks: int,
+    min_networks: int,
+    alpha: float,
+    depends_on: str | None = None,
+    **shown: Any,
+) -> str:
+    """The reading tested: from the first to the last hidden layer the ELU+SELU share rises by at least `margin`
+    points AND the ReLU+LeakyReLU share falls by at least `margin` points. `estimate` is the smaller of the two
+    shifts (the rise, and the fall counted positive) and `ci` its simultaneous 95% interval.
+
+    'not run' with fewer than `min_networks` committed networks; 'depends on <choice>' when the specification
+    curve gives opposite decisive verdicts (or a significant heterogeneity with differing verdicts); 'supported'
+    when the interval lies above `margin` (both shifts exceed it); 'equivalent' when TOST puts both changes
+    within +-`margin` (no layer-wise preference); 'not supported' when the interval lies below `margin` (one of
+    the two trends is smaller than `margin`, e.g. ReLU+LeakyReLU flat); else 'inconclusive'."""
+    if networks < min_networks:
+        return "not run"
+    require_finite("layerwise_rule", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1], margin=margin)
+    if depends_on:
+        return f"depends on {depends_on}"
+    if ci[0] > margin:
+        return "supported"
+    if equivalence_p < alpha:
+        return "equivalent"
+    if ci[1] < margin:
+        return "not supported"
+    return "inconclusive"
+
+
+def learned_rule(
+    estimate: float,
+    ci: Sequence[float],
+    *,
+    margin: float,
+    committed: bool,
+    depends_on: str | None = None,
+    **shown: Any,
+) -> str:
+    """The reading tested: SmartMixed's test accuracy beats BOTH the random and the reversed control by at least
+    `margin` points (the smallest win worth the name). `estimate` is the smaller of the two wins and `ci` its
+    simultaneous 95% interval (Bonferroni over the two controls: the claim's own family).
+
+    'not run' while the routers have not committed; 'depends on <choice>' as for every specification curve;
+    'supported' when the interval lies above `margin`; 'not supported' when it lies below (one win is smaller
+    than the margin, or a loss); else 'inconclusive'."""
+    if not committed:
+        return "not run"
+    require_finite("learned_rule", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1], margin=margin)
+    if depends_on:
+        return f"depends on {depends_on}"
+    if ci[0] > margin:
+        return "supported"
+    if ci[1] < margin:
+        return "not supported"
+    return "inconclusive"
+
+
+def top3_rule(estimate: float, ci: Sequence[float], *, budget_matched: bool, committed: bool, **shown: Any) -> str:
+    """The reading tested: SmartMixed ranks in the top k of the 7 strategies on more than half the architectures.
+    `estimate` is the majority margin: per architecture SmartMixed's mean accuracy minus that of the k-th best
+    fixed activation (>= 0: top k there), and of those margins the one that more than half the architectures
+    reach; `ci` its paired bootstrap interval over seeds.
+
+    'not run' while the routers have not committed or when the arms' budgets differ (the comparison the claim
+    needs did not run); 'supported' when the interval lies above 0; 'not supported' when below; else
+    'inconclusive'."""
+    if not committed or not budget_matched:
+        return "not run"
+    require_finite("top3_rule", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1])
+    if ci[0] > 0:
+        return "supported"
+    if ci[1] < 0:
+        return "not supported"
+    return "inconclusive"
