@@ -155,8 +155,8 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
         study=STUDY,
         statement=paper.CLAIM_TOP3,
         source="arXiv 2510.22450, Table II and Fig. 4",
-        units=f"accuracy points, SmartMixed minus the {ordinal(settings.k)}-best fixed activation in the majority "
-        f"architecture ({len(architectures)}; > 0: top {settings.k} on most)",
+        units=f"accuracy points over the {ordinal(settings.k)}-best fixed activation (majority of "
+        f"{len(architectures)} architecture{'s' if len(architectures) > 1 else ''})",
         budget=f"{kind}; {results.describe()}",
         title=f"SmartMixed ranks top {settings.k} ({kind})",
         paper="top 3 on most of 18 architectures (one run each, baseline epochs not stated)",
@@ -238,8 +238,7 @@ def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
         study=STUDY,
         statement=paper.CLAIM_LAYERWISE,
         source="arXiv 2510.22450, Fig. 3 and Sec. IV-C",
-        units="points of a layer's neurons: the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall, "
-        "first to last hidden layer (per network)",
+        units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
         budget=f"preference sweep, {n_committed} committed networks; {pref.budget}",
         title="Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
         paper="early layers ReLU/LeakyReLU, deep layers ELU/SELU (one network shown)",
@@ -311,7 +310,7 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
         study=STUDY,
         statement=paper.CLAIM_LEARNED,
         source="review of arXiv 2510.22450 (falsifier); paper Sec. IV-C",
-        units="accuracy points, the smaller of SmartMixed's wins over the random and the reversed control",
+        units="accuracy points (the smaller of the wins over the random and the reversed control)",
         budget=f"step-matched; {runs.compare.describe()}; phase-2 init {settings.init}",
         title="Learned choices beat random/reversed",
         paper="not tested in the paper",
