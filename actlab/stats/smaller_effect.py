@@ -136,7 +136,7 @@ def equivalence_p(c: Components, margin: float) -> np.ndarray:
     return np.maximum(lower, upper).max(axis=-1)
 
 
-def mean_interval(c: Components, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def component_intervals(c: Components, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each component's own t interval at `confidence` and two-sided p against 0: (low, high, p), (batch, k)."""
     half = t_quantile(0.5 + confidence / 2, c.n - 1) * c.se
     p = 2 * stats.t.sf(np.abs(_t_stat(c, 0.0)), c.n - 1)

@@ -172,7 +172,7 @@ def evidence(decision: TwoComponentDecision, claim: TwoComponentClaim, component
         raise ValueError(f"the baseline has {base.n} unit(s); a claim needs at least 2 to be estimated")
     outcome = decision.outcomes[0]
     sm = base.smaller
-    low, high, p = se.mean_interval(base.summary, claim.confidence)
+    low, high, p = se.component_intervals(base.summary, claim.confidence)
     context = {
         name: {"estimate": float(base.summary.mean[0, i]), "ci": [float(low[0, i]), float(high[0, i])],
                "p_vs_0": float(p[0, i]), "sd": float(base.summary.sd[0, i])}
