@@ -259,11 +259,7 @@ def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
         ),
         provenance=settings.provenance,
     )
-    if claim.verdict != "not run":
-        observed = tuple(float(evidence.context[name]["estimate"]) for name in LAYERWISE)
-        operating = two_component_operating(specs, rule, mde=evidence.mde, observed=observed, names=LAYERWISE,
-                                            n_simulations=settings.n_simulations, seed=settings.seed)  # fmt: skip
-        claim = claim.with_changes(operating=operating)
+    claim = _with_operating(claim, specs, rule, evidence, LAYERWISE, settings)
     return Decided(claim, ev.specification_table(decision, LAYERWISE), not_run)
 
 
@@ -322,12 +318,25 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
         decided_by=_decided_by(evidence, learned_rule, {"not run": "the compare sweep's routers did not commit"}),
         provenance=settings.provenance,
     )
-    if claim.verdict != "not run":
-        observed = tuple(float(evidence.context[name]["estimate"]) for name in LEARNED)
-        operating = two_component_operating(specs, rule, mde=evidence.mde, observed=observed, names=LEARNED,
-                                            n_simulations=settings.n_simulations, seed=settings.seed)  # fmt: skip
-        claim = claim.with_changes(operating=operating)
+    claim = _with_operating(claim, specs, rule, evidence, LEARNED, settings)
     return Decided(claim, ev.specification_table(decision, LEARNED), not_run)
+
+
+def _with_operating(
+    claim: Claim,
+    specs: ev.Specifications,
+    rule: ev.TwoComponentClaim,
+    evidence: Evidence,
+    names: tuple[str, str],
+    settings: Settings,
+) -> Claim:
+    """The claim with its rule's operating characteristics at its own design (none for a claim that did not run)."""
+    if claim.verdict == "not run":
+        return claim
+    observed = tuple(float(evidence.context[name]["estimate"]) for name in names)
+    operating = two_component_operating(specs, rule, mde=evidence.mde, observed=observed, names=names,
+                                        n_simulations=settings.n_simulations, seed=settings.seed)  # fmt: skip
+    return claim.with_changes(operating=operating)
 
 
 def _decided_by(evidence: Evidence, rule: Any, reasons: Mapping[str, str]) -> str:
