@@ -226,13 +226,18 @@ class OperatingCharacteristics:
         return next((s for s in self.scenarios if s.name == name), None)
 
     @property
+    def worst_null(self) -> Scenario | None:
+        """The null scenario (one with error verdicts) where the rule errs most often."""
+        nulls = [s for s in self.scenarios if s.errors]
+        return max(nulls, key=lambda s: s.error_rate) if nulls else None
+
+    @property
     def false_decisive_rate(self) -> tuple[float, float] | None:
         """The largest error rate over the null scenarios, with its Monte-Carlo SE."""
-        rated = [(s.error_rate, s) for s in self.scenarios if s.errors]
-        if not rated:
+        worst = self.worst_null
+        if worst is None:
             return None
-        rate, worst = max(rated, key=lambda pair: pair[0])
-        return rate, worst.standard_error(rate)
+        return worst.error_rate, worst.standard_error(worst.error_rate)
 
     def power_at(self, name: str) -> tuple[float, float] | None:
         """(power, Monte-Carlo SE) of scenario `name` ("mde", "paper"), or None if it was not simulated."""

@@ -69,7 +69,7 @@ def test_claims_block_shows_the_rules_error_rates_and_escapes_them():
                   estimate=0.5, ci=(0.1, 0.9), verdict="supported", rule="r", rule_name="r",
                   operating=operating)  # fmt: skip
     block = page.claims_block([claim])._repr_html_()
-    assert "false decisive rate 0.05 ± 0.01 at the null boundary" in block
+    assert "false decisive rate 0.05 ± 0.01 (at the null boundary)" in block
     assert "power 0.80 ± 0.02 at the MDE" in block
     assert "&#x27;equivalent&#x27; cannot be reached at this n: &lt;needs 41 seeds&gt;" in block
 

@@ -15,15 +15,16 @@ def _rate(pair: tuple[float, float] | None) -> str | None:
 
 
 def operating_lines(claim: Claim) -> list[str]:
-    """'false decisive rate 0.05 ± 0.01 at the null boundary', 'power 0.81 ± 0.01 at the MDE, 0.34 ± 0.02 at the
-    paper's effect', and each outcome the rule cannot reach at this n; [] when no simulation was run."""
+    """'false decisive rate 0.05 ± 0.01 (at the null boundary)': the worst of the null scenarios, named; 'power
+    0.81 ± 0.01 at the MDE, 0.34 ± 0.02 at the paper's effect'; each outcome the rule cannot reach at this n; []
+    when no simulation was run."""
     operating = claim.operating
     if operating is None:
         return []
     lines = []
     false_rate = _rate(operating.false_decisive_rate)
     if false_rate:
-        lines.append(f"false decisive rate {false_rate} at the null boundary")
+        lines.append(f"false decisive rate {false_rate} (at the {operating.worst_null.name})")
     powers = [
         f"{text} at {where}"
         for name, where in (("MDE, supporting", "the MDE"), ("paper's effect", "the paper's effect"))
