@@ -60,18 +60,23 @@ def operating_characteristics(
         if not math.isfinite(spec.effect):
             raise ValueError(f"operating_characteristics: scenario {spec.name!r} has effect {spec.effect}")
         rng = np.random.default_rng([seed, index])
-        counts = Counter(simulate(spec.effect, rng) for _ in range(n_simulations))
-        results.append(
-            Scenario(
-                name=spec.name,
-                effect=float(spec.effect),
-                probabilities={verdict: count / n_simulations for verdict, count in sorted(counts.items())},
-                n_simulations=n_simulations,
-                errors=tuple(spec.errors),
-                target=spec.target,
-            )
-        )
+        results.append(counted(spec, [simulate(spec.effect, rng) for _ in range(n_simulations)]))
     return OperatingCharacteristics(design=design, scenarios=tuple(results), seed=seed, unreachable=unreachable or {})
+
+
+def counted(spec: ScenarioSpec, verdicts: Sequence[str]) -> Scenario:
+    """The scenario `spec` with the share of each verdict among `verdicts` (one per simulated data set)."""
+    if not verdicts:
+        raise ValueError(f"scenario {spec.name!r}: no simulated verdicts to count")
+    counts = Counter(verdicts)
+    return Scenario(
+        name=spec.name,
+        effect=float(spec.effect),
+        probabilities={verdict: count / len(verdicts) for verdict, count in sorted(counts.items())},
+        n_simulations=len(verdicts),
+        errors=tuple(spec.errors),
+        target=spec.target,
+    )
 
 
 def threshold_scenarios(

@@ -16,14 +16,13 @@ returns the same `OperatingCharacteristics`, each scenario from its own generato
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from actlab.claim import OperatingCharacteristics, Scenario
-from actlab.stats.calibrate import ScenarioSpec
+from actlab.claim import OperatingCharacteristics
+from actlab.stats.calibrate import ScenarioSpec, counted
 
 SimulateBatch = Callable[[tuple[float, ...], np.random.Generator, int], Sequence[str]]
 
@@ -57,15 +56,5 @@ def operating_characteristics(
         verdicts = list(simulate(truth.parameters, np.random.default_rng([seed, index]), n_simulations))
         if len(verdicts) != n_simulations:
             raise ValueError(f"simulate returned {len(verdicts)} verdicts for {n_simulations} simulations")
-        counts = Counter(verdicts)
-        scenarios.append(
-            Scenario(
-                name=spec.name,
-                effect=float(spec.effect),
-                probabilities={verdict: count / n_simulations for verdict, count in sorted(counts.items())},
-                n_simulations=n_simulations,
-                errors=tuple(spec.errors),
-                target=spec.target,
-            )
-        )
+        scenarios.append(counted(spec, verdicts))
     return OperatingCharacteristics(design=design, scenarios=tuple(scenarios), seed=seed, unreachable=unreachable or {})
