@@ -10,7 +10,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actlab.symbolic.parser import FUNCTIONS, MAX_DEPTH, ExpressionError, parse_expression
+from actlab.symbolic.parser import FUNCTIONS, MAX_DEPTH, MAX_NODES, ExpressionError, parse_expression
 from actlab.symbolic.recipe import x
 
 HOSTILE = [
@@ -56,7 +56,7 @@ def test_nothing_runs_from_a_formula(tmp_path):
     ["-" * 3000 + "x", "(" * 500 + "x" + ")" * 500, "+".join(["x"] * 900), "exp(" * 100 + "x" + ")" * 100],
 )
 def test_long_or_deeply_nested_input_is_one_clear_error(text):
-    with pytest.raises(ExpressionError, match="characters long|nested|levels"):
+    with pytest.raises(ExpressionError, match="characters long|nested|levels|syntax nodes"):
         parse_expression(text)
 
 
@@ -102,3 +102,77 @@ def _formulas() -> st.SearchStrategy[tuple[str, sp.Expr]]:
 def test_random_formulas_parse_to_their_trusted_construction(pair):
     text, expected = pair
     assert parse_expression(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("9**9**9", "exponent 9**9 = 387420489"),
+        ("10**10**8", "exponent 10**8 = 100000000"),
+        ("x**(9**9)", "exponent 9**9 = 387420489"),
+        ("exp(x)**-1000", "exponent -1000"),
+        ("(9**99)**99", "'(9**99)**99' (column 1) is a number of about 9,358 digits"),
+        ("(1/10**100)**-100", "exponent -100"),
+    ],
+)
+def test_huge_constant_powers_are_refused_before_sympy_computes_them(text, named):
+    """SymPy computes 9**9**9 exactly, in one C call no signal stops: it must never start."""
+    with pytest.raises(ExpressionError) as caught:
+        parse_expression(text)
+    assert named in str(caught.value)
+
+
+def test_powers_real_formulas_use_still_parse():
+    assert parse_expression("x**100") == x**100
+    assert parse_expression("2**-100") == sp.Rational(1, 2**100)
+    assert parse_expression("(2**100)**40") == sp.Integer(2) ** 4000
+
+
+def test_expression_size_is_bounded():
+    with pytest.raises(ExpressionError, match=f"syntax nodes; the limit is {MAX_NODES}"):
+        parse_expression("+".join(["exp(x)*x"] * 80))  # shallow (Add of products) but 560 nodes
+
+
+def test_cli_refuses_a_huge_exponent_at_once_without_importing_torch(tmp_path):
+    """The issue's `actlab derive --pos "9**9**9" --neg "exp(x)"`: non-zero, naming the exponent, and `actlab`
+    no longer imports torch just to parse a formula (the import took most of the command's time)."""
+    code = (
+        "import sys\nfrom actlab.cli import main\n"
+        "code = main(['derive', '--pos', '9**9**9', '--neg', 'exp(x)'])\n"
+        "print('torch' in sys.modules)\nsys.exit(code)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "exponent 9**9 = 387420489" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout.strip() == "False"
+
+
+def test_a_saved_derivation_with_a_huge_exponent_is_refused(tmp_path, monkeypatch):
+    import json
+
+    from actlab.errors import ActlabError
+    from actlab.symbolic.saved import load_derivation
+
+    monkeypatch.setenv("ACTLAB_DERIVATIONS_DIR", str(tmp_path))
+    record = {"format": "actlab-derivation/1", "name": "huge", "positive": "10**10**8", "negative": "exp(x)"}
+    (tmp_path / "huge.json").write_text(json.dumps(record))
+    with pytest.raises(ActlabError, match=r"exponent 10\*\*8 = 100000000"):
+        load_derivation("huge")
+
+
+def test_time_bound_stops_a_long_derivation(monkeypatch):
+    """The last line of defence: SymPy's integration of a bounded formula can still run for minutes."""
+    from actlab.symbolic import derivations
+    from actlab.symbolic.parser import time_bound
+
+    monkeypatch.setattr(derivations, "CUSTOM_SECONDS", 0.01)
+    with pytest.raises(ExpressionError, match=r"deriving the activation of 'x\*\*3' \| 'exp\(x\)' took more than"):
+        derivations.custom("x**3", "exp(x)")
+    with pytest.raises(ExpressionError, match="spinning took more than 0.05 s"), time_bound(0.05, "spinning"):
+        while True:
+            pass
+    with time_bound(5, "quick"):  # no alarm is left behind
+        pass
+    import signal
+
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)

@@ -18,13 +18,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import sympy as sp
 
 from actlab.symbolic.defaults import XIELU_DEFAULTS
-from actlab.symbolic.parser import ExpressionError, parse_expression
+from actlab.symbolic.parser import ExpressionError, parse_expression, time_bound
 from actlab.symbolic.recipe import Derivation, alpha_n, alpha_p, beta, gradient_first, x
+
+if TYPE_CHECKING:  # pandas only for `curves`: `actlab derive` starts without it
+    import pandas as pd
 
 s_n = sp.Symbol("s_n", positive=True)  # softplus(a_n) > 0, so xIELU's alpha_n = beta + s_n > beta
 alpha_p3 = sp.Symbol("alpha_p3", positive=True)
@@ -90,6 +93,8 @@ def get_derivation(name: str) -> Derivation:
         raise ValueError(f"unknown derivation {name!r}; built-ins are: {', '.join(BUILTINS)}") from None
 
 
+CUSTOM_SECONDS = 60.0  # parsing, checking and integrating a user's base gradients (xIELU's take about a second)
+
 # Points of each side where a base gradient must be real and finite (|x| from near 0 to far out).
 _DOMAIN_PROBES = (1e-9, 1e-3, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0)
 
@@ -128,13 +133,17 @@ def _check_domain(expr: sp.Expr, text: str, side: str) -> None:
 
 
 def custom(positive: str, negative: str) -> Derivation:
-    """The recipe on user-typed base gradients; alphas and beta are positive (softplus), no paper claims."""
-    return gradient_first(
-        "custom",
-        positive=parse_base_gradient(positive, "x > 0"),
-        negative=parse_base_gradient(negative, "x <= 0"),
-        description=f"user base gradient: {positive} on x > 0, {negative} on x <= 0",
-    )
+    """The recipe on user-typed base gradients; alphas and beta are positive (softplus), no paper claims.
+
+    Bounded in time (`CUSTOM_SECONDS`, `parser.time_bound`): a formula can drive SymPy's integration for minutes.
+    """
+    with time_bound(CUSTOM_SECONDS, f"deriving the activation of {positive!r} | {negative!r}"):
+        return gradient_first(
+            "custom",
+            positive=parse_base_gradient(positive, "x > 0"),
+            negative=parse_base_gradient(negative, "x <= 0"),
+            description=f"user base gradient: {positive} on x > 0, {negative} on x <= 0",
+        )
 
 
 @dataclass(frozen=True)
@@ -271,6 +280,7 @@ def curves(
     Every trainable scale of a derivation is set to the same `alpha`, so one curve per alpha value. Values come
     from `actlab.symbolic.codegen` (the derived expressions), f' from the symbolic gradient.
     """
+    import pandas as pd
     import torch
 
     from actlab.symbolic.codegen import torch_kernels

@@ -8,13 +8,23 @@ The grammar: numbers, the symbol `x`, named parameters the caller allows, `+ - *
 functions in `FUNCTIONS` with positional arguments, the constants `pi` and `E`, and (inside `Piecewise`) tuples
 `(expr, condition)` whose conditions are comparisons (`x > 0`), `True`, or `&`/`|` of those. The expression is
 built node by node from the tree. Anything else fails with one error naming the offending token and its
-position. Length and nesting depth are bounded, so a pathological string cannot exhaust memory or the stack.
+position.
+
+Bounds, because a short string can ask for unbounded work: length, nesting depth and node count; a constant
+exponent is at most `MAX_EXPONENT` in size, and a power of two constants at most `MAX_NUMBER_BITS` bits (SymPy
+computes `9**9**9` exactly, in one C call that no signal interrupts, so it must be refused before it starts);
+and `time_bound` stops SymPy work on a formula (parsing here, integrating in `actlab.symbolic.derivations`)
+that runs longer than a few seconds.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable
+import contextlib
+import math
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import sympy as sp
@@ -23,6 +33,10 @@ from actlab.errors import ActlabError
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 60
+MAX_NODES = 400  # syntax-tree nodes; real activations take tens (Piecewise with a few pieces: under 100)
+MAX_EXPONENT = 100  # |n| of a constant exponent, as in x**n or 9**n
+MAX_NUMBER_BITS = 4096  # size of a constant computed by a power, as in 9**99 (about 1,200 digits)
+PARSE_SECONDS = 5.0  # building the expression from its tree; with the bounds above it takes milliseconds
 
 # The functions a formula may call: SymPy's, by the names users type.
 FUNCTIONS: dict[str, Callable[..., sp.Basic]] = {
@@ -89,8 +103,12 @@ def parse_expression(text: str, parameters: Iterable[str] = (), *, symbol: sp.Sy
         raise ExpressionError(f"cannot parse {text!r}: {error.msg} at column {error.offset}") from None
     except (RecursionError, MemoryError):
         raise ExpressionError(f"formula is nested too deeply to parse (the limit is {MAX_DEPTH} levels)") from None
+    nodes = sum(1 for _ in ast.walk(tree.body))
+    if nodes > MAX_NODES:
+        raise ExpressionError(f"formula has {nodes} syntax nodes; the limit is {MAX_NODES}: write a shorter formula")
     builder = _Builder(text, names)
-    result = builder.build(tree.body, depth=0)
+    with time_bound(PARSE_SECONDS, f"parsing {text.strip()[:60]!r}"):
+        result = builder.build(tree.body, depth=0)
     if not isinstance(result, sp.Expr):
         raise ExpressionError(
             f"{text!r} is a condition, not an expression; write e.g. Piecewise((x, x > 0), (0, True))"
@@ -129,13 +147,37 @@ class _Builder:
             operation = _BINARY.get(type(node.op))
             if operation is None:
                 raise self.refuse(node, "operator")
-            return operation(self.expr(node.left, depth), self.expr(node.right, depth))
+            left, right = self.expr(node.left, depth), self.expr(node.right, depth)
+            if isinstance(node.op, ast.Pow):
+                self.check_power(node, left, right)
+            return operation(left, right)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             operand = self.expr(node.operand, depth)
             return -operand if isinstance(node.op, ast.USub) else operand
         if isinstance(node, ast.Call):
             return self.call(node, depth)
         raise self.refuse(node, "syntax")
+
+    def check_power(self, node: ast.BinOp, base: sp.Expr, exponent: sp.Expr) -> None:
+        """Refuse `base**exponent` before SymPy computes it, if it is bigger than any activation needs."""
+        if not exponent.is_Number:
+            return
+        segment = ast.get_source_segment(self.text.strip(), node.right) or str(exponent)
+        shown = segment if segment == str(exponent) else f"{segment} = {exponent}"
+        if abs(exponent) > MAX_EXPONENT:
+            raise ExpressionError(
+                f"exponent {shown} (column {node.right.col_offset + 1}) is too large: a formula's constant exponents "
+                f"lie within [-{MAX_EXPONENT}, {MAX_EXPONENT}]"
+            )
+        if base.is_Rational:  # exact: SymPy computes the power digit by digit (a Float's power is cheap)
+            bits = float(abs(exponent)) * max(abs(int(base.p)).bit_length(), int(base.q).bit_length())
+            if bits > MAX_NUMBER_BITS:
+                power = ast.get_source_segment(self.text.strip(), node) or f"{base}**{exponent}"
+                raise ExpressionError(
+                    f"{power!r} (column {node.col_offset + 1}) is a number of about {bits * math.log10(2):,.0f} "
+                    f"digits (exponent {shown}); constants in a formula have at most "
+                    f"{MAX_NUMBER_BITS * math.log10(2):,.0f} digits"
+                )
 
     def expr(self, node: ast.AST, depth: int) -> sp.Expr:
         value = self.build(node, depth + 1)
@@ -177,3 +219,41 @@ class _Builder:
             left, right = self.condition(node.left, depth + 1), self.condition(node.right, depth + 1)
             return sp.And(left, right) if isinstance(node.op, ast.BitAnd) else sp.Or(left, right)
         raise self.refuse(node, "condition")
+
+
+class _TimeUp(BaseException):
+    """Raised by the alarm: a BaseException, so that SymPy's own `except Exception`/`ValueError` blocks pass it on."""
+
+
+@contextlib.contextmanager
+def time_bound(seconds: float, what: str) -> Iterator[None]:
+    """Raise `ExpressionError` if the block runs longer than `seconds` (SIGALRM; main thread only).
+
+    Why a signal: SymPy's integration and simplification are Python loops that no argument bounds, and a
+    formula may drive them for minutes. After the first alarm it rings every `_AGAIN_SECONDS` until the block
+    ends, because an exception raised while Python runs a finaliser or a garbage-collector callback is dropped.
+    Elsewhere than the main thread, or under an outer bound, this is a no-op: the outer bound (or the sweep's cell
+    timeout) stops the work there.
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise _TimeUp
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds, _AGAIN_SECONDS)
+    timed_out = False
+    try:
+        yield
+    except _TimeUp:
+        timed_out = True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if timed_out:
+        raise ExpressionError(f"{what} took more than {seconds:g} s; simplify the formula")
+
+
+_AGAIN_SECONDS = 0.1
