@@ -126,3 +126,51 @@ def test_save_refuses_bad_names_and_bad_formulas(store):
     with pytest.raises(ActlabError, match="not allowed"):
         save_derivation("bad", "x.__class__", "x")
     assert not list(store.glob("*.json")) if store.exists() else True
+
+
+def test_a_registry_or_builtin_name_is_refused_so_resolve_never_builds_the_wrong_module(store, tmp_path):
+    for name in ("relu", "xielu", "xiep", "ReLU"):
+        with pytest.raises(ActlabError, match="taken by a built-in"):
+            save_derivation(name, "x**3", "exp(x)")
+    command = [sys.executable, "-m", "actlab", "derive", "--pos", "x**3", "--neg", "exp(x)", "--save", "relu"]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1 and "taken by a built-in" in result.stderr
+    assert "saved as" not in result.stdout and not store.exists()  # refused before deriving, nothing written
+    store.mkdir()
+    (store / "relu.json").write_text(json.dumps({"format": "actlab-derivation/1", "name": "relu",
+                                                 "positive": "x**3", "negative": "exp(x)"}))  # fmt: skip
+    with pytest.raises(ActlabError, match="taken by a built-in"):
+        load_derivation("relu")  # a file saved before the check is refused too, with what to do
+    assert isinstance(resolve("relu"), nn.ReLU)
+
+
+@pytest.mark.parametrize("name", ["nl\n", "cubic\n", "\ncubic", "cu\nbic"])
+def test_a_name_with_a_newline_is_refused(store, name):
+    with pytest.raises(ActlabError, match="derivation name"):
+        save_derivation(name, "x**3", "exp(x)")
+    assert not store.exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("alpha_p_init", 1e308), ("alpha_n_init", 10**400), ("beta", 1e300), ("beta", float("inf")), ("beta", 101)],
+)
+def test_parameter_magnitudes_are_bounded_on_save_and_on_load(store, key, value):
+    with pytest.raises(ActlabError, match=f"'{key}' must be a positive finite number at most 100"):
+        save_derivation("big", "x**3", "exp(x)", **{key: value})
+    assert not store.exists()
+    save_derivation("big", "x**3", "exp(x)")
+    path = store / "big.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), key: value}))  # a hand-edited file
+    with pytest.raises(ActlabError, match=f"{path}: '{key}' must be a positive finite number at most 100"):
+        resolve("big")
+
+
+def test_the_largest_parameters_allowed_give_finite_outputs_and_gradients(store):
+    save_derivation("big", "x**3", "exp(x)", alpha_p_init=100, alpha_n_init=100, beta=100)
+    module = resolve("big")
+    x = torch.linspace(-10, 10, 41, requires_grad=True)
+    y = module(x)
+    (dy,) = torch.autograd.grad(y.sum(), x)
+    assert torch.isfinite(y).all() and torch.isfinite(dy).all()
+    assert module.alpha_p.item() == pytest.approx(100, rel=1e-6)

@@ -84,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
     from actlab.symbolic import derivations
     from actlab.symbolic.recipe import NoClosedFormError
 
+    if args.save is not None:  # a name that cannot be saved fails now, not after the derivation and its checks
+        from actlab.symbolic.saved import check_name
+
+        check_name(args.save)
     try:
         derivation = _derivation(args)
         if args.pos is not None:

@@ -18,7 +18,6 @@ is the symbolic gradient, not autograd's tape. Any float dtype; the output has t
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -35,10 +34,13 @@ from actlab.symbolic.defaults import XIELU_DEFAULTS, inverse_softplus
 
 FORMAT = "actlab-derivation/1"
 ENV_DIR = "ACTLAB_DERIVATIONS_DIR"
-_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")  # whole name (fullmatch): "cubic\n" is not "cubic"
 _KEYS = {"format", "name", "positive", "negative", "alpha_p_init", "alpha_n_init", "beta", "checks", "actlab_version"}
 _REQUIRED = {"format", "name", "positive", "negative"}
 _MAX_EXPRESSION = 500
+# alpha_p_init, alpha_n_init and beta lie in (0, MAX_PARAMETER]: the paper's are below 1, and beyond a few hundred
+# inverse_softplus overflows (alpha > 709) or the module's output leaves float32/bfloat16 for ordinary inputs.
+MAX_PARAMETER = 100.0
 
 
 def derivations_dir() -> Path:
@@ -55,10 +57,24 @@ def saved_names() -> list[str]:
     return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
 
 
-def _check_name(name: str) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
+def check_name(name: str) -> str:
+    """`name` if a derivation may be saved and found under it, else one error saying why and what to do.
+
+    Names the activation registry or the built-in derivations already use are refused: `resolve` looks in the
+    registry first, so a derivation saved as 'relu' would never be built.
+    """
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ActlabError(
             f"derivation name {name!r}: use a letter then letters, digits, '_' or '-' (at most 64), e.g. 'cubic'"
+        )
+    from actlab.activations import activation_names
+    from actlab.symbolic.derivations import BUILTINS
+
+    taken = [*activation_names(), *BUILTINS]
+    if name in taken or name.lower() in taken:
+        raise ActlabError(
+            f"derivation name {name!r} is taken by a built-in activation ({', '.join(dict.fromkeys(taken))}); "
+            f"resolve({name!r}) would build that one: choose another name, e.g. 'my_{name.lower()}'"
         )
     return name
 
@@ -103,30 +119,21 @@ def save_derivation(
     """Write `<derivations_dir>/<name>.json` atomically after checking that it loads back; return its path."""
     from actlab._version import __version__
 
-    saved = SavedDerivation(
-        _check_name(name),
-        positive,
-        negative,
-        float(alpha_p_init),
-        float(alpha_n_init),
-        float(beta),
-        tuple(checks or ()),
-        __version__,
-    )
     record = _validate(
         {
             "format": FORMAT,
-            "name": saved.name,
-            "positive": saved.positive,
-            "negative": saved.negative,
-            "alpha_p_init": saved.alpha_p_init,
-            "alpha_n_init": saved.alpha_n_init,
-            "beta": saved.beta,
-            "checks": list(saved.checks),
-            "actlab_version": saved.actlab_version,
+            "name": check_name(name),
+            "positive": positive,
+            "negative": negative,
+            "alpha_p_init": alpha_p_init,
+            "alpha_n_init": alpha_n_init,
+            "beta": beta,
+            "checks": list(checks or ()),
+            "actlab_version": __version__,
         },
         source=f"derivation {name!r}",
     )
+    saved = SavedDerivation(**{k: v for k, v in record.items() if k != "format"} | {"checks": tuple(record["checks"])})
     saved.derivation()  # the expressions must parse and integrate before anything is written
     path = derivations_dir() / f"{saved.name}.json"
     atomic_write_json(path, record)
@@ -135,7 +142,7 @@ def save_derivation(
 
 def load_derivation(name: str) -> SavedDerivation:
     """Read and validate a saved derivation; the file is data only (see the module docstring)."""
-    path = derivations_dir() / f"{_check_name(name)}.json"
+    path = derivations_dir() / f"{check_name(name)}.json"
     if not path.is_file():
         known = ", ".join(saved_names()) or "none"
         raise ActlabError(
@@ -174,11 +181,15 @@ def _validate(record: Any, source: str) -> dict[str, Any]:
     for key in ("positive", "negative"):
         if len(record[key]) > _MAX_EXPRESSION:
             raise ActlabError(f"{source}: {key!r} is longer than {_MAX_EXPRESSION} characters")
-    _check_name(record["name"])
+    check_name(record["name"])
     for key in ("alpha_p_init", "alpha_n_init", "beta"):
         value = record.get(key, 0.8 if key != "beta" else 0.5)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-            raise ActlabError(f"{source}: {key!r} must be a positive finite number, got {value!r}")
+        # compared before any float(): 10**400 is an int that float() cannot hold; NaN fails both comparisons
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_PARAMETER:
+            raise ActlabError(
+                f"{source}: {key!r} must be a positive finite number at most {MAX_PARAMETER:g} (the paper's are "
+                f"below 1; larger ones overflow the module's parameters or outputs), got {value!r}"
+            )
         record[key] = float(value)
     checks = record.get("checks", [])
     if not isinstance(checks, list) or not all(_is_check(c) for c in checks):
