@@ -60,6 +60,7 @@ def test_study_convention_sets_runs_root_and_report(repo_root):
         ("notebook: missing.ipynb\nseeds: [0]\n", "notebook 'missing.ipynb' not found"),
         ("notebook: TOY\nseeds: [0]\ntimeout: -1\n", "timeout must be a positive number"),
         ("notebook: TOY\nseeds: [0]\nname: 'a b'\n", "name 'a b' must be"),
+        ('notebook: TOY\nseeds: [0]\nname: "nl\\n"\n', "name 'nl\\n' must be"),
         ("notebook: TOY\nseeds: [0\n", "not valid YAML at line"),
         ("- just\n- a list\n", "a sweep spec is a YAML mapping"),
     ],
@@ -106,3 +107,92 @@ def test_parameters_are_read_with_ast_even_where_papermill_cannot(tmp_path):
     nbformat.write(notebook, str(tmp_path / "nb.ipynb"))
     spec = load_spec(_spec(tmp_path, "notebook: nb.ipynb\nseeds: [0]\nseed_param: steps\nfixed:\n  label: x\n"))
     assert spec.fixed == {"label": "x"} and spec.seed_param == "steps"
+
+
+def _peak_bytes_of(call) -> tuple[BaseException | None, int]:
+    """(the exception `call()` raised, peak traced allocation while it ran)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        call()
+        raised = None
+    except ActlabError as error:
+        raised = error
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return raised, peak
+
+
+# nine levels of nine references: 9^9 strings once expanded (fixed.fault_by_seed.a0 ... a8)
+ALIAS_BOMB = "    a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"    a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("notebook: TOY\nseeds: 1000000000\n", "seeds: 1000000000 must be a count from 1 to 10,000"),
+        (
+            "notebook: TOY\nseeds: 100\ngrid:\n" + "".join(f"  {k}: {list(range(100))}\n" for k in ("x", "work")),
+            "100 x x 100 work x 100 seeds make 1,000,000 runs; a sweep has at most 100,000",
+        ),
+        ("notebook: TOY\nseeds: [0]\nfixed:\n  fault_by_seed:\n" + ALIAS_BOMB, "expand to about 3,268,860,"),
+        ("notebook: TOY\nseeds: [0]\nfixed:\n  work: 0\n" + "#" * 1_100_000 + "\n", "a sweep file holds at most"),
+        ("notebook: TOY\nseeds: [0]\nfixed:\n  fault_by_seed: " + "[" * 60 + "]" * 60 + "\n", "nested deeper than"),
+    ],
+)
+def test_sizes_are_counted_before_anything_is_built(tmp_path, text, expected):
+    """A seed count of 1e9, a million-run grid and a YAML alias bomb: one error, in little memory."""
+    path = _spec(tmp_path, text)
+    raised, peak = _peak_bytes_of(lambda: load_spec(path))
+    assert raised is not None and str(raised).startswith(f"{path}: ") and expected in str(raised), raised
+    assert peak < 30e6, f"{peak / 1e6:.0f} MB to refuse it"
+    code = cli.main(["sweep", str(path), "--dry-run", "--runs", str(tmp_path / "runs")])
+    assert code == 1 and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("seeds", ["[-1]", "[0, 4294967296]", "[2, 99999999999999999999]", "0", "-3"])
+def test_seeds_outside_32_bits_are_refused_in_the_spec(tmp_path, seeds):
+    with pytest.raises(ActlabError, match=r"seeds: .*(outside \[0, 2\*\*32\)|count from 1)"):
+        load_spec(_spec(tmp_path, f"notebook: TOY\nseeds: {seeds}\n"))
+
+
+def test_the_largest_32_bit_seed_is_accepted(tmp_path):
+    assert load_spec(_spec(tmp_path, "notebook: TOY\nseeds: [0, 4294967295]\n")).seeds == [0, 2**32 - 1]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("notebook: TOY\nseeds: [0]\nseeds: [1, 2]\n", "duplicate key 'seeds' at line 3 (first at line 2)"),
+        ("notebook: TOY\nseeds: [0]\nfixed:\n  work: 1\n  work: 2\n", "duplicate key 'work' at line 5"),
+        (
+            "notebook: TOY\nseeds: [0]\nfixed:\n  fault_by_seed: {when: 2024-01-01}\n",
+            "fixed.fault_by_seed.when: 2024-01-01 is a date",
+        ),  # fmt: skip
+        (
+            "notebook: TOY\nseeds: [0]\nfixed:\n  fault_by_seed: {blob: !!binary aGVsbG8=}\n",
+            "fixed.fault_by_seed.blob: !!binary data",
+        ),  # fmt: skip
+        ("notebook: TOY\nseeds: [0]\ngrid:\n  x: [1, .nan]\n", "grid.x[1]: nan is not a finite number"),
+        ("notebook: TOY\nseeds: [0]\nfixed:\n  fault_by_seed: !!set {a, b}\n", "fixed.fault_by_seed: a set"),
+    ],
+)
+def test_duplicate_keys_and_values_json_cannot_hold_are_refused_with_file_and_key(tmp_path, text, expected):
+    path = _spec(tmp_path, text)
+    with pytest.raises(ActlabError) as info:
+        load_spec(path)
+    assert str(info.value).startswith(f"{path}: ") and expected in str(info.value)
+
+
+def test_a_merge_key_may_still_be_overridden(tmp_path):
+    text = "notebook: TOY\nseeds: [0]\nbase: &base {work: 1, x: 2.0}\n"
+    with pytest.raises(ActlabError, match="unknown key 'base'"):  # the anchor's holder is not a spec key ...
+        load_spec(_spec(tmp_path, text))
+    text = "notebook: TOY\nseeds: [0]\ngrid: &base {x: [1.0]}\nfixed:\n  <<: {work: 1, x: 2.0}\n  work: 3\n"
+    with pytest.raises(ActlabError, match="'x' is both in grid and fixed"):  # ... and a merge's keys count
+        load_spec(_spec(tmp_path, text))
+    spec = load_spec(_spec(tmp_path, "notebook: TOY\nseeds: [0]\nfixed:\n  <<: {work: 1, x: 2.0}\n  work: 3\n"))
+    assert spec.fixed == {"work": 3, "x": 2.0}

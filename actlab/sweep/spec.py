@@ -31,7 +31,10 @@ from typing import Any
 from actlab.errors import ActlabError
 
 KEYS = ("name", "notebook", "grid", "seeds", "fixed", "report", "seed_param", "timeout", "description")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+SEED_LIMIT = 2**32  # seeds lie in [0, 2**32): numpy's legacy seeding and most libraries take no more
+MAX_SEEDS = 10_000
+MAX_RUNS = 100_000  # grid points x seeds; the largest shipped sweep has 3,240
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # used with fullmatch: "$" would let a final newline through
 
 
 @dataclass(frozen=True)
@@ -71,19 +74,17 @@ class SweepSpec:
 
 
 def load_spec(path: str | Path) -> SweepSpec:
-    """Read and validate a sweep file; raises `ActlabError` naming the file and the bad key/value."""
-    import yaml
+    """Read and validate a sweep file; raises `ActlabError` naming the file and the bad key/value.
+
+    The YAML is read strictly (`actlab.sweep.strict_yaml`: bounded, no duplicate keys, JSON values only), and the
+    number of runs is counted from the grid's lengths before any run is planned (`MAX_RUNS`).
+    """
+    from actlab.sweep.strict_yaml import load_yaml
 
     path = Path(path)
     if not path.is_file():
         raise ActlabError(f"sweep spec {path} not found; give the path to a .yml file")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise ActlabError(f"{path}: not valid YAML{where}: {problem}") from None
+    raw = load_yaml(path)
     if not isinstance(raw, dict):
         raise ActlabError(f"{path}: a sweep spec is a YAML mapping with keys {', '.join(KEYS)}")
     return _validate(raw, path)
@@ -103,7 +104,7 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
             raise fail(f"missing key '{required}'")
 
     name = raw.get("name", path.stem)
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise fail(f"name {name!r} must be letters, digits, '_', '.', '-' (it names the runs folder)")
     notebook = _notebook_path(raw["notebook"], path, "notebook", fail)
 
@@ -119,6 +120,10 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
             raise fail(f"grid.{key} repeats a value: {values!r}")
 
     seeds = _seeds(raw["seeds"], fail)
+    runs = math.prod(len(values) for values in grid.values()) * len(seeds)
+    if runs > MAX_RUNS:
+        sizes = " x ".join([*(f"{len(v)} {k}" for k, v in grid.items()), f"{len(seeds)} seeds"])
+        raise fail(f"{sizes} make {runs:,} runs; a sweep has at most {MAX_RUNS:,}: split it into several files")
     fixed = raw.get("fixed") or {}
     if not isinstance(fixed, dict):
         raise fail(f"fixed must be a mapping of parameter -> value, got {fixed!r}")
@@ -176,17 +181,22 @@ def _notebook_path(value: Any, spec_path: Path, key: str, fail: Any) -> Path:
 
 
 def _seeds(value: Any, fail: Any) -> list[int]:
+    """Explicit seeds from a count or a list, each in [0, SEED_LIMIT), at most MAX_SEEDS (checked before listing)."""
     if isinstance(value, int) and not isinstance(value, bool):
-        if value <= 0:
-            raise fail(f"seeds: {value} must be a positive count or a list of integers")
+        if not 0 < value <= MAX_SEEDS:
+            raise fail(f"seeds: {value} must be a count from 1 to {MAX_SEEDS:,} or a list of integers")
         return list(range(value))
     if not isinstance(value, list) or not value:
-        raise fail(f"seeds must be a non-empty list of integers or a count, got {value!r}")
+        raise fail(f"seeds must be a non-empty list of integers or a count, got {value!r:.80}")
+    if len(value) > MAX_SEEDS:
+        raise fail(f"seeds lists {len(value):,} seeds; a sweep has at most {MAX_SEEDS:,}")
     for seed in value:
         if isinstance(seed, bool) or not isinstance(seed, int):
-            raise fail(f"seeds: {seed!r} is not an integer")
+            raise fail(f"seeds: {seed!r:.80} is not an integer")
+        if not 0 <= seed < SEED_LIMIT:
+            raise fail(f"seeds: {seed} is outside [0, 2**32); numpy and torch seeds are 32-bit: pick one in range")
     if len(set(value)) != len(value):
-        raise fail(f"seeds repeat a value: {value!r}")
+        raise fail(f"seeds repeat a value: {value!r:.200}")
     return list(value)
 
 
