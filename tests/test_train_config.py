@@ -157,3 +157,30 @@ def test_missing_or_corrupt_checkpoint_is_a_clear_error(tmp_path):
     (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ActlabError, match="unreadable"):
         load_checkpoint(tmp_path / "bad.pt")
+
+
+@pytest.mark.parametrize(
+    ("drop", "named"),
+    [("config", "missing config"), ("position.epoch", "missing position.epoch"), ("rng", "missing rng"),
+     ("last_eval.step", "missing last_eval.step")],
+)  # fmt: skip
+def test_a_checkpoint_missing_fields_is_one_clear_error_naming_them(tmp_path, drop, named):
+    from actlab.train import Budget, TrainConfig, train
+    from actlab.train.checkpoint import save_checkpoint
+
+    x, y = torch.randn(16, 3), torch.randint(0, 2, (16,))
+    model = torch.nn.Linear(3, 2)
+    config = TrainConfig(seed=0, batch_size=8)
+    train(model, (x, y), config, Budget.steps(2), checkpoint_path=tmp_path / "full.pt", progress=False)
+    payload = load_checkpoint(tmp_path / "full.pt")
+    outer, _, inner = drop.partition(".")
+    if inner:
+        del payload[outer][inner]
+    else:
+        del payload[outer]
+    save_checkpoint(tmp_path / "edited.pt", {k: v for k, v in payload.items() if k != "format"})
+    with pytest.raises(ActlabError, match=f"incomplete \\({named}\\)"):
+        load_checkpoint(tmp_path / "edited.pt")
+    with pytest.raises(ActlabError, match=named):  # what resuming reported as a bare KeyError: 'config'
+        resume = tmp_path / "edited.pt"
+        train(torch.nn.Linear(3, 2), (x, y), config, Budget.steps(4), resume_from=resume, progress=False)

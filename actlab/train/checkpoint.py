@@ -20,6 +20,23 @@ from actlab.errors import ActlabError
 from actlab.io import atomic_write_bytes
 
 CHECKPOINT_FORMAT = 1
+# What `actlab.train.loop` writes and reads back to resume; nested mappings list their own fields. `bf16_active`
+# and `stacked` may be absent (checkpoints from before they existed resume without them).
+FIELDS: dict[str, tuple[str, ...]] = {
+    "config": (),
+    "n_train": (),
+    "model": (),
+    "optimizer": (),
+    "used": (),
+    "position": ("epoch", "batch_in_epoch"),
+    "epoch_sums": (),
+    "step_seconds": (),
+    "best": (),
+    "last_eval": ("metrics", "step"),
+    "rng": (),
+    "callbacks": (),
+}
+_MAPPINGS = ("config", "model", "optimizer", "used", "position", "last_eval", "rng")
 
 
 def save_checkpoint(path: str | os.PathLike[str], payload: dict[str, Any]) -> Path:
@@ -40,7 +57,25 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ActlabError(f"checkpoint {path} is unreadable ({exc}); it may be truncated: rerun from scratch") from exc
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise ActlabError(f"{path} is not an actlab training checkpoint (format {CHECKPOINT_FORMAT})")
+    _check_fields(path, payload)
     return payload
+
+
+def _check_fields(path: Path, payload: dict[str, Any]) -> None:
+    """Every field resuming reads, of the right kind; else one error naming them (not a bare KeyError later)."""
+    missing = [key for key in FIELDS if key not in payload]
+    wrong = [key for key in _MAPPINGS if key in payload and not isinstance(payload[key], dict)]
+    for key, inner in FIELDS.items():
+        if isinstance(payload.get(key), dict):
+            missing += [f"{key}.{name}" for name in inner if name not in payload[key]]
+    if missing or wrong:
+        problems = ([f"missing {', '.join(missing)}"] if missing else []) + (
+            [f"not a mapping: {', '.join(wrong)}"] if wrong else []
+        )
+        raise ActlabError(
+            f"checkpoint {path} is incomplete ({'; '.join(problems)}): it was not written by this version of "
+            "actlab.train or was edited; rerun from scratch (drop resume_from)"
+        )
 
 
 def cpu_state_dict(module: torch.nn.Module) -> dict[str, torch.Tensor]:
