@@ -17,10 +17,36 @@ import pandas as pd
 
 from actlab.errors import ActlabError
 from actlab.io import read_json
-from actlab.record import read_results
-from actlab.sweep.runner import PARAMS_FILE, RESULTS_CSV, SWEEP_FILE, read_status
+from actlab.sweep.runner import PARAMS_FILE, RESULTS_CSV, SWEEP_FILE, read_run_results, read_status, results_problem
 
-_STATUS_FIELDS = ("status", "ename", "evalue", "cell_index", "kernel_died", "duration_s", "host")
+_STATUS_FIELDS = ("status", "ename", "evalue", "cell_index", "kernel_died", "duration_s", "host", "record_error")
+INCOMPLETE = "incomplete"  # finished ok or diverged, but its results.json is missing, unreadable or empty
+
+
+def _record_of(run_folder: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(params, status, results) of one run folder, never raising for its files.
+
+    A corrupt status.json or params.json reads as status "corrupt", a finished run whose results.json is missing
+    or unreadable as "incomplete"; either way `record_error` names the file and the problem (the runner reruns
+    such runs), so a report counts them instead of failing on them or silently dropping their seeds.
+    """
+    status = read_status(run_folder) or {"status": "not run"}
+    params: dict[str, Any] = {}
+    path = run_folder / PARAMS_FILE
+    if path.is_file():
+        try:
+            params = read_json(path)
+        except (OSError, ValueError, RecursionError) as error:
+            params = {"record_error": f"{path}: {type(error).__name__}: {error}"}
+        if not isinstance(params, dict):
+            params = {"record_error": f"{path}: not a JSON object"}
+        if "record_error" in params:
+            status = {"status": "corrupt", "record_error": params.pop("record_error")}
+    problem = results_problem(status, run_folder)
+    if problem is not None:
+        status = {**status, "status": INCOMPLETE, "record_error": problem}
+    results = read_run_results(run_folder)[0] if status["status"] != "not run" else {}
+    return params, status, results
 
 
 def sweep_folder(runs_dir: str | os.PathLike[str], sweep: str) -> Path:
@@ -35,8 +61,17 @@ def sweep_folder(runs_dir: str | os.PathLike[str], sweep: str) -> Path:
 
 def _run_folders(folder: Path) -> list[Path]:
     """The spec's runs in plan order (from sweep.json), so stale folders of an older grid are ignored."""
-    record = read_json(folder / SWEEP_FILE)
-    return [folder / run_id for run_id in record["run_ids"]]
+    path = folder / SWEEP_FILE
+    try:
+        record = read_json(path)
+        run_ids = record["run_ids"]
+        if not isinstance(run_ids, list) or not all(isinstance(run_id, str) for run_id in run_ids):
+            raise TypeError("run_ids is not a list of run ids")
+    except (OSError, ValueError, RecursionError, KeyError, TypeError) as error:
+        raise ActlabError(
+            f"{path} is unreadable ({type(error).__name__}: {error}); run `actlab sweep SPEC` again to rewrite it"
+        ) from None
+    return [folder / Path(run_id).name for run_id in run_ids]
 
 
 def load_results(runs_dir: str | os.PathLike[str], sweep: str, statuses: Sequence[str] | None = None) -> pd.DataFrame:
@@ -48,13 +83,16 @@ def load_results(runs_dir: str | os.PathLike[str], sweep: str, statuses: Sequenc
     folder = sweep_folder(runs_dir, sweep)
     csv = folder / RESULTS_CSV
     if csv.is_file():
-        frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+        try:
+            frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+        except (OSError, ValueError) as error:  # pandas' ParserError and EmptyDataError are ValueErrors
+            raise ActlabError(f"{csv} is unreadable ({error}); run `actlab sweep SPEC` again to rewrite it") from None
     else:  # interrupted before the table was written: rebuild it from the folders
         from actlab.sweep.runner import Run, tidy_rows
 
         runs = []
         for run_folder in _run_folders(folder):
-            params = read_json(run_folder / PARAMS_FILE) if (run_folder / PARAMS_FILE).is_file() else {}
+            params = _record_of(run_folder)[0]
             runs.append(Run(run_id=run_folder.name, params=params, labels=params, folder=run_folder))
         frame = pd.DataFrame(tidy_rows(runs))
     if "metric" in frame:
@@ -68,19 +106,20 @@ def load_status(runs_dir: str | os.PathLike[str], sweep: str) -> pd.DataFrame:
     """One row per planned run: parameters, status and, for failures, the error and its cell."""
     rows = []
     for run_folder in _run_folders(sweep_folder(runs_dir, sweep)):
-        params = read_json(run_folder / PARAMS_FILE) if (run_folder / PARAMS_FILE).is_file() else {}
-        status = read_status(run_folder) or {"status": "not run"}
+        params, status, _ = _record_of(run_folder)
         rows.append({"run_id": run_folder.name, **params, **{k: status.get(k) for k in _STATUS_FIELDS}})
     return pd.DataFrame(rows)
 
 
 def load_run_results(runs_dir: str | os.PathLike[str], sweep: str) -> dict[str, dict[str, Any]]:
-    """run_id -> {"params": ..., "status": ..., "results": results.json} for curves and lists."""
+    """run_id -> {"params": ..., "status": ..., "results": results.json} for curves and lists.
+
+    A run whose files cannot be used has status "corrupt" or "incomplete" (see `_record_of`), so `run_counts`
+    shows it and the analyses, which read ok runs, leave it out visibly."""
     out = {}
     for run_folder in _run_folders(sweep_folder(runs_dir, sweep)):
-        params = read_json(run_folder / PARAMS_FILE) if (run_folder / PARAMS_FILE).is_file() else {}
-        status = (read_status(run_folder) or {}).get("status", "not run")
-        out[run_folder.name] = {"params": params, "status": status, "results": read_results(run_folder)}
+        params, status, results = _record_of(run_folder)
+        out[run_folder.name] = {"params": params, "status": status["status"], "results": results}
     return out
 
 

@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from actlab.io import _json_default, atomic_write_json, atomic_write_text
-from actlab.record import read_results
+from actlab.io import _json_default, atomic_write_json, atomic_write_text, read_json
+from actlab.record import RESULTS_FILE
 from actlab.sweep.executors import ExecutorOptions, make_executor
 from actlab.sweep.spec import SweepSpec
 from actlab.sweep.worker import (  # noqa: F401 - PARAMS_FILE and STATUS_FILE are part of this module's API
+    CORRUPT,
     FINAL_STATUSES,
     PARAMS_FILE,
     STATUS_FILE,
@@ -103,19 +104,48 @@ def stale_reason(status: dict[str, Any] | None, producer: dict[str, str] | None)
     return f"{' and '.join(changed)} changed since it ran" if changed else None
 
 
+def read_run_results(folder: Path) -> tuple[dict[str, Any], str | None]:
+    """(results.json's record, None), or ({}, why it cannot be used): missing, unreadable, or without metrics."""
+    path = Path(folder) / RESULTS_FILE
+    if not path.is_file():
+        return {}, f"{path} is missing"
+    try:
+        results = read_json(path)
+    except (OSError, ValueError, RecursionError) as error:
+        return {}, f"{path} is unreadable ({type(error).__name__}: {error})"
+    if not isinstance(results, dict):
+        return {}, f"{path} is not a JSON object"
+    if not any(key != "status" for key in results):
+        return results, f"{path} records no metrics"
+    return results, None
+
+
+def results_problem(status: dict[str, Any] | None, folder: Path) -> str | None:
+    """Why a run that finished ok or diverged has no usable results (a finished run always recorded some), else
+    None. Such a run is incomplete: it runs again rather than silently dropping its seed from the analysis."""
+    if status is None or status.get("status") not in ("ok", "diverged"):
+        return None
+    return read_run_results(folder)[1]
+
+
 def needs_run(
-    status: dict[str, Any] | None, retry_failed: bool = False, producer: dict[str, str] | None = None
+    status: dict[str, Any] | None,
+    retry_failed: bool = False,
+    producer: dict[str, str] | None = None,
+    problem: str | None = None,
 ) -> bool:
-    """Never started, interrupted or stale: run. Failed: only with `retry_failed`. ok/diverged: done."""
+    """Never started, interrupted, corrupt, stale, or finished without usable results (`problem`, from
+    `results_problem`): run. Failed: only with `retry_failed`. ok/diverged with its results: done."""
     if status is None or status.get("status") not in FINAL_STATUSES:
         return True
-    if stale_reason(status, producer) is not None:
-        return True
-    return retry_failed and status["status"] == "failed"
+    if status["status"] == "failed":
+        return retry_failed or stale_reason(status, producer) is not None
+    return stale_reason(status, producer) is not None or problem is not None
 
 
 def run_states(spec: SweepSpec, runs_dir: Path) -> list[tuple[Run, str, str]]:
-    """(run, state, why) per run: done / failed / diverged / running / missing / stale, for `--status`."""
+    """(run, state, why) per run, for `--status`: done / failed / diverged / running / interrupted / missing / stale,
+    corrupt (status.json unreadable) or incomplete (finished, but results.json is missing, unreadable or empty)."""
     from actlab.sweep.locks import owner_alive, read_owner
 
     producer = producer_of(spec.notebook)
@@ -123,10 +153,15 @@ def run_states(spec: SweepSpec, runs_dir: Path) -> list[tuple[Run, str, str]]:
     for run in plan(spec, spec.runs_root(runs_dir)):
         status = read_status(run.folder)
         reason = stale_reason(status, producer)
+        problem = results_problem(status, run.folder)
         if status is None:
             states.append((run, "missing", "never started"))
+        elif status["status"] == CORRUPT:
+            states.append((run, CORRUPT, f"{status['record_error']}; it runs again"))
         elif reason is not None:
             states.append((run, "stale", reason))
+        elif problem is not None:
+            states.append((run, "incomplete", f"{problem}; it runs again"))
         elif status.get("status") in FINAL_STATUSES:
             state = "done" if status["status"] == "ok" else status["status"]
             why = f"{status.get('ename')}: {status.get('evalue')}" if status["status"] == "failed" else ""
@@ -184,7 +219,8 @@ def run_sweep(
         status = read_status(run.folder)
         if status is not None:
             outcome.statuses[run.run_id] = status
-        (outcome.to_run if needs_run(status, retry_failed, producer) else outcome.skipped).append(run.run_id)
+        rerun = needs_run(status, retry_failed, producer, results_problem(status, run.folder))
+        (outcome.to_run if rerun else outcome.skipped).append(run.run_id)
     if dry_run:
         return outcome
 
@@ -279,7 +315,7 @@ def tidy_rows(runs: list[Run], producer: dict[str, str] | None = None) -> list[d
         base = {"run_id": run.run_id, **labels, "status": status, "stale": stale_reason(record, producer) is not None}
         metrics = {
             key: float(value)
-            for key, value in read_results(run.folder).items()
+            for key, value in read_run_results(run.folder)[0].items()  # an unreadable file counts as no metrics
             if key != "status" and isinstance(value, int | float)  # bools are ints: recorded flags count
         }
         if not metrics:

@@ -55,10 +55,26 @@ class RunTask:
     seen: str | None = None  # the run's record as the runner saw it when it planned (`record_token`), or None
 
 
+CORRUPT = "corrupt"  # the status read from a status.json that is not a status record (see `read_status`)
+
+
 def read_status(folder: Path) -> dict[str, Any] | None:
-    """The run's status record, or None if it never started."""
+    """The run's status record, or None if it never started.
+
+    A status.json that cannot be read as a record (truncated, edited, not a JSON object) gives
+    `{"status": "corrupt", "record_error": "<file>: <problem>"}`: not a final status, so the run counts as
+    interrupted and runs again, and `--status` shows the file and the problem instead of the sweep aborting.
+    """
     path = Path(folder) / STATUS_FILE
-    return read_json(path) if path.is_file() else None
+    if not path.is_file():
+        return None
+    try:
+        record = read_json(path)
+    except (OSError, ValueError, RecursionError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return {"status": CORRUPT, "record_error": f"{path}: {type(error).__name__}: {error}"}
+    if not isinstance(record, dict) or not isinstance(record.get("status"), str):
+        return {"status": CORRUPT, "record_error": f"{path}: not a status record (a JSON object with a 'status')"}
+    return record
 
 
 def now_utc() -> str:
