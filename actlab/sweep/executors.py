@@ -111,9 +111,10 @@ _worker_gpus: str | None = None  # what this worker process was given (tests rea
 
 def _init_worker(sweep_pid: int, counter: Any, slots: list[str]) -> None:
     """Process-pool initializer: die with the sweep (`lifeline`); take the next GPU slot, round robin, if any."""
-    from actlab.sweep.lifeline import watch_parent
+    from actlab.sweep.lifeline import leave_interrupts_to_the_sweep, watch_parent
 
     watch_parent(sweep_pid)
+    leave_interrupts_to_the_sweep()
     if not slots:
         return
     global _worker_gpus

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import threading
 
 import psutil
@@ -50,3 +51,17 @@ def end_this_worker() -> None:
             child.kill()
     psutil.wait_procs(children, timeout=3)
     os._exit(1)
+
+
+def leave_interrupts_to_the_sweep() -> None:
+    """Ctrl-C reaches every process of the terminal's group: in a worker it does nothing, the sweep decides.
+
+    Why: a KeyboardInterrupt raised inside a worker lands anywhere in a run (papermill, the run's lock, its
+    records); the sweep's main process instead kills its workers and their kernels at once. A Python handler, not
+    SIG_IGN, because an ignored SIGINT would be inherited by the notebook kernels the worker starts.
+    """
+    signal.signal(signal.SIGINT, _ignore)
+
+
+def _ignore(signum: int, frame: object) -> None:
+    return None

@@ -20,10 +20,12 @@ row with an empty metric, so the table also accounts for every run).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import dataclasses
 import hashlib
 import itertools
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -231,6 +233,7 @@ def run_sweep(
         notebooks.ensure_kernel()  # once, here, rather than racing in every worker
         if options.kind == "slurm" and options.folder is None:
             options = dataclasses.replace(options, folder=folder / ".submitit")
+        already_running = _descendant_pids()
         executor = make_executor(options)
         by_id = {run.run_id: run for run in runs}
         tasks = [
@@ -256,12 +259,48 @@ def run_sweep(
                     failed = sum(1 for s in outcome.statuses.values() if s.get("status") == "failed")
                     bar.set_postfix(failed=failed)
                     bar.update()
-        except BaseException:
+        except BaseException:  # Ctrl-C or kill -INT: stop now, as SIGTERM does, rather than wait for every run
+            _end_processes_started_since(already_running)
             executor.shutdown(wait=False, cancel_futures=True)
             raise
         executor.shutdown(wait=True)
     outcome.results_csv = write_results_csv(runs, folder / RESULTS_CSV, producer)
     return outcome
+
+
+def _descendant_pids() -> set[int]:
+    import psutil
+
+    return {child.pid for child in psutil.Process().children(recursive=True)}
+
+
+def _end_processes_started_since(before: set[int], grace_seconds: float = 3.0) -> None:
+    """Kill the sweep's workers and their notebook kernels (workers first, so none records a dying kernel as a
+    failed run), and wait for them.
+
+    Why here: an interrupted sweep used to print "interrupted" and then wait for every running and queued run (the
+    pool's exit joins its workers). A killed run keeps status "running" with a dead owner, so a rerun of the sweep
+    takes it over and runs it again, as after SIGTERM or kill -9 (`actlab.sweep.lifeline`). This process's own
+    children (multiprocessing's forkserver and resource tracker, Dask's nannies) are left to exit with it: the
+    workers are their children.
+    """
+    import psutil
+
+    me = os.getpid()
+    started = [child for child in psutil.Process().children(recursive=True) if child.pid not in before]
+    parents = {}
+    for process in started:
+        with contextlib.suppress(psutil.Error):
+            parents[process.pid] = process.ppid()
+
+    def depth(pid: int) -> int:
+        return 1 if parents.get(pid) == me or pid not in parents else 1 + depth(parents[pid])
+
+    doomed = sorted((p for p in started if p.pid in parents and depth(p.pid) >= 2), key=lambda p: depth(p.pid))
+    for process in doomed:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(doomed, timeout=grace_seconds)
 
 
 def _collect(future: cf.Future, task: RunTask) -> dict[str, Any]:

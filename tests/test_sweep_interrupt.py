@@ -1,0 +1,83 @@
+"""Ctrl-C (SIGINT) of a sweep's main process ends its workers and kernels at once, and a rerun completes.
+
+The notebook holds each run in its cell while a `hold` file exists, so the interrupt lands while two runs execute
+and two wait in the queue; every finished execution appends a line to a counter file, counted from outside.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+BODY = (
+    "import os, time, actlab\n"
+    "with open(started, 'a') as f:\n"
+    "    f.write(f'{x} {seed}\\n')\n"
+    "while os.path.exists(hold):\n"
+    "    time.sleep(0.2)\n"
+    "with open(counter, 'a') as f:\n"
+    "    f.write(f'{x} {seed}\\n')\n"
+    "actlab.record(value=x * 2)\n"
+)
+
+
+def _scratch(tmp_path: Path) -> Path:
+    cells = [
+        {"cell_type": "code", "execution_count": None, "id": "p", "metadata": {"tags": ["parameters"]},
+         "outputs": [], "source": ["x = 1\n", "seed = 0\n", "hold = ''\n", "started = ''\n", "counter = ''\n"]},
+        {"cell_type": "code", "execution_count": None, "id": "b", "metadata": {}, "outputs": [], "source": [BODY]},
+    ]  # fmt: skip
+    notebook = {"cells": cells, "metadata": {"kernelspec": {"name": "actlab", "display_name": "actlab",
+                "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))
+    (tmp_path / "hold").write_text("")
+    files = {name: tmp_path / f"{name}.txt" for name in ("started", "counter")}
+    (tmp_path / "spec.yml").write_text(
+        "name: s\nnotebook: nb.ipynb\ngrid:\n  x: [1, 2]\nseeds: [0, 1]\n"
+        f"fixed:\n  hold: {tmp_path / 'hold'}\n  started: {files['started']}\n  counter: {files['counter']}\n"
+    )
+    return tmp_path / "spec.yml"
+
+
+def _sweep(spec: Path) -> subprocess.Popen:
+    command = [sys.executable, "-m", "actlab", "sweep", str(spec), "--workers", "2", "--no-progress"]
+    return subprocess.Popen([*command, "--runs", str(spec.parent / "runs")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def _lines(path: Path) -> list[str]:
+    return sorted(path.read_text().splitlines()) if path.exists() else []
+
+
+def test_sigint_ends_workers_and_kernels_within_seconds_and_a_rerun_completes(tmp_path):
+    spec = _scratch(tmp_path)
+    sweep = _sweep(spec)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(_lines(tmp_path / "started.txt")) < 2:
+        time.sleep(0.2)
+    assert len(_lines(tmp_path / "started.txt")) == 2, "two runs should be executing"
+    family = psutil.Process(sweep.pid).children(recursive=True)  # forkserver, workers, kernels, resource tracker
+    assert len(family) >= 5
+    os.kill(sweep.pid, signal.SIGINT)
+    _, err = sweep.communicate(timeout=30)
+    gone, alive = psutil.wait_procs(family, timeout=10)
+    assert not alive, [(p.pid, p.status()) for p in alive]
+    assert sweep.returncode == 130 and err.strip().endswith("actlab: interrupted")
+    assert "Traceback" not in err and "resource_tracker" not in err
+    assert _lines(tmp_path / "counter.txt") == []  # nothing finished: the interrupt did not wait for the runs
+    statuses = [json.loads(p.read_text())["status"] for p in (tmp_path / "runs" / "s").glob("*/status.json")]
+    assert sorted(statuses) == ["running", "running"]  # interrupted, never recorded as failed
+
+    (tmp_path / "hold").unlink()
+    rerun = _sweep(spec)
+    out, err = rerun.communicate(timeout=180)
+    assert rerun.returncode == 0, err
+    assert "s: ran 4, skipped 0; 4 ok" in out
+    assert _lines(tmp_path / "counter.txt") == ["1 0", "1 1", "2 0", "2 1"]
