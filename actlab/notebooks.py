@@ -110,17 +110,25 @@ def lead_first(cells: list[Any]) -> list[Any]:
 
 def to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[str], show_code: bool = False) -> Path:
     """Render an executed notebook to standalone HTML with images embedded; code hidden by default; cells
-    tagged `lead` first (`lead_first`)."""
+    tagged `lead` first (`lead_first`).
+
+    Sanitised: every Markdown cell, Markdown output and HTML output passes `actlab.site.sanitize.clean_html`
+    (nbconvert's `sanitize_html` switch, with actlab's allowlist as its `clean_html` filter) and JavaScript outputs
+    are dropped, so no string that reached a notebook's output can run script on the page.
+    """
     import nbformat
     from nbconvert import HTMLExporter
 
     from actlab.io import atomic_write_text
+    from actlab.site.sanitize import clean_html
 
     exporter = HTMLExporter(
         exclude_input=not show_code,
         exclude_input_prompt=True,
         exclude_output_prompt=True,
+        sanitize_html=True,
     )
+    exporter.register_filter("clean_html", clean_html)
     node = nbformat.read(str(notebook), as_version=4)
     node.cells = lead_first(node.cells)
     body, _ = exporter.from_notebook_node(node)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -157,3 +158,25 @@ def test_every_page_has_alt_text_fits_1400px_and_shows_claims_before_its_first_t
             claims_top, table_top, empty_headers = order
             assert claims_top < table_top, f"{page.html}: a data table comes before the claims"
             assert empty_headers == 0, f"{page.html}: a table with an empty header (a pandas index)"
+
+
+def test_a_hostile_run_record_runs_no_script_on_its_study_page(browser):
+    """The issue's exploit: an arm name `<img src=x onerror=...>` and derivation text holding `<script>`, read
+    from forged run records by the real comparison report; every payload would set window.__actlab_injected."""
+    from hostile_site import HOSTILE_ARM, HOSTILE_DEVICE, HOSTILE_NEG, HOSTILE_POS, hostile_compare_page
+
+    browser.get(hostile_compare_page().resolve().as_uri())
+    time.sleep(1.0)  # an onerror/onload handler would run once the broken image has failed to load
+    found = browser.execute_script(
+        "const all = Array.from(document.querySelectorAll('*'));"
+        "return [typeof window.__actlab_injected,"
+        " all.filter(e => Array.from(e.attributes).some(a => a.name.startsWith('on'))).map(e => e.outerHTML),"
+        " Array.from(document.links).filter(a => a.protocol === 'javascript:').length,"
+        " Array.from(document.scripts).filter(s => s.text.includes('__actlab_injected')).length,"
+        " document.querySelectorAll('svg, iframe, object, embed').length,"
+        " document.body.innerText];"
+    )
+    injected, handlers, js_links, scripts, foreign, text = found
+    assert injected == "undefined" and handlers == [] and js_links == 0 and scripts == 0 and foreign == 0
+    for value in (HOSTILE_ARM, HOSTILE_POS, HOSTILE_NEG, HOSTILE_DEVICE):
+        assert value in text, value  # the reader sees what the run recorded, as text

@@ -6,12 +6,17 @@ Report notebooks call `use()` once; after that every DataFrame they display is a
 column (a named index becomes an ordinary column) and floats to `DIGITS` significant digits, and every figure
 is a 2x PNG with alt text (`actlab.figure_style`). `claims_block` is the page's lead cell (tag it `lead` and
 `actlab.notebooks.to_html` shows it first); `details` folds a table or figure away.
+
+Strings a notebook did not write itself (arm names, derivation formulas, dataset paths, devices: anything read
+from run records) go into its Markdown through `markdown_text` or `markdown_code`, so they show as written and
+never as markup; `actlab.notebooks.to_html` sanitises the page once more whatever path a string took.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -35,6 +40,33 @@ def format_number(value: Any, digits: int = DIGITS) -> str:
         return f"{value:.{digits - 1}e}"
     text = f"{value:.{digits}g}"
     return f"{float(text):,.0f}" if "e" in text else text  # 12345.6 -> '12,300', never '1.23e+04'
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
+
+
+def markdown_text(value: Any) -> str:
+    """`value` as literal Markdown text: HTML escaped, Markdown's punctuation backslash-escaped, on one line.
+
+    Why: a run record's arm name `<img src=x onerror=...>` or a dataset path `data/*_train*` interpolated into
+    `Markdown(f"...")` became markup (an image with a script, emphasis); escaped, it reads exactly as stored.
+    """
+    text = " ".join(str(value).split())  # one line: a newline could start a heading, list or raw HTML block
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def markdown_code(value: Any) -> str:
+    """`value` as a Markdown code span (a formula, a name): shown verbatim, whatever backticks or HTML it holds.
+
+    The fence is one backtick longer than the longest run inside (and padded with a space where the value starts
+    or ends with a backtick), as CommonMark specifies, so a value cannot close its own span; code spans show `<`
+    and `&` literally.
+    """
+    text = " ".join(str(value).split())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def flat_frame(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,148 @@
+"""No string reaches a page as live markup: the export's sanitiser, the Markdown helpers, and a hostile study page.
+
+Pages are parsed with Python's own HTML parser (what is a tag and an attribute after the browser's tokeniser);
+`tests/test_browser.py` loads the hostile page in Chromium as well.
+"""
+
+from __future__ import annotations
+
+import html
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+from hostile_site import HOSTILE_ARM, HOSTILE_DEVICE, HOSTILE_NEG, HOSTILE_POS, hostile_compare_page
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+from actlab import notebooks
+from actlab.site.page import markdown_code, markdown_text
+from actlab.site.sanitize import clean_html
+
+PAYLOADS = [
+    "<img src=x onerror=alert(1)>",
+    "<script>alert(1)</script>",
+    "<svg onload=alert(1)>",
+    '<a href="javascript:alert(1)">x</a>',
+    "<a href=' JaVaScRiPt:alert(1)'>x</a>",
+    '<a href="data:text/html,<script>alert(1)</script>">x</a>',
+    "<iframe src=x></iframe>",
+    '<div style="background:url(javascript:alert(1))" onclick="alert(1)">x</div>',
+    "<details open ontoggle=alert(1)><summary>s</summary></details>",
+    "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
+    "<object data=x></object><embed src=x><form action=javascript:alert(1)><input formaction=x>",
+]
+
+
+class _Markup(HTMLParser):
+    """Every start tag with its attributes, and the text of <script> elements."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts.append(data)
+
+
+def _markup(text: str) -> _Markup:
+    parser = _Markup()
+    parser.feed(text)
+    return parser
+
+
+def _live(markup: _Markup) -> list[str]:
+    """What could run: script elements, event-handler attributes, javascript: URLs, foreign or framing tags."""
+    found = [f"<{tag}>" for tag, _ in markup.tags if tag in ("script", "iframe", "object", "embed", "svg", "math")]
+    for tag, attrs in markup.tags:
+        found += [f"<{tag} {name}>" for name in attrs if name.startswith("on")]
+        found += [f"<{tag} {k}={v}>" for k, v in attrs.items() if v and "javascript:" in v.lower().replace(" ", "")]
+        if tag == "a" and (attrs.get("href") or "").lower().startswith("data:"):
+            found.append(f"<a href={attrs['href']}>")
+    return found
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_clean_html_leaves_nothing_live_and_keeps_the_payload_visible(payload):
+    cleaned = clean_html(f"<p>before {payload} after</p>")
+    assert _live(_markup(cleaned)) == []
+    assert "<p>before " in cleaned
+
+
+def test_clean_html_keeps_the_sites_own_markup():
+    from actlab.site import page
+
+    block = page.details("summary", pd.DataFrame({"a": [1.5], "b": ["x"]}))._repr_html_()
+    figure = '<img src="data:image/png;base64,iVBORw0KGgo=" width="600" style="max-width:100%;height:auto" alt="A">'
+    claim = (
+        '<div class="actlab-claim" id="claim-x"><span class="supported" style="color:#1b7a3e">supported</span></div>'
+    )
+    link = '<a href="index.html#claim-x">this claim in the index</a>'
+    cleaned = clean_html(block + figure + claim + link)
+    for kept in ('<details class="actlab-details"><summary>summary</summary>', 'actlab-table"',
+                 'src="data:image/png;base64,iVBORw0KGgo="', 'alt="A"', "max-width:100%", 'id="claim-x"',
+                 "color:#1b7a3e", 'href="index.html#claim-x"'):  # fmt: skip
+        assert kept in cleaned, kept
+    assert "&lt;" not in cleaned  # nothing of it was escaped
+
+
+@pytest.mark.parametrize("value", [HOSTILE_ARM, HOSTILE_POS, HOSTILE_NEG, "data/*_train*.csv", "a`b``c", "``"])
+def test_markdown_helpers_show_a_value_as_written(value):
+    for helper in (markdown_text, markdown_code):
+        rendered = markdown2html_mistune(f"Value: {helper(value)}.")
+        markup = _markup(rendered)
+        assert [tag for tag, _ in markup.tags] in (["p"], ["p", "code"]), rendered
+        shown = html.unescape(rendered.replace("<code>", "").replace("</code>", "").strip()[3:-4])
+        assert shown == f"Value: {value}.", rendered
+
+
+def _notebook_with_outputs(path: Path) -> Path:
+    """A notebook whose outputs carry every payload by every route: Markdown, HTML, JavaScript, a Markdown cell."""
+    joined = " ".join(PAYLOADS)
+    cell = nbformat.v4.new_code_cell("display(...)")
+    cell.outputs = [
+        nbformat.v4.new_output("display_data", {"text/markdown": f"**Arms:** {joined}"}),
+        nbformat.v4.new_output("display_data", {"text/html": f"<p>{joined}</p>", "text/plain": "x"}),
+        nbformat.v4.new_output("display_data", {"application/javascript": "window.__actlab_injected = 1"}),
+    ]
+    node = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# Page\n\n{joined}"), cell])
+    nbformat.write(node, str(path))
+    return path
+
+
+def test_the_html_export_sanitises_every_route_into_the_page(tmp_path):
+    page = notebooks.to_html(_notebook_with_outputs(tmp_path / "nb.ipynb"), tmp_path / "nb.html")
+    empty = tmp_path / "empty.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), str(empty))
+    baseline = _markup(notebooks.to_html(empty, tmp_path / "empty.html").read_text())
+    markup = _markup(page.read_text())
+    assert _live(markup) == _live(baseline)  # only the nbconvert template's own scripts
+    assert len(markup.scripts) == len(baseline.scripts)
+    assert not any("__actlab_injected" in script or "alert" in script for script in markup.scripts)
+    assert page.read_text().count("&lt;script&gt;alert(1)&lt;/script&gt;") == 3  # shown as text, by each route
+    images = [attrs for tag, attrs in markup.tags if tag == "img"]
+    assert len(images) == 3 and not any("src" in attrs for attrs in images)  # an <img> without src or handler
+
+
+def test_a_hostile_run_record_reaches_the_compare_page_as_text():
+    """Arm name, derivation formulas and device from forged run records, through the real report notebook."""
+    text = hostile_compare_page().read_text()
+    markup = _markup(text)
+    assert not any("__actlab_injected" in script for script in markup.scripts)
+    for tag, attrs in markup.tags:
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+        assert not any("javascript:" in (value or "") for value in attrs.values()), (tag, attrs)
+    body = html.unescape(text)
+    for value in (HOSTILE_ARM, HOSTILE_POS, HOSTILE_NEG, HOSTILE_DEVICE):
+        assert value in body, value  # shown exactly as the run recorded it
