@@ -147,7 +147,7 @@ def test_cli_refuses_a_huge_exponent_at_once_without_importing_torch(tmp_path):
     assert result.stdout.strip() == "False"
 
 
-def test_a_saved_derivation_with_a_huge_exponent_is_refused(tmp_path, monkeypatch):
+def test_a_saved_derivation_or_a_sweeps_derive_with_a_huge_exponent_is_refused(tmp_path, monkeypatch):
     import json
 
     from actlab.errors import ActlabError
@@ -158,6 +158,10 @@ def test_a_saved_derivation_with_a_huge_exponent_is_refused(tmp_path, monkeypatc
     (tmp_path / "huge.json").write_text(json.dumps(record))
     with pytest.raises(ActlabError, match=r"exponent 10\*\*8 = 100000000"):
         load_derivation("huge")
+    from actlab.studies.compare.specs import save_derived  # a sweep's `derive:` (the comparison's run notebook)
+
+    with pytest.raises(ValueError, match=r"exponent 9\*\*9 = 387420489"):
+        save_derived({"huge": {"pos": "9**9**9", "neg": "exp(x)"}}, tmp_path / "run")
 
 
 def test_time_bound_stops_a_long_derivation(monkeypatch):
