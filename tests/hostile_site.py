@@ -1,8 +1,8 @@
 """A comparison study page built from hostile run records, once per test session (the sanitiser and browser tests).
 
 The records are what `notebooks/compare/run.ipynb` writes, forged as a shared or tampered runs folder could hold
-them: an arm named `<img src=x onerror=...>`, derivation formulas that close their code span and open a
-`<script>`, a device and a data path holding markup. Each payload sets `window.__actlab_injected`, so a browser
+them: an arm named `<img src=x onerror=...>`, derivation formulas that close their code span and hold an `<img>`
+or a `<script>`, a device and a data path holding markup. Each payload sets `window.__actlab_injected`, so a browser
 can tell whether any ran. The real `notebooks/compare/report.ipynb` reads them and `actlab.notebooks.to_html`
 renders the page.
 """
@@ -18,10 +18,12 @@ from actlab import notebooks
 from actlab.io import atomic_write_json
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-HOSTILE_ARM = "<img src=x onerror=window.__actlab_injected=1>"
-HOSTILE_POS = "x**3` <img src=x onerror=window.__actlab_injected=2> `"
-HOSTILE_NEG = "</code><script>window.__actlab_injected=3</script>"
-HOSTILE_DEVICE = "cpu <svg onload=window.__actlab_injected=4>"
+# Quoted handler values: Markdown passes `<img ... onerror="...">` through as HTML (an unquoted value holding "="
+# is not valid inline HTML, and Markdown would escape it by itself).
+HOSTILE_ARM = '<img src=x onerror="window.__actlab_injected=1">'
+HOSTILE_POS = 'x**3` <img src=x onerror="window.__actlab_injected=2"> `'
+HOSTILE_NEG = "exp(x)` <script>window.__actlab_injected=3</script> `"
+HOSTILE_DEVICE = 'cpu <svg onload="window.__actlab_injected=4"></svg>'
 HOSTILE_DATA = '<a href="javascript:window.__actlab_injected=5">MNIST-1D</a>'
 _built: Path | None = None
 
