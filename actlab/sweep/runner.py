@@ -25,7 +25,6 @@ import dataclasses
 import hashlib
 import itertools
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,32 +274,44 @@ def _descendant_pids() -> set[int]:
 
 
 def _end_processes_started_since(before: set[int], grace_seconds: float = 3.0) -> None:
-    """Kill the sweep's workers and their notebook kernels (workers first, so none records a dying kernel as a
-    failed run), and wait for them.
+    """Kill the processes the sweep started (forkserver, workers, their notebook kernels), shallowest first so that
+    no worker outlives its kernel to record the run as failed, and wait for them.
 
     Why here: an interrupted sweep used to print "interrupted" and then wait for every running and queued run (the
     pool's exit joins its workers). A killed run keeps status "running" with a dead owner, so a rerun of the sweep
-    takes it over and runs it again, as after SIGTERM or kill -9 (`actlab.sweep.lifeline`). This process's own
-    children (multiprocessing's forkserver and resource tracker, Dask's nannies) are left to exit with it: the
-    workers are their children.
+    takes it over and runs it again, as after SIGTERM or kill -9 (`actlab.sweep.lifeline`). multiprocessing's
+    resource tracker is spared: it outlives pools by design, and killing it makes multiprocessing warn.
     """
+    import multiprocessing.resource_tracker
+
     import psutil
 
-    me = os.getpid()
-    started = [child for child in psutil.Process().children(recursive=True) if child.pid not in before]
-    parents = {}
-    for process in started:
-        with contextlib.suppress(psutil.Error):
-            parents[process.pid] = process.ppid()
-
-    def depth(pid: int) -> int:
-        return 1 if parents.get(pid) == me or pid not in parents else 1 + depth(parents[pid])
-
-    doomed = sorted((p for p in started if p.pid in parents and depth(p.pid) >= 2), key=lambda p: depth(p.pid))
-    for process in doomed:
+    spared = {getattr(multiprocessing.resource_tracker._resource_tracker, "_pid", None)}
+    depth: dict[int, int] = {}
+    started = []
+    for level, process in _descendants_by_level(psutil.Process()):
+        if process.pid not in before and process.pid not in spared:
+            depth[process.pid] = level
+            started.append(process)
+    for process in sorted(started, key=lambda p: depth[p.pid]):
         with contextlib.suppress(psutil.Error):
             process.kill()
-    psutil.wait_procs(doomed, timeout=grace_seconds)
+    psutil.wait_procs(started, timeout=grace_seconds)
+
+
+def _descendants_by_level(root: Any) -> list[tuple[int, Any]]:
+    """(depth, process) for every descendant of `root` (a psutil.Process): children 1, grandchildren 2, ..."""
+    import psutil
+
+    found, level, current = [], 1, [root]
+    while current:
+        children = []
+        for process in current:
+            with contextlib.suppress(psutil.Error):
+                children.extend(process.children())
+        found.extend((level, child) for child in children)
+        current, level = children, level + 1
+    return found
 
 
 def _collect(future: cf.Future, task: RunTask) -> dict[str, Any]:
