@@ -112,7 +112,7 @@ def to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[str], show
     """Render an executed notebook to standalone HTML with images embedded; code hidden by default; cells
     tagged `lead` first (`lead_first`).
 
-    Sanitised: every Markdown cell, Markdown output and HTML output passes `actlab.site.sanitize.clean_html`
+    Sanitised: every Markdown cell, Markdown output and HTML output passes `actlab.sanitize.clean_html`
     (nbconvert's `sanitize_html` switch, with actlab's allowlist as its `clean_html` filter) and JavaScript outputs
     are dropped, so no string that reached a notebook's output can run script on the page.
     """
@@ -120,7 +120,7 @@ def to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[str], show
     from nbconvert import HTMLExporter
 
     from actlab.io import atomic_write_text
-    from actlab.site.sanitize import clean_html
+    from actlab.sanitize import clean_html
 
     exporter = HTMLExporter(
         exclude_input=not show_code,

@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "record",
             "_legacy_claims",
             "notebooks",
+            "sanitize",
             "figure_style",
         ),
     ),

@@ -85,9 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from actlab.symbolic.recipe import NoClosedFormError
 
     if args.save is not None:  # a name that cannot be saved fails now, not after the derivation and its checks
+        from actlab.activations import activation_names
         from actlab.symbolic.saved import check_name
 
-        check_name(args.save)
+        check_name(args.save, reserved=activation_names())
     try:
         derivation = _derivation(args)
         if args.pos is not None:
@@ -113,7 +114,9 @@ def run(args: argparse.Namespace) -> int:
         from actlab.symbolic.saved import save_derivation
 
         records = [{"name": c.name, "passed": bool(c.passed), "detail": c.detail, "level": c.level} for c in checks]
-        path = save_derivation(args.save, args.pos, args.neg, checks=records)
+        from actlab.activations import activation_names
+
+        path = save_derivation(args.save, args.pos, args.neg, checks=records, reserved=activation_names())
         print(
             f"\nsaved as {args.save!r}: {path}  (use it anywhere an activation is named, e.g. resolve({args.save!r}))"
         )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,20 +58,20 @@ def saved_names() -> list[str]:
     return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
 
 
-def check_name(name: str) -> str:
+def check_name(name: str, reserved: Iterable[str] = ()) -> str:
     """`name` if a derivation may be saved and found under it, else one error saying why and what to do.
 
-    Names the activation registry or the built-in derivations already use are refused: `resolve` looks in the
-    registry first, so a derivation saved as 'relu' would never be built.
+    Names of the built-in derivations, and `reserved` (callers pass `actlab.activations.activation_names()`, the
+    registry, which sits a layer above this module), are refused: `resolve` looks in the registry first, so a
+    derivation saved as 'relu' would never be built.
     """
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ActlabError(
             f"derivation name {name!r}: use a letter then letters, digits, '_' or '-' (at most 64), e.g. 'cubic'"
         )
-    from actlab.activations import activation_names
     from actlab.symbolic.derivations import BUILTINS
 
-    taken = [*activation_names(), *BUILTINS]
+    taken = [*reserved, *BUILTINS]
     if name in taken or name.lower() in taken:
         raise ActlabError(
             f"derivation name {name!r} is taken by a built-in activation ({', '.join(dict.fromkeys(taken))}); "
@@ -115,14 +116,17 @@ def save_derivation(
     alpha_n_init: float = XIELU_DEFAULTS.alpha_n_init,
     beta: float = XIELU_DEFAULTS.beta,
     checks: list[dict[str, Any]] | None = None,
+    reserved: Iterable[str] = (),
 ) -> Path:
-    """Write `<derivations_dir>/<name>.json` atomically after checking that it loads back; return its path."""
+    """Write `<derivations_dir>/<name>.json` atomically after checking that it loads back; return its path.
+
+    `reserved`: names the derivation may not take besides the built-in derivations' (see `check_name`)."""
     from actlab._version import __version__
 
     record = _validate(
         {
             "format": FORMAT,
-            "name": check_name(name),
+            "name": check_name(name, reserved),
             "positive": positive,
             "negative": negative,
             "alpha_p_init": alpha_p_init,
@@ -140,9 +144,9 @@ def save_derivation(
     return path
 
 
-def load_derivation(name: str) -> SavedDerivation:
+def load_derivation(name: str, reserved: Iterable[str] = ()) -> SavedDerivation:
     """Read and validate a saved derivation; the file is data only (see the module docstring)."""
-    path = derivations_dir() / f"{check_name(name)}.json"
+    path = derivations_dir() / f"{check_name(name, reserved)}.json"
     if not path.is_file():
         known = ", ".join(saved_names()) or "none"
         raise ActlabError(

@@ -50,6 +50,7 @@ def save_derived(derived: Derived | None, folder: str | os.PathLike[str]) -> dic
     Returns `{name: {"pos", "neg", "checks_passed", "checks", "file"}}` for the run's record. A derivation whose
     checks fail is refused, exactly as the CLI refuses to save it.
     """
+    from actlab.activations import activation_names
     from actlab.symbolic import derivations
     from actlab.symbolic.saved import save_derivation
 
@@ -61,7 +62,7 @@ def save_derived(derived: Derived | None, folder: str | os.PathLike[str]) -> dic
             raise ValueError(f"derivation {name!r} ({sides['pos']} | {sides['neg']}) fails its checks: {failed}")
         records = [{"name": c.name, "passed": bool(c.passed), "detail": c.detail, "level": c.level} for c in checks]
         with temporary_environment({ENV_DIR: str(Path(folder).resolve())}):
-            path = save_derivation(name, sides["pos"], sides["neg"], checks=records)
+            path = save_derivation(name, sides["pos"], sides["neg"], checks=records, reserved=activation_names())
         saved[name] = {**sides, "checks_passed": len(checks), "checks": records, "file": str(path)}
     return saved
 

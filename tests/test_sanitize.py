@@ -17,8 +17,8 @@ from hostile_site import HOSTILE_ARM, HOSTILE_DEVICE, HOSTILE_NEG, HOSTILE_POS, 
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 from actlab import notebooks
+from actlab.sanitize import clean_html
 from actlab.site.page import markdown_code, markdown_text
-from actlab.site.sanitize import clean_html
 
 PAYLOADS = [
     "<img src=x onerror=alert(1)>",
