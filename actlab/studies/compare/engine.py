@@ -41,12 +41,12 @@ from actlab.train.slices import train_interleaved
 from actlab.train.warm_up import warm_up
 
 MATCHINGS = ("steps", "tokens", "seconds")
-MATCHING_LABELS = {"steps": "step-matched", "tokens": "token-matched", "seconds": "wall-clock-matched"}
+MATCHING_LABELS = {"steps": "step-matched", "tokens": "token-matched", "seconds": "compute-time-matched"}
 FAST_PATHS = ("auto", "compile", "function", "eager")
 
 
 def matching_label(matching: str) -> str:
-    """'step-matched', 'token-matched' or 'wall-clock-matched', as pages and claim ids name a matching."""
+    """'step-matched', 'token-matched' or 'compute-time-matched', as pages and claim ids name a matching."""
     return MATCHING_LABELS.get(matching, f"{matching}-matched")
 
 
