@@ -49,10 +49,12 @@ def test_a_seconds_budget_does_not_charge_time_the_process_did_not_run(digits):
     assert used.wall_seconds >= used.train_wall_seconds
 
 
-def test_the_thread_count_is_fixed_only_where_the_clock_needs_it():
+def test_the_thread_count_is_fixed_only_where_the_clock_needs_it(monkeypatch):
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert budget_threads(None, Budget.seconds(1.0), cpu) == 1
-    assert budget_threads(3, Budget.seconds(1.0), cpu) == 3  # a stated count is kept (and recorded)
+    with pytest.warns(RuntimeWarning, match="spin-waiting"):  # kept (and recorded), but its CPU time is inflated
+        assert budget_threads(3, Budget.seconds(1.0), cpu) == 3
     assert budget_threads(None, Budget.steps(10), cpu) is None  # count budgets: torch's setting, as before
     assert budget_threads(None, Budget.seconds(1.0), cuda) is None  # device time does not depend on it
 
@@ -110,3 +112,15 @@ def test_other_devices_fall_back_to_synchronised_wall_time():
     time.sleep(0.02)
     timing = clock.stop(mark)
     assert timing.compute == timing.wall >= 0.02
+
+
+@pytest.mark.cuda
+def test_a_seconds_budget_on_cuda_is_charged_device_time(digits):  # pragma: no cover - GPU boxes only
+    seed_everything(0)
+    model = build_mlp(64, [256, 256], 10, lambda width: nn.ReLU())
+    config = TrainConfig(batch_size=64, seed=0, device="cuda")
+    result = train(model, digits.train, config, Budget.seconds(0.5))
+    used = result.used
+    assert result.status == "ok" and result.device.startswith("cuda") and used.clock == CUDA_CLOCK
+    assert 0.5 <= used.seconds < 0.5 + 0.1  # device time, overshot by at most one step
+    assert used.train_wall_seconds >= used.seconds * 0.5 and used.steps > 10

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,9 +45,17 @@ def budget_threads(num_threads: int | None, budget: Budget, device: torch.device
     Why fixed for seconds budgets: CPU time is a fair clock only for a fixed amount of parallel work, and with
     several threads it also counts OpenMP's spin-waiting, which grows with contention (see the module docstring).
     """
-    if num_threads is not None:
-        return num_threads
-    return 1 if budget.kind == "seconds" and device.type == "cpu" else None
+    on_cpu_clock = budget.kind == "seconds" and device.type == "cpu"
+    if num_threads is None:
+        return 1 if on_cpu_clock else None
+    if on_cpu_clock and num_threads > 1 and os.environ.get("OMP_WAIT_POLICY", "").upper() != "PASSIVE":
+        warnings.warn(
+            f"a seconds budget on CPU with {num_threads} threads charges OpenMP's spin-waiting as compute, which grows "
+            "with the machine's load; use one thread, or set OMP_WAIT_POLICY=PASSIVE before Python starts",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return num_threads
 
 
 # glibc's mallopt parameters (malloc.h) and the values set: blocks up to 32 MiB (glibc's cap) come from the heap,
