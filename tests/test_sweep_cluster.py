@@ -239,3 +239,21 @@ def test_the_dask_recipe_with_a_scheduler_and_workers_started_by_hand(tmp_path):
     finally:
         for process in reversed(processes):
             _stop(process)
+
+
+def test_a_sweep_s_dry_run_on_slurm_shows_its_arrays_and_time_limit(tmp_path, capsys):
+    spec = tmp_path / "big.yml"
+    spec.write_text(f"notebook: {TOY}\ngrid:\n  x: [1.0, 2.0, 3.0]\nseeds: 5\ntime_limit: 12\n")
+    args = ["sweep", str(spec), "--executor", "slurm", "--array-limit", "4", "--dry-run", "--runs", str(tmp_path)]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert "time limit 12 min per run" in out and "4 array(s) of 4 + 4 + 4 + 3 task(s)" in out
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [(["--address", "tcp://h:8786"], "--executor dask"), (["--cluster", "local"], "--executor slurm")],
+)
+def test_cluster_options_without_their_executor_are_refused(flags, message, capsys):
+    assert cli.main(["report", "--dry-run", *flags]) == 2
+    assert message in capsys.readouterr().err

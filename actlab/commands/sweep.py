@@ -65,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
     )
     if args.dry_run:
-        print(f"request: {options.request()}")
+        print(f"request: {options.for_spec(spec).request()}")
+        if options.kind == "slurm":
+            print(f"arrays: {options.for_spec(spec).sweep_request(len(outcome.to_run))}")
         to_run = set(outcome.to_run)
         for run in outcome.runs:
             state = "run " if run.run_id in to_run else "skip"
