@@ -151,8 +151,10 @@ def plan_studies(args: argparse.Namespace) -> list[StudyPlan]:
 
 
 def _submits_at_once(options: Any) -> bool:
-    """A cluster queues every sweep's runs at once; a local pool (or a fresh LocalCluster per sweep) would not."""
-    return options.kind == "slurm" or (options.kind == "dask" and options.address is not None)
+    """A cluster queues every sweep's runs at once; on this machine (a process pool, a fresh LocalCluster per sweep,
+    submitit's local cluster) sweeps run one after another, so `--workers` bounds what runs at a time."""
+    on_slurm = options.kind == "slurm" and options.cluster not in ("local", "debug")
+    return on_slurm or (options.kind == "dask" and options.address is not None)
 
 
 def _run_sweeps_at_once(plans: list[StudyPlan], runs_dir: Path, options: Any) -> None:
