@@ -257,3 +257,12 @@ def test_a_sweep_s_dry_run_on_slurm_shows_its_arrays_and_time_limit(tmp_path, ca
 def test_cluster_options_without_their_executor_are_refused(flags, message, capsys):
     assert cli.main(["report", "--dry-run", *flags]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_only_a_real_cluster_gets_every_sweep_at_once():
+    from actlab.commands.report import _submits_at_once
+
+    assert _submits_at_once(ExecutorOptions(kind="slurm"))
+    assert _submits_at_once(ExecutorOptions(kind="dask", address="tcp://h:8786"))
+    assert not _submits_at_once(ExecutorOptions(kind="slurm", cluster="local"))  # --workers bounds this machine
+    assert not _submits_at_once(ExecutorOptions(kind="dask")) and not _submits_at_once(ExecutorOptions())
