@@ -12,11 +12,13 @@ DEB_PACKAGES := dataset-fashion-mnist python3.11-doc chromium chromium-driver
 STAMP := $(VENV)/.actlab-installed
 PYTEST_ARGS ?=
 
-.PHONY: setup sysdeps test test-all report report-full lab lint clean help
+.PHONY: setup sysdeps test test-all report report-full report-smoke gpu-check lab lint clean help
 
 help:
 	@echo "make report       default sweeps on CPU, HTML under reports/"
 	@echo "make report-full  paper-scale sweeps (hours; meant for a GPU box)"
+	@echo "make report-smoke the full profile, one tiny run per sweep: every page renders (reports/smoke/)"
+	@echo "make gpu-check    on a CUDA machine: CUDA tests, benchmarks and the smoke report on the GPU (<= 10 min)"
 	@echo "make test         the default test tier (under 10 minutes on 2 cores; what CI runs)"
 	@echo "make test-all     every test, the slow tier included"
 	@echo "make lab          JupyterLab with the project's kernel"
@@ -57,6 +59,24 @@ report: setup
 
 report-full: setup
 	$(VENV)/bin/actlab report --out reports --profile full
+
+# The full profile's shapes at a tiny budget (each spec's `smoke:`), into runs/smoke and reports/smoke.
+report-smoke: setup
+	$(VENV)/bin/actlab report --out reports --profile full --smoke
+
+# A GPU box's check in one go, at most GPU_CHECK_SECONDS: the tests marked `cuda`, the device benchmarks on the GPU
+# (ratios labelled with its name) and the smoke report on it. Without CUDA it says so and runs nothing.
+GPU_CHECK_SECONDS ?= 600
+gpu-check: setup
+	@if ! $(PY) -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then \
+		echo "gpu-check: no CUDA device present (torch.cuda.is_available() is False); nothing was run"; exit 0; \
+	fi; \
+	$(PY) -c "import torch; print('gpu-check on', torch.cuda.device_count(), 'device(s):', torch.cuda.get_device_name(0))"; \
+	ACTLAB_TEST_CUDA=1 ACTLAB_DEVICE=cuda timeout $(GPU_CHECK_SECONDS) bash -c '\
+		$(PY) -m pytest -q -p no:cacheprovider -m cuda && \
+		$(VENV)/bin/actlab bench --quick --device cuda --out reports/gpu-check/bench.json && \
+		$(VENV)/bin/actlab report --profile full --smoke --runs runs/gpu-check --out reports/gpu-check'; \
+	status=$$?; if [ $$status = 124 ]; then echo "gpu-check: over $(GPU_CHECK_SECONDS) s"; fi; exit $$status
 
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks

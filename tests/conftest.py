@@ -1,4 +1,8 @@
-"""Shared test fixtures. Tests run on CPU only; GPU paths skip with a reason."""
+"""Shared test fixtures. Tests run on CPU only; GPU paths skip with a reason.
+
+Tests marked `cuda` need a CUDA device: `make gpu-check` runs them with `ACTLAB_TEST_CUDA=1`, which leaves the
+machine's GPUs visible; everywhere else they skip, saying why.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,24 @@ from pathlib import Path
 
 import pytest
 
-# Tests are CPU tests: never let a stray CUDA device change numerics or placement.
-os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+CUDA_TESTS = os.environ.get("ACTLAB_TEST_CUDA") == "1"
+if not CUDA_TESTS:  # Tests are CPU tests: never let a stray CUDA device change numerics or placement.
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the `cuda` tests, with the reason, where no CUDA device is visible."""
+    if not any(item.get_closest_marker("cuda") for item in items):
+        return
+    import torch
+
+    if CUDA_TESTS and torch.cuda.is_available():
+        return
+    why = "no CUDA device here" if CUDA_TESTS else "CUDA tests run under `make gpu-check` (ACTLAB_TEST_CUDA=1)"
+    for item in items:
+        if item.get_closest_marker("cuda"):
+            item.add_marker(pytest.mark.skip(reason=why))
+
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

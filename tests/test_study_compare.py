@@ -102,7 +102,7 @@ def test_the_lm_task_puts_the_activation_in_every_block(tmp_path):
     assert cubic["throughput"] == pytest.approx(cubic["tokens"] / cubic["seconds"])
 
 
-def test_wall_clock_matched_arms_get_the_same_seconds(tmp_path):
+def test_compute_time_matched_arms_get_the_same_seconds(tmp_path):
     arms = run.train_arms(run.CompareRunConfig(**TINY, matchings=("seconds",)), tmp_path)["arms"]
     seconds = [a["seconds"] for a in arms]
     assert min(seconds) >= 0.05 and max(seconds) < 0.05 + 0.5  # the budget, overshot by at most one slow step
@@ -130,7 +130,7 @@ def test_the_engine_matches_budgets_in_whole_batches_and_names_each_matching():
     assert engine.matched_budget("tokens", 10, batch_tokens=64).amount == 64  # at least one batch
     assert engine.matched_budget("steps", 400).amount == 400 and engine.matched_budget("seconds", 0.8).kind == "seconds"
     assert [engine.matching_label(m) for m in engine.MATCHINGS] == ["step-matched", "token-matched",
-                                                                     "wall-clock-matched"]  # fmt: skip
+                                                                     "compute-time-matched"]  # fmt: skip
     with pytest.raises(ValueError, match="unknown matching 'epochs'"):
         engine.matched_budget("epochs", 1)
     with pytest.raises(ValueError, match="unknown fast_path 'fast'"):

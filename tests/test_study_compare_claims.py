@@ -113,7 +113,7 @@ def test_record_claims_writes_one_verdict_per_candidate_with_its_mde(tmp_path):
 def test_claim_ids_of_module_specs_are_file_names():
     assert (
         claims.claim_id("my_pkg.acts:Cubic", "mnist1d", "seconds")
-        == "compare-my_pkg.acts-Cubic-mnist1d-wall-clock-matched"
+        == "compare-my_pkg.acts-Cubic-mnist1d-compute-time-matched"
     )
 
 

@@ -51,7 +51,7 @@ def test_each_run_derives_its_arm_in_its_own_folder_and_records_both_matchings(s
 
 def test_report_records_a_computed_verdict_per_candidate_and_matching(site):
     files = sorted(p.name for p in site["claims"].glob("*.json"))
-    assert files == ["compare-cubic-mnist1d-step-matched.json", "compare-cubic-mnist1d-wall-clock-matched.json"]
+    assert files == ["compare-cubic-mnist1d-compute-time-matched.json", "compare-cubic-mnist1d-step-matched.json"]
     for name in files:
         claim = read_json(site["claims"] / name)
         assert claim["verdict"] in VERDICTS and claim["n"] == 3
@@ -92,5 +92,5 @@ def test_the_tutorial_runs_headless_with_tiny_parameters(tmp_path):
     assert [page.status for page in pages] == ["ok"], pages
     page = re.sub(r"<[^>]+>", " ", (tmp_path / "site" / "03_your_activation.html").read_text())
     assert "6 of 6 checks pass" in page and "f' jumps at 0" in page  # x**3 | exp(x): f'(0-) = 1.3, f'(0+) = 0.5
-    assert "compare-mine-mnist1d-step-matched" in page and "compare-mine-mnist1d-wall-clock-matched" in page
+    assert "compare-mine-mnist1d-step-matched" in page and "compare-mine-mnist1d-compute-time-matched" in page
     assert not (tmp_path / "runs" / "claims").exists()  # the tutorial's claims never reach the index

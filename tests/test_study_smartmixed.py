@@ -353,7 +353,7 @@ def test_seconds_matched_accepts_equal_seconds_and_rejects_a_step_matched_spread
 
 
 def test_corrected_phase1_compiles_off_the_clock_and_the_warm_up_draws_nothing():
-    # A wall-clock-matched phase 1 once spent its whole budget compiling the fused kernels in its first step.
+    # A compute-time-matched phase 1 once spent its whole budget compiling the fused kernels in its first step.
     config = from_parameters(architecture="8", strategy="smartmixed", mode="corrected", budget="seconds",
                              total=0.6, phase1_fraction=0.5, batch=32, seed=2, num_threads=1)  # fmt: skip
     data = _tiny_data()
@@ -361,7 +361,7 @@ def test_corrected_phase1_compiles_off_the_clock_and_the_warm_up_draws_nothing()
 
     model = protocol.build_network(config, data.in_features, data.n_classes, "smartmixed")
     before = torch.random.get_rng_state()
-    warm_up(model, data, config)
+    warm_up(model, data, config, protocol.phase_budgets(config)[0])
     assert torch.equal(torch.random.get_rng_state(), before)  # the run draws what it would have drawn anyway
     _, result, summary = run_phase1(config, data)
     assert result.used.steps > 3 and summary["steps"] == result.used.steps  # 0.3 s of training, not of compiling

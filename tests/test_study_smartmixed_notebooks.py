@@ -15,7 +15,7 @@ from actlab.studies.smartmixed import claims as study_claims
 from actlab.sweep import ExecutorOptions, load_run_results, load_spec, run_sweep
 
 STUDY = Path(__file__).resolve().parent.parent / "notebooks" / "smartmixed"
-CLAIMS = {"smartmixed-top3-compute-matched", "smartmixed-top3-wallclock-matched", "smartmixed-layerwise-preference",
+CLAIMS = {"smartmixed-top3-compute-matched", "smartmixed-top3-compute-time-matched", "smartmixed-layerwise-preference",
           "smartmixed-learned-beats-controls"}  # fmt: skip
 
 
@@ -133,7 +133,7 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_four_claims(tmp_p
     entries = [e["results"]["specifications"] for e in load_run_results(runs, "tinycurve").values()]
     assert sorted(map(len, entries)) == [1, 2]  # the controls entry runs on seed 1 only
 
-    # the tiny step-matched sweep stands in for the wall-clock one: it exercises the section, not the matching
+    # the tiny step-matched sweep stands in for the compute-time one: it exercises the section, not the matching
     parameters = {"runs_dir": str(runs), "claims_dir": str(tmp_path / "claims"), "sweep": "tiny",
                   "preference_sweep": "tinypref", "wallclock_sweep": "tiny", "curve_sweep": "tinycurve",
                   "n_resamples": 100, "n_simulations": 50}  # fmt: skip
@@ -152,7 +152,7 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_four_claims(tmp_p
         assert claim.p_adjusted is not None and "Holm" in claim.family
         if claim.claim_id != "smartmixed-layerwise-preference":
             assert "n = 2 seeds per cell" in claim.budget
-            assert claim.budget.split(";")[0] in ("step-matched", "wall-clock-matched")
+            assert claim.budget.split(";")[0] in ("step-matched", "compute-time-matched")
     # the tiny compare sweep's routers (1 phase-1 epoch at the weights' lr) do not commit: nothing is ranked
     assert saved["smartmixed-top3-compute-matched"].verdict == "not run"
     assert saved["smartmixed-top3-compute-matched"].decided_by == "the routers did not commit"

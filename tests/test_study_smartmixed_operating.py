@@ -48,7 +48,7 @@ DESIGN = {
     },
 }  # fmt: skip
 # The step-matched ranking's accuracy (points) per architecture x strategy (SmartMixed first, then ReLU, Sigmoid,
-# Tanh, LeakyReLU, ELU, SELU): seed means and SDs; the wall-clock-matched one is the first row's architecture.
+# Tanh, LeakyReLU, ELU, SELU): seed means and SDs; the compute-time-matched one is the first row's architecture.
 RANKING = {
     3: (np.array([[78.48, 74.84, 50.95, 77.92, 74.64, 77.91, 79.28], [79.17, 77.04, 56.94, 79.06, 77.33, 79.57, 80.05],
                   [68.42, 60.91, 19.51, 66.17, 62.31, 71.24, 76.75]]),
@@ -161,7 +161,7 @@ def test_learned_rule_meets_the_limits_at_the_default_n():
     _check_two_component("controls", 400)
 
 
-@pytest.mark.parametrize("blocks", [3, 1], ids=["step-matched, 3 architectures", "wall-clock-matched, 1"])
+@pytest.mark.parametrize("blocks", [3, 1], ids=["step-matched, 3 architectures", "compute-time-matched, 1"])
 def test_top3_rule_meets_the_limits_at_the_default_n(blocks):
     _check_ranking(blocks, 400)
 

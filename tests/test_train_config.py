@@ -112,7 +112,7 @@ def test_bf16_autocast_only_on_cuda():
         assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.float32
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (none on this machine)")
+@pytest.mark.cuda
 def test_bf16_autocast_on_cuda():  # pragma: no cover - runs on GPU boxes only
     device = torch.device("cuda")
     with autocast(device):

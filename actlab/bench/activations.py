@@ -23,14 +23,21 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from actlab.activations import ReLUSquared
-from actlab.bench.timing import BenchReport, Ratio, interleaved_samples, paired_median_ratio
+from actlab.bench.timing import (
+    BenchReport,
+    Ratio,
+    interleaved_samples,
+    machine_description,
+    paired_median_ratio,
+    synchronized,
+)
 
 FAST_XIELU_TARGET = 1.03  # the issue's target: fast xIELU block within 1.03x of ReLU²'s fastest path
 PROCESSES = 3  # fresh processes the full benchmark runs in (see `run_in_fresh_processes`)
@@ -58,6 +65,7 @@ class BlockConfig:
     warmup: int = 3
     use_compile: bool = True
     seed: int = 0
+    device: str = "cpu"  # where the blocks run and are timed (`actlab bench --device cuda`)
 
     @property
     def gated_hidden(self) -> int:
@@ -117,7 +125,7 @@ def _variants(config: BlockConfig) -> tuple[dict[str, Callable[[], None]], dict[
 
     d, h = config.d_model, config.hidden
     torch.manual_seed(config.seed)
-    x = torch.randn(config.tokens, d, requires_grad=True)
+    x = torch.randn(config.tokens, d, device=config.device, requires_grad=True)
     fast_path = "auto" if config.use_compile else "function"
     blocks: dict[str, nn.Module] = {
         "relu2 eager": MLPBlock(d, h, ReLUSquared()),
@@ -136,8 +144,9 @@ def _variants(config: BlockConfig) -> tuple[dict[str, Callable[[], None]], dict[
         blocks["xielu compiled block"] = MLPBlock(d, h, XIELU(path="eager"))  # the outer compile fuses the reference
     steps = {}
     for name, block in blocks.items():
+        block.to(config.device)
         runner = torch.compile(block) if name.endswith("compiled block") else block
-        steps[name] = _train_step(runner, list(block.parameters()), x)
+        steps[name] = synchronized(_train_step(runner, list(block.parameters()), x), config.device)
     return steps, {"xielu fast": fast_path}
 
 
@@ -210,7 +219,7 @@ def run_config(config: BlockConfig) -> dict:
         best_compiled = min(compiled, key=compiled.get)
         speedup = paired_ratio(samples, best_compiled, "relu2 eager")
         ratios.append(Ratio("ReLU² fastest compiled form vs ReLU² eager", best_compiled, "relu2 eager", speedup))
-    return BenchReport("activations", ratios, medians_s=medians).to_dict()
+    return BenchReport("activations", ratios, medians_s=medians, machine=machine_description(config.device)).to_dict()
 
 
 def run_in_fresh_processes(config: BlockConfig, processes: int) -> dict:
@@ -263,8 +272,8 @@ def combine_reports(reports: list[dict]) -> dict:
     return BenchReport("activations", ratios, medians_s=medians, machine=first["machine"]).to_dict()
 
 
-def run(quick: bool) -> dict:
+def run(quick: bool, device: str = "cpu") -> dict:
     """The benchmark entry point: `QUICK` sizes in this process for smoke runs; full sizes in `PROCESSES` processes."""
     if quick:
-        return run_config(QUICK)
-    return run_in_fresh_processes(BlockConfig(), PROCESSES)
+        return run_config(replace(QUICK, device=device))
+    return run_in_fresh_processes(BlockConfig(device=device), PROCESSES)

@@ -64,6 +64,7 @@ from actlab.bench.timing import (
     machine_description,
     paired_median_interval,
     paired_median_ratio,
+    synchronized,
 )
 from actlab.routing import (
     FlexAct,
@@ -97,6 +98,7 @@ class RoutingBenchConfig:
     compile: bool = True
     seed: int = 0
     threads: int = 1  # torch threads during the benchmark; 0 = torch's default (all cores)
+    device: str = "cpu"  # where the arms run and are timed (`actlab bench --device cuda`); peak RSS is CPU-only
 
 
 QUICK = RoutingBenchConfig(batch=16, width=32, hidden_layers=2, inputs=20, repeats=2, warmup=1, compile=False)
@@ -153,8 +155,8 @@ class GatherScatter(nn.Module):
 
 def _train_step(model: nn.Module, config: RoutingBenchConfig, recompute: bool = False) -> Callable[[], None]:
     generator = torch.Generator().manual_seed(config.seed)
-    x = torch.randn(config.batch, config.inputs, generator=generator)
-    y = torch.randint(config.outputs, (config.batch,), generator=generator)
+    x = torch.randn(config.batch, config.inputs, generator=generator).to(config.device)
+    y = torch.randint(config.outputs, (config.batch,), generator=generator).to(config.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 
     def step() -> None:
@@ -164,7 +166,7 @@ def _train_step(model: nn.Module, config: RoutingBenchConfig, recompute: bool = 
         loss.backward()
         optimizer.step()
 
-    return step
+    return synchronized(step, config.device)
 
 
 def saved_tensor_bytes(model: nn.Module, config: RoutingBenchConfig, recompute: bool = False) -> dict[str, int]:
@@ -173,8 +175,8 @@ def saved_tensor_bytes(model: nn.Module, config: RoutingBenchConfig, recompute: 
     With `recompute`, router outputs are packed as their recipe (as `recompute_routed_outputs`
     does) and the recipe's tensors are counted instead.
     """
-    x = torch.randn(config.batch, config.inputs)
-    y = torch.randint(config.outputs, (config.batch,))
+    x = torch.randn(config.batch, config.inputs, device=config.device)
+    y = torch.randint(config.outputs, (config.batch,), device=config.device)
     parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
     seen: set[int] = set()
     totals = {"unique": 0, "packed": 0}
@@ -323,7 +325,7 @@ DEFAULT_ARMS = {"flexact_default_sequential": True, "flexact_default_builder": T
 
 def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio], dict[str, float]]:
     sizes = asdict(config)
-    flex = flexact_arms(config)
+    flex = {name: model.to(config.device) for name, model in flexact_arms(config).items()}
     recompute = {name: name == "flexact_recompute" for name in flex}
     memory = {name: saved_tensor_bytes(model, config, recompute[name]) for name, model in flex.items()}
     steps = {name: _train_step(model, config, recompute[name]) for name, model in flex.items()}
@@ -355,7 +357,7 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
             ratio = memory[name][kind] / memory["relu"][kind]
             what = f"{FLEX_LABELS[name]} saved bytes ({kind})"
             ratios.append(Ratio(what, name, "relu", ratio, target, unit="bytes", details=details))
-    if not quick:
+    if not quick and config.device == "cpu":  # host memory: what it measures on a GPU is not the arms' footprint
         rss = {name: peak_rss_mb(name, config) for name in ("relu", "flexact", "flexact_recompute", "flexact_fused")}
         for name in ("flexact", "flexact_recompute", "flexact_fused"):
             what = f"{FLEX_LABELS[name]} peak RSS rise over setup (fresh process)"
@@ -365,7 +367,7 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
 
 
 def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[str, float]]:
-    smart = smartmixed_arms(config)
+    smart = {name: model.to(config.device) for name, model in smartmixed_arms(config).items()}
     steps = {name: _train_step(model, config) for name, model in smart.items()}
     samples = interleaved_samples(steps, repeats=config.repeats, warmup=config.warmup)
     times = {name: statistics.median(values) for name, values in samples.items()}
@@ -406,9 +408,10 @@ def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[st
     return ratios, {f"smartmixed/{k}": v for k, v in times.items()}
 
 
-def run(quick: bool = False, config: RoutingBenchConfig | None = None) -> dict:
-    """Both comparisons; ratios from medians of interleaved repeats in this one process."""
-    config = config or (QUICK if quick else RoutingBenchConfig())
+def run(quick: bool = False, config: RoutingBenchConfig | None = None, device: str = "cpu") -> dict:
+    """Both comparisons; ratios from medians of interleaved repeats in this one process (on `device`, unless
+    `config` names one)."""
+    config = config or replace(QUICK if quick else RoutingBenchConfig(), device=device)
     threads_before = torch.get_num_threads()
     load_before = os.getloadavg()
     if config.threads > 0:
@@ -416,7 +419,8 @@ def run(quick: bool = False, config: RoutingBenchConfig | None = None) -> dict:
     try:
         flex_ratios, flex_times = _flexact_ratios(config, quick)
         smart_ratios, smart_times = _smartmixed_ratios(config)
-        machine = machine_description() | {"config": asdict(config), "routing_fast_path": fast_path_status()}
+        extra = {"config": asdict(config), "routing_fast_path": fast_path_status()}
+        machine = machine_description(config.device) | extra
     finally:
         torch.set_num_threads(threads_before)
     machine["load_average_before_after"] = [list(load_before), list(os.getloadavg())]

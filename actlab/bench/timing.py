@@ -55,7 +55,8 @@ def machine_description(measured_device: str = MEASURED_DEVICE) -> dict[str, Any
     """CPU count, torch threads, the device measured on and versions: the context a ratio needs to be read.
 
     Why "device" is the measured one: provenance's device is where actlab *would* train (cuda on a GPU box), and a
-    CPU measurement labelled with a GPU's name misleads; that one is kept as "default_device".
+    CPU measurement labelled with a GPU's name misleads; that one is kept as "default_device". A CUDA device is
+    labelled with its name (`device_label`).
     """
     import os
 
@@ -63,8 +64,34 @@ def machine_description(measured_device: str = MEASURED_DEVICE) -> dict[str, Any
 
     record = provenance.collect()
     record["default_device"] = record["device"]
-    record["device"] = measured_device
+    record["device"] = device_label(measured_device)
     return {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), **record}
+
+
+def device_label(device: str) -> str:
+    """'cpu', or 'cuda:0 (NVIDIA A100-SXM4-40GB)': a GPU measurement names the GPU it was taken on."""
+    import torch
+
+    parsed = torch.device(device)
+    if parsed.type != "cuda":
+        return device
+    index = parsed.index if parsed.index is not None else torch.cuda.current_device()
+    return f"cuda:{index} ({torch.cuda.get_device_name(index)})"
+
+
+def synchronized(step: Callable[[], Any], device: str) -> Callable[[], None]:
+    """`step` followed by a wait for the device's queued work, so a timer around it times the work itself."""
+    import torch
+
+    from actlab.train.device import synchronize
+
+    parsed = torch.device(device)
+
+    def run() -> None:
+        step()
+        synchronize(parsed)
+
+    return run
 
 
 def interleaved_samples(functions: dict[str, Callable[[], Any]], repeats: int, warmup: int) -> dict[str, list[float]]:

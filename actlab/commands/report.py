@@ -1,13 +1,25 @@
-"""`actlab report`: run each study's sweeps, execute the report notebooks and build `reports/`."""
+"""`actlab report`: run each study's sweeps, execute the report notebooks and build `reports/`.
+
+Before anything runs, every spec of the profile is loaded and every report notebook's sweep-name parameters are
+checked against the profile (`actlab.site.profiles`): a mistake stops the command in seconds, not after the
+profile's hours of training. `--smoke` runs one tiny run per sweep (the spec's `smoke:` overrides; the full
+profile's shapes) into `runs/smoke/` and renders every page from them into `reports/smoke/`. On a cluster
+(`--executor slurm`, or `dask` with `--address`) every sweep is submitted at once, each as its own job arrays,
+rather than one sweep after another.
+"""
 
 from __future__ import annotations
 
 import argparse
-import os
+import concurrent.futures as cf
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from actlab.sweep.executors import DEFAULT_ARRAY_LIMIT, DEFAULT_SLURM_PARALLELISM
+
     parser.add_argument("--show-code", action="store_true", help="include code cells in the HTML pages")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="site folder (default: reports)")
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="runs folder (default: runs)")
@@ -15,38 +27,71 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="default", help="which sweeps the study pages run: default (CPU) or full")
     parser.add_argument("--only", nargs="*", default=(), help="build only these pages (by notebook or study name)")
     parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="one tiny run per sweep (each spec's smoke: overrides) into RUNS/smoke, every page into OUT/smoke",
+    )
+    parser.add_argument(
         "--executor", choices=("local", "dask", "slurm"), default="local", help="where study sweeps run"
     )
     parser.add_argument(
         "--workers",
         type=int,
         default=None,
-        help="study sweep runs at a time (default: one per GPU slot where GPUs are visible, else all CPUs)",
+        help="runs at a time: local/dask default one per GPU slot where GPUs are visible, else all CPUs; slurm: "
+        f"tasks of each job array at a time (default {DEFAULT_SLURM_PARALLELISM})",
     )
     parser.add_argument("--gpus-per-run", type=int, default=1, help="local/dask: GPUs each worker sees (default: 1)")
     parser.add_argument(
         "--dry-run", action="store_true", help="print what would run and the resources asked; run nothing"
     )
+    dask = parser.add_argument_group("dask (--executor dask)")
+    dask.add_argument("--address", help="scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
     slurm = parser.add_argument_group("slurm (--executor slurm)")
     slurm.add_argument("--partition", help="SLURM partition")
-    slurm.add_argument("--time", type=int, default=60, help="time limit per run in minutes (default: 60)")
+    slurm.add_argument(
+        "--time", type=int, default=None, help="time limit per run in minutes, every sweep (default: each spec's "
+        "time_limit, else 60)"
+    )  # fmt: skip
     slurm.add_argument("--gpus", type=int, default=0, help="GPUs per run (default: 0)")
     slurm.add_argument("--cpus", type=int, default=1, help="CPUs per run (default: 1)")
+    slurm.add_argument(
+        "--array-limit", type=int, default=DEFAULT_ARRAY_LIMIT,
+        help=f"tasks per job array at most; larger sweeps are split (default: {DEFAULT_ARRAY_LIMIT})",
+    )  # fmt: skip
+    slurm.add_argument("--cluster", help="submitit cluster: slurm (default when available), local, debug")
+
+
+@dataclass
+class StudyPlan:
+    """One study's sweeps for the profile (smoke-cut if asked) and what its report notebook is passed."""
+
+    study: Path
+    specs: list[Any] = field(default_factory=list)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def run(args: argparse.Namespace) -> int:
-    from actlab.errors import ActlabError
     from actlab.site.report import SiteConfig, build_site
-    from actlab.sweep.executors import ExecutorOptions, default_workers
+    from actlab.sweep.executors import DEFAULT_SLURM_PARALLELISM, ExecutorOptions, default_workers
+    from actlab.sweep.smoke import smoke_spec
 
-    if not args.notebooks.is_dir():
-        raise ActlabError(f"notebook folder {args.notebooks} not found; run from the project root or pass --notebooks")
-    _check_only(args)
+    _check_args(args)
+    if args.smoke:
+        args.runs, args.out = args.runs / "smoke", args.out / "smoke"
     if args.workers is None:
-        args.workers = default_workers(args.gpus_per_run) if args.executor != "slurm" else (os.cpu_count() or 1)
+        slurm = args.executor == "slurm"
+        args.workers = DEFAULT_SLURM_PARALLELISM if slurm else default_workers(args.gpus_per_run)
     options = ExecutorOptions.from_args(args, args.workers)
+    plans = plan_studies(args)
+    for plan in plans:
+        for note in plan.notes:
+            print(f"note: {plan.study.name}: {note}")
     if args.dry_run:
-        return _dry_run(args, options)
+        return _dry_run(args, options, plans)
+    if _submits_at_once(options):
+        _run_sweeps_at_once(plans, args.runs, options)
     config = SiteConfig(
         notebooks_dir=args.notebooks,
         runs_dir=args.runs,
@@ -54,10 +99,12 @@ def run(args: argparse.Namespace) -> int:
         show_code=args.show_code,
         profile=args.profile,
         only=tuple(args.only),
+        parameters={plan.study.name: plan.parameters for plan in plans if plan.parameters},
         executor=args.executor,
         workers=args.workers,
         executor_options=options,
         progress=True,
+        prepare_spec=smoke_spec if args.smoke else None,
     )
     pages = build_site(config)
     failed = [page for page in pages if page.status != "ok"]
@@ -70,27 +117,90 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _dry_run(args: argparse.Namespace, options: object) -> int:
-    """Each study's sweeps for the profile, how many runs each would execute, and the resources asked for."""
-    from actlab.site.report import study_folders
-    from actlab.sweep import load_spec, run_sweep
+def plan_studies(args: argparse.Namespace) -> list[StudyPlan]:
+    """Every study in scope with its specs loaded (and smoke-cut) and its report checked against the profile;
+    raises one `ActlabError` listing every problem, before anything runs."""
+    from actlab.errors import ActlabError
+    from actlab.site.profiles import check_report
+    from actlab.site.report import STUDY_REPORT, study_folders
+    from actlab.sweep import load_spec
+    from actlab.sweep.smoke import smoke_spec
     from actlab.sweep.spec import study_specs
 
-    print(f"request: {options.request()}")  # type: ignore[attr-defined]
+    plans, problems = [], []
     for study in study_folders(args.notebooks):
         if args.only and study.name not in args.only:
             continue
-        for spec_path in study_specs(study, args.profile):
-            outcome = run_sweep(load_spec(spec_path), runs_dir=args.runs, options=options, dry_run=True)  # type: ignore[arg-type]
-            print(f"{study.name}/{outcome.spec.name}: {len(outcome.runs)} runs, {len(outcome.to_run)} to run")
+        plan = StudyPlan(study)
+        for path in study_specs(study, args.profile):
+            try:
+                spec = load_spec(path)
+                plan.specs.append(smoke_spec(spec) if args.smoke else spec)
+            except ActlabError as error:
+                problems.append(str(error))
+        check = check_report(study / STUDY_REPORT, [spec.name for spec in plan.specs], args.profile)
+        plan.parameters, plan.notes = check.parameters, check.notes
+        problems += check.problems
+        plans.append(plan)
+    if problems:
+        raise ActlabError(
+            f"profile {args.profile!r} is not ready, nothing ran (fix these, or leave the study out with --only): "
+            + " | ".join(problems)
+        )
+    return plans
+
+
+def _submits_at_once(options: Any) -> bool:
+    """A cluster queues every sweep's runs at once; on this machine (a process pool, a fresh LocalCluster per sweep,
+    submitit's local cluster) sweeps run one after another, so `--workers` bounds what runs at a time."""
+    on_slurm = options.kind == "slurm" and options.cluster not in ("local", "debug")
+    return on_slurm or (options.kind == "dask" and options.address is not None)
+
+
+def _run_sweeps_at_once(plans: list[StudyPlan], runs_dir: Path, options: Any) -> None:
+    """Submit every sweep of every study together and wait for all; `build_site` then finds their runs done.
+
+    Why: one after another, a profile's sweeps kept the cluster as busy as its smallest sweep while the report
+    process waited hours. Each sweep still gets its own executor (its own arrays, time limit and job name).
+    """
+    from actlab.sweep import run_sweep
+
+    specs = [spec for plan in plans for spec in plan.specs]
+    with cf.ThreadPoolExecutor(max_workers=max(1, len(specs))) as pool:
+        futures = {pool.submit(run_sweep, spec, runs_dir, options, progress=False): spec for spec in specs}
+        for future in cf.as_completed(futures):
+            spec = futures[future]
+            try:
+                counts = future.result().counts()
+                print(f"sweep {spec.study}/{spec.name}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+            except Exception as error:  # noqa: BLE001 - the study's page reports it again when it renders
+                print(f"sweep {spec.study}/{spec.name} failed: {type(error).__name__}: {error}")
+
+
+def _dry_run(args: argparse.Namespace, options: Any, plans: list[StudyPlan]) -> int:
+    """Each study's sweeps for the profile, how many runs each would execute, and the resources asked for."""
+    from actlab.sweep import run_sweep
+
+    print(f"request: {options.request()}")
+    for plan in plans:
+        for spec in plan.specs:
+            outcome = run_sweep(spec, runs_dir=args.runs, options=options, dry_run=True)
+            asked = options.for_spec(spec).sweep_request(len(outcome.to_run))
+            print(f"{plan.study.name}/{spec.name}: {len(outcome.runs)} runs, {len(outcome.to_run)} to run; {asked}")
     return 0
 
 
-def _check_only(args: argparse.Namespace) -> None:
-    """`--only` names pages that exist, or the command stops at once listing the ones that do (exit 2)."""
-    from actlab.errors import UsageError
+def _check_args(args: argparse.Namespace) -> None:
+    """The notebook folder exists and `--only` names pages that exist, or the command stops at once (exit 2)."""
+    from actlab.errors import ActlabError, UsageError
     from actlab.site.report import standalone_notebooks, study_folders
 
+    if not args.notebooks.is_dir():
+        raise ActlabError(f"notebook folder {args.notebooks} not found; run from the project root or pass --notebooks")
+    if args.address and args.executor != "dask":
+        raise UsageError("--address is the Dask scheduler's; add --executor dask")
+    if args.cluster and args.executor != "slurm":
+        raise UsageError("--cluster is submitit's (slurm, local, debug); add --executor slurm")
     known = [p.stem for p in standalone_notebooks(args.notebooks)] + [p.name for p in study_folders(args.notebooks)]
     known.append("bench")
     unknown = [name for name in args.only if name not in known]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from actlab.sweep.executors import DEFAULT_ARRAY_LIMIT
+
     parser.add_argument("spec", type=Path, help="the sweep's YAML file")
     parser.add_argument(
         "--executor", choices=("local", "dask", "slurm"), default="local", help="where runs execute (default: local)"
@@ -29,23 +31,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
     dask.add_argument("--address", help="scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
     slurm = parser.add_argument_group("slurm (submitit)")
     slurm.add_argument("--partition", help="SLURM partition")
-    slurm.add_argument("--time", type=int, default=60, help="time limit per run in minutes (default: 60)")
+    slurm.add_argument(
+        "--time", type=int, default=None, help="time limit per run in minutes (default: the spec's time_limit, else 60)"
+    )
     slurm.add_argument("--gpus", type=int, default=0, help="GPUs per run (default: 0)")
     slurm.add_argument("--cpus", type=int, default=1, help="CPUs per run (default: 1)")
+    slurm.add_argument(
+        "--array-limit", type=int, default=DEFAULT_ARRAY_LIMIT,
+        help=f"tasks per job array at most; larger sweeps are split (default: {DEFAULT_ARRAY_LIMIT})",
+    )  # fmt: skip
     slurm.add_argument("--cluster", help="submitit cluster: slurm (default when available), local, debug")
 
 
 def run(args: argparse.Namespace) -> int:
     from actlab.sweep import ExecutorOptions, load_spec, run_sweep
-    from actlab.sweep.executors import gpu_slots, visible_gpus
+    from actlab.sweep.executors import DEFAULT_SLURM_PARALLELISM, gpu_slots, visible_gpus
 
     spec = load_spec(args.spec)
     if args.status:
         return _print_status(spec, args.runs)
     workers = args.workers
-    if workers is None:  # one run at a time, or one per GPU slot where GPUs are visible (never for slurm)
-        slots = gpu_slots(visible_gpus(), args.gpus_per_run) if args.executor != "slurm" else []
-        workers = max(1, len(slots))
+    if workers is None and args.executor == "slurm":  # tasks of each job array at a time
+        workers = DEFAULT_SLURM_PARALLELISM
+    elif workers is None:  # one run at a time, or one per GPU slot where GPUs are visible
+        workers = max(1, len(gpu_slots(visible_gpus(), args.gpus_per_run)))
     options = ExecutorOptions.from_args(args, workers)
     outcome = run_sweep(
         spec,
@@ -56,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
     )
     if args.dry_run:
-        print(f"request: {options.request()}")
+        print(f"request: {options.for_spec(spec).request()}")
+        if options.kind == "slurm":
+            print(f"arrays: {options.for_spec(spec).sweep_request(len(outcome.to_run))}")
         to_run = set(outcome.to_run)
         for run in outcome.runs:
             state = "run " if run.run_id in to_run else "skip"

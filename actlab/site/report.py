@@ -65,6 +65,7 @@ class SiteConfig:
     workers: int = 1
     executor_options: Any = None  # an actlab.sweep.ExecutorOptions (slurm request, GPUs); overrides the two above
     progress: bool = False
+    prepare_spec: Any = None  # SweepSpec -> SweepSpec applied before each study sweep runs (`actlab report --smoke`)
 
 
 def standalone_notebooks(notebooks_dir: Path) -> list[Path]:
@@ -134,9 +135,9 @@ def render_study(study_dir: Path, config: SiteConfig) -> Page:
     options = config.executor_options or ExecutorOptions(kind=config.executor, workers=config.workers)
     for spec_path in study_specs(study_dir, config.profile):
         try:
-            outcome = run_sweep(
-                load_spec(spec_path), runs_dir=config.runs_dir, options=options, progress=config.progress
-            )
+            spec = load_spec(spec_path)
+            spec = config.prepare_spec(spec) if config.prepare_spec is not None else spec
+            outcome = run_sweep(spec, runs_dir=config.runs_dir, options=options, progress=config.progress)
         except Exception as error:  # a malformed spec: the study cannot be reported honestly
             page.status, page.error, page.html = "failed", f"sweep {spec_path.name}: {_one_line(error)}", ""
             return page

@@ -11,15 +11,22 @@ status dict (losing that dict loses nothing: the run folder holds everything).
   (`gpus_per_run` devices, round robin over the visible ones: with 2 GPUs, 4 workers use 0, 1, 0, 1), so runs
   spread over the GPUs instead of all landing on `cuda:0`; `default_workers()` is one worker per GPU slot there.
 - `dask`: `distributed.Client` at `address`, or a `LocalCluster` of N single-threaded worker
-  processes; tasks are submitted with `pure=False` (a rerun must run, not reuse a cached result).
-- `slurm`: `submitit.AutoExecutor`; the whole sweep is one job array (`map_array`) with partition,
-  time limit and GPUs per job; `cluster="local"` runs the same path on this machine (tests).
+  processes; tasks are submitted with `pure=False` (a rerun must run, not reuse a cached result). The GPUs are
+  shared out round robin only on a LocalCluster: workers at an `address` keep the `CUDA_VISIBLE_DEVICES` they
+  were started with (docs/sweeps.md: one worker process per GPU), since this machine's GPUs are not theirs.
+- `slurm`: `submitit.AutoExecutor`; the sweep is submitted as job arrays (`map_array`) of at most `array_limit`
+  tasks (SLURM's default MaxArraySize is 1001), each running at most `workers` tasks at a time, with partition,
+  time limit (the spec's `time_limit`, unless `--time` says otherwise) and GPUs per task; `cluster="local"` runs
+  the same path on this machine, at most `workers` jobs at a time (submitit's local executor would start all).
 """
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures as cf
+import dataclasses
 import itertools
+import math
 import multiprocessing
 import os
 import threading
@@ -32,6 +39,9 @@ from typing import Any
 from actlab.errors import ActlabError
 
 EXECUTORS = ("local", "dask", "slurm")
+DEFAULT_TIME_MIN = 60  # per run, when neither --time nor the spec's time_limit says
+DEFAULT_ARRAY_LIMIT = 1000  # tasks per SLURM job array: below SLURM's default MaxArraySize (1001)
+DEFAULT_SLURM_PARALLELISM = 256  # tasks of one array running at once (submitit's default), unless --workers
 
 
 @dataclass
@@ -43,7 +53,9 @@ class ExecutorOptions:
     address: str | None = None  # dask: scheduler address; None starts a LocalCluster
     folder: Path | None = None  # slurm: submitit's logs and pickles (default: runs/<sweep>/.submitit)
     partition: str | None = None  # slurm partition
-    time_min: int = 60  # slurm time limit per run, minutes
+    time_min: int | None = None  # slurm time limit per run, minutes; None: the spec's time_limit, else 60
+    array_limit: int = DEFAULT_ARRAY_LIMIT  # slurm: tasks per job array at most
+    job_name: str = "actlab-sweep"  # slurm job name (`for_spec`: actlab-<study>-<sweep>, for squeue and scancel)
     gpus: int = 0  # slurm GPUs per run
     cpus_per_task: int = 1  # slurm CPUs per run
     cluster: str | None = None  # submitit cluster: None = auto (slurm if available), "local", "debug"
@@ -59,23 +71,51 @@ class ExecutorOptions:
             address=getattr(args, "address", None),
             partition=args.partition,
             time_min=args.time,
+            array_limit=getattr(args, "array_limit", DEFAULT_ARRAY_LIMIT),
             gpus=args.gpus,
             cpus_per_task=args.cpus,
             cluster=getattr(args, "cluster", None),
             gpus_per_run=args.gpus_per_run,
         )
 
+    def for_spec(self, spec: Any) -> ExecutorOptions:
+        """These options for one sweep (a `SweepSpec`): its time limit (unless `--time` set one for every sweep)
+        and a job name that says which sweep a SLURM job belongs to."""
+        time_min = self.time_min if self.time_min is not None else spec.time_limit
+        name = "-".join(part for part in ("actlab", spec.study, spec.name) if part)
+        return dataclasses.replace(self, time_min=math.ceil(time_min or DEFAULT_TIME_MIN), job_name=name)
+
+    def arrays(self, runs: int) -> list[int]:
+        """The job arrays `runs` SLURM tasks are split into: sizes of at most `array_limit`, in order."""
+        if self.array_limit < 1:
+            raise ActlabError(f"--array-limit must be at least 1, got {self.array_limit}")
+        full, rest = divmod(runs, self.array_limit)
+        return [self.array_limit] * full + ([rest] if rest else [])
+
     def request(self) -> str:
         """What this executor asks for, in one line (`--dry-run` prints it)."""
         if self.kind == "slurm":
             partition = self.partition or "(default partition)"
+            time = f"{self.time_min} min" if self.time_min is not None else "the sweep's time_limit"
+            where = f" on submitit's {self.cluster} cluster" if self.cluster else ""
             return (
-                f"slurm job array: partition {partition}, time limit {self.time_min} min per run, "
-                f"{self.gpus} GPU(s) and {self.cpus_per_task} CPU(s) per run, at most {self.workers} at a time"
+                f"slurm job arrays of at most {self.array_limit} tasks{where}: partition {partition}, time limit "
+                f"{time} per run, {self.gpus} GPU(s) and {self.cpus_per_task} CPU(s) per run, at most "
+                f"{self.workers} task(s) of each array at a time (--workers)"
             )
+        if self.kind == "dask" and self.address:
+            return f"dask at {self.address}: its workers, each with the GPUs it was started with"
         slots = gpu_slots(self.visible_gpus(), self.gpus_per_run)
         where = f"GPUs {' | '.join(slots)} round robin" if slots else "CPU only"
         return f"{self.kind}: {self.workers} worker(s), {where}"
+
+    def sweep_request(self, runs: int) -> str:
+        """What one sweep of `runs` runs asks for (after `for_spec`): its arrays and time limit, for `--dry-run`."""
+        if self.kind != "slurm":
+            return f"{runs} run(s)"
+        arrays = self.arrays(runs)
+        sizes = " + ".join(str(size) for size in arrays) or "none"
+        return f"{len(arrays)} array(s) of {sizes} task(s), time limit {self.time_min} min per run, job {self.job_name}"
 
     def visible_gpus(self) -> tuple[str, ...]:
         return self.gpu_ids if self.gpu_ids is not None else visible_gpus()
@@ -215,9 +255,8 @@ class DaskExecutor(SweepExecutor):
 
 
 class SlurmExecutor(SweepExecutor):
-    """submitit's `AutoExecutor`: one SLURM job array for the sweep, polled into plain futures."""
-
-    shares_cores = False  # each array task gets its own allocation of `cpus_per_task` cores
+    """submitit's `AutoExecutor`: a sweep's runs as SLURM job arrays of at most `array_limit` tasks, polled into
+    plain futures. On submitit's local (or debug) cluster, at most `workers` jobs run at once: the rest wait here."""
 
     def __init__(self, options: ExecutorOptions, poll_seconds: float = 1.0) -> None:
         try:
@@ -225,12 +264,16 @@ class SlurmExecutor(SweepExecutor):
         except ImportError:
             raise ActlabError("--executor slurm needs the 'dist' extra: pip install -e '.[dist]'") from None
         self.workers = options.workers
+        self.array_limit = options.array_limit
         self._executor = submitit.AutoExecutor(folder=str(options.folder or "runs/.submitit"), cluster=options.cluster)
+        # SLURM gives each array task its own allocation; submitit's local cluster runs jobs on this machine's cores
+        self.throttled = self._executor.cluster in ("local", "debug")
+        self.shares_cores = self.throttled and self.workers > 1
         parameters: dict[str, Any] = {
-            "timeout_min": int(options.time_min),
+            "timeout_min": int(options.time_min if options.time_min is not None else DEFAULT_TIME_MIN),
             "gpus_per_node": int(options.gpus),
             "cpus_per_task": int(options.cpus_per_task),
-            "name": "actlab-sweep",
+            "name": options.job_name,
             "slurm_array_parallelism": int(options.workers),
         }
         if options.partition:
@@ -238,17 +281,45 @@ class SlurmExecutor(SweepExecutor):
         self._executor.update_parameters(**parameters)
         self._poll_seconds = poll_seconds
         self._pending: list[tuple[Any, cf.Future]] = []
+        self._waiting: collections.deque[tuple[Callable[..., Any], Any, cf.Future]] = collections.deque()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="submitit-watcher", daemon=True)
         self._watcher.start()
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+        if self.throttled:
+            return self._queue(lambda item: fn(*args, **kwargs), [None])[0]
         return self._track([self._executor.submit(fn, *args, **kwargs)])[0]
 
     def submit_many(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[cf.Future]:
         items = list(items)
-        return self._track(self._executor.map_array(fn, items)) if items else []
+        if self.throttled:
+            return self._queue(fn, items)
+        futures: list[cf.Future] = []
+        for start in range(0, len(items), self.array_limit):  # one array per chunk, none above the limit
+            futures += self._track(self._executor.map_array(fn, items[start : start + self.array_limit]))
+        return futures
+
+    def _queue(self, fn: Callable[[Any], Any], items: list[Any]) -> list[cf.Future]:
+        """Futures for jobs the watcher submits once fewer than `workers` are in flight."""
+        futures = []
+        with self._lock:
+            for item in items:
+                future: cf.Future = cf.Future()
+                future.set_running_or_notify_cancel()
+                self._waiting.append((fn, item, future))
+                futures.append(future)
+        self._start_waiting()
+        return futures
+
+    def _start_waiting(self) -> None:
+        with self._lock:
+            while self._waiting and len(self._pending) < self.workers:
+                fn, item, future = self._waiting.popleft()
+                job = self._executor.submit(fn, item)
+                future.job_id = job.job_id  # type: ignore[attr-defined]
+                self._pending.append((job, future))
 
     def _track(self, jobs: list[Any]) -> list[cf.Future]:
         futures = []
@@ -263,6 +334,8 @@ class SlurmExecutor(SweepExecutor):
 
     def _watch(self) -> None:
         while not self._stop.is_set():
+            if self.throttled:
+                self._start_waiting()
             with self._lock:
                 pending = list(self._pending)
             for job, future in pending:
@@ -283,7 +356,10 @@ class SlurmExecutor(SweepExecutor):
                     job.cancel(check=False)
                     future.set_exception(cf.CancelledError(f"job {job.job_id} cancelled"))
                 self._pending.clear()
-        while wait and self._pending:
+                for _, _, future in self._waiting:
+                    future.set_exception(cf.CancelledError("not submitted: the sweep was cancelled"))
+                self._waiting.clear()
+        while wait and (self._pending or self._waiting):
             time.sleep(self._poll_seconds)
         self._stop.set()
         self._watcher.join(timeout=5 * self._poll_seconds)
@@ -293,7 +369,9 @@ def make_executor(options: ExecutorOptions) -> SweepExecutor:
     """The executor `options.kind` names; unknown kinds raise one clear error."""
     if options.workers < 1:
         raise ActlabError(f"--workers must be at least 1, got {options.workers}")
-    slots = gpu_slots(options.visible_gpus(), options.gpus_per_run) if options.kind != "slurm" else []
+    # GPUs are shared out on this machine only: a cluster at an address has its own (its workers' environment)
+    local = options.kind == "local" or (options.kind == "dask" and options.address is None)
+    slots = gpu_slots(options.visible_gpus(), options.gpus_per_run) if local else []
     if options.kind == "local":
         return LocalExecutor(options.workers, slots)
     if options.kind == "dask":

@@ -211,7 +211,7 @@ def run_sweep(
     """Run whatever the spec still needs, then write `results.csv`; returns what happened."""
     from tqdm import tqdm
 
-    options = options or ExecutorOptions()
+    options = (options or ExecutorOptions()).for_spec(spec)  # the spec's time limit, a job name per sweep
     runs = plan(spec, spec.runs_root(runs_dir))
     folder = spec.runs_root(runs_dir) / spec.name
     outcome = SweepOutcome(spec=spec, folder=folder, runs=runs)
@@ -324,6 +324,7 @@ def _collect(future: cf.Future, task: RunTask) -> dict[str, Any]:
             return status
         status = {
             **(status or {"run_id": task.run_id}),
+            "producer": task.producer,  # what it was queued to run: a rerun judges it failed, not stale
             "status": "failed",
             "ename": type(exc).__name__,
             "evalue": (str(exc).strip().splitlines() or [""])[0],

@@ -16,6 +16,9 @@ fixed:                      # the same for every run
 report: ../../report.ipynb  # the notebook that summarises the sweep (default: the study's report.ipynb)
 seed_param: seed            # optional: the notebook parameter that receives the seed
 timeout: 600                # optional: seconds a single cell may run before the run counts as failed
+time_limit: 90              # optional: minutes one run may take on the machine it is meant for (SLURM's limit)
+smoke:                      # optional: what `actlab report --smoke` overrides to run one tiny run of this sweep
+  epochs: 1
 ```
 """
 
@@ -30,7 +33,8 @@ from typing import Any
 
 from actlab.errors import ActlabError
 
-KEYS = ("name", "notebook", "grid", "seeds", "fixed", "report", "seed_param", "timeout", "description")
+KEYS = ("name", "notebook", "grid", "seeds", "fixed", "report", "seed_param", "timeout", "description", "time_limit",
+        "smoke")  # fmt: skip
 SEED_LIMIT = 2**32  # seeds lie in [0, 2**32): numpy's legacy seeding and most libraries take no more
 MAX_SEEDS = 10_000
 MAX_RUNS = 100_000  # grid points x seeds; the largest shipped sweep has 3,240
@@ -51,6 +55,8 @@ class SweepSpec:
     seed_param: str = "seed"
     timeout: float | None = None
     description: str = ""
+    time_limit: float | None = None  # minutes per run on the machine the sweep is meant for (cluster time limit)
+    smoke: dict[str, Any] = field(default_factory=dict)  # parameter overrides of the smoke run (actlab.sweep.smoke)
 
     @property
     def study(self) -> str | None:
@@ -136,8 +142,12 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
     if seed_param in grid or seed_param in fixed:
         raise fail(f"parameter '{seed_param}' is the seed; list seeds under 'seeds', not in grid or fixed")
 
+    smoke = raw.get("smoke") or {}
+    if not isinstance(smoke, dict):
+        raise fail(f"smoke must be a mapping of parameter -> value (the smoke run's overrides), got {smoke!r}")
     declared = notebook_parameters(notebook)
-    for section, names in (("grid", list(grid)), ("fixed", list(fixed)), ("seed_param", [seed_param])):
+    sections = (("grid", list(grid)), ("fixed", list(fixed)), ("seed_param", [seed_param]), ("smoke", list(smoke)))
+    for section, names in sections:
         for key in names:
             if key not in declared:
                 close = difflib.get_close_matches(str(key), declared, n=1)
@@ -156,6 +166,11 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or not math.isfinite(timeout) or timeout <= 0
     ):
         raise fail(f"timeout must be a positive number of seconds, got {timeout!r}")
+    time_limit = raw.get("time_limit")
+    if time_limit is not None and (
+        isinstance(time_limit, bool) or not isinstance(time_limit, int | float) or not 0 < time_limit < math.inf
+    ):
+        raise fail(f"time_limit must be a positive number of minutes, got {time_limit!r}")
 
     return SweepSpec(
         name=name,
@@ -168,6 +183,8 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
         seed_param=seed_param,
         timeout=float(timeout) if timeout is not None else None,
         description=str(raw.get("description", "")),
+        time_limit=float(time_limit) if time_limit is not None else None,
+        smoke={str(k): v for k, v in smoke.items()},
     )
 
 

@@ -3,10 +3,11 @@
     from actlab.train import Budget, TrainConfig, train
     result = train(model, (x, y), TrainConfig(lr=1e-3), Budget.epochs(10), val_data=(xv, yv))
 
-Modules: `config` (TrainConfig), `budget` (Budget, BudgetUsed, exact budget arithmetic),
-`loop` (train), `device` (cuda -> mps -> cpu, bf16 on CUDA, torch.compile), `seeding`
-(seed_everything, RNG state), `optim` (weight-decay exclusions, schedules), `evaluate` (task
-losses), `checkpoint`, `metrics` (JSONL, progress bar), `state` (TrainState, TrainResult).
+Modules: `config` (TrainConfig), `budget` (Budget, BudgetUsed, exact budget arithmetic), `loop` (train),
+`clock` (what a seconds budget charges: CPU time at a fixed thread count, or CUDA events), `device` (cuda ->
+mps -> cpu, bf16 on CUDA, torch.compile), `seeding` (seed_everything, RNG state), `optim` (weight-decay
+exclusions, schedules), `evaluate` (task losses), `checkpoint`, `metrics` (JSONL, progress bar), `state`
+(TrainState, TrainResult).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Training budgets: how much a run gets, what it used, and the arithmetic between the two.
 
 Why its own module: the reviewers' main objection to SmartMixed and xIELU is unmatched compute
-(epochs in one case, wall-clock in the other). A budget that is checked in one place, met exactly
+(epochs in one case, time in the other). A budget that is checked in one place, met exactly
 and recorded exactly is what lets a study claim "same budget" and show it.
 """
 
@@ -19,15 +19,18 @@ class Budget:
     """How much training a run gets: `amount` of `kind`.
 
     kinds: `epochs`, `steps`, `samples`, `tokens` (an LM batch of B sequences of length T is B*T
-    tokens; for non-LM tasks a token is a sample) or wall-clock `seconds` of the training loop
-    (evaluation and checkpoint writing do not count, so evaluating more often never shortens
-    training). Count budgets are met exactly: the last batch is trimmed to fit.
+    tokens; for non-LM tasks a token is a sample) or compute-time `seconds` of the training steps, by the
+    budget clock (`actlab.train.clock`): the process's CPU time on CPU (at a fixed thread count), the device
+    time between CUDA events on CUDA, so what else runs on the machine does not change what an arm gets.
+    Evaluation, checkpoints and callbacks between steps do not count, so evaluating more often never shortens
+    training. Count budgets are met exactly: the last batch is trimmed to fit.
 
     Reproducibility: a count budget with the same seed gives the same weights, bit for bit on CPU.
     A seconds budget does not: how many steps fit, and where each step sits on the lr schedule, depend
-    on the machine's speed. Once run it is reproducible in steps: `used.steps` and the schedule
-    position of every step (`used.progress`) are recorded, and `Budget.replay(used)` turns them into a
-    steps budget that retraces the same schedule, so a replay ends with the recorded run's weights.
+    on the machine's speed (and, far less than on the wall, on its load). Once run it is reproducible in
+    steps: `used.steps` and the schedule position of every step (`used.progress`) are recorded, and
+    `Budget.replay(used)` turns them into a steps budget that retraces the same schedule, so a replay ends
+    with the recorded run's weights.
     """
 
     kind: str
@@ -97,8 +100,10 @@ class BudgetUsed:
     steps: int = 0
     samples: int = 0
     tokens: int = 0
-    seconds: float = 0.0  # wall-clock of the training loop, evaluation and checkpoints excluded
-    wall_seconds: float = 0.0  # everything, evaluation and checkpoints included
+    seconds: float = 0.0  # compute time of the training steps by the budget clock (`clock`): what seconds count
+    train_wall_seconds: float = 0.0  # wall time of the same steps (beside `seconds`: how much load slowed them)
+    wall_seconds: float = 0.0  # wall time of everything, evaluation and checkpoints included
+    clock: str = ""  # which clock measured `seconds`: cpu-process-time | cuda-events | wall (actlab.train.clock)
     # Seconds budgets only: the schedule position (0..1) each step's lr was set from. Measured time decides
     # it, so it is recorded to make the run replayable (`Budget.replay`).
     progress: list[float] = field(default_factory=list)

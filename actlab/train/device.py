@@ -112,7 +112,7 @@ def maybe_compile(model: nn.Module, enabled: bool, backend: str = "inductor") ->
 
 
 def synchronize(device: torch.device) -> None:
-    """Wait for queued GPU work, so wall-clock budgets time real work, not kernel launches."""
+    """Wait for queued GPU work, so a clock read after it times real work, not kernel launches."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     elif device.type == "mps":

@@ -6,6 +6,9 @@ exactly and recorded; a schedule that follows the budget; regularisers added to 
 logged apart; best-checkpoint selection by a validation metric; divergence recorded, not raised;
 checkpoints that resume bit for bit.
 
+A seconds budget is compute time, not wall time: each step is timed by the budget clock (`clock.py`: CPU
+process time at a fixed thread count, or CUDA events), and its wall time is recorded beside it.
+
 One step: slice the batch (seeded per-epoch order) -> forward -> task loss + regulariser -> stop if
 non-finite -> backward -> clip -> stop if the gradient norm is non-finite -> set lr -> optimizer
 step -> step callbacks -> metrics -> evaluation -> checkpoint.
@@ -27,8 +30,9 @@ from torch import nn
 
 from actlab.train import checkpoint as ckpt
 from actlab.train.budget import Budget, BudgetMeter, BudgetUsed
+from actlab.train.clock import BudgetClock, budget_threads, keep_freed_memory
 from actlab.train.config import TrainConfig, result_shaping_fields
-from actlab.train.device import autocast, cpu_threads, maybe_compile, pick_device, synchronize, uses_bf16
+from actlab.train.device import autocast, cpu_threads, maybe_compile, pick_device, uses_bf16
 from actlab.train.evaluate import evaluate, regularization_loss, task_loss
 from actlab.train.metrics import MetricsLog, ProgressBar
 from actlab.train.optim import build_optimizer, lr_factor, set_lr
@@ -67,7 +71,10 @@ def train(
     same seed, data and config, an interrupted-and-resumed run ends with the same weights as one
     that never stopped. `progress` None shows a bar only when stderr is a terminal.
     """
-    with cpu_threads(config.num_threads):
+    device = pick_device(config.device)
+    if budget.kind == "seconds" and device.type == "cpu":
+        keep_freed_memory()  # page faults would be a load-dependent share of each step's CPU time (clock.py)
+    with cpu_threads(budget_threads(config.num_threads, budget, device)):
         run = _Run(model, train_data, config, budget, val_data, callbacks, checkpoint_path, checkpoint_every)
         run.evaluators = list(evaluators)
         if resume_from is not None:
@@ -95,7 +102,8 @@ class _Run:
         self.optimizer = build_optimizer(self.model, config)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.stacked = StackedModels(self.params, self.y.shape[-1], config.task) if config.stacked else None
-        self.used = BudgetUsed()
+        self.budget_clock = BudgetClock(self.device)
+        self.used = BudgetUsed(clock=self.budget_clock.name)
         self.state = TrainState(config, budget, self.model, self.optimizer, self.used)
         self.callbacks = list(callbacks)
         self.step_hooks = [cb.on_step_end for cb in self.callbacks if hasattr(cb, "on_step_end")]
@@ -112,8 +120,7 @@ class _Run:
     # ------------------------------------------------------------------ the loop
     def execute(self, progress: bool | None, metrics_path: str | None) -> TrainResult:
         status, diverged_at, clean_stop = "ok", None, True
-        self.clock = {"start": time.perf_counter(), "seconds": self.used.seconds, "wall": self.used.wall_seconds}
-        self.clock["excluded"] = 0.0  # evaluation and checkpoint time, not charged to the budget
+        self.wall = {"start": time.perf_counter(), "before": self.used.wall_seconds}
         bar = ProgressBar(self.budget.amount, self.budget.kind, progress, initial=self.meter.units_used(self.used))
         order_epoch, order = -1, torch.empty(0)
         try:
@@ -148,14 +155,12 @@ class _Run:
         return result
 
     def _tick(self) -> None:
-        """Update the clocks: loop time minus excluded time is what a seconds budget counts."""
-        elapsed = time.perf_counter() - self.clock["start"]
-        self.used.seconds = self.clock["seconds"] + elapsed - self.clock["excluded"]
-        self.used.wall_seconds = self.clock["wall"] + elapsed
+        """Update the wall time of everything (the steps' own compute and wall time are added step by step)."""
+        self.used.wall_seconds = self.wall["before"] + time.perf_counter() - self.wall["start"]
 
     def _train_step(self, order: torch.Tensor, bar: ProgressBar) -> tuple[str, int | None]:
         B, b = self.config.batch_size, self.state.batch_in_epoch
-        seconds_before = self.used.seconds
+        clock_mark = self.budget_clock.start()
         index = order[b * B : (b + 1) * B]
         index = index[: self.meter.rows_allowed(self.used, len(index))]
         rows = len(index)
@@ -190,9 +195,11 @@ class _Run:
         lr = self.config.lr * lr_factor(self.config, progress)
         set_lr(self.optimizer, lr)
         self.optimizer.step()
-        synchronize(self.device)
+        timing = self.budget_clock.stop(clock_mark)  # waits for the device: the step is over when it is timed
+        self.step_seconds = timing.compute
+        self.used.seconds += timing.compute
+        self.used.train_wall_seconds += timing.wall
         self._tick()
-        self.step_seconds = self.used.seconds - seconds_before
         self.used.steps += 1
         self.used.samples += rows
         self.used.tokens += rows * self.unit_tokens
@@ -235,7 +242,6 @@ class _Run:
 
     # ------------------------------------------------------------------ evaluation and best weights
     def _evaluate(self, record: bool = False) -> tuple[str, int | None]:
-        started = time.perf_counter()
         self.last_eval = {}
         if self.val_data is not None:
             self.last_eval = evaluate(self.model, self.val_data, self.config.task, device=self.device,
@@ -250,7 +256,6 @@ class _Run:
         if record:
             self.log.append({"kind": "eval", **self._counters(), **self.last_eval})
         self._update_best(self.last_eval)
-        self.clock["excluded"] += time.perf_counter() - started
         if not all(math.isfinite(value) for value in self.last_eval.values()):
             return self._diverged(**self.last_eval, during="evaluation", at_step=self.used.steps)
         return "ok", None
@@ -278,7 +283,6 @@ class _Run:
 
     # ------------------------------------------------------------------ checkpoints
     def _save_checkpoint(self) -> None:
-        started = time.perf_counter()
         self._tick()
         ckpt.save_checkpoint(self.checkpoint_path, {
             "config": result_shaping_fields(self.config),
@@ -296,7 +300,6 @@ class _Run:
             "callbacks": [cb.state_dict() if hasattr(cb, "state_dict") else None for cb in self.callbacks],
             "stacked": None if self.stacked is None else self.stacked.state_dict(),
         })  # fmt: skip
-        self.clock["excluded"] += time.perf_counter() - started
 
     def restore(self, payload: dict[str, Any]) -> None:
         saved, current = payload["config"], result_shaping_fields(self.config)
@@ -312,10 +315,17 @@ class _Run:
                 f"cannot resume: the checkpoint trained in {was} autocast, this run would train in {now} "
                 f"(device {self.device}); resume on a device of the same kind, or set bf16 to match"
             )
+        clock_then = payload["used"].get("clock") or self.used.clock
+        if self.budget.kind == "seconds" and clock_then != self.used.clock:
+            raise ValueError(
+                f"cannot resume: the checkpoint's seconds were measured by the {clock_then} clock, this run's by "
+                f"{self.used.clock} (device {self.device}); resume a seconds budget on a device of the same kind"
+            )
         self.model.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         for key, value in payload["used"].items():
             setattr(self.used, key, value)
+        self.used.clock = self.budget_clock.name
         self.state.epoch = payload["position"]["epoch"]
         self.state.batch_in_epoch = payload["position"]["batch_in_epoch"]
         self.epoch_sums = list(payload["epoch_sums"])

@@ -1,4 +1,4 @@
-"""The comparison study: named activations against named baselines, on several tasks, step- and wall-clock-matched.
+"""The comparison study: named activations against named baselines, on several tasks, step- and compute-time-matched.
 
 Why a study of its own: the toolkit's promise is "use the same tools to check your own activation ideas", so a
 user's activation (any spec `actlab.activations.resolve` takes, or base gradients the run derives itself) must
@@ -6,7 +6,7 @@ reach the same statistics and rule-computed verdicts as the paper studies.
 
 Modules: `tasks` (the tasks: data, network, metric, default budgets), `specs` (activation specs and the
 derivations a run creates in its own folder), `engine` (the matched-comparison engine: the arms of one seed
-trained step-, token- or wall-clock-matched, interleaved; the xIELU study is a configuration of it), `run` (one
+trained step-, token- or compute-time-matched, interleaved; the xIELU study is a configuration of it), `run` (one
 (task, seed): every activation in the task's network, per matching), `analysis` (the report's tables: metric CIs,
 paired improvements with Holm, MDE and TOST, throughput ratios), `claims` (the decision rule and the claims it
 records), `plots`, `tutorial` (what `03_your_activation` calls).

@@ -263,10 +263,10 @@ def optimiser_text(setup: dict[str, Any]) -> str:
 
 
 def budget_text(setup: dict[str, Any], task: str, matching: str) -> str:
-    """'600 steps per arm, 8 seeds' or '1.2 s of training loop per arm, 8 seeds', from the runs."""
+    """'600 steps per arm, 8 seeds' or '1.2 s of compute per arm, 8 seeds', from the runs."""
     entry = setup["tasks"][task]
     amounts = " / ".join(f"{a:g}" for a in entry["budgets"].get(matching, []))
-    unit = "steps" if matching == "steps" else "s of training loop"
+    unit = "steps" if matching == "steps" else "s of compute"
     return f"{entry['label']}: {amounts} {unit} per arm, {len(entry['seeds'])} seeds"
 
 

@@ -1,6 +1,6 @@
 """The comparison's decision rule, as tested code: does a candidate activation beat the baselines on a task?
 
-One claim per (candidate, task, matching): "X beats the baselines on T, step-matched" (or wall-clock-matched).
+One claim per (candidate, task, matching): "X beats the baselines on T, step-matched" (or compute-time-matched).
 It reads the paired improvements of `analysis.paired_improvements` (positive = the candidate is better, in the
 task's unit), Holm-corrected within the (task, matching) family, and ends one of four ways:
 
@@ -62,7 +62,7 @@ def statement(candidate: str, baselines: list[str], task_label: str, matching_la
     """'cubic beats relu and gelu on Fashion-MNIST ... (step-matched: every arm trained for the same steps).'"""
     how = {
         "step-matched": "every arm trained for the same optimiser steps on the same data order",
-        "wall-clock-matched": "every arm trained for the same seconds of training loop",
+        "compute-time-matched": "every arm trained for the same seconds of compute: CPU time, or GPU time on CUDA",
     }.get(matching_label, matching_label)
     return (
         f"{candidate} beats {' and '.join(baselines)} on {task_label}, {matching_label} ({how}). Estimate: the least "

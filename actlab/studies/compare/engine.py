@@ -7,10 +7,12 @@ when each gets the same budget? Both need the same guarantees, so they are kept 
 - **Same start.** Every arm is built right after `seed_everything(seed)`: arms whose construction draws the same
   numbers start from the same weights, and every arm sees the same data order.
 - **Same budget.** A matching names what is matched: `steps` (the same optimiser steps, so the same samples in the
-  same order), `tokens` (the same tokens, in whole batches) or `seconds` (the same seconds of training loop,
-  evaluation excluded: the objection to step-matched claims for activations that cost more per step). Count
-  budgets repeat bit for bit on CPU; a seconds budget depends on the machine's load by nature.
-- **Interleaved.** A machine shared with other jobs changes speed by the second. Each arm's budget is cut into
+  same order), `tokens` (the same tokens, in whole batches) or `seconds` (the same seconds of compute, by the
+  budget clock `actlab.train.clock`: CPU time at a fixed thread count, or GPU time on CUDA; evaluation excluded:
+  the objection to step-matched claims for activations that cost more per step). Count budgets repeat bit for bit
+  on CPU; a seconds budget depends on the machine's speed, and far less than the wall on its load.
+- **Interleaved.** A machine shared with other jobs changes speed by the second (even CPU time per step drifts with
+  what else uses the caches). Each arm's budget is cut into
   `rounds` slices and the arms take turns (`train.train_interleaved`), each resuming its exact state from a
   checkpoint with the schedule following the whole budget, so load spikes hit every arm alike and throughput
   ratios compare arms measured side by side. Slicing changes no step-matched result (tested).
@@ -34,22 +36,23 @@ from torch import nn
 
 from actlab.studies.compare.tasks import Task, TaskData
 from actlab.train import Budget, TrainConfig, TrainResult, TrainState, cpu_threads, pick_device, seed_everything
+from actlab.train.clock import budget_threads
 from actlab.train.slices import train_interleaved
 from actlab.train.warm_up import warm_up
 
 MATCHINGS = ("steps", "tokens", "seconds")
-MATCHING_LABELS = {"steps": "step-matched", "tokens": "token-matched", "seconds": "wall-clock-matched"}
+MATCHING_LABELS = {"steps": "step-matched", "tokens": "token-matched", "seconds": "compute-time-matched"}
 FAST_PATHS = ("auto", "compile", "function", "eager")
 
 
 def matching_label(matching: str) -> str:
-    """'step-matched', 'token-matched' or 'wall-clock-matched', as pages and claim ids name a matching."""
+    """'step-matched', 'token-matched' or 'compute-time-matched', as pages and claim ids name a matching."""
     return MATCHING_LABELS.get(matching, f"{matching}-matched")
 
 
 def matched_budget(matching: str, amount: float, batch_tokens: int = 1) -> Budget:
     """What every arm gets under `matching`: `amount` steps, tokens (rounded to whole batches of `batch_tokens`, so
-    no trimmed last batch and no new shape for a compiled path) or seconds of training loop."""
+    no trimmed last batch and no new shape for a compiled path) or seconds of compute (`actlab.train.clock`)."""
     if matching == "seconds":
         return Budget.seconds(amount)
     if matching == "tokens":
@@ -114,12 +117,14 @@ def train_matched(
 
     `arms[name]()` builds the arm's whole network (called right after `seed_everything`); `curve_every` > 0
     records the training loss every that many steps; the slices' checkpoints live under `workdir` (None: the
-    system's temporary folder) and are removed. Runs on `config.num_threads` CPU threads throughout (warm-up,
-    training and scoring), so the thread count never changes a number.
+    system's temporary folder) and are removed. Runs on the thread count `train` uses for `budget` throughout
+    (`config.num_threads`; a CPU seconds budget fixes an unset one at 1: `train.clock.budget_threads`) for warm-up,
+    training and scoring, so the thread count never changes a number and no kernel is rebuilt on the clock (warm-up
+    kernels built for 2 threads were rebuilt in the first charged step: 132 steps instead of 177).
     """
     check_fast_path(fast_path)
-    with cpu_threads(config.num_threads):
-        device = pick_device(config.device)
+    device = pick_device(config.device)
+    with cpu_threads(budget_threads(config.num_threads, budget, device)):
         warm_batch = (data.train[0][: config.batch_size], data.train[1][: config.batch_size])
         models: dict[str, nn.Module] = {}
         curves: dict[str, LossCurve] = {}
@@ -164,7 +169,8 @@ def arm_record(name: str, matching: str, arm: TrainedArm, task: Task, seed: int)
         "steps": used.steps,
         "samples": used.samples,
         "tokens": used.tokens,
-        "seconds": used.seconds,  # training loop only: what a seconds budget counts
+        "seconds": used.seconds,  # compute time of the training steps: what a seconds budget counts
+        "train_wall_seconds": used.train_wall_seconds,  # the same steps on the wall (load shows here)
         "throughput": units / used.seconds if used.seconds > 0 else math.nan,  # samples/s (LM: tokens/s)
         "budget_amount": arm.result.budget.amount,
         **learned_alphas(arm.model),

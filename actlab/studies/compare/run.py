@@ -6,8 +6,9 @@ trains it to the same budget with the matched-comparison engine (`engine.train_m
 warm-up off the clock):
 - `steps`: the same optimiser steps (and so the same samples, in the same order) for every arm; reproducible bit
   for bit on CPU;
-- `seconds`: the same seconds of training loop for every arm (evaluation excluded), the review-style objection to
-  step-matched claims for activations that cost more per step. Load-dependent by nature.
+- `seconds`: the same seconds of compute for every arm (the budget clock, `actlab.train.clock`: CPU time at one
+  thread, or GPU time on CUDA; evaluation excluded), the review-style objection to step-matched claims for
+  activations that cost more per step. Far less load-dependent than wall time, not bit-for-bit repeatable.
 Derived arms are derived, checked and saved into the run's own folder first (`specs`).
 """
 

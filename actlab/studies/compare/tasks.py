@@ -44,7 +44,7 @@ class Task:
 
     `metric` is a key of `score`'s result; `higher_is_better` orients "beats"; `unit` names what a difference of
     the metric is measured in. `steps` and `seconds` are the default budgets per arm (steps-matched and
-    wall-clock-matched), `unit_name` what throughput counts (samples or tokens per second).
+    compute-time-matched), `unit_name` what throughput counts (samples or tokens per second).
     """
 
     name: str

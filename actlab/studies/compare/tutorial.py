@@ -102,7 +102,7 @@ def quick_comparison(
     confidence: float = 0.95,
     fast_path: str = "auto",
 ) -> dict[str, Any]:
-    """Your activation against `baselines` on `task` for `seeds` seeds, step- and wall-clock-matched, in this process.
+    """Your activation against `baselines` on `task` for `seeds` seeds, step- and compute-time-matched, in this process.
 
     The same code as the study's sweep runs (`run.train_arms`), analysis and rule; claims are recorded into
     `<folder>/claims`. Returns the arms table, the metric table, the paired improvements, throughput and claims.

@@ -319,7 +319,7 @@ def identical_runs(results: StudyResults, a: str, b: str) -> tuple[int, int]:
 
 def seconds_matched(results: StudyResults, tolerance: float = 0.15) -> bool:
     """True when, per architecture, every finished arm trained for the same seconds within `tolerance`
-    (relative): the check of a wall-clock-matched sweep, whose arms differ in steps by design."""
+    (relative): the check of a compute-time-matched sweep, whose arms differ in steps by design."""
     arms = ok_arms(results)
     if arms.empty:
         return False

@@ -3,8 +3,8 @@
 Why one function: the report notebook, `actlab calibrate` and the tests must get the same verdicts from the same
 runs, and a rule can only be simulated if nothing about a claim is put together in a notebook. Four claims:
 
-- `smartmixed-top3-compute-matched` / `-wallclock-matched`: SmartMixed ranks in the top 3 of the 7 strategies on
-  most architectures (step- and wall-clock-matched); estimate: the majority margin over the 3rd-best fixed
+- `smartmixed-top3-compute-matched` / `-compute-time-matched`: SmartMixed ranks in the top 3 of the 7 strategies on
+  most architectures (step- and compute-time-matched); estimate: the majority margin over the 3rd-best fixed
   activation (accuracy points), simultaneous paired t bounds (`actlab.stats.top_k`).
 - `smartmixed-layerwise-preference`: the ELU+SELU share rises AND the ReLU+LeakyReLU share falls from the first to
   the last hidden layer, each by at least `preference_margin` points; the network is the unit.
@@ -125,7 +125,7 @@ def decide_all(runs: StudyRuns, settings: Settings) -> StudyClaims:
 
 # ---------------------------------------------------------------- the ranking
 def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclock: bool) -> Claim:
-    """Top k of the paper's seven strategies on most architectures, step- or wall-clock-matched."""
+    """Top k of the paper's seven strategies on most architectures, step- or compute-time-matched (CPU/GPU seconds)."""
     strategies = analysis.ranked_arms(settings.init)
     cube, seeds, architectures = ev.accuracy_cube(analysis.ok_arms(results, settings.init), strategies)
     committed = routers_committed(results)
@@ -147,9 +147,9 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
         },
         p_value=float(top.p_value[0]),
     )
-    kind = "wall-clock-matched" if wallclock else "step-matched"
+    kind = "compute-time-matched" if wallclock else "step-matched"
     claim = decide(
-        f"smartmixed-top3-{'wallclock' if wallclock else 'compute'}-matched",
+        f"smartmixed-top3-{'compute-time' if wallclock else 'compute'}-matched",
         evidence,
         top3_rule,
         study=STUDY,

@@ -34,6 +34,7 @@ from actlab.studies.smartmixed.assignments import (
 from actlab.studies.smartmixed.config import CONTROLS, FIXED_PREFIX, RunConfig, architecture_name
 from actlab.studies.smartmixed.data import StudyData, load
 from actlab.train import Budget, TrainResult, cpu_threads, evaluate, pick_device, train
+from actlab.train.clock import budget_threads
 from actlab.train.warm_up import warm_up as train_warm_up
 
 FREEZE_PROBE = 512  # test examples on which the frozen network is compared with the argmax network
@@ -157,11 +158,13 @@ def _finished(arm: Arm, results: list[TrainResult], model: nn.Module, data: Stud
     return arm
 
 
-def warm_up(model: nn.Module, data: StudyData, config: RunConfig) -> None:
-    """SmartMixed's compiled phase-1 kernels built off the clock (`actlab.train.warm_up`): a wall-clock-matched
-    phase 1 then spends its seconds training; a first step that compiles once took a 3-second budget whole."""
+def warm_up(model: nn.Module, data: StudyData, config: RunConfig, budget: Budget) -> None:
+    """SmartMixed's compiled phase-1 kernels built off the clock (`actlab.train.warm_up`): a compute-time-matched
+    phase 1 then spends its seconds training; a first step that compiles once took a 3-second budget whole.
+    Built at the thread count `train` will use for `budget` (CPU kernels are built per thread count)."""
     batch = (data.train[0][: config.batch_size], data.train[1][: config.batch_size])
-    train_warm_up(model, batch, "classification", pick_device(config.device), threads=config.num_threads)
+    device = pick_device(config.device)
+    train_warm_up(model, batch, "classification", device, threads=budget_threads(config.num_threads, budget, device))
 
 
 def run_phase1(config: RunConfig, data: StudyData) -> tuple[nn.Sequential | None, TrainResult, dict[str, Any]]:
@@ -172,7 +175,7 @@ def run_phase1(config: RunConfig, data: StudyData) -> tuple[nn.Sequential | None
     else:
         budget1 = protocol.phase_budgets(config)[0]
     model = protocol.build_network(config, data.in_features, data.n_classes, "smartmixed")
-    warm_up(model, data, config)
+    warm_up(model, data, config, budget1)
     curve: list[float] = []
     result = _fit(model, data, config, budget1, curve)
     summary: dict[str, Any] = {

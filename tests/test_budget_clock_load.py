@@ -1,0 +1,74 @@
+"""The compute-time-matched comparison is repeatable under load: the same sweep alone and beside a CPU-bound
+process reaches the same steps per arm (within 5%) and the same verdicts.
+
+Slow (about 10-15 minutes on 2 cores): 8 comparison runs of 4 arms. The two sweeps are run in halves, in the order
+alone, burner, burner, alone (seeds 0-1, then 2-3), so a drift in the rest of the machine's load hits both alike.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from actlab.studies.compare import analysis, claims
+from actlab.sweep import ExecutorOptions, load_spec, run_sweep
+
+pytestmark = pytest.mark.slow
+
+RUN = Path(__file__).resolve().parent.parent / "notebooks" / "compare" / "run.ipynb"
+ARMS = ("cubic", "xielu", "relu", "gelu")
+
+
+def _spec(folder: Path, seeds: list[int]):
+    path = folder / "clock.yml"
+    path.write_text(
+        f"name: clock\nnotebook: {RUN}\ngrid:\n  task: [fashion_mnist]\nseeds: {seeds}\nfixed:\n"
+        f'  activations: {",".join(ARMS)}\n  derive: {{cubic: {{pos: "x**3", neg: "exp(x)"}}}}\n'
+        "  matchings: seconds\n  seconds: 0.8\n  rounds: 3\n"
+    )
+    return load_spec(path)
+
+
+def _sweep(runs: Path, seeds: list[int], burner: bool) -> None:
+    competitor = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if burner else None
+    try:
+        outcome = run_sweep(_spec(runs, seeds), runs_dir=runs, options=ExecutorOptions(workers=1), progress=False)
+    finally:
+        if competitor is not None:
+            competitor.kill()
+            competitor.wait()
+    assert outcome.counts() == {"ok": len(seeds)}, outcome.statuses
+
+
+def _verdicts(runs: Path, claims_dir: Path) -> tuple[dict[str, float], dict[str, str]]:
+    arms = analysis.arms_frame(analysis.load_runs(runs, ["clock"]))
+    steps = arms.groupby("activation")["steps"].sum().to_dict()
+    paired = analysis.paired_improvements(arms, ["cubic", "xielu"], ["relu", "gelu"])
+    setup = analysis.setup_summary(analysis.load_runs(runs, ["clock"]))
+    recorded, _ = claims.record_claims(
+        paired, setup, ["cubic", "xielu"], ["relu", "gelu"], alpha=0.05, confidence=0.95, claims_dir=str(claims_dir)
+    )
+    return steps, {claim_id: claim["verdict"] for claim_id, claim in recorded.items()}
+
+
+def test_steps_and_verdicts_do_not_move_with_a_cpu_bound_process_beside_the_sweep(tmp_path):
+    alone, beside = tmp_path / "alone", tmp_path / "beside"
+    alone.mkdir(), beside.mkdir()
+    loads = [os.getloadavg()[0]]
+    for runs, seeds, burner in ((alone, [0, 1], False), (beside, [0, 1], True), (beside, [0, 1, 2, 3], True),
+                                (alone, [0, 1, 2, 3], False)):  # fmt: skip
+        _sweep(runs, seeds, burner)
+        loads.append(os.getloadavg()[0])
+    steps_alone, verdicts_alone = _verdicts(alone, tmp_path / "claims-alone")
+    steps_beside, verdicts_beside = _verdicts(beside, tmp_path / "claims-beside")
+    change = {arm: steps_beside[arm] / steps_alone[arm] - 1 for arm in ARMS}
+    print(f"\nload averages (1 min) between the four half-sweeps: {[round(x, 2) for x in loads]}")
+    print(f"steps over 4 seeds, alone: {steps_alone}; beside a CPU-bound process: {steps_beside}")
+    print("change: " + ", ".join(f"{arm} {100 * c:+.1f}%" for arm, c in change.items()))
+    print(f"verdicts alone: {verdicts_alone}\nverdicts beside: {verdicts_beside}")
+    assert all(abs(c) <= 0.05 for c in change.values()), change
+    assert verdicts_alone == verdicts_beside and verdicts_alone
