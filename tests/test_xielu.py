@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 
 from actlab import activations
-from actlab.nn import XIELU, XIPReLU, formulas, fused, integrated_activation, select_path
 from actlab.kernels import paths, pointwise
+from actlab.nn import XIELU, XIPReLU, formulas, fused, integrated_activation, select_path
 from actlab.nn import xielu as xielu_module
 from actlab.symbolic import derivations
 from actlab.symbolic.codegen import torch_kernels
