@@ -26,6 +26,7 @@ import torch
 MULTIPLIERS = (0x7FEB352D, 0x846CA68B)  # lowbias32's two multipliers (C. Wellons, "hash-prospector")
 MANTISSA_BITS = 23  # uniforms on the grid (m + 1/2) / 2^23: exact in float32, symmetric, never 0 or 1
 INT32_MODULUS = 2**32
+MAX_COUNTERS = 2**31  # counters are non-negative int32: one call draws at most this many numbers
 
 
 def _as_int32(value: int) -> int:
@@ -52,13 +53,18 @@ def random_bits(keys: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
     return lowbias32(lowbias32(counters ^ keys[0]) + keys[1])
 
 
-def uniform(keys: torch.Tensor, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """U(0, 1) of `shape` in `dtype` (float32 or float64; 23 random bits), element i from (keys, i), i the flat
-    row-major index. Inside a traced kernel the counters are an index expression, not a tensor in memory."""
+def uniform(
+    keys: torch.Tensor, shape: tuple[int, ...], dtype: torch.dtype = torch.float32, offset: int = 0
+) -> torch.Tensor:
+    """U(0, 1) of `shape` in `dtype` (float32 or float64; 23 random bits), element i from (keys, offset + i), i the
+    flat row-major index; offset + the element count must stay below 2^31 (`MAX_COUNTERS`). Inside a traced kernel
+    the counters are an index expression, not a tensor in memory."""
     count = 1
     for size in shape:
         count = count * size
     counters = torch.arange(count, dtype=torch.int32, device=keys.device).view(shape)
+    if not isinstance(offset, int) or offset != 0:
+        counters = counters + offset
     mantissa = _shift_right(random_bits(keys, counters), 32 - MANTISSA_BITS)
     return (mantissa.to(dtype) + 0.5) * (1.0 / 2**MANTISSA_BITS)
 

@@ -23,7 +23,7 @@ from typing import Protocol
 import torch
 import torch.nn.functional as F
 
-from actlab.kernels.standalone import compile_standalone, thread_key
+from actlab.kernels.standalone import compile_standalone, rng_untouched, thread_key
 
 SOFTPLUS_THRESHOLD = 20.0  # F.softplus's default: above it softplus(a) returns a, whose derivative is 1
 EXAMPLE_LENGTH = 64  # the traced example's length; the graph's length is symbolic, so any length runs
@@ -115,11 +115,12 @@ class CompiledKernels:
         if entry is None:
             _log.info("compiling the %s forward kernel for %s", self.spec.kind, key)
             spec, tables = self.spec, self.spec.tables(x.dtype, x.device)
-            kernel = compile_standalone(
-                lambda x, p, n, *tables: spec.forward(x, p, n, *tables),
-                [*_examples(x, p, n), *tables],
-                unchecked_indexing=bool(tables),
-            )
+            with rng_untouched(x.device):
+                kernel = compile_standalone(
+                    lambda x, p, n, *tables: spec.forward(x, p, n, *tables),
+                    [*_examples(x, p, n), *tables],
+                    unchecked_indexing=bool(tables),
+                )
             entry = self._forwards[key] = (kernel, tables)
         kernel, tables = entry
         return kernel(x, p, n, *tables)  # type: ignore[operator]
@@ -135,7 +136,8 @@ class CompiledKernels:
                 key = (*_kernel_key(x, p, n, grad, *output), bool(output))
                 entry = self._backwards.get(key)
                 if entry is None:
-                    entry = self._backwards[key] = self._compile_backward(x, grad, p, n, output)
+                    with rng_untouched(x.device):  # the examples are random: the run's generator must not see them
+                        entry = self._backwards[key] = self._compile_backward(x, grad, p, n, output)
                 kernel, tables = entry
                 grad_x, grad_p, grad_n = kernel(x, grad, p, n, *tables, *output)  # type: ignore[operator]
                 return grad_x, grad_p, grad_n

@@ -17,8 +17,9 @@ the xIELU forward kernel (README, Timings). Only these kernels get it; other `to
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -111,6 +112,19 @@ def _filled(cell: object) -> bool:
         return cell.cell_contents is not None  # type: ignore[attr-defined]
     except ValueError:  # an empty cell
         return False
+
+
+@contextlib.contextmanager
+def rng_untouched(device: torch.device) -> Iterator[None]:
+    """Run a kernel's example-building and compilation without moving torch's random state (CPU, and `device`'s).
+
+    Why: kernels are compiled at their first call, in the middle of a training step; examples drawn with torch.randn
+    there advanced the global generator, so a process's first run drew other noise (SmartMixed's keys, dropout)
+    than the same run a second time, and a seed did not repeat bit for bit across the compile.
+    """
+    devices = [device] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices, device_type=device.type if devices else "cuda"):
+        yield
 
 
 def tracing_for_inductor() -> bool:
