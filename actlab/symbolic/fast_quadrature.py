@@ -111,11 +111,11 @@ class FastTable:
     def tail_bound(self) -> float:
         return max(self.lower.bound, self.upper.bound)
 
-    def bound(self, dtype: torch.dtype, G: float) -> float:
-        """The stated bound of |G_fast(x) - G(x)| in `dtype` at a point where |G(x)| = G (module docstring)."""
-        if dtype == torch.float64:
-            return self.interpolation_bound * max(1.0, abs(G)) + self.tail_bound
-        return FLOAT32_RELATIVE * max(1.0, abs(G)) + self.tail_bound
+    def bound(self, dtype: torch.dtype, G: float | torch.Tensor) -> float | torch.Tensor:
+        """The stated bound of |G_fast(x) - G(x)| in `dtype` where |G(x)| = G (module docstring); G may be a tensor."""
+        relative = self.interpolation_bound if dtype == torch.float64 else FLOAT32_RELATIVE
+        scale = G.abs().clamp_min(1.0) if isinstance(G, torch.Tensor) else max(1.0, abs(G))
+        return relative * scale + self.tail_bound
 
     def tensors(self, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
         """(G on the grid, g on the grid) in the evaluator's compute dtype, on `device` (cached)."""

@@ -81,7 +81,8 @@ class QuadratureTable:
         grid, G_table, g_table = self._in(dtype)
         x64 = x.detach().to(dtype)
         inside = x64.clamp(-self.half_width, self.half_width)
-        index = ((inside + self.half_width) / TABLE_STEP).floor().clamp(max=len(grid) - 2).long()
+        cell = ((inside + self.half_width) / TABLE_STEP).floor().clamp(max=len(grid) - 2)
+        index = torch.nan_to_num(cell).long()  # NaN x: any cell (its G is NaN through s), not an index error
         s = (inside - grid[index]) / TABLE_STEP
         s2 = s * s
         h01 = s2 * (3 - 2 * s)  # Hermite basis: h00 = 1 - h01, h10 = s (1 - s)^2, h11 = s^2 (s - 1)
@@ -233,6 +234,16 @@ class QuadratureActivation(nn.Module):
         from actlab.kernels.paths import activate
 
         return activate(self.spec, x, self.a_p, self.a_n, self.path)  # raw parameters: the kernels apply softplus
+
+    @property
+    def alpha_p(self) -> torch.Tensor:
+        """alpha_p = softplus(a_p)."""
+        return F.softplus(self.a_p)
+
+    @property
+    def alpha_n(self) -> torch.Tensor:
+        """alpha_n = softplus(a_n)."""
+        return F.softplus(self.a_n)
 
     def fast_bound(self, dtype: torch.dtype, G: float) -> float | None:
         """The fast evaluator's stated bound of |G_fast(x) - G(x)| where |G(x)| = G (`FastTable.bound`)."""
