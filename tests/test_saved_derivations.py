@@ -240,3 +240,23 @@ def test_exps_proved_nonpositive_on_their_side_become_the_fusable_ones():
     assert "exp_nonpositive(x)" in source and "torch.exp" not in source
     kept = torch_kernels(derivations.custom("exp(x)", "exp(-x)"))  # positive on their side: torch.exp stays
     assert "torch.exp" in inspect.getsource(kept.negative.value.__closure__[0].cell_contents)
+
+
+def test_exponential_sides_are_found_and_read_off_the_output():
+    """The cubic's x <= 0 side, g = exp(x), is read off y in the backward; sides that are not c e^(a x) are not."""
+    from actlab.symbolic import derivations
+    from actlab.symbolic.derived_spec import DerivedSpec, Exponential
+
+    cubic = DerivedSpec.of(derivations.custom("x**3", "exp(x)"), 0.5)
+    assert cubic.exponential == (None, Exponential(1.0, 1.0)) and cubic.reads_output
+    mirrored = DerivedSpec.of(derivations.custom("3*exp(-2*x)", "2*x"), 0.5)
+    assert mirrored.exponential == (Exponential(-2.0, 3.0), None)
+    elu_like = DerivedSpec.of(derivations.custom("2*x", "exp(x) - 1"), 0.5)
+    assert elu_like.exponential == (None, None) and not elu_like.reads_output
+    x = torch.tensor([-1e4, -45.0, -39.0, -3.0, -1e-6, 0.0, 1e-6, 2.0], dtype=torch.float64)
+    grad = torch.linspace(0.5, 2.0, len(x), dtype=torch.float64)
+    p, n = torch.tensor(0.3, dtype=torch.float64), torch.tensor(-0.4, dtype=torch.float64)
+    for spec in (cubic, mirrored):
+        y = spec.forward(x, p, n)
+        for read, computed in zip(spec.backward(x, grad, p, n, y=y), spec.backward(x, grad, p, n), strict=True):
+            torch.testing.assert_close(read, computed, rtol=1e-12, atol=1e-12)

@@ -11,15 +11,13 @@ Each branch is evaluated on its own side only: the x > 0 branch sees `clamp(x, m
 `exp_nonpositive` / `expm1_nonpositive`: `torch.exp` / `torch.expm1` in eager code, and inside a compiled float32
 CPU kernel the polynomial exp that inductor fuses into the loop (the cubic's exp(x) on x <= 0, xIELU's expm1).
 
-`DerivedSpec` makes a derivation a `actlab.kernels.pointwise` spec: its forward and backward are the generated
-code, compiled into two kernels; the eager generated code stays the reference (`reference`) and
-`SymbolicActivationFunction` the stand-in when compiling is impossible (`function`).
+`actlab.symbolic.derived_spec.DerivedSpec` compiles this code into a derived activation's two kernels.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import sympy as sp
 import torch
@@ -28,7 +26,6 @@ from sympy.codegen.rewriting import optimize, optims_c99
 from sympy.printing.pytorch import TorchPrinter
 
 from actlab.kernels.fast_exp import exp_nonpositive, expm1_nonpositive
-from actlab.kernels.pointwise import Gradients, softplus_alphas, softplus_derivative, sum_dtype
 from actlab.symbolic.defaults import XIELU_DEFAULTS
 from actlab.symbolic.recipe import Branch, Derivation, x
 
@@ -145,7 +142,7 @@ def _branch_kernels(branch: Branch, parameters: Sequence[sp.Symbol], shift: sp.S
     )
 
 
-def _full(value: torch.Tensor | float, like: torch.Tensor) -> torch.Tensor:
+def broadcast_full(value: torch.Tensor | float, like: torch.Tensor) -> torch.Tensor:
     """Broadcast a generated result (possibly a Python number for a constant expression) to `like`."""
     return torch.as_tensor(value, dtype=like.dtype, device=like.device).expand_as(like)
 
@@ -169,8 +166,8 @@ class TorchKernels:
         unselected branch may overflow but `where` discards it, and two passes over x are saved.
         """
         x_pos, x_neg = (torch.clamp(x_, min=0.0), torch.clamp(x_, max=0.0)) if clamp else (x_, x_)
-        value_pos = _full(self.positive.value(x_pos, *params, beta_), x_)
-        value_neg = _full(self.negative.value(x_neg, *params, beta_), x_)
+        value_pos = broadcast_full(self.positive.value(x_pos, *params, beta_), x_)
+        value_neg = broadcast_full(self.negative.value(x_neg, *params, beta_), x_)
         return torch.where(x_ > 0, value_pos, value_neg)
 
     def partials(
@@ -185,7 +182,10 @@ class TorchKernels:
         positive = self.positive.partials(x_pos, *params, beta_)
         negative = self.negative.partials(x_neg, *params, beta_)
         mask = x_ > 0
-        return [torch.where(mask, _full(p, x_), _full(n, x_)) for p, n in zip(positive, negative, strict=True)]
+        return [
+            torch.where(mask, broadcast_full(p, x_), broadcast_full(n, x_))
+            for p, n in zip(positive, negative, strict=True)
+        ]
 
     def d_dx(self, x_: torch.Tensor, params: Sequence[torch.Tensor | float], beta_: float) -> torch.Tensor:
         """f'(x) from the symbolic gradient."""
@@ -269,55 +269,3 @@ def apply_symbolic(
 ) -> torch.Tensor:
     """f(x) through `SymbolicActivationFunction` (differentiable in x and every parameter)."""
     return SymbolicActivationFunction.apply(x_, beta_, kernels, *params)
-
-
-@dataclass(frozen=True)
-class DerivedSpec:
-    """A two-parameter derivation as a `actlab.kernels.pointwise` spec: alpha_p = softplus(p), alpha_n = softplus(n),
-    beta fixed (the parameterisation of saved derivations, `actlab.symbolic.saved.DerivedActivation`).
-
-    The kernels are the generated code itself: forward f(x) with each branch on its own side, backward f'(x) and
-    both df/dalpha from the symbolic gradient in one pass, the chain rule through softplus inside. Equal specs
-    (same derivation, same beta) share their compiled kernels; `key` is `derivation_key` of the derivation.
-    """
-
-    key: str
-    beta: float
-    kernels: TorchKernels = field(compare=False, repr=False)
-    reads_output = False
-
-    @classmethod
-    def of(cls, derivation: Derivation, beta_: float) -> DerivedSpec:
-        names = [str(p) for p in derivation.parameters]
-        if names != ["alpha_p", "alpha_n"]:
-            raise ValueError(f"a derived activation's kernels take alpha_p, alpha_n; {derivation.name} has {names}")
-        return cls(derivation_key(derivation), float(beta_), torch_kernels(derivation))
-
-    @property
-    def kind(self) -> str:
-        return f"derived {self.kernels.name}"
-
-    def tables(self, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, ...]:
-        """No constant tensors: the closed forms are the code."""
-        return ()
-
-    def forward(self, x_: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
-        """f(x) from the closed forms, each branch on its own side."""
-        return self.kernels.value(x_, softplus_alphas(p, n, x_.dtype), self.beta, clamp=True)
-
-    reference = forward  # the generated code differentiated by autograd: the definition the tests hold others to
-
-    def function(self, x_: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
-        """f(x) through `SymbolicActivationFunction` (eager; the stand-in when compiling is impossible)."""
-        return apply_symbolic(self.kernels, x_, softplus_alphas(p, n, x_.dtype), self.beta)
-
-    def backward(
-        self, x_: torch.Tensor, grad: torch.Tensor, p: torch.Tensor, n: torch.Tensor, y: torch.Tensor | None = None
-    ) -> Gradients:
-        """(dL/dx, dL/dp, dL/dn): the symbolic partials times `grad`, the alpha sums in float32 or float64."""
-        alphas = softplus_alphas(p, n, x_.dtype)
-        d_dx, d_dalpha_p, d_dalpha_n = self.kernels.partials(x_, alphas, self.beta, clamp=True)
-        grad_x = grad * d_dx
-        grad_p = torch.sum(grad * d_dalpha_p, dtype=sum_dtype(x_)) * softplus_derivative(p).to(sum_dtype(x_))
-        grad_n = torch.sum(grad * d_dalpha_n, dtype=sum_dtype(x_)) * softplus_derivative(n).to(sum_dtype(x_))
-        return grad_x, grad_p.to(p.dtype), grad_n.to(n.dtype)

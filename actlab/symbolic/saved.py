@@ -206,7 +206,7 @@ class DerivedActivation(nn.Module):
     def __init__(self, saved: SavedDerivation, path: str = "auto") -> None:
         super().__init__()
         from actlab.kernels.paths import select_path
-        from actlab.symbolic.codegen import DerivedSpec
+        from actlab.symbolic.derived_spec import DerivedSpec
 
         select_path(path)  # an unknown path fails here, not at the first forward
         derivation = saved.derivation()
