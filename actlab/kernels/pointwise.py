@@ -87,10 +87,11 @@ def sum_dtype(x: torch.Tensor) -> torch.dtype:
 
 
 def _kernel_key(*tensors: torch.Tensor) -> tuple[object, ...]:
-    """Every input's dtype, x's rank, the parameters' shapes, the device and the CPU thread count: a kernel is only
+    """Every input's dtype, x's rank, the parameters' ranks, the device and the CPU thread count: a kernel is only
     ever called with inputs like the ones it was traced for (a buffer of another dtype would be read as garbage)."""
     x, p, n = tensors[:3]
-    return (*(t.dtype for t in tensors), x.dim(), p.shape, n.shape, x.device, thread_key(x.device))
+    device = x.device
+    return (*[t.dtype for t in tensors], x.dim(), p.dim(), n.dim(), device, thread_key(device))
 
 
 class CompiledKernels:
@@ -104,6 +105,7 @@ class CompiledKernels:
 
     def __init__(self, spec: PointwiseSpec, on_backward_failure: Callable[[Exception], None]) -> None:
         self.spec = spec
+        self.reads_output = bool(spec.reads_output)  # read once: the forward asks at every call
         self.on_backward_failure = on_backward_failure
         self.backward_failed = False
         self._forwards: dict[tuple[object, ...], Callable[..., object]] = {}
@@ -183,7 +185,7 @@ class FusedPointwise(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, p, n, kernels):  # noqa: ANN001, ANN205 - autograd.Function signature
         y = kernels.forward(x, p, n)
-        if kernels.spec.reads_output and x.dtype in FROM_OUTPUT_DTYPES:
+        if kernels.reads_output and x.dtype in FROM_OUTPUT_DTYPES:
             ctx.save_for_backward(x, p, n, y)
         else:
             ctx.save_for_backward(x, p, n)
