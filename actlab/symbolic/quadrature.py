@@ -215,14 +215,17 @@ class QuadratureActivation(nn.Module):
         self.beta = float(beta)
         self.path = path
         self._spec: QuadratureSpec | None = None
-        self._spec_built = path not in ("auto", "compile")  # the fast evaluator is built at the first use
+        self._spec_built = False  # the fast evaluator is built at its first use
         self.a_p = nn.Parameter(torch.tensor(inverse_softplus(alpha_p_init)))
         self.a_n = nn.Parameter(torch.tensor(inverse_softplus(alpha_n_init)))
 
     @property
     def spec(self) -> QuadratureSpec | None:
-        """The fast evaluator's spec, built at first use (SymPy limits and mpmath tails take a second or two, which
-        a module only used for its table, as the derivations page does, should not pay); None without one."""
+        """The fast evaluator's spec, built at first use on the "auto" or "compile" path (SymPy limits and mpmath
+        tails take a second or two, which a module only used for its table, as the derivations page does, should
+        not pay); None without one, or on the other paths."""
+        if self.path not in ("auto", "compile"):
+            return None
         if not self._spec_built:
             self._spec = _fast_spec(self.expression, self.table, self.beta)
             self._spec_built = True
