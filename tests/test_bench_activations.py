@@ -21,9 +21,14 @@ def test_tiny_run_has_the_report_shape_and_the_target():
         "swiglu eager",
         "relu eager",
         "quadrature eager",
+        "quadrature fast",
+        "cubic fast",
     }
-    quadrature = [row for row in report["ratios"] if row["candidate"] == "quadrature eager"]
-    assert len(quadrature) == 1 and quadrature[0]["baseline"] == "relu eager" and quadrature[0]["ratio"] > 0
+    against_relu = {row["candidate"]: row for row in report["ratios"] if row["baseline"] == "relu eager"}
+    assert set(against_relu) == {"cubic fast", "quadrature fast", "quadrature eager", "xielu fast"}
+    assert all(row["ratio"] > 0 for row in against_relu.values())
+    assert against_relu["cubic fast"]["target"] == bench.DERIVED_TARGET
+    assert against_relu["quadrature fast"]["target"] == bench.QUADRATURE_TARGET
     assert all(seconds > 0 for seconds in report["medians_s"].values())
     headline = report["ratios"][0]
     assert headline["candidate"] == "xielu fast" and headline["baseline"] == "relu2 eager"

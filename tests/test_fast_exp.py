@@ -80,3 +80,29 @@ def test_compiled_kernels_use_the_polynomial_and_keep_its_accuracy() -> None:
     far = torch.full((16,), -100.0)
     assert torch.equal(kernel(far)[0], polynomial_exp_nonpositive(far))
     assert not torch.equal(torch.exp(far), polynomial_exp_nonpositive(far))
+
+
+def test_polynomial_log_is_within_one_ulp_of_the_float64_log() -> None:
+    """Every exponent of the positive normal floats, with random mantissas, and the routers' range densely."""
+    from actlab.kernels.fast_log import polynomial_log_positive
+
+    bits = torch.randint(
+        0x00800000, 0x7F800000, (2_000_000,), dtype=torch.int32, generator=torch.Generator().manual_seed(0)
+    )
+    x = torch.cat([bits.view(torch.float32), torch.linspace(2.0**-24, 17.0, 1_000_001), torch.tensor([1.0, 2.0, 0.5])])
+    exact = torch.log(x.double())
+    ulps = (polynomial_log_positive(x).double() - exact).abs() / _float32_ulp(exact)
+    assert ulps.max().item() <= 1.0
+
+
+def test_polynomial_log_compiles_to_the_same_numbers_and_only_for_float32_cpu_kernels() -> None:
+    from actlab.kernels.fast_log import log_positive, polynomial_log_positive
+
+    x = torch.rand(4096, generator=torch.Generator().manual_seed(1)) * 20 + 1e-6
+    compiled = compile_standalone(lambda t: log_positive(t), [torch.rand(64) + 0.5])
+    exact = torch.log(x.double())
+    for candidate in (compiled(x), polynomial_log_positive(x)):  # FMA contraction may move the last bit
+        assert ((candidate.double() - exact).abs() / _float32_ulp(exact)).max().item() <= 1.0
+    assert torch.equal(log_positive(x), torch.log(x))  # eager: torch.log itself
+    x64 = x.double()
+    assert torch.equal(log_positive(x64), torch.log(x64))

@@ -73,8 +73,29 @@ def test_fast_paths_under_cuda_autocast_match_their_fp32_eager_twin(name):
 
 
 @pytest.mark.parametrize("implementation", ["fused", "autograd"])
-def test_gumbel_noise_is_float32_under_autocast(implementation):
+def test_counter_noise_is_float32_under_autocast(implementation, monkeypatch):
+    """The default noise (drawn from two keys, in the kernel or for the op-by-op path) is float32 for bf16 h."""
+    from actlab.kernels import counter_rng
+
+    drawn = []
+    original = counter_rng.uniform
+
+    def spy(keys, shape, dtype=torch.float32, offset=0):
+        u = original(keys, shape, dtype, offset)
+        drawn.append((keys.dtype, u.dtype))
+        return u
+
+    monkeypatch.setattr(counter_rng, "uniform", spy)
     router = SmartMixed(8, implementation=implementation, compile=False)
+    with cuda_autocast_emulation():
+        router(torch.randn(4, 8, dtype=torch.bfloat16))
+    planes = len(router.candidates) if implementation == "fused" else 1  # the kernel draws each plane where used
+    assert drawn == [(torch.int32, torch.float32)] * planes
+
+
+@pytest.mark.parametrize("implementation", ["fused", "autograd"])
+def test_gumbel_noise_is_float32_under_autocast(implementation):
+    router = SmartMixed(8, implementation=implementation, compile=False, noise_layout="public")
     drawn = {}
     original = router._uniform_noise
 

@@ -176,3 +176,137 @@ def test_the_largest_parameters_allowed_give_finite_outputs_and_gradients(store)
     (dy,) = torch.autograd.grad(y.sum(), x)
     assert torch.isfinite(y).all() and torch.isfinite(dy).all()
     assert module.alpha_p.item() == pytest.approx(100, rel=1e-6)
+
+
+# The compiled path (resolve's default) against the eager generated code, the reference (issue 37).
+DERIVED = {"cubic": ("x**3", "exp(x)"), "elu_like": ("2*x", "exp(x) - 1"), "softsign_neg": ("1", "1/(1-x)**2")}
+
+
+def _fast_and_reference(name: str, dtype: torch.dtype) -> tuple[nn.Module, nn.Module]:
+    saved = load_derivation(name)
+    fast, reference = saved.build(), saved.build(path="eager")
+    return fast.to(dtype), reference.to(dtype)
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [("cubic", torch.float32), ("cubic", torch.float64), ("elu_like", torch.float64), ("softsign_neg", torch.float32)],
+)
+def test_compiled_derived_activation_matches_the_eager_generated_code(store, name, dtype):
+    save_derivation(name, *DERIVED[name], alpha_p_init=0.7, alpha_n_init=1.3)
+    fast, reference = _fast_and_reference(name, dtype)
+    assert fast.path == "auto" and resolve(name).path == "auto"
+    grid = torch.cat([torch.linspace(-30, 6, 997), torch.tensor([0.0, -0.0, 1e-7, -1e-7, -200.0])]).to(dtype)
+    x_fast, x_ref = grid.clone().requires_grad_(True), grid.clone().requires_grad_(True)
+    weights = torch.randn(grid.shape, generator=torch.Generator().manual_seed(0), dtype=dtype)
+    y_fast, y_ref = fast(x_fast.view(1, -1)), reference(x_ref.view(1, -1))  # rank 2: the kernels keep x's shape
+    (y_fast * weights).sum().backward()
+    (y_ref * weights).sum().backward()
+    # float32: the compiled exp is a polynomial within 1 ulp and expm1 is exp - 1 there (absolute error ~1e-7)
+    tolerance = {"rtol": 1e-5, "atol": 1e-6} if dtype == torch.float32 else {"rtol": 1e-12, "atol": 1e-12}
+    torch.testing.assert_close(y_fast, y_ref, **tolerance)
+    torch.testing.assert_close(x_fast.grad, x_ref.grad, **tolerance)
+    for parameter in ("a_p", "a_n"):
+        torch.testing.assert_close(getattr(fast, parameter).grad, getattr(reference, parameter).grad, **tolerance)
+
+
+def test_compiled_derived_activation_passes_gradcheck_in_every_input(store):
+    save_derivation("elu_like", *DERIVED["elu_like"])
+    module = resolve("elu_like").double()
+    x = torch.tensor([-3.0, -0.7, -0.01, 0.02, 0.9, 2.5], dtype=torch.float64, requires_grad=True)
+    params = (module.a_p.detach().clone().requires_grad_(True), module.a_n.detach().clone().requires_grad_(True))
+    assert torch.autograd.gradcheck(
+        lambda x_, a_p, a_n: torch.func.functional_call(module, {"a_p": a_p, "a_n": a_n}, (x_,)), (x, *params)
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, pytest.param(torch.float16, marks=pytest.mark.slow)])
+def test_compiled_derived_activation_is_dtype_safe_under_cuda_autocast(store, cuda_autocast, dtype):
+    """bf16/fp16 matmuls, CUDA's float32 list (exp, ...): the output keeps the input's dtype and a training step's
+    gradients match the float32 eager twin to what half precision allows."""
+    from cuda_emulation import relative_error
+
+    save_derivation("cubic", *DERIVED["cubic"])
+
+    def gradients(path: str, emulate: bool) -> torch.Tensor:
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(16, 32), load_derivation("cubic").build(path=path), nn.Linear(32, 4))
+        x = torch.randn(64, 16, generator=torch.Generator().manual_seed(1))
+        if emulate:
+            with cuda_autocast(dtype):
+                hidden = model[1](model[0](x))
+                assert hidden.dtype == dtype
+                out = model[2](hidden)
+        else:
+            out = model(x)
+        out.float().square().mean().backward()
+        return torch.cat([p.grad.flatten() for p in model.parameters()])
+
+    assert relative_error(gradients("auto", True), gradients("eager", False)) <= 3e-2
+
+
+def test_a_compile_failure_falls_back_loudly_with_the_same_numbers(store, monkeypatch):
+    from actlab.kernels import paths, pointwise
+
+    monkeypatch.setattr(paths, "_compile_failure", None)
+    monkeypatch.setattr(paths, "_compiled", {})
+
+    def broken(function, example_inputs, **options):
+        raise RuntimeError("no C++ compiler found")
+
+    monkeypatch.setattr(pointwise, "compile_standalone", broken)
+    save_derivation("cubic", *DERIVED["cubic"])
+    fast, reference = _fast_and_reference("cubic", torch.float32)
+    x = torch.linspace(-3, 3, 13)
+    with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler found"):
+        y = fast(x)
+    torch.testing.assert_close(y, reference(x))
+    assert paths.fast_path_status() == {"auto": "function", "compile_failure": "RuntimeError: no C++ compiler found"}
+
+
+def test_modules_of_one_derivation_share_their_kernels_and_compiling_leaves_the_seed_alone(store, monkeypatch):
+    from actlab.kernels import paths
+
+    monkeypatch.setattr(paths, "_compiled", {})
+    save_derivation("softsign_neg", *DERIVED["softsign_neg"])
+    first, second = resolve("softsign_neg"), resolve("softsign_neg")
+    torch.manual_seed(5)
+    first(torch.linspace(-2, 2, 9, requires_grad=True)).sum().backward()  # compiles forward and backward
+    drawn = torch.rand(3)
+    torch.manual_seed(5)
+    second(torch.linspace(-2, 2, 9, requires_grad=True)).sum().backward()  # compiled already
+    assert torch.equal(drawn, torch.rand(3))
+    assert len(paths._compiled) == 1
+
+
+def test_exps_proved_nonpositive_on_their_side_become_the_fusable_ones():
+    import inspect
+
+    from actlab.symbolic import derivations
+    from actlab.symbolic.codegen import torch_kernels
+
+    kernels = torch_kernels(derivations.custom("exp(-x)", "exp(x)"))  # both arguments are <= 0 on their side
+    source = inspect.getsource(kernels.negative.partials.__closure__[0].cell_contents)
+    assert "exp_nonpositive(x)" in source and "torch.exp" not in source
+    kept = torch_kernels(derivations.custom("exp(x)", "exp(-x)"))  # positive on their side: torch.exp stays
+    assert "torch.exp" in inspect.getsource(kept.negative.value.__closure__[0].cell_contents)
+
+
+def test_exponential_sides_are_found_and_read_off_the_output():
+    """The cubic's x <= 0 side, g = exp(x), is read off y in the backward; sides that are not c e^(a x) are not."""
+    from actlab.symbolic import derivations
+    from actlab.symbolic.derived_spec import DerivedSpec, Exponential
+
+    cubic = DerivedSpec.of(derivations.custom("x**3", "exp(x)"), 0.5)
+    assert cubic.exponential == (None, Exponential(1.0, 1.0)) and cubic.reads_output
+    mirrored = DerivedSpec.of(derivations.custom("3*exp(-2*x)", "2*x"), 0.5)
+    assert mirrored.exponential == (Exponential(-2.0, 3.0), None)
+    elu_like = DerivedSpec.of(derivations.custom("2*x", "exp(x) - 1"), 0.5)
+    assert elu_like.exponential == (None, None) and not elu_like.reads_output
+    x = torch.tensor([-1e4, -45.0, -39.0, -3.0, -1e-6, 0.0, 1e-6, 2.0], dtype=torch.float64)
+    grad = torch.linspace(0.5, 2.0, len(x), dtype=torch.float64)
+    p, n = torch.tensor(0.3, dtype=torch.float64), torch.tensor(-0.4, dtype=torch.float64)
+    for spec in (cubic, mirrored):
+        y = spec.forward(x, p, n)
+        for read, computed in zip(spec.backward(x, grad, p, n, y=y), spec.backward(x, grad, p, n), strict=True):
+            torch.testing.assert_close(read, computed, rtol=1e-12, atol=1e-12)

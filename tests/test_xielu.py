@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from actlab import activations
+from actlab.kernels import paths, pointwise
 from actlab.nn import XIELU, XIPReLU, formulas, fused, integrated_activation, select_path
 from actlab.nn import xielu as xielu_module
 from actlab.symbolic import derivations
@@ -24,8 +25,8 @@ CHEAP_PATHS = ["eager", "function"]
 @pytest.fixture
 def fresh_compile_state(monkeypatch):
     """Each fallback test starts as if compile had never failed, and leaves no trace behind."""
-    monkeypatch.setattr(xielu_module, "_compile_failure", None)
-    monkeypatch.setattr(xielu_module, "_compiled", {})
+    monkeypatch.setattr(paths, "_compile_failure", None)
+    monkeypatch.setattr(paths, "_compiled", {})
 
 
 @pytest.mark.parametrize("cls", MODULES)
@@ -228,15 +229,15 @@ def test_compiled_kernels_are_rebuilt_for_a_new_thread_count(fresh_compile_state
                 torch.testing.assert_close(module(x), XIELU(path="eager")(x), rtol=1e-6, atol=1e-6)
     finally:
         torch.set_num_threads(threads)
-    (kernels,) = xielu_module._compiled.values()
+    (kernels,) = paths._compiled.values()
     assert sorted(key[-1] for key in kernels._forwards) == [1, 2]
 
 
 def test_compile_failure_falls_back_loudly_to_the_symbolic_function(monkeypatch, fresh_compile_state):
-    def broken(function, example_inputs):
+    def broken(function, example_inputs, **options):
         raise RuntimeError("no C++ compiler found")
 
-    monkeypatch.setattr(fused, "compile_standalone", broken)
+    monkeypatch.setattr(pointwise, "compile_standalone", broken)
     module, reference = XIELU(), XIELU(path="eager")
     x = torch.linspace(-3, 3, 13)
     with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler found"):
@@ -253,10 +254,10 @@ def test_backward_compile_failure_falls_back_loudly_with_the_same_gradients(monk
     x = torch.linspace(-3, 3, 13)
     module(x.clone().requires_grad_(True))  # builds the forward kernel; the backward is built at first backward
 
-    def broken(function, example_inputs):
+    def broken(function, example_inputs, **options):
         raise RuntimeError("backward kernel failed to build")
 
-    monkeypatch.setattr(fused, "compile_standalone", broken)
+    monkeypatch.setattr(pointwise, "compile_standalone", broken)
     x_fast, x_ref = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
     with pytest.warns(RuntimeWarning, match="backward kernel failed to build"):
         module(x_fast).sum().backward()

@@ -18,8 +18,10 @@ distribution-free 95% interval of the median ratio. The arms with a target run i
 interleaved run with twice the rounds; the slow informational arms in another, each with ReLU.
 
 SmartMixed phase 1 (corrected mode, one training step of the per-neuron router MLP) against the single-ReLU MLP:
-the fused Function of `actlab.routing.per_neuron` (compiled when the config compiles) and, without target, the
-same with the noise drawn as K planes (no transpose; equal in distribution) and the op-by-op autograd path.
+the fused Function of `actlab.routing.per_neuron` (compiled when the config compiles) with its default noise,
+drawn inside the forward kernel from two keys (`noise_layout="counter"`), and, without target, the same with
+torch.rand's noise in the public code's order (the default before issue 37) or as K planes, and the op-by-op
+autograd path.
 Phase 2: the frozen `GroupedActivation` MLP against a single-activation (ReLU) MLP of the same shape, against
 the naive version that evaluates all six activations on every unit and masks, and against the public code's
 gather/scatter per activation.
@@ -81,7 +83,7 @@ from actlab.routing.smartmixed import SMARTMIXED_POOL
 STEP_TARGET = 1.10  # Flex-Act all layers / ReLU step time (issue C; the paper: 1.80x ResNet-18, 1.60x ResNet-34)
 MEMORY_TARGET = 1.15  # Flex-Act / ReLU saved-tensor bytes (the paper's peak memory: 1.54x)
 GROUPED_TARGET = 1.10  # SmartMixed grouped phase 2 / single activation step time
-PHASE1_TARGET = 1.50  # SmartMixed phase 1 (corrected) / single activation step time (issue 19, item 5)
+PHASE1_TARGET = 1.50  # SmartMixed phase 1 (corrected) / single activation step time (issues 19 and 37)
 
 
 @dataclass(frozen=True)
@@ -239,6 +241,9 @@ def smartmixed_arms(config: RoutingBenchConfig) -> dict[str, nn.Module]:
     for_masks, for_gather = iter(choices), iter(choices)
     arms = {
         "phase1_fused": build_mlp(config, lambda w: SmartMixed(w, seed=config.seed, compile=config.compile)),
+        "phase1_public": build_mlp(
+            config, lambda w: SmartMixed(w, seed=config.seed, compile=config.compile, noise_layout="public")
+        ),
         "phase1_planes": build_mlp(
             config, lambda w: SmartMixed(w, seed=config.seed, compile=config.compile, noise_layout="planes")
         ),
@@ -374,7 +379,8 @@ def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[st
     ratios = []
     for name, label, target in (
         ("phase1_fused", "fused, compiled" if config.compile else "fused, eager kernels", PHASE1_TARGET),
-        ("phase1_planes", "fused, noise drawn as K planes", None),
+        ("phase1_public", "fused, torch.rand noise in the public code's order", None),
+        ("phase1_planes", "fused, torch.rand noise as K planes", None),
         ("phase1_autograd", "op-by-op autograd", None),
     ):
         what = f"SmartMixed phase 1 corrected ({label}) vs single_relu step"

@@ -24,6 +24,7 @@ from collections.abc import Callable
 import torch
 
 from actlab.kernels.fast_exp import expm1_nonpositive
+from actlab.kernels.pointwise import sum_dtype
 from actlab.kernels.standalone import tracing_for_inductor
 
 # Below this x, alpha_n expm1(x) is -alpha_n to the last bit in float32 and float64 (e^-40 ~ 4e-18).
@@ -68,12 +69,6 @@ def xiprelu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Ten
     return alpha_p * x_pos * x_pos + alpha_n * x_neg * x_neg + beta * x
 
 
-def _sum_dtype(x: torch.Tensor) -> torch.dtype:
-    """float32 for float16/bfloat16/float32 (a low-precision sum over millions of elements loses most of its
-    digits), float64 for float64 (so float64 gradchecks see float64 parameter gradients)."""
-    return torch.promote_types(x.dtype, torch.float32)
-
-
 def xielu_gradients(
     x: torch.Tensor, grad: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float
 ) -> Gradients:
@@ -82,8 +77,8 @@ def xielu_gradients(
     x_neg = torch.clamp(x, max=0.0)
     expm1_neg = expm1_nonpositive(x_neg)
     grad_x = grad * (2.0 * alpha_p * x_pos + alpha_n * expm1_neg + beta)
-    grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=_sum_dtype(x))
-    grad_alpha_n = torch.sum(grad * _expm1_minus_x(x_neg), dtype=_sum_dtype(x))
+    grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=sum_dtype(x))
+    grad_alpha_n = torch.sum(grad * _expm1_minus_x(x_neg), dtype=sum_dtype(x))
     return grad_x, grad_alpha_p, grad_alpha_n
 
 
@@ -104,8 +99,8 @@ def xielu_gradients_from_output(
     read_off = torch.where(x <= 0, y - (beta - alpha_n) * x_neg, torch.zeros_like(y))
     scaled_expm1 = torch.where(x <= EXPM1_SATURATES, -alpha_n * torch.ones_like(y), read_off)  # alpha_n expm1(x-)
     grad_x = grad * (2.0 * alpha_p * x_pos + scaled_expm1 + beta)
-    grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=_sum_dtype(x))
-    grad_alpha_n = torch.sum(grad * (scaled_expm1 * (1.0 / alpha_n) - x_neg), dtype=_sum_dtype(x))
+    grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=sum_dtype(x))
+    grad_alpha_n = torch.sum(grad * (scaled_expm1 * (1.0 / alpha_n) - x_neg), dtype=sum_dtype(x))
     return grad_x, grad_alpha_p, grad_alpha_n
 
 
@@ -116,8 +111,8 @@ def xiprelu_gradients(
     x_pos = torch.clamp(x, min=0.0)
     x_neg = torch.clamp(x, max=0.0)
     grad_x = grad * (2.0 * alpha_p * x_pos + 2.0 * alpha_n * x_neg + beta)
-    grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=_sum_dtype(x))
-    grad_alpha_n = torch.sum(grad * x_neg * x_neg, dtype=_sum_dtype(x))
+    grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=sum_dtype(x))
+    grad_alpha_n = torch.sum(grad * x_neg * x_neg, dtype=sum_dtype(x))
     return grad_x, grad_alpha_p, grad_alpha_n
 
 

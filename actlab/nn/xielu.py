@@ -1,6 +1,6 @@
 """xIELU and xIPReLU (arXiv 2411.13010) as `nn.Module`s: an eager reference path and a fast path, chosen in one place.
 
-Paths (`select_path` is the only place that picks one):
+Paths (`actlab.kernels.paths.select_path`, re-exported here, is the only place that picks one):
 - "eager": `xielu_reference` / `xiprelu_reference` (`actlab.nn.formulas`), plain torch ops; the definition every
   other path must match.
 - "compile": fused kernels compiled by inductor without dynamo (`actlab.nn.fused`): one kernel forward, one
@@ -24,98 +24,24 @@ promoted to fp32 (or rejected by the fused kernel). Here the output dtype is alw
 
 from __future__ import annotations
 
-import functools
-import logging
-import warnings
 from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
-import torch.utils._python_dispatch
 from torch import nn
 
-from actlab.nn import fused
-from actlab.nn.formulas import REFERENCES
-from actlab.nn.fused import CompiledKernels, KernelSpec
+from actlab.kernels.paths import PATHS, activate, fast_path_status, select_path
+from actlab.nn.fused import KernelSpec
 from actlab.symbolic.defaults import XIELU_DEFAULTS, inverse_softplus
 
-PATHS = ("eager", "compile", "function")
-
-_log = logging.getLogger("actlab.nn")
-_compiled: dict[KernelSpec, CompiledKernels] = {}
-_compile_failure: str | None = None
-
-
-def _in_dispatch_mode() -> bool:
-    """True under a TorchDispatchMode (FlopCounterMode, FakeTensorMode...), which must see the reference's ops."""
-    probe = getattr(torch.utils._python_dispatch, "is_in_torch_dispatch_mode", None)
-    return bool(probe()) if probe is not None else False
-
-
-def select_path(requested: str = "auto") -> str:
-    """The one place an implementation is chosen: "auto" means "compile" unless compiling failed before."""
-    if requested != "auto" and requested not in PATHS:
-        raise ValueError(f"unknown path {requested!r}; choose from: auto, {', '.join(PATHS)}")
-    if torch.compiler.is_compiling() or _in_dispatch_mode():
-        return "eager"  # an outer torch.compile fuses the reference itself; dispatch modes must see its ops
-    if requested in ("auto", "compile"):
-        return "function" if _compile_failure is not None else "compile"
-    return requested
-
-
-def fast_path_status() -> dict[str, str | None]:
-    """What "auto" resolves to now, and why compile was abandoned if it was (recorded by benchmarks)."""
-    return {"auto": select_path("auto"), "compile_failure": _compile_failure}
-
-
-def _compiled_kernels(spec: KernelSpec) -> CompiledKernels:
-    """The spec's kernels, built (lazily, per dtype) on first use and shared by every module with that spec."""
-    if spec not in _compiled:
-        _compiled[spec] = CompiledKernels(spec, on_backward_failure=_fall_back)
-    return _compiled[spec]
-
-
-def _fall_back(error: Exception) -> None:
-    global _compile_failure
-    _compile_failure = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
-    message = f"actlab.nn: compiled fast path failed ({_compile_failure}); using the symbolic autograd Function"
-    _log.warning(message)
-    warnings.warn(message, RuntimeWarning, stacklevel=3)
-
-
-@functools.cache
-def _symbolic_kernels(kind: str):  # noqa: ANN202 - TorchKernels, imported lazily with SymPy
-    from actlab.symbolic.codegen import torch_kernels
-    from actlab.symbolic.derivations import get_derivation
-
-    return torch_kernels(get_derivation(kind))
-
-
-def _activate(spec: KernelSpec, x: torch.Tensor, p: torch.Tensor, n: torch.Tensor, path: str) -> torch.Tensor:
-    """f(x) for scalars p, n as `spec` reads them, through the path `select_path` picks."""
-    chosen = select_path(path)
-    if chosen == "compile":
-        try:
-            return fused.apply(_compiled_kernels(spec), x, p, n)
-        except Exception as error:  # loud fallback: warn with the reason, then never retry
-            _fall_back(error)
-            chosen = "function"
-    alpha_p, alpha_n = spec.alphas(p, n, x.dtype)
-    if chosen == "function":
-        from actlab.symbolic.codegen import apply_symbolic
-
-        out = apply_symbolic(_symbolic_kernels(spec.kind), x, (alpha_p, alpha_n), spec.beta)
-    else:
-        out = REFERENCES[spec.kind](x, alpha_p, alpha_n, spec.beta)
-    # Under CUDA autocast, exp/expm1 run in float32 and promote the sum; the output keeps x's dtype on every path.
-    return out if out.dtype == x.dtype else out.to(x.dtype)
+__all__ = ["PATHS", "XIELU", "XIPReLU", "fast_path_status", "integrated_activation", "learned_alphas", "select_path"]
 
 
 def integrated_activation(
     kind: str, x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float, path: str = "auto"
 ) -> torch.Tensor:
     """Functional xIELU/xIPReLU (`kind`) on already-constrained alphas, through the path `select_path` picks."""
-    return _activate(KernelSpec(kind, float(beta)), x, alpha_p, alpha_n, path)
+    return activate(KernelSpec(kind, float(beta)), x, alpha_p, alpha_n, path)
 
 
 class _IntegratedGradientActivation(nn.Module):
@@ -159,7 +85,7 @@ class _IntegratedGradientActivation(nn.Module):
         if not torch.is_floating_point(x):
             raise ValueError(f"{type(self).__name__} needs a floating-point input, got {x.dtype}; cast with x.float()")
         spec = KernelSpec(self.kind, self.beta, alpha_offsets=(0.0, self._alpha_n_offset))
-        return _activate(spec, x, self.a_p, self.a_n, self.path)  # raw parameters: the kernels apply softplus
+        return activate(spec, x, self.a_p, self.a_n, self.path)  # raw parameters: the kernels apply softplus
 
     def extra_repr(self) -> str:
         alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"

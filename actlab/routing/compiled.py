@@ -28,7 +28,7 @@ from collections.abc import Callable
 import torch
 import torch.utils._python_dispatch
 
-from actlab.kernels.standalone import compile_standalone, thread_key
+from actlab.kernels.standalone import compile_standalone, rng_untouched, thread_key
 from actlab.routing.mixture import MixturePlan, mixture_backward, mixture_forward
 
 _log = logging.getLogger("actlab.routing")
@@ -113,7 +113,8 @@ def cached_kernel(
         return make()
     _log.info("compiling the routing kernel %s", full_key)
     try:
-        _COMPILED[full_key] = compile_standalone(make(), examples())
+        with rng_untouched(like.device):  # examples are random: the run's generator must not see them
+            _COMPILED[full_key] = compile_standalone(make(), examples())
     except Exception as error:  # a compiler that fails after all: say so once, stay correct, do not retry
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
         _failure = f"compiling failed: {type(error).__name__}: {first_line}"

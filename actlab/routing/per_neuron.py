@@ -13,28 +13,39 @@ forward is one kernel and the backward another, compiled together with the branc
     dL/dlogits = sum over the batch of dL/dz / tau
     dL/dh      = delta sigma_c'(h)  (hard)  or  delta sum_k p_k sigma_k'(h)  (soft)
 
-What changes against the op-by-op path (`SmartMixed(implementation="autograd")`):
-- nothing in the noise by default: the kernels take the uniforms as K planes (K, B, width), and SmartMixed
-  transposes the public code's (B, width, K) draw into them, so each (sample, unit, candidate) gets the same draw.
+Where the noise comes from (`SmartMixedConfig.noise_layout`):
+- "counter" (the default): the forward kernel draws the uniforms itself, U[k, b, j] = a counter-based function of
+  two int32 keys and the element's index (`actlab.kernels.counter_rng`); the keys are drawn from the router's
+  generator (or torch's default one) once per call, so a seed repeats bit for bit on one device and consecutive
+  steps differ. No uniforms are stored or transposed, and none come from torch's one-threaded CPU generator: the
+  draws differ in value from torch.rand's, not in distribution (tests: uniformity, Gumbel(0, 1), Gumbel-max
+  frequencies against softmax probabilities). The op-by-op path draws the same counter-based uniforms;
+- "public": the kernels take the uniforms as K planes (K, B, width), and SmartMixed transposes the public code's
+  (B, width, K) torch.rand draw into them, so each (sample, unit, candidate) gets the public code's draw.
   Why planes: inductor vectorises along the last axis and turned loads strided by K into scalar loops (~3x
-  slower). `noise_layout="planes"` draws the planes directly and saves the transpose; the noise is then equal in
-  distribution, not draw for draw;
+  slower). "planes" draws the planes with torch.rand directly: no transpose, equal in distribution only.
+
+What changes against the op-by-op path (`SmartMixed(implementation="autograd")`) on the same uniforms:
 - float rounding: the hard forward is sigma_c(h) itself where the straight-through product gave
   ((1 - p_c) + p_c) sigma_c(h), within one ulp of it; argmax is taken over z rather than softmax(z), which can
   differ only where two z are within rounding of each other; the branches come from the closed forms of
-  `actlab.routing.mixture` (one shared exp, `actlab.kernels.fast_exp`'s polynomial when compiled for a CPU).
-Saved for backward: h and z (K, B, width), from which the backward recomputes the choice; autograd kept the K
-branch outputs, the noise, the softmax and the one-hot.
+  `actlab.routing.mixture` (one shared exp, `actlab.kernels.fast_exp`'s polynomial when compiled for a CPU), and
+  the noise's two logs are `actlab.kernels.fast_log`'s polynomial when compiled for a CPU (within 1 ulp).
+Saved for backward: h and the K planes z_k (B, width), from which the backward recomputes the choice; autograd kept
+the K branch outputs, the noise, the softmax and the one-hot.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
 from actlab.activations import get_spec
+from actlab.kernels import counter_rng
 from actlab.kernels.fast_exp import exp_nonpositive
+from actlab.kernels.fast_log import log_positive
 from actlab.routing.compiled import cached_kernel, example_sizes
 from actlab.routing.gumbel import routing_dtype
 from actlab.routing.mixture import _SHARED_EXP, PIECEWISE_LINEAR, _smooth_term
@@ -75,11 +86,24 @@ def branches(h: torch.Tensor, names: tuple[str, ...]) -> list[tuple[torch.Tensor
     return terms
 
 
-def gumbel_logits(logits: torch.Tensor, u: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
-    """z (K, B, width) = (logits + g) / tau for logits (K, width), g = -log(-log U), U clamped into (0, 1) as
-    `gumbel.gumbel_from_uniform` does. One expression over the whole block, so inductor computes it in one loop."""
-    finfo = torch.finfo(u.dtype)
-    return (logits[:, None, :] - torch.log(-torch.log(u.clamp(min=finfo.tiny, max=1.0 - finfo.eps)))) / tau
+def gumbel_logits(logits_k: torch.Tensor, u_k: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
+    """z_k (B, width) = (logits_k + g) / tau for one candidate's logits_k (width,), g = -log(-log U), U (B, width)
+    clamped into (0, 1) as `gumbel.gumbel_from_uniform` does."""
+    finfo = torch.finfo(u_k.dtype)
+    u_k = u_k.clamp(min=finfo.tiny, max=1.0 - finfo.eps)
+    return (logits_k[None, :] - log_positive(-log_positive(u_k))) / tau
+
+
+def counter_uniforms(keys: torch.Tensor, planes: int, h: torch.Tensor) -> torch.Tensor:
+    """U (planes, B, width) in the routing dtype, from `keys` (`actlab.kernels.counter_rng`): the draws of the
+    "counter" noise layout, as the op-by-op path takes them. Plane k is `counter_plane(keys, k, h)`."""
+    return counter_rng.uniform(keys, (planes, h.shape[0], h.shape[1]), routing_dtype(h.dtype))
+
+
+def counter_plane(keys: torch.Tensor, k: int, h: torch.Tensor) -> torch.Tensor:
+    """U[k] (B, width) of `counter_uniforms`, alone: the kernel draws each plane where it uses it."""
+    batch, width = h.shape
+    return counter_rng.uniform(keys, (batch, width), routing_dtype(h.dtype), offset=k * (batch * width))
 
 
 def select_at_argmax(z: list[torch.Tensor], values: list[torch.Tensor]) -> torch.Tensor:
@@ -109,52 +133,59 @@ def softmax_terms(z: list[torch.Tensor]) -> list[torch.Tensor]:
 
 
 def neuron_forward(
-    h: torch.Tensor, logits: torch.Tensor, u: torch.Tensor, tau: torch.Tensor, plan: NeuronPlan
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(out (B, width) in h's dtype, z (K, B, width)) for logits (K, width) and uniforms u (K, B, width).
+    h: torch.Tensor, logits: torch.Tensor, noise: torch.Tensor, tau: torch.Tensor, plan: NeuronPlan
+) -> tuple[torch.Tensor, ...]:
+    """(out (B, width) in h's dtype, z_0, ..., z_K-1 (B, width) each) for logits (K, width) and `noise`: uniforms u
+    (K, B, width), or two int32 keys (2,) from which the kernel draws them (`counter_plane`).
 
     Why K planes rather than (B, width, K): inductor's CPU code vectorises along the last axis and gave up on
-    loads strided by K (scalar loops, ~3x slower); with K planes every z_k is contiguous."""
+    loads strided by K (scalar loops, ~3x slower); with K planes every z_k is contiguous. Why K separate outputs
+    rather than one (K, B, width) tensor: inductor then computes every z_k, the branches and the choice in one loop
+    over (B, width) instead of writing z in one loop and reading it back in another (~10% of the kernel)."""
     K = len(plan.names)  # a number, not a traced size: the kernel is compiled for this plan
-    z = gumbel_logits(logits.view(K, logits.shape[1]), u.view(K, u.shape[1], u.shape[2]), tau)
+    logits = logits.view(K, logits.shape[1])
+    if noise.dtype == torch.int32:
+        z = [gumbel_logits(logits[k], counter_plane(noise, k, h), tau) for k in range(K)]
+    else:
+        z = [gumbel_logits(logits[k], noise[k], tau) for k in range(K)]
     terms = branches(h, plan.names)
     if plan.hard:
-        out = select_at_argmax([z[k] for k in range(K)], [value for value, _ in terms])
+        out = select_at_argmax(z, [value for value, _ in terms])
     else:
-        p = softmax_terms([z[k] for k in range(K)])
+        p = softmax_terms(z)
         out = sum(p_k.to(h.dtype) * value for p_k, (value, _) in zip(p, terms, strict=True))
-    return out.to(h.dtype), z  # h's dtype even where a dispatch mode ran exp in float32
+    return (out.to(h.dtype), *z)  # h's dtype even where a dispatch mode ran exp in float32
 
 
 def neuron_backward(
-    h: torch.Tensor, z: torch.Tensor, delta: torch.Tensor, tau: torch.Tensor, plan: NeuronPlan
+    h: torch.Tensor, z: Sequence[torch.Tensor], delta: torch.Tensor, tau: torch.Tensor, plan: NeuronPlan
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(dL/dh (B, width), dL/dlogits (K, width)) for the upstream gradient delta (B, width) and z (K, B, width)."""
-    K = len(plan.names)
-    p = softmax_terms([z[k] for k in range(K)])
+    """(dL/dh (B, width), dL/dlogits (K, width)) for the upstream gradient delta (B, width) and the K planes z_k."""
+    p = softmax_terms(list(z))
     terms = branches(h, plan.names)
-    delta_wide = delta.to(z.dtype)
-    v = [delta_wide * value.to(z.dtype) for value, _ in terms]  # dL/dy_k
+    delta_wide = delta.to(z[0].dtype)
+    v = [delta_wide * value.to(z[0].dtype) for value, _ in terms]  # dL/dy_k
     mean = p[0] * v[0]
     for p_k, v_k in zip(p[1:], v[1:], strict=True):
         mean = mean + p_k * v_k
     # dL/dlogits_k = sum over the batch of dL/dz_k / tau, one reduction per plane
     grad_logits = torch.stack([(p_k * (v_k - mean)).sum(0) for p_k, v_k in zip(p, v, strict=True)]) / tau
     if plan.hard:
-        slope = select_at_argmax([z[k] for k in range(K)], [slope for _, slope in terms])
+        slope = select_at_argmax(list(z), [slope for _, slope in terms])
     else:
         slope = sum(p_k.to(h.dtype) * slope_k for p_k, (_, slope_k) in zip(p, terms, strict=True))
     return (delta * slope).to(h.dtype), grad_logits
 
 
 def neuron_kernel(plan: NeuronPlan, role: str, compiled: bool, h: torch.Tensor):  # noqa: ANN201 - a kernel
-    """The `role` ("forward" or "backward") kernel of `plan` for h like this one: compiled on first use when asked."""
+    """The `role` kernel of `plan` for h like this one ("forward" on uniforms, "forward_counter" on two keys,
+    "backward"): compiled on first use when asked."""
     K = len(plan.names)
 
     def make():  # noqa: ANN202
-        if role == "forward":
-            return lambda h, logits, u, tau: neuron_forward(h, logits, u, tau, plan)
-        return lambda h, z, delta, tau: neuron_backward(h, z, delta, tau, plan)
+        if role == "backward":
+            return lambda h, delta, tau, *z: neuron_backward(h, z, delta, tau, plan)
+        return lambda h, logits, noise, tau: neuron_forward(h, logits, noise, tau, plan)
 
     def examples() -> list[torch.Tensor]:
         batch, width = example_sizes(K)
@@ -163,7 +194,10 @@ def neuron_kernel(plan: NeuronPlan, role: str, compiled: bool, h: torch.Tensor):
         tau = torch.tensor(0.3, **like)
         if role == "forward":
             return [rows, torch.randn(K, width, **like), torch.rand(K, batch, width, **like), tau]
-        return [rows, torch.randn(K, batch, width, **like), torch.randn_like(rows), tau]
+        if role == "forward_counter":
+            keys = torch.tensor([12345, -6789], dtype=torch.int32, device=h.device)
+            return [rows, torch.randn(K, width, **like), keys, tau]
+        return [rows, torch.randn_like(rows), tau, *(torch.randn(batch, width, **like) for _ in range(K))]
 
     return cached_kernel(("neuron", plan, role), make, examples, compiled, h)
 
@@ -172,25 +206,27 @@ class NeuronRouting(torch.autograd.Function):
     """out = per-neuron routed activation of h; saves h and z (see the module docstring)."""
 
     @staticmethod
-    def forward(ctx, h, logits, u, tau, plan, compiled):  # noqa: ANN001, ANN205 - autograd.Function signature
+    def forward(ctx, h, logits, noise, tau, plan, compiled):  # noqa: ANN001, ANN205 - autograd.Function signature
         h_rows = h.detach().contiguous()
-        routing = logits.detach().to(u.dtype).t().contiguous()  # (K, width), as the kernels take it
-        out, z = neuron_kernel(plan, "forward", compiled, h_rows)(h_rows, routing, u, tau)
+        routing = logits.detach().to(tau.dtype).t().contiguous()  # (K, width), as the kernels take it
+        role = "forward_counter" if noise.dtype == torch.int32 else "forward"
+        out, *z = neuron_kernel(plan, role, compiled, h_rows)(h_rows, routing, noise, tau)
         ctx.plan, ctx.compiled, ctx.logits_dtype = plan, compiled, logits.dtype
-        ctx.save_for_backward(h_rows, z, tau)
+        ctx.save_for_backward(h_rows, tau, *z)
         return out
 
     @staticmethod
     def backward(ctx, delta):  # noqa: ANN001, ANN205
-        h, z, tau = ctx.saved_tensors
+        h, tau, *z = ctx.saved_tensors
         delta = delta.to(h.dtype).contiguous()  # a wider upstream gradient (mixed precision) is cast back
-        grad_h, grad_logits = neuron_kernel(ctx.plan, "backward", ctx.compiled, h)(h, z, delta, tau)
+        grad_h, grad_logits = neuron_kernel(ctx.plan, "backward", ctx.compiled, h)(h, delta, tau, *z)
         return grad_h, grad_logits.t().to(ctx.logits_dtype), None, None, None, None
 
 
 def neuron_routing(
-    h: torch.Tensor, logits: torch.Tensor, u: torch.Tensor, tau: float, plan: NeuronPlan, compiled: bool
+    h: torch.Tensor, logits: torch.Tensor, noise: torch.Tensor, tau: float, plan: NeuronPlan, compiled: bool
 ) -> torch.Tensor:
-    """SmartMixed's training output for h (B, width), logits (width, K), uniforms u (K, B, width) in routing dtype."""
-    tau_tensor = torch.tensor(float(tau), dtype=u.dtype, device=u.device)
-    return NeuronRouting.apply(h, logits, u.contiguous(), tau_tensor, plan, compiled)
+    """SmartMixed's training output for h (B, width), logits (width, K) and `noise`: uniforms u (K, B, width) in the
+    routing dtype, or two int32 keys (2,) from which the forward kernel draws them (`counter_uniforms`)."""
+    tau_tensor = torch.tensor(float(tau), dtype=routing_dtype(h.dtype), device=h.device)
+    return NeuronRouting.apply(h, logits, noise.contiguous(), tau_tensor, plan, compiled)

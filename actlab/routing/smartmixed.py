@@ -11,10 +11,15 @@ reproduction must keep but a user may not want (see shared/REFERENCE_FACTS.md):
 
 Training in `corrected` mode runs one autograd Function per layer (`actlab.routing.per_neuron`): the forward and
 the straight-through backward as two kernels, compiled by default (`compile=True`; where compiling is impossible
-it warns once and runs the same kernels eagerly), on the same noise draws as the op-by-op path (or, with
-`noise_layout="planes"`, draws laid out for the kernels: faster, equal in distribution only).
-`implementation="autograd"` keeps the op-by-op path; `reference` mode always uses it, as do candidates without a
-closed form there.
+it warns once and runs the same kernels eagerly). The Gumbel noise is drawn inside the forward kernel by default
+(`noise_layout="counter"`): U is a counter-based function of the element's index and two keys drawn from the
+router's generator (or torch's default one) per call (`actlab.kernels.counter_rng`). A seed still repeats bit for
+bit on one device; the draws differ in value from torch.rand's (the public code's), not in distribution: U is
+uniform on (0, 1) and g = -log(-log U) is Gumbel(0, 1), which the tests check (Kolmogorov-Smirnov, and Gumbel-max
+choice frequencies against softmax probabilities). `noise_layout="public"` draws torch.rand in the public code's
+(batch, width, K) order instead (slower; the draws the op-by-op path and earlier versions made), "planes" draws
+torch.rand as K planes. `implementation="autograd"` keeps the op-by-op path, on the same draws as the fused one for
+the same layout; `reference` mode always uses it, as do candidates without a closed form there.
 
 Phase 2 (`actlab.routing.grouped.freeze_mlp`) turns the learned argmax into a `GroupedActivation`.
 """
@@ -28,13 +33,14 @@ import torch
 from torch import nn
 
 from actlab.activations import get_activation, get_spec
+from actlab.kernels.counter_rng import MAX_COUNTERS, draw_keys
 from actlab.routing.gumbel import gumbel_from_uniform, reference_gumbel, routing_dtype, straight_through
-from actlab.routing.per_neuron import NeuronPlan, covered, neuron_routing
+from actlab.routing.per_neuron import NeuronPlan, counter_uniforms, covered, neuron_routing
 
 SMARTMIXED_POOL: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "elu", "selu")
 MODES = ("corrected", "reference")
 IMPLEMENTATIONS = ("fused", "autograd")
-NOISE_LAYOUTS = ("public", "planes")
+NOISE_LAYOUTS = ("counter", "public", "planes")
 REFERENCE_CLAMP = 10.0
 
 
@@ -49,9 +55,10 @@ class SmartMixedConfig:
     init_bump: float = 0.001  # logits start at 0 with one random entry per neuron set to this
     implementation: str = "fused"  # corrected-mode training: "fused" (per_neuron.py) or "autograd" (op by op)
     compile: bool = True  # compile the fused kernels (first use compiles, seconds; loud eager fallback)
-    # fused path's uniforms: "public" draws (batch, width, K) as the public code and the op-by-op path do (the same
-    # draws, transposed for the kernels); "planes" draws (K, batch, width): no transpose, equal in distribution only
-    noise_layout: str = "public"
+    # corrected mode's uniforms: "counter" drawn inside the forward kernel from two keys per call (fastest; equal in
+    # distribution to torch.rand's, not in value); "public" torch.rand (batch, width, K) as the public code draws it
+    # (transposed for the kernels); "planes" torch.rand (K, batch, width): no transpose, equal in distribution only
+    noise_layout: str = "counter"
 
     def __post_init__(self) -> None:
         candidates = (self.candidates,) if isinstance(self.candidates, str) else tuple(self.candidates)
@@ -120,11 +127,25 @@ class SmartMixed(nn.Module):
 
     def _uniform_noise(self, h: torch.Tensor, planes: bool = False) -> torch.Tensor:
         """U ~ Uniform(0, 1), float32 whatever h's dtype (see `routing_dtype`): (batch, width, K) as the public code
-        draws it, or (K, batch, width), the layout the fused kernels read (`per_neuron`). The two layouts put the
-        same draws on different (sample, unit, candidate) triples: equal in distribution, not draw for draw."""
+        draws it, or (K, batch, width), the layout the fused kernels read (`per_neuron`). With torch.rand the two
+        layouts put the same draws on different (sample, unit, candidate) triples: equal in distribution, not draw
+        for draw. With the "counter" layout both hold the same counter-based draw per triple."""
         batch, (width, K) = h.shape[0], self.logits.shape
+        if self.config.noise_layout == "counter":
+            u = counter_uniforms(self._counter_keys(h), K, h)  # (K, batch, width)
+            return u if planes else u.permute(1, 2, 0)
         shape = (K, batch, width) if planes else (batch, width, K)
         return torch.rand(shape, generator=self.generator, dtype=routing_dtype(h.dtype), device=h.device)
+
+    def _counter_keys(self, h: torch.Tensor) -> torch.Tensor:
+        """This call's two int32 keys of the "counter" noise, from the router's generator (`draw_keys`)."""
+        count = h.shape[0] * self.logits.numel()
+        if count >= MAX_COUNTERS:
+            raise ValueError(
+                f"SmartMixed's counter noise draws at most {MAX_COUNTERS} numbers a call; batch x width x K = {count}. "
+                "Use a smaller batch or noise_layout='public'"
+            )
+        return draw_keys(self.generator, h.device)
 
     def _weights(self, h: torch.Tensor) -> torch.Tensor:
         if not self.tau > 0:
@@ -149,11 +170,13 @@ class SmartMixed(nn.Module):
         if self.training and self._fused_applies():
             if not self.tau > 0:
                 raise ValueError(f"tau must be > 0, got {self.tau}")
-            if self.config.noise_layout == "planes":
-                u = self._uniform_noise(h, planes=True)
+            if self.config.noise_layout == "counter":  # the kernel draws U itself from two keys
+                noise = self._counter_keys(h)
+            elif self.config.noise_layout == "planes":
+                noise = self._uniform_noise(h, planes=True)
             else:  # the public code's draw, transposed to the kernels' planes: the same noise as the op-by-op path
-                u = self._uniform_noise(h).permute(2, 0, 1).contiguous()
-            return neuron_routing(h, self.logits, u, self.tau, self.plan, self.config.compile)
+                noise = self._uniform_noise(h).permute(2, 0, 1).contiguous()
+            return neuron_routing(h, self.logits, noise, self.tau, self.plan, self.config.compile)
         if not self.training and not reference:  # noise-free argmax: exactly the frozen network
             index = self.choice_indices()
             out = torch.empty_like(h)

@@ -6,7 +6,12 @@ not a second transcription of it. Expressions go through SymPy's C99 rewrites fi
 
 Each branch is evaluated on its own side only: the x > 0 branch sees `clamp(x, min=0)` and the x <= 0 branch
 `clamp(x, max=0)`. The selected branch is unchanged, and the other one stays finite (no `exp` overflow), so
-`torch.where` never multiplies a zero gradient by an infinity.
+`torch.where` never multiplies a zero gradient by an infinity. Because a branch only ever sees its own side, an
+`exp(u)` or `expm1(u)` whose argument SymPy proves <= 0 there is printed as `actlab.kernels.fast_exp`'s
+`exp_nonpositive` / `expm1_nonpositive`: `torch.exp` / `torch.expm1` in eager code, and inside a compiled float32
+CPU kernel the polynomial exp that inductor fuses into the loop (the cubic's exp(x) on x <= 0, xIELU's expm1).
+
+`actlab.symbolic.derived_spec.DerivedSpec` compiles this code into a derived activation's two kernels.
 """
 
 from __future__ import annotations
@@ -20,19 +25,58 @@ from sympy.codegen.cfunctions import expm1, log1p
 from sympy.codegen.rewriting import optimize, optims_c99
 from sympy.printing.pytorch import TorchPrinter
 
+from actlab.kernels.fast_exp import exp_nonpositive, expm1_nonpositive
 from actlab.symbolic.defaults import XIELU_DEFAULTS
 from actlab.symbolic.recipe import Branch, Derivation, x
 
 TensorFn = Callable[..., torch.Tensor]
 
 
+class ExpNonpositive(sp.Function):
+    """exp(u) where u <= 0 is proved on the branch's side: printed as `exp_nonpositive` (see the module docstring)."""
+
+    nargs = 1
+
+
+class Expm1Nonpositive(sp.Function):
+    """expm1(u) where u <= 0 is proved on the branch's side: printed as `expm1_nonpositive`."""
+
+    nargs = 1
+
+
 class _Printer(TorchPrinter):
-    """SymPy's torch printer plus the C99 functions that keep precision (`expm1`, `log1p`)."""
+    """SymPy's torch printer plus the C99 functions that keep precision (`expm1`, `log1p`) and the fusable exps."""
 
-    mapping = {**TorchPrinter.mapping, expm1: "torch.expm1", log1p: "torch.log1p"}
+    mapping = {
+        **TorchPrinter.mapping,
+        expm1: "torch.expm1",
+        log1p: "torch.log1p",
+        ExpNonpositive: "exp_nonpositive",
+        Expm1Nonpositive: "expm1_nonpositive",
+    }
 
 
-def _torch_ready(expr: sp.Expr) -> sp.Expr:
+_NAMESPACE = {"torch": torch, "exp_nonpositive": exp_nonpositive, "expm1_nonpositive": expm1_nonpositive}
+_SIDE_MAGNITUDE = sp.Symbol("side_magnitude", nonnegative=True)  # |x| on a branch's side
+
+
+def _nonpositive_on(u: sp.Expr, side: str) -> bool:
+    """Whether SymPy proves u <= 0 for every x of `side` ("x > 0" or "x <= 0"); parameters are positive symbols."""
+    on_side = u.subs(x, _SIDE_MAGNITUDE if side == "x > 0" else -_SIDE_MAGNITUDE)
+    return bool(on_side.is_nonpositive)
+
+
+def _fusable_exps(expr: sp.Expr, side: str) -> sp.Expr:
+    """exp and expm1 of arguments proved <= 0 on `side`, as the functions compiled kernels fuse (module docstring)."""
+    expr = expr.replace(
+        lambda e: isinstance(e, expm1) and _nonpositive_on(e.args[0], side), lambda e: Expm1Nonpositive(e.args[0])
+    )
+    return expr.replace(
+        lambda e: isinstance(e, sp.exp) and _nonpositive_on(e.args[0], side), lambda e: ExpNonpositive(e.args[0])
+    )
+
+
+def _torch_ready(expr: sp.Expr, side: str | None = None) -> sp.Expr:
     """`expr` in the forms torch's functions take, for every function the safe parser accepts.
 
     - Max, Min and Heaviside become Piecewise (printed as `torch.where`, whose gradient is the selected branch's;
@@ -45,6 +89,8 @@ def _torch_ready(expr: sp.Expr) -> sp.Expr:
     expr = expr.replace(lambda e: isinstance(e, (sp.Max, sp.Min, sp.Heaviside)), lambda e: e.rewrite(sp.Piecewise))
     expr = expr.replace(lambda e: isinstance(e, sp.erfc), lambda e: 1 - sp.erf(e.args[0]))
     expr = optimize(expr, optims_c99)
+    if side is not None:
+        expr = _fusable_exps(expr, side)
     return expr.replace(lambda e: e.is_number and not e.is_Atom or isinstance(e, sp.NumberSymbol), _as_float)
 
 
@@ -55,10 +101,13 @@ def _as_float(e: sp.Expr) -> sp.Expr:
     return sp.Float(value, 20)
 
 
-def lambdify_torch(args: Sequence[sp.Symbol], expr: sp.Expr | Sequence[sp.Expr]) -> TensorFn:
-    """A torch function of `args` computing `expr` (or a list of expressions, sharing common subexpressions)."""
-    rewritten = _torch_ready(expr) if isinstance(expr, sp.Basic) else [_torch_ready(e) for e in expr]
-    generated = sp.lambdify(list(args), rewritten, modules=[{"torch": torch}], printer=_Printer, cse=True)
+def lambdify_torch(args: Sequence[sp.Symbol], expr: sp.Expr | Sequence[sp.Expr], side: str | None = None) -> TensorFn:
+    """A torch function of `args` computing `expr` (or a list of expressions, sharing common subexpressions).
+
+    With `side`, the function is only ever called with x on that side ("x > 0" or "x <= 0"), which lets its exps
+    be the fusable ones (module docstring)."""
+    rewritten = _torch_ready(expr, side) if isinstance(expr, sp.Basic) else [_torch_ready(e, side) for e in expr]
+    generated = sp.lambdify(list(args), rewritten, modules=[_NAMESPACE], printer=_Printer, cse=True)
 
     def in_input_dtype(first: torch.Tensor, *rest: object) -> object:
         # torch.where of two Python constants (a Piecewise of constants) is in the default dtype, float32,
@@ -87,10 +136,13 @@ class BranchKernels:
 def _branch_kernels(branch: Branch, parameters: Sequence[sp.Symbol], shift: sp.Symbol) -> BranchKernels:
     args = [x, *parameters, shift]
     partials = [sp.diff(branch.closed_form, x), *(sp.diff(branch.closed_form, p) for p in parameters)]
-    return BranchKernels(value=lambdify_torch(args, branch.closed_form), partials=lambdify_torch(args, partials))
+    return BranchKernels(
+        value=lambdify_torch(args, branch.closed_form, branch.side),
+        partials=lambdify_torch(args, partials, branch.side),
+    )
 
 
-def _full(value: torch.Tensor | float, like: torch.Tensor) -> torch.Tensor:
+def broadcast_full(value: torch.Tensor | float, like: torch.Tensor) -> torch.Tensor:
     """Broadcast a generated result (possibly a Python number for a constant expression) to `like`."""
     return torch.as_tensor(value, dtype=like.dtype, device=like.device).expand_as(like)
 
@@ -114,19 +166,26 @@ class TorchKernels:
         unselected branch may overflow but `where` discards it, and two passes over x are saved.
         """
         x_pos, x_neg = (torch.clamp(x_, min=0.0), torch.clamp(x_, max=0.0)) if clamp else (x_, x_)
-        value_pos = _full(self.positive.value(x_pos, *params, beta_), x_)
-        value_neg = _full(self.negative.value(x_neg, *params, beta_), x_)
+        value_pos = broadcast_full(self.positive.value(x_pos, *params, beta_), x_)
+        value_neg = broadcast_full(self.negative.value(x_neg, *params, beta_), x_)
         return torch.where(x_ > 0, value_pos, value_neg)
 
-    def partials(self, x_: torch.Tensor, params: Sequence[torch.Tensor | float], beta_: float) -> list[torch.Tensor]:
+    def partials(
+        self, x_: torch.Tensor, params: Sequence[torch.Tensor | float], beta_: float, clamp: bool = False
+    ) -> list[torch.Tensor]:
         """[f'(x), df/dparameter_0, ...] elementwise, from the symbolic gradient (x = 0 takes the x <= 0 side).
 
-        Plain evaluation, never differentiated: an overflowing unselected branch is discarded by `where`.
+        Plain evaluation, never differentiated: an overflowing unselected branch is discarded by `where`. With
+        `clamp`, each branch sees only its own side (what the compiled kernels do: their fusable exps need it).
         """
-        positive = self.positive.partials(x_, *params, beta_)
-        negative = self.negative.partials(x_, *params, beta_)
+        x_pos, x_neg = (torch.clamp(x_, min=0.0), torch.clamp(x_, max=0.0)) if clamp else (x_, x_)
+        positive = self.positive.partials(x_pos, *params, beta_)
+        negative = self.negative.partials(x_neg, *params, beta_)
         mask = x_ > 0
-        return [torch.where(mask, _full(p, x_), _full(n, x_)) for p, n in zip(positive, negative, strict=True)]
+        return [
+            torch.where(mask, broadcast_full(p, x_), broadcast_full(n, x_))
+            for p, n in zip(positive, negative, strict=True)
+        ]
 
     def d_dx(self, x_: torch.Tensor, params: Sequence[torch.Tensor | float], beta_: float) -> torch.Tensor:
         """f'(x) from the symbolic gradient."""
@@ -142,17 +201,34 @@ class TorchKernels:
         return self.value(x_, [params[name] for name in self.parameter_names], beta_)
 
 
+_GENERATED: dict[str, TorchKernels] = {}
+
+
+def derivation_key(derivation: Derivation) -> str:
+    """What fixes a derivation's generated code: its name, parameters, fixed shift and both closed forms (srepr)."""
+    closed_forms = (branch.closed_form for branch in derivation.branches)
+    parts = (derivation.name, *derivation.parameters, derivation.beta_symbol, *closed_forms)
+    return "|".join(sp.srepr(part) if isinstance(part, sp.Basic) else str(part) for part in parts)
+
+
 def torch_kernels(derivation: Derivation) -> TorchKernels:
-    """Generate the torch functions of a derivation (a few hundred ms of SymPy; cache the result)."""
-    parameters = derivation.parameters
-    # The generated functions always take beta last; a derivation with a numeric beta simply ignores it.
-    shift = derivation.beta_symbol if isinstance(derivation.beta_symbol, sp.Symbol) else sp.Dummy("beta")
-    return TorchKernels(
-        name=derivation.name,
-        parameter_names=tuple(str(p) for p in parameters),
-        positive=_branch_kernels(derivation.positive, parameters, shift),
-        negative=_branch_kernels(derivation.negative, parameters, shift),
-    )
+    """The torch functions of a derivation, generated once per process (a few hundred ms of SymPy).
+
+    Why once: every module built from the same derivation then holds the same functions, so its compiled kernels
+    (keyed on them, `DerivedSpec`) are compiled once too, not once per layer.
+    """
+    key = derivation_key(derivation)
+    if key not in _GENERATED:
+        parameters = derivation.parameters
+        # The generated functions always take beta last; a derivation with a numeric beta simply ignores it.
+        shift = derivation.beta_symbol if isinstance(derivation.beta_symbol, sp.Symbol) else sp.Dummy("beta")
+        _GENERATED[key] = TorchKernels(
+            name=derivation.name,
+            parameter_names=tuple(str(p) for p in parameters),
+            positive=_branch_kernels(derivation.positive, parameters, shift),
+            negative=_branch_kernels(derivation.negative, parameters, shift),
+        )
+    return _GENERATED[key]
 
 
 class SymbolicActivationFunction(torch.autograd.Function):

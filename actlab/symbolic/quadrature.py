@@ -11,13 +11,20 @@ table points, using the exact g as the derivative at both ends. Hermite's error 
 bound printed by `actlab derive` is measured: the largest difference to mpmath's `quad` over a grid of x.
 
 Both G(0) = 0 and the continuity of f at 0 hold by construction (G is one integral over both sides).
+
+Training runs a fast evaluator by default (`QuadratureActivation(path="auto")`): the same table compiled into one
+kernel, the exact polynomial asymptotes of G beyond it, and the exact g in a compiled backward
+(`actlab.symbolic.fast_quadrature`, which states and tests its error bound). `QuadratureFunction` here stays the
+reference (`path="eager"`); where g has no fast evaluator, or compiling is impossible, the module says why in a
+warning and runs the reference.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
@@ -25,9 +32,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from actlab.kernels.pointwise import Gradients, softplus_alphas, softplus_derivative
 from actlab.symbolic.defaults import XIELU_DEFAULTS, inverse_softplus
+from actlab.symbolic.fast_quadrature import FastTable, NoFastEvaluatorError, compute_dtype, fast_table
 
 TABLE_HALF_WIDTH = 16.0  # L
+FAST_HALF_WIDTH = 32.0  # the fast evaluator's table: its asymptotes' dropped tails are then e^-32-small for most g
 TABLE_STEP = 1.0 / 256  # h
 CELL_NODES = 8
 TAIL_NODES = 32
@@ -47,18 +57,19 @@ class QuadratureTable:
     G: torch.Tensor
     g_grid: torch.Tensor
     g: GradientFn
+    half_width: float = TABLE_HALF_WIDTH  # L
 
     @classmethod
-    def build(cls, g: GradientFn) -> QuadratureTable:
-        steps = round(2 * TABLE_HALF_WIDTH / TABLE_STEP)
-        grid = torch.linspace(-TABLE_HALF_WIDTH, TABLE_HALF_WIDTH, steps + 1, dtype=torch.float64)
+    def build(cls, g: GradientFn, half_width: float = TABLE_HALF_WIDTH) -> QuadratureTable:
+        steps = round(2 * half_width / TABLE_STEP)
+        grid = torch.linspace(-half_width, half_width, steps + 1, dtype=torch.float64)
         nodes, weights = (torch.from_numpy(a) for a in _gauss_legendre(CELL_NODES))
         left, right = grid[:-1, None], grid[1:, None]
         points = (left + right) / 2 + (right - left) / 2 * nodes  # (cells, nodes)
         cell_integrals = ((right - left)[:, 0] / 2) * (g(points) * weights).sum(-1)
         cumulative = torch.cat([torch.zeros(1, dtype=torch.float64), torch.cumsum(cell_integrals, 0)])
         zero = steps // 2  # grid[zero] = 0
-        return cls(grid=grid, G=cumulative - cumulative[zero], g_grid=g(grid), g=g)
+        return cls(grid=grid, G=cumulative - cumulative[zero], g_grid=g(grid), g=g, half_width=half_width)
 
     def integral(self, x: torch.Tensor) -> torch.Tensor:
         """G(x) for any x (the table inside [-L, L], Gauss-Legendre tails outside).
@@ -69,14 +80,15 @@ class QuadratureTable:
         dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
         grid, G_table, g_table = self._in(dtype)
         x64 = x.detach().to(dtype)
-        inside = x64.clamp(-TABLE_HALF_WIDTH, TABLE_HALF_WIDTH)
-        index = ((inside + TABLE_HALF_WIDTH) / TABLE_STEP).floor().clamp(max=len(grid) - 2).long()
+        inside = x64.clamp(-self.half_width, self.half_width)
+        cell = ((inside + self.half_width) / TABLE_STEP).floor().clamp(max=len(grid) - 2)
+        index = torch.nan_to_num(cell).long()  # NaN x: any cell (its G is NaN through s), not an index error
         s = (inside - grid[index]) / TABLE_STEP
         s2 = s * s
         h01 = s2 * (3 - 2 * s)  # Hermite basis: h00 = 1 - h01, h10 = s (1 - s)^2, h11 = s^2 (s - 1)
         G = G_table[index] + h01 * (G_table[index + 1] - G_table[index])
         G = G + TABLE_STEP * (s * (1 - s) * (1 - s) * g_table[index] + s2 * (s - 1) * g_table[index + 1])
-        outside = x64.abs() > TABLE_HALF_WIDTH
+        outside = x64.abs() > self.half_width
         if bool(outside.any()):
             G = torch.where(outside, G + self._tail(x64, inside).to(dtype), G)
         return G
@@ -123,8 +135,60 @@ class QuadratureFunction(torch.autograd.Function):
         return grad_x, grad_p, grad_n, None, None
 
 
+@dataclass(frozen=True)
+class QuadratureSpec:
+    """The quadrature activation as a `actlab.kernels.pointwise` spec: forward alpha G(x) + beta x with the fast G;
+    backward dL/dx from the exact g and dL/dalpha_side = sum of grad G(x) over the side, the chain rule through
+    softplus inside (alpha_p = softplus(p), alpha_n = softplus(n)). Computes in float32 for float16/bfloat16."""
+
+    key: str  # srepr of g: equal specs share compiled kernels
+    beta: float
+    fast: FastTable = field(compare=False, repr=False)
+    table: QuadratureTable = field(compare=False, repr=False)
+    reads_output = False
+    kind = "quadrature"
+
+    def tables(self, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, ...]:
+        return self.fast.tensors(dtype, device)
+
+    def forward(self, x: torch.Tensor, p: torch.Tensor, n: torch.Tensor, *tables: torch.Tensor) -> torch.Tensor:
+        wide = x.to(compute_dtype(x.dtype))
+        alpha_p, alpha_n = softplus_alphas(p, n, wide.dtype)
+        G = self.fast.integral(wide, *tables)
+        return (torch.where(wide > 0, alpha_p, alpha_n) * G + self.beta * wide).to(x.dtype)
+
+    def backward(
+        self,
+        x: torch.Tensor,
+        grad: torch.Tensor,
+        p: torch.Tensor,
+        n: torch.Tensor,
+        *tables: torch.Tensor,
+        y: torch.Tensor | None = None,
+    ) -> Gradients:
+        wide, upstream = x.to(compute_dtype(x.dtype)), grad.to(compute_dtype(x.dtype))
+        alpha_p, alpha_n = softplus_alphas(p, n, wide.dtype)
+        positive = wide > 0
+        grad_x = upstream * (torch.where(positive, alpha_p, alpha_n) * self.table.g(wide) + self.beta)
+        weighted = upstream * self.fast.integral(wide, *tables)
+        grad_p = torch.where(positive, weighted, 0.0).sum() * softplus_derivative(p).to(wide.dtype)
+        grad_n = torch.where(positive, 0.0, weighted).sum() * softplus_derivative(n).to(wide.dtype)
+        return grad_x.to(x.dtype), grad_p.to(p.dtype), grad_n.to(n.dtype)
+
+    def reference(self, x: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        """The eager table with exact Gauss-Legendre tails (`QuadratureFunction`): the definition."""
+        return QuadratureFunction.apply(x, F.softplus(p), F.softplus(n), self.beta, self.table)
+
+    function = reference  # no symbolic Function here: the reference is also the stand-in
+
+
 class QuadratureActivation(nn.Module):
-    """The recipe's activation by quadrature: alpha_p, alpha_n = softplus(a_p), softplus(a_n) trainable, beta fixed."""
+    """The recipe's activation by quadrature: alpha_p, alpha_n = softplus(a_p), softplus(a_n) trainable, beta fixed.
+
+    `path`: "auto" (the fast evaluator compiled, see the module docstring), "compile", or "eager" / "function" (the
+    reference table). Where g has no fast evaluator, "auto" and "compile" warn once with the reason and run the
+    reference. `fast_bound(dtype, G)` is the fast evaluator's stated error bound on G (None without one).
+    """
 
     def __init__(
         self,
@@ -132,11 +196,14 @@ class QuadratureActivation(nn.Module):
         alpha_p_init: float = XIELU_DEFAULTS.alpha_p_init,
         alpha_n_init: float = XIELU_DEFAULTS.alpha_n_init,
         beta: float = XIELU_DEFAULTS.beta,
+        path: str = "auto",
     ) -> None:
         super().__init__()
+        from actlab.kernels.paths import select_path
         from actlab.symbolic.codegen import lambdify_torch
         from actlab.symbolic.recipe import x as symbol
 
+        select_path(path)  # an unknown path fails here, not at the first forward
         gradient = lambdify_torch([symbol], g)
 
         def g_fn(t: torch.Tensor) -> torch.Tensor:
@@ -146,11 +213,44 @@ class QuadratureActivation(nn.Module):
         self.expression = g
         self.table = QuadratureTable.build(g_fn)
         self.beta = float(beta)
+        self.path = path
+        self._spec: QuadratureSpec | None = None
+        self._spec_built = False  # the fast evaluator is built at its first use
         self.a_p = nn.Parameter(torch.tensor(inverse_softplus(alpha_p_init)))
         self.a_n = nn.Parameter(torch.tensor(inverse_softplus(alpha_n_init)))
 
+    @property
+    def spec(self) -> QuadratureSpec | None:
+        """The fast evaluator's spec, built at first use on the "auto" or "compile" path (SymPy limits and mpmath
+        tails take a second or two, which a module only used for its table, as the derivations page does, should
+        not pay); None without one, or on the other paths."""
+        if self.path not in ("auto", "compile"):
+            return None
+        if not self._spec_built:
+            self._spec = _fast_spec(self.expression, self.table, self.beta)
+            self._spec_built = True
+        return self._spec
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return QuadratureFunction.apply(x, F.softplus(self.a_p), F.softplus(self.a_n), self.beta, self.table)
+        if self.spec is None:
+            return QuadratureFunction.apply(x, F.softplus(self.a_p), F.softplus(self.a_n), self.beta, self.table)
+        from actlab.kernels.paths import activate
+
+        return activate(self.spec, x, self.a_p, self.a_n, self.path)  # raw parameters: the kernels apply softplus
+
+    @property
+    def alpha_p(self) -> torch.Tensor:
+        """alpha_p = softplus(a_p)."""
+        return F.softplus(self.a_p)
+
+    @property
+    def alpha_n(self) -> torch.Tensor:
+        """alpha_n = softplus(a_n)."""
+        return F.softplus(self.a_n)
+
+    def fast_bound(self, dtype: torch.dtype, G: float) -> float | None:
+        """The fast evaluator's stated bound of |G_fast(x) - G(x)| where |G(x)| = G (`FastTable.bound`)."""
+        return None if self.spec is None else self.spec.fast.bound(dtype, G)
 
     def alpha_exact(self, x: torch.Tensor) -> torch.Tensor:
         """f'(x) = alpha g(x) + beta from the exact gradient (what the backward pass uses)."""
@@ -158,7 +258,20 @@ class QuadratureActivation(nn.Module):
         return (alpha * self.table.g(x.to(torch.float64)).to(x.dtype) + self.beta).detach()
 
     def extra_repr(self) -> str:
-        return f"g = {self.expression}, beta={self.beta} (f by quadrature, f' exact)"
+        evaluator = "fast evaluator" if self.spec is not None else "reference table"
+        return f"g = {self.expression}, beta={self.beta} (f by quadrature, f' exact; {evaluator}, path={self.path!r})"
+
+
+def _fast_spec(g: sp.Expr, table: QuadratureTable, beta: float) -> QuadratureSpec | None:
+    """The fast evaluator's spec, or None after a warning that says why g has none (the reference then runs)."""
+    try:
+        wide = QuadratureTable.build(table.g, FAST_HALF_WIDTH)
+        fast = fast_table(g, wide.G, wide.g_grid, FAST_HALF_WIDTH, QUADRATURE_TOLERANCE)
+    except NoFastEvaluatorError as error:
+        message = f"actlab: no fast evaluator for g = {g} ({error}); using the quadrature table (same f, slower)"
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        return None
+    return QuadratureSpec(sp.srepr(g), beta, fast, table)
 
 
 def error_bound(g: sp.Expr, points: int = 41, half_width: float = 2 * TABLE_HALF_WIDTH) -> float:
@@ -186,7 +299,7 @@ def numeric_checks(g: sp.Expr, bound: float, seed: int = 0) -> list:
     """The numeric path's `--check`: G(0) = 0, d/dx f = f' (central differences in float64), gradcheck, the bound."""
     from actlab.symbolic.derivations import Check
 
-    module = QuadratureActivation(g).double()
+    module = QuadratureActivation(g, path="eager").double()  # the reference: the fast path has its own tests
     with torch.no_grad():
         at_zero = float(module(torch.zeros(1, dtype=torch.float64)))
     checks = [Check("f(0) = 0", at_zero == 0.0, "G(0) = 0 by construction")]

@@ -13,7 +13,9 @@ one; `actlab.activations.resolve(NAME)` builds its module.
 The module (`DerivedActivation`) is built like the paper's xIELU: f' = alpha * g + beta on each side, with
 alpha_p = softplus(a_p) and alpha_n = softplus(a_n) trainable scalars (initialised from the file) and beta fixed.
 Forward and backward come from the derivation's generated torch code (`actlab.symbolic.codegen`): the backward pass
-is the symbolic gradient, not autograd's tape. Any float dtype; the output has the input's dtype.
+is the symbolic gradient, not autograd's tape. By default (`path="auto"`) both are compiled into two kernels, as
+xIELU's are (`actlab.kernels.paths` chooses, and falls back loudly); `path="function"` runs the same code eagerly,
+`path="eager"` differentiates the generated forward with autograd. Any float dtype; the output has the input's dtype.
 """
 
 from __future__ import annotations
@@ -102,9 +104,9 @@ class SavedDerivation:
         except ValueError as error:
             raise ActlabError(f"saved derivation {self.name!r}: {error}") from None
 
-    def build(self) -> DerivedActivation:
-        """A fresh trainable module (fresh so modules never share parameters)."""
-        return DerivedActivation(self)
+    def build(self, path: str = "auto") -> DerivedActivation:
+        """A fresh trainable module (fresh so modules never share parameters) on `path` (module docstring)."""
+        return DerivedActivation(self, path=path)
 
 
 def save_derivation(
@@ -216,17 +218,21 @@ def _is_check(check: Any) -> bool:
 class DerivedActivation(nn.Module):
     """A saved derivation as a trainable activation: alpha_p, alpha_n = softplus(a_p), softplus(a_n); beta fixed."""
 
-    def __init__(self, saved: SavedDerivation) -> None:
+    def __init__(self, saved: SavedDerivation, path: str = "auto") -> None:
         super().__init__()
-        from actlab.symbolic.codegen import torch_kernels
+        from actlab.kernels.paths import select_path
+        from actlab.symbolic.derived_spec import DerivedSpec
 
+        select_path(path)  # an unknown path fails here, not at the first forward
         derivation = saved.derivation()
         names = [str(p) for p in derivation.parameters]
         if names != ["alpha_p", "alpha_n"]:
             raise ActlabError(f"saved derivation {saved.name!r}: expected parameters alpha_p, alpha_n, got {names}")
         self.name = saved.name
         self.beta = saved.beta
-        self.kernels = torch_kernels(derivation)
+        self.path = path
+        self.spec = DerivedSpec.of(derivation, saved.beta)
+        self.kernels = self.spec.kernels
         self.a_p = nn.Parameter(torch.tensor(inverse_softplus(saved.alpha_p_init)))
         self.a_n = nn.Parameter(torch.tensor(inverse_softplus(saved.alpha_n_init)))
 
@@ -239,12 +245,12 @@ class DerivedActivation(nn.Module):
         return F.softplus(self.a_n)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        from actlab.symbolic.codegen import apply_symbolic
+        from actlab.kernels.paths import activate
 
         if not torch.is_floating_point(x):
             raise ValueError(f"{self.name} needs a floating-point input, got {x.dtype}; cast with x.float()")
-        alphas = (self.alpha_p.to(x.dtype), self.alpha_n.to(x.dtype))
-        return apply_symbolic(self.kernels, x, alphas, self.beta)
+        return activate(self.spec, x, self.a_p, self.a_n, self.path)  # raw parameters: the kernels apply softplus
 
     def extra_repr(self) -> str:
-        return f"{self.name!r}, alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}, beta={self.beta}"
+        alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"
+        return f"{self.name!r}, {alphas}, beta={self.beta}, path={self.path!r}"

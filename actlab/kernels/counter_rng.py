@@ -1,0 +1,80 @@
+"""Uniform random numbers as a pure function of (key, counter): integer arithmetic that inductor fuses into a kernel.
+
+Why: SmartMixed's phase 1 needs one uniform per (candidate, sample, unit), about 1.5 million per layer and step in
+the benchmark. Drawn by torch's CPU generator they come from one thread, a memory pass of their own, and a
+transpose into the kernels' layout. A counter-based generator (Salmon et al., "Parallel random numbers: as easy as
+1, 2, 3", SC 2011) computes each number from its position instead: u[i] = bits(key, i), so the draws need no
+state, no memory and no separate pass, and any element can be computed by any thread in any order.
+
+The function here: the counter i (the element's flat index) and a 64-bit key (two int32 words, drawn from the run's
+torch generator once per call, so a seed repeats bit for bit and consecutive calls differ) go through two rounds of
+Wellons' `lowbias32` integer hash (xor-shift, multiply, xor-shift, multiply, xor-shift; a bijection of 32-bit words
+with low avalanche bias), with the key mixed in before each round:
+
+    bits = lowbias32(lowbias32(i ^ key0) + key1),    u = (bits >> 9 + 1/2) / 2^23   in (0, 1), never 0 or 1
+
+Every operation is int32 arithmetic (multiplication wraps, as in C and CUDA), so eager torch code and a compiled
+kernel give the same bits on every device. This is not a cryptographic generator; it is tested for what the
+routers need (`tests/test_counter_rng.py`): uniformity (Kolmogorov-Smirnov), no correlation between neighbouring
+counters or between calls, and Gumbel noise made from it against Gumbel(0, 1).
+"""
+
+from __future__ import annotations
+
+import torch
+
+MULTIPLIERS = (0x7FEB352D, 0x846CA68B)  # lowbias32's two multipliers (C. Wellons, "hash-prospector")
+MANTISSA_BITS = 23  # uniforms on the grid (m + 1/2) / 2^23: exact in float32, symmetric, never 0 or 1
+INT32_MODULUS = 2**32
+MAX_COUNTERS = 2**31  # counters are non-negative int32: one call draws at most this many numbers
+
+
+def _as_int32(value: int) -> int:
+    """An unsigned 32-bit constant as the int32 with the same bits (torch has no uint32 arithmetic)."""
+    return value - INT32_MODULUS if value >= 2**31 else value
+
+
+def _shift_right(x: torch.Tensor, bits: int) -> torch.Tensor:
+    """Logical right shift of int32 words: torch's >> is arithmetic on signed integers, so the sign bits are masked."""
+    return (x >> bits) & ((1 << (32 - bits)) - 1)
+
+
+def lowbias32(x: torch.Tensor) -> torch.Tensor:
+    """Wellons' lowbias32 on int32 words (wrapping multiplication): a bijection with low avalanche bias."""
+    x = x ^ _shift_right(x, 16)
+    x = x * _as_int32(MULTIPLIERS[0])
+    x = x ^ _shift_right(x, 15)
+    x = x * _as_int32(MULTIPLIERS[1])
+    return x ^ _shift_right(x, 16)
+
+
+def random_bits(keys: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
+    """32 random bits (int32) per counter: two keyed lowbias32 rounds. `keys`: int32 (2,); `counters`: int32."""
+    return lowbias32(lowbias32(counters ^ keys[0]) + keys[1])
+
+
+def uniform(
+    keys: torch.Tensor, shape: tuple[int, ...], dtype: torch.dtype = torch.float32, offset: int = 0
+) -> torch.Tensor:
+    """U(0, 1) of `shape` in `dtype` (float32 or float64; 23 random bits), element i from (keys, offset + i), i the
+    flat row-major index; offset + the element count must stay below 2^31 (`MAX_COUNTERS`). Inside a traced kernel
+    the counters are an index expression, not a tensor in memory."""
+    count = 1
+    for size in shape:
+        count = count * size
+    counters = torch.arange(count, dtype=torch.int32, device=keys.device).view(shape)
+    if not isinstance(offset, int) or offset != 0:
+        counters = counters + offset
+    mantissa = _shift_right(random_bits(keys, counters), 32 - MANTISSA_BITS)
+    return (mantissa.to(dtype) + 0.5) * (1.0 / 2**MANTISSA_BITS)
+
+
+def draw_keys(generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
+    """Two int32 words from `generator` (None: torch's default generator of `device`), for one call's draws.
+
+    Why from the generator: the run's seed then fixes every key (and checkpoints, which save the generator's state,
+    resume the same sequence), and each call advances the generator, so consecutive calls draw different numbers.
+    """
+    origin = generator.device if generator is not None else device
+    keys = torch.randint(-(2**31), 2**31 - 1, (2,), generator=generator, dtype=torch.int32, device=origin)
+    return keys if keys.device == device else keys.to(device)
