@@ -19,6 +19,7 @@ import yaml
 from actlab.claim import VERDICTS, Claim, is_verdict
 from actlab.record import read_results
 from actlab.site import report
+from actlab.site.forest import agreement
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "notebooks" / "flexact"
@@ -118,6 +119,7 @@ def test_report_page_records_its_claims_with_computed_verdicts(built: dict) -> N
         # operating characteristics: simulated, shown on the page with their Monte-Carlo errors
         assert claim.operating is not None and claim.operating.scenario("null boundary").n_simulations == 20
         assert f'id="claim-{claim.claim_id}"' in html
+        assert agreement(claim)[0], agreement(claim)  # the forest plot's parts imply the verdict, or say what did
     assert html.count("false decisive rate") >= len(claims) and "power" in html
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from actlab.claim import Claim, Evidence, SpecificationOutcome, decide
+from actlab.claim import Claim, Evidence, Part, SpecificationOutcome, decide
 from actlab.stats.family import adjust_family
 from actlab.studies.flexact import analysis, designs, operating, paper, scale, specification
 from actlab.studies.flexact.designs import ClaimDesign
@@ -218,17 +218,45 @@ def _claim(
         mde=stated_mde(design, detection),
         context=context,
     )
+    parts = design.parts(base, settings.alpha)
     claim = decide(
         design.claim_id, evidence, specification.rule_across_specifications, study=STUDY, title=text.title,
         statement=text.statement, source=text.source, units=text.units, budget=text.budget + specs_note,
         paper=text.paper, paper_value=text.paper_value, threshold=design.threshold, supports=design.supports,
-        confidence=1 - settings.alpha, provenance=settings.provenance,
+        confidence=1 - settings.alpha, provenance=settings.provenance, parts=parts,
         specifications=SpecificationOutcome(outcome.stable, outcome.total, outcome.depends_on, outcome.heterogeneity_p),
     )  # fmt: skip
     sim = operating.simulation_design(design, tables, curve.plan, detection, settings.alpha)
     characteristics = operating.operating(sim, text.paper_value, n_simulations=settings.n_simulations,
                                           seed=settings.seed + 1000 * index)  # fmt: skip
-    return claim.with_changes(p_value=detection.p_for(claim.verdict), operating=characteristics)
+    return claim.with_changes(p_value=detection.p_for(claim.verdict), operating=characteristics,
+                              decided_by=decided_by(claim, outcome.reason))  # fmt: skip
+
+
+def decided_by(claim: Claim, reason: str) -> str:
+    """What decided the verdict when its parts' 95% intervals alone do not show it (the index's forest plot asks):
+    the specification curve for "depends on", the Bonferroni intervals of "not supported" otherwise."""
+    if claim.verdict.startswith("depends on"):
+        return f"the specification curve: {reason}"
+    parts = claim.parts or ()
+    sides = [_side(part) for part in parts]
+    if claim.verdict == "inconclusive" and "against" in sides:
+        return "the rule's intervals: a part fails only at 1 - alpha/k confidence, k the ways the claim can fail"
+    if claim.verdict == "not supported" and parts and "against" not in sides:
+        return "the plateau: its change lies outside the margin at 1 - alpha/k confidence"
+    if claim.verdict == "supported" and any(part.margin is not None for part in parts):
+        return "every part: the plateau's change lies inside its margin, the others on their supporting side"
+    return ""
+
+
+def _side(part: Part) -> str:
+    """ "for", "against" or "open": where a part's interval lies against its threshold (as the forest plot reads it)."""
+    if part.threshold is None or part.supports is None:
+        return "open"
+    low, high = part.ci
+    if low > part.threshold or high < part.threshold:
+        return "for" if (low > part.threshold) == (part.supports == "above") else "against"
+    return "open"
 
 
 def stated_mde(design: ClaimDesign, detection: designs.Detection) -> float:

@@ -30,6 +30,7 @@ import pandas as pd
 from scipy import stats as scipy_stats
 from statsmodels.stats.power import TTestPower
 
+from actlab.claim import Part
 from actlab.stats.binomial import binomial_p, clopper_pearson, deciding_count, n_for_power, n_reachable, rate_mde
 from actlab.studies.flexact import paper, rules, units
 
@@ -294,6 +295,11 @@ class ClaimDesign(ABC):
         """Per table of a stack: does the claim hold at the point estimates (every part on its supporting side)?
         Across specifications, the claim's direction changes only where this differs."""
 
+    def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        """What the rule decides on, each with its own 95% interval (the index's forest plot draws one row each);
+        () for a one-part claim, which the plot draws from the estimate."""
+        return ()
+
     @abstractmethod
     def per_run(self, table: np.ndarray) -> np.ndarray: ...
 
@@ -367,6 +373,16 @@ class ScaleBias(ClaimDesign):
     def holds(self, stack: np.ndarray) -> np.ndarray:
         means = StackMoments.of(stack).mean
         return (means[:, 0] > self.threshold) & (means[:, 1] > 0)
+
+    def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        estimate, ci, inputs = self.decision(table, alpha)
+        slope = Moments.of(table[:, 1])
+        return (
+            Part("mass beyond fit at k = 5", estimate, ci, self.threshold, "above", "routing mass"),
+            Part(
+                "its slope on log k (per seed)", slope.mean, slope.interval(1 - alpha), 0.0, "above", "mass per log k"
+            ),
+        )
 
     def per_run(self, table: np.ndarray) -> np.ndarray:
         return table[:, 0]
@@ -513,6 +529,13 @@ class EveryTruth(Recovery):
         rates = np.where(finite_entries, stack, 0.0).sum(axis=1) / np.maximum(finite_entries.sum(axis=1), 1)
         return (rates >= self.threshold).all(axis=1)
 
+    def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        found = []
+        for j, name in enumerate(self.truths):
+            k, n, ci = rate_and_interval(table[:, j], 1 - alpha)
+            found.append(Part(f"{name} selected", k / n, ci, self.threshold, "above", "selection accuracy"))
+        return tuple(found)
+
     def per_run(self, table: np.ndarray) -> np.ndarray:
         return table[:, self.focus]
 
@@ -568,6 +591,19 @@ class Table6(ClaimDesign):
     def holds(self, stack: np.ndarray) -> np.ndarray:
         return (StackMoments.of(stack).mean < self.threshold).all(axis=1)
 
+    def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        return tuple(
+            Part(
+                f"KL + grad norm vs {name}",
+                moments.mean,
+                moments.interval(1 - alpha),
+                self.threshold,
+                "below",
+                "log10 MSE ratio",
+            )  # fmt: skip
+            for name, moments in zip(self.alternatives, [Moments.of(c) for c in table.T], strict=True)
+        )
+
     def per_run(self, table: np.ndarray) -> np.ndarray:
         return table[:, 0]
 
@@ -596,13 +632,13 @@ class AppendixB(ClaimDesign):
     supports: ClassVar[str] = "above"
     rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_appendix_b)
     margin: ClassVar[float] = rules.MSE_MARGIN
-    parts: ClassVar[int] = 3
+    n_parts: ClassVar[int] = 3
 
     def units(self, rows: pd.DataFrame) -> np.ndarray:
         return units.appendix_b(rows)[0]
 
     def decisions(self, stack: np.ndarray, alpha: float) -> list[Decision]:
-        against = 1 - alpha / self.parts
+        against = 1 - alpha / self.n_parts
         k, n = stack_rates(stack[:, :, :-2])
         moments = StackMoments.of(stack[:, :, -2:])
         plateau_low, plateau_high = moments.interval(0, 1 - alpha)
@@ -626,7 +662,7 @@ class AppendixB(ClaimDesign):
         selected, change, improvement = table[:, :-2], table[:, -2], table[:, -1]
         k, n_sel, _ = rate_and_interval(selected, 1 - alpha)
         n = int(np.isfinite(improvement).sum())
-        each = 1 - (1 - POWER) / self.parts  # all three must hold: Bonferroni bound on the joint power
+        each = 1 - (1 - POWER) / self.n_parts  # all three must hold: Bonferroni bound on the joint power
         towards = rate_mde(n_sel, self.threshold, 1 - alpha, each, "above")
         unreachable = {}
         if towards is None:
@@ -638,13 +674,13 @@ class AppendixB(ClaimDesign):
         p_inside, p_outside = _plateau_p(change, self.margin)
         return Detection(
             mde=towards,
-            mde_against=rate_against(n_sel, self.threshold, 1 - alpha / self.parts, unreachable, "networks"),
+            mde_against=rate_against(n_sel, self.threshold, 1 - alpha / self.n_parts, unreachable, "networks"),
             p_support=max(p_selection, p_inside, p_improvement),
-            p_against=min(1.0, self.parts * min(p_selection, p_outside, p_improvement)),
+            p_against=min(1.0, self.n_parts * min(p_selection, p_outside, p_improvement)),
             parts={
                 "improvement": standardised_mde(n, alpha, each) * sd_of(improvement),
-                "improvement_against": standardised_mde(n, alpha / self.parts, POWER) * sd_of(improvement),
-                "plateau_against": standardised_mde(n, alpha / self.parts, POWER) * sd_of(change),
+                "improvement_against": standardised_mde(n, alpha / self.n_parts, POWER) * sd_of(improvement),
+                "plateau_against": standardised_mde(n, alpha / self.n_parts, POWER) * sd_of(change),
             },
             unreachable=unreachable,
             note="MDE of the selection rate with the plateau and the improvement at their own MDEs",
@@ -654,6 +690,22 @@ class AppendixB(ClaimDesign):
         k, n = stack_rates(stack[:, :, :-2])
         means = StackMoments.of(stack[:, :, -2:]).mean
         return (k / n >= self.threshold) & (np.abs(means[:, 0]) < self.margin) & (means[:, 1] > 0)
+
+    def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        estimate, ci, _ = self.decision(table, alpha)
+        change, gain = Moments.of(table[:, -2]), Moments.of(table[:, -1])
+        return (
+            Part("Sigmoid selected, alpha >= 0.1", estimate, ci, self.threshold, "above", "selection accuracy"),
+            Part(
+                "plateau: change of log10 MSE over alpha in [0.4, 1]",
+                change.mean,
+                change.interval(1 - alpha),
+                0.0,
+                units="log10 MSE",
+                margin=self.margin,
+            ),  # fmt: skip
+            Part("gain over alpha = 0", gain.mean, gain.interval(1 - alpha), 0.0, "above", "log10 MSE"),
+        )
 
     def per_run(self, table: np.ndarray) -> np.ndarray:
         return row_means(table[:, :-2])

@@ -54,9 +54,10 @@ class SimulationDesign:
 
     def describe(self) -> str:
         alternatives = [self.runs[spec] for spec in self.plan.alternatives]
-        seeds = f"{min(alternatives)}-{max(alternatives)}" if len(set(alternatives)) > 1 else str(alternatives[0])
-        curve = (f"{len(alternatives)} alternative specifications x {seeds} seeds (spread pooled within them)"
-                 if alternatives else "no alternative specifications")  # fmt: skip
+        curve = "no alternative specifications"
+        if alternatives:
+            seeds = f"{min(alternatives)}-{max(alternatives)}" if len(set(alternatives)) > 1 else str(alternatives[0])
+            curve = f"{len(alternatives)} alternative specifications x {seeds} seeds (spread pooled within them)"
         return (
             f"baseline {self.runs[self.plan.baseline]} seeds (its own spread) and {curve}; per-seed tables drawn at "
             f"the truth, every specification through the report's rule; heterogeneity by "

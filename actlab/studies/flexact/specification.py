@@ -53,7 +53,7 @@ LABELS = {
 # batch 200; x_1 uniform and a uniform router start are one end of their choice).
 DEFAULT_LEVELS: dict[str, tuple[Any, Any]] = {
     "lr": (0.01, 0.1),
-    "epochs": (50, 200),
+    "epochs": (50, 150),
     "tau_end": (0.01, 0.5),
     "x1_distribution": ("uniform", "normal"),
     "batch_size": (100, 1000),
