@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from actlab.claim import VERDICTS, is_verdict
+from actlab.claim import VERDICTS, Claim, is_verdict
 from actlab.record import read_results
 from actlab.site import report
+from actlab.site.forest import agreement
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "notebooks" / "flexact"
@@ -29,7 +30,7 @@ TINY = {
         "ground_truth": ["relu", "sigmoid", "tanh", "leaky_relu", "identity"],
         "model": ["flexact", "relu", "sigmoid", "tanh", "leaky_relu", "identity"],
         "strategy": ["kl_grad_norm", "logit_clip", "kl_clipped_norms", "output_norm", "output_norm_batch"],
-        "alpha": [0.0, 0.3, 0.5],
+        "alpha": [0.0, 0.3, 0.5, 1.0],  # two alphas >= 0.4: App. B's plateau has a slope
         "lam": ["tau", 1.0],
         "g_bar": ["mean", "l2"],
         "k": [1.0, 5.0],
@@ -65,7 +66,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
         profile="test",
         only=("flexact",),
         workers=2,
-        parameters={"flexact": {"sweeps": {**dict.fromkeys(SECTIONS, "tiny"), "speccurve": "tiny_curve"}}},
+        parameters={
+            "flexact": {"sweeps": {**dict.fromkeys(SECTIONS, "tiny"), "speccurve": "tiny_curve"}, "n_simulations": 20}
+        },
     )
     pages = report.build_site(config)
     return {"root": root, "pages": pages}
@@ -86,8 +89,9 @@ def test_report_page_records_its_claims_with_computed_verdicts(built: dict) -> N
     assert page.status == "ok", page.error
     html = (built["root"] / "reports" / "flexact.html").read_text(encoding="utf-8")
     assert "Table 1" in html and "Table 6" in html and "alpha x lambda" in html
-    claims = [json.loads(p.read_text()) for p in sorted((built["root"] / "runs" / "claims").glob("*.json"))]
-    assert [c["claim_id"] for c in claims] == [
+    files = sorted((built["root"] / "runs" / "claims").glob("*.json"))
+    claims = [Claim.from_json(json.loads(path.read_text())) for path in files]
+    assert [c.claim_id for c in claims] == [
         "flexact-1-scale-bias-sigmoid",  # per bounded truth, never pooled
         "flexact-1-scale-bias-tanh",
         "flexact-2-table1-recovery",
@@ -96,19 +100,28 @@ def test_report_page_records_its_claims_with_computed_verdicts(built: dict) -> N
         "flexact-5-every-truth",
     ]
     assert "Heterogeneity across bounded truths" in html and "The bias beyond fit" in html
-    # the specification curve: a figure with a caption and alt text, and every claim across 3 specifications
+    # the specification curve and the factorial effects: figures with a caption and alt text
     assert "<figcaption><strong>Specification curve</strong></figcaption>" in html
     assert 'alt="Specification curve: for each of 6 Flex-Act claims' in html
+    assert "<figcaption><strong>Which choices and pairs move each claim</strong></figcaption>" in html
     for claim in claims:
-        assert is_verdict(claim["verdict"])
-        assert claim["verdict"] != "inconclusive" or claim["mde"] is not None
-        assert claim["rule"].startswith("def rule_")
-        assert claim["study"] == "flexact"
-        specs = claim["specifications"]
-        assert specs["total"] == 3 and 1 <= specs["stable"] <= 3
-        assert (specs["depends_on"] is None) == (specs["stable"] == 3)
-        if specs["depends_on"]:
-            assert claim["verdict"] == f"depends on {specs['depends_on']}"
+        assert is_verdict(claim.verdict)
+        assert claim.verdict != "inconclusive" or claim.mde is not None
+        assert claim.rule.startswith("def rule_across_specifications")
+        assert claim.study == "flexact" and claim.p_adjusted is not None and "Holm over 6" in claim.family
+        specs = claim.specifications
+        assert specs.total == 3 and 1 <= specs.stable <= 3
+        if specs.depends_on:
+            assert claim.verdict == f"depends on {specs.depends_on}"
         else:
-            assert claim["verdict"] in VERDICTS
-        assert [a["changes"] for a in claim["inputs"]["alternatives"]] == [{"lr": 0.1}, {"batch_size": 16}]
+            assert claim.verdict in VERDICTS
+        assert [a["changes"] for a in claim.inputs["alternatives"]] == [{"batch_size": 16}, {"lr": 0.1}]
+        # operating characteristics: simulated, shown on the page with their Monte-Carlo errors
+        assert claim.operating is not None and claim.operating.scenario("null boundary").n_simulations == 20
+        assert f'id="claim-{claim.claim_id}"' in html
+        assert agreement(claim)[0], agreement(claim)  # the forest plot's parts imply the verdict, or say what did
+    assert html.count("false decisive rate") >= len(claims) and "power" in html
+
+
+def test_report_notebook_has_no_record_claim():
+    assert "record_claim(" not in (STUDY / "report.ipynb").read_text(encoding="utf-8")

@@ -8,11 +8,13 @@ has to follow the numbers whatever they turn out to be. Each function takes what
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from actlab.claim import Claim
 from actlab.studies.flexact import paper
 from actlab.studies.flexact.analysis import disagreements, fmt_mse
 
@@ -289,32 +291,55 @@ def _bounded(name: str) -> bool:
     return get_spec(name).bounded
 
 
-def specification_markdown(table: pd.DataFrame, outcomes: dict[str, Any]) -> str:
-    """One line per claim: its verdict across the specifications, x of y, and which choice flips it."""
+def specification_markdown(table: pd.DataFrame, claims: Sequence[Claim]) -> str:
+    """One line per claim: its verdict across the specifications, x of y, the heterogeneity test and, when it
+    depends on a choice, why (opposite decisive verdicts, or differing verdicts with a significant test)."""
     lines = []
-    for claim, outcome in outcomes.items():
-        part = table[table.claim == claim]
+    for claim in claims:
+        specs = claim.specifications
+        if specs is None:
+            continue
+        part = table[table.claim == claim.claim_id]
         base = part[part.baseline].iloc[0]
-        text = f"- **{claim}**: {outcome.verdict}, stable in {outcome.stable} of {outcome.total} specifications"
-        if outcome.depends_on:
-            flipped = part[part.verdict != base["verdict"]]
-            text += (
-                f" (baseline: {base['verdict']}; "
-                + "; ".join(f"{s}: {v}" for s, v in zip(flipped["specification"], flipped["verdict"], strict=True))
-                + ")"
-            )
-        lines.append(text + ".")
+        text = f"- **{claim.claim_id}**: {claim.verdict}, stable in {specs.stable} of {specs.total} specifications"
+        text += f" (baseline: {base['verdict']}"
+        if specs.heterogeneity_p is not None:
+            text += f"; heterogeneity across the curve p = {specs.heterogeneity_p:.2g}"
+        reason = claim.context.get("depends_because")
+        if specs.depends_on and reason:
+            text += f"; depends because of {reason}"
+        lines.append(text + ").")
     return "\n".join(lines)
 
 
-def specification_alt(table: pd.DataFrame, outcomes: dict[str, Any], dimensions: list[str]) -> str:
+def specification_alt(table: pd.DataFrame, claims: Sequence[Claim], dimensions: list[str]) -> str:
     """Alt text for the specification-curve figure: what it plots, and each claim's result in words."""
     n_specs = table["specification"].nunique()
     parts = [
-        f"Specification curve: for each of {len(outcomes)} Flex-Act claims, the estimate and 95% CI at each of "
+        f"Specification curve: for each of {len(claims)} Flex-Act claims, the estimate and 95% CI at each of "
         f"{n_specs} specifications, sorted by estimate and coloured by that specification's verdict; below each, a "
         f"matrix marking which value of {', '.join(dimensions)} the specification uses."
     ]
-    for claim, outcome in outcomes.items():
-        parts.append(f"{claim}: {outcome.verdict}, stable in {outcome.stable} of {outcome.total}.")
+    for claim in claims:
+        specs = claim.specifications
+        if specs is not None:
+            parts.append(f"{claim.claim_id}: {claim.verdict}, stable in {specs.stable} of {specs.total}.")
+    return " ".join(parts)
+
+
+def effects_alt(effects: pd.DataFrame, claims: Sequence[str], alpha: float = 0.05) -> str:
+    """Alt text for the factorial-effects figure: per claim, the choices and pairs whose effect has p < alpha."""
+    parts = [
+        "Factorial effects: for each Flex-Act claim, the main effect of each open choice and each two-way "
+        "interaction (alias chain) on its per-run value, high minus low level, with 95% CIs."
+    ]
+    for claim in claims:
+        part = effects[effects.claim == claim]
+        moving = part[part.p < alpha]["effect"].tolist()
+        if part.empty:
+            parts.append(f"{claim}: its per-run value is the same in every run.")
+        else:
+            parts.append(
+                f"{claim}: " + (f"moved by {', '.join(moving)}." if moving else f"no effect with p < {alpha:g}.")
+            )
     return " ".join(parts)

@@ -259,3 +259,53 @@ def figure_html(fig: plt.Figure, title: str, alt: str) -> str:
     image = image_html(describe(fig, alt))
     plt.close(fig)
     return f"<figure>{image}<figcaption><strong>{html.escape(title)}</strong></figcaption></figure>"
+
+
+def specification_effects(
+    effects: pd.DataFrame, claims: Sequence[str] | None = None, columns: int = 3, alpha: float = 0.05
+) -> plt.Figure:
+    """Which choices and which pairs move each claim: per claim, the main effects and two-way interactions
+    (alias chains) of its per-run value over the specification curve's factorial, each high minus low with its
+    95% CI; filled where p < alpha (unadjusted; the claims name choices after Holm).
+
+    `effects`: `specification.Curve.effects()` (claim, effect, order, estimate, ci_low, ci_high, p); `claims`: the
+    panels (a claim whose per-run value never varies has no effects: its panel says so).
+    """
+    claims = list(claims) if claims is not None else list(dict.fromkeys(effects["claim"]))
+    if not claims:
+        fig, ax = plt.subplots(figsize=(4, 1))
+        ax.text(0.5, 0.5, "no factorial: the curve has fewer than two alternative specifications", ha="center")
+        ax.axis("off")
+        return fig
+    labels = list(dict.fromkeys(effects.sort_values("order", kind="stable")["effect"]))
+    rows = int(np.ceil(len(claims) / columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(4.6 * columns, 0.5 + 0.24 * len(labels) * rows),
+                             squeeze=False, sharey=True)  # fmt: skip
+    y = {name: i for i, name in enumerate(labels)}
+    for ax, claim in zip(axes.flat, claims, strict=False):
+        part = effects[effects.claim == claim]
+        if part.empty:
+            ax.text(0.5, 0.5, "its per-run value is the same\nin every run of the curve", ha="center", va="center",
+                    transform=ax.transAxes, fontsize=8)  # fmt: skip
+        for row in part.itertuples():
+            significant = np.isfinite(row.p) and row.p < alpha
+            color = "#d62728" if significant else ("#1f77b4" if row.order == 1 else "#7f7f7f")
+            ax.errorbar(row.estimate, y[row.effect], xerr=[[row.estimate - row.ci_low], [row.ci_high - row.estimate]],
+                        fmt="o", ms=4, color=color, mfc=color if significant else "white", capsize=2)  # fmt: skip
+        ax.axvline(0, color="black", lw=0.8)
+        ax.set_title(claim, fontsize=8)
+        ax.tick_params(labelsize=6)
+        ax.set_xlabel("effect: high minus low level (claim's units)", fontsize=7)
+    for ax in list(axes.flat)[len(claims) :]:
+        ax.axis("off")
+    axes[0, 0].set_yticks(range(len(labels)), labels, fontsize=6)
+    axes[0, 0].set_ylim(len(labels) - 0.5, -0.5)
+    handles = [
+        plt.Line2D([], [], color="#1f77b4", marker="o", mfc="white", ls="", label="main effect"),
+        plt.Line2D([], [], color="#7f7f7f", marker="o", mfc="white", ls="", label="two-way interaction (alias chain)"),
+        plt.Line2D([], [], color="#d62728", marker="o", ls="", label=f"p < {alpha:g}"),
+    ]
+    fig.legend(handles=handles, fontsize=7, loc="upper center", ncol=3, bbox_to_anchor=(0.5, 1.0))
+    fig.suptitle("Which choices move each claim (factorial effects, 95% CI)", fontsize=11, y=1.04)
+    fig.tight_layout()
+    return fig

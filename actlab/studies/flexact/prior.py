@@ -23,8 +23,7 @@ import pandas as pd
 
 from actlab.studies.flexact.analysis import proportion_cell, summarise
 from actlab.studies.flexact.arms import FLEXACT, TAU
-
-RECOVERY_THRESHOLD = 0.8  # "recovered" for a cell: the truth selected in at least 80% of seeds
+from actlab.studies.flexact.rules import RECOVERY_THRESHOLD  # a cell recovers a truth selected in >= 80% of seeds
 
 
 def _lam_order(label: str) -> float:

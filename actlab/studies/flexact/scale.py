@@ -271,3 +271,23 @@ def routing_gap_slope(gap: pd.DataFrame, truths: tuple[str, ...] = BOUNDED_TRUTH
     """Slope of the routing-gradient gap on log sigma_h for bounded truths, seed-clustered 95% CI."""
     part = gap[gap.ground_truth.isin(truths)]
     return {**clustered_slope(part, "gap", "log_sigma"), "truths": list(truths)}
+
+
+def truth_heterogeneity(rows: pd.DataFrame, alpha: float = 0.0, column: str = "beyond_fit_mass") -> dict[str, float]:
+    """Do the bounded truths share one trend of `column` over log k? The truth x log k interaction's Wald test
+    (OLS with seed-clustered errors); a small p means the cases disagree and must not be pooled."""
+    import statsmodels.formula.api as smf
+
+    part = paper_setting(rows)
+    part = part[(part.alpha == alpha) & part.ground_truth.isin(BOUNDED_TRUTHS)].copy()
+    part = part[np.isfinite(part[column].astype(float))]
+    if part["ground_truth"].nunique() < 2 or part["k"].nunique() < 2 or part["seed"].nunique() < 2:
+        return {"p_interaction": math.nan, "f": math.nan, "n": len(part)}
+    part["log_k"] = np.log(part["k"].astype(float))
+    part["mass"] = part[column].astype(float)
+    fit = smf.ols("mass ~ log_k * C(ground_truth)", data=part).fit(
+        cov_type="cluster", cov_kwds={"groups": part["seed"]}, use_t=True
+    )
+    names = [name for name in fit.params.index if name.startswith("log_k:")]
+    test = fit.wald_test(" = 0, ".join(names) + " = 0", scalar=True)
+    return {"p_interaction": float(test.pvalue), "f": float(test.statistic), "n": int(fit.nobs)}

@@ -1,0 +1,115 @@
+"""Rates decided by an exact (Clopper-Pearson) interval: the interval, the exact test, and the rule's own power.
+
+Why exact power instead of a normal-approximation MDE: a rule "supported when the 95% Clopper-Pearson lower
+bound of k/n clears the threshold" is a step function of k. At n = 25 and a threshold of 0.8 it needs 25/25,
+so even a true rate of 0.95 passes only 28% of the time, while an arcsine-scale MDE says 0.97 would be seen
+four times in five. Here every quantity is computed from the binomial distribution of the rule's own test:
+the smallest k that decides (`deciding_count`), the probability of deciding at a true rate (`rule_power`), the
+rate at which that probability reaches the target power (`rate_mde`) and the n a target needs (`n_for_power`).
+
+`side` is "above" for "the rate is at least `threshold`" (the CP lower bound >= threshold decides) and "below"
+for "the rate is below `threshold`" (the CP upper bound < threshold decides).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from scipy import optimize
+from scipy import stats as scipy_stats
+
+SIDES = ("above", "below")
+
+
+@lru_cache(maxsize=65_536)
+def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The exact two-sided interval of a rate from k successes in n trials (cached: simulations ask often)."""
+    if not (0 <= k <= n) or n < 1:
+        raise ValueError(f"clopper_pearson: need 0 <= k <= n and n >= 1, got k={k}, n={n}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"clopper_pearson: confidence must lie in (0, 1), got {confidence}")
+    tail = (1 - confidence) / 2
+    low = 0.0 if k == 0 else float(scipy_stats.beta.ppf(tail, k, n - k + 1))
+    high = 1.0 if k == n else float(scipy_stats.beta.ppf(1 - tail, k + 1, n - k))
+    return low, high
+
+
+@lru_cache(maxsize=65_536)
+def binomial_p(k: int, n: int, p0: float) -> float:
+    """Two-sided exact binomial test of k/n against the rate p0 (scipy's `binomtest`)."""
+    return float(scipy_stats.binomtest(k, n, p0).pvalue)
+
+
+def _check(n: int, threshold: float, side: str) -> None:
+    if n < 1:
+        raise ValueError(f"need n >= 1 trials, got {n}")
+    if not 0 < threshold < 1:
+        raise ValueError(f"the threshold must lie strictly between 0 and 1, got {threshold}")
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+
+
+@lru_cache(maxsize=4096)
+def deciding_count(n: int, threshold: float, confidence: float = 0.95, side: str = "above") -> int | None:
+    """The k that decides at the edge: the smallest k with CP lower >= threshold ("above"), or the largest k with
+    CP upper < threshold ("below"); None when no k of n can decide (the outcome is unreachable at this n)."""
+    _check(n, threshold, side)
+    if side == "above":
+        found = [k for k in range(n + 1) if clopper_pearson(k, n, confidence)[0] >= threshold]
+        return min(found) if found else None
+    found = [k for k in range(n + 1) if clopper_pearson(k, n, confidence)[1] < threshold]
+    return max(found) if found else None
+
+
+def rule_power(n: int, threshold: float, rate: float, confidence: float = 0.95, side: str = "above") -> float:
+    """P(the rule decides `side`) when the true rate is `rate`: the binomial tail beyond `deciding_count`."""
+    edge = deciding_count(n, threshold, confidence, side)
+    if edge is None:
+        return 0.0
+    rate = min(max(rate, 0.0), 1.0)
+    if side == "above":
+        return float(scipy_stats.binom.sf(edge - 1, n, rate))
+    return float(scipy_stats.binom.cdf(edge, n, rate))
+
+
+def rate_mde(
+    n: int, threshold: float, confidence: float = 0.95, power: float = 0.8, side: str = "above"
+) -> float | None:
+    """How far past `threshold` the true rate must lie for the rule to decide `side` with probability `power`
+    (in rate units); None when even a rate of 1 ("above") or 0 ("below") does not reach that power."""
+    at_extreme = rule_power(n, threshold, 1.0 if side == "above" else 0.0, confidence, side)
+    if at_extreme < power:
+        return None
+    if side == "above":
+        rate = optimize.brentq(lambda r: rule_power(n, threshold, r, confidence, side) - power, threshold, 1.0)
+        return float(rate - threshold)
+    rate = optimize.brentq(lambda r: rule_power(n, threshold, r, confidence, side) - power, 0.0, threshold)
+    return float(threshold - rate)
+
+
+def n_for_power(
+    threshold: float,
+    rate: float,
+    confidence: float = 0.95,
+    power: float = 0.8,
+    side: str = "above",
+    n_max: int = 2000,
+) -> int | None:
+    """The smallest n at which the rule decides `side` with probability >= `power` when the true rate is `rate`
+    (None if no n up to `n_max` does). The CP rule's power is not monotone in n (its edge jumps), so every n is
+    tried in turn."""
+    _check(1, threshold, side)
+    for n in range(1, n_max + 1):
+        if rule_power(n, threshold, rate, confidence, side) >= power:
+            return n
+    return None
+
+
+def n_reachable(threshold: float, confidence: float = 0.95, side: str = "above") -> int:
+    """The smallest n at which the outcome can happen at all (n/n clears the threshold for "above", 0/n for
+    "below"): below it the rule can never return that verdict."""
+    _check(1, threshold, side)
+    if side == "above":  # CP lower of n/n is ((1 - c)/2)^(1/n)
+        return math.ceil(math.log((1 - confidence) / 2) / math.log(threshold) - 1e-12)
+    return math.ceil(math.log((1 - confidence) / 2) / math.log(1 - threshold) - 1e-12)

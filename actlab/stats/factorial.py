@@ -1,0 +1,190 @@
+"""Two-level fractional factorial designs and the effects they estimate, with the run (seed) as the unit.
+
+Why a fractional factorial for a specification curve: changing one choice at a time from a baseline cannot show
+a claim that holds only when two choices change together (longer training *and* a smaller tau end), and the full
+grid of six choices is hundreds of specifications. A 2^(k-p) design of resolution IV estimates every main effect
+free of two-way interactions, and each two-way interaction up to its alias chain (e.g. "lr x epochs = tau_end x
+batch_size"), in 2^(k-p) specifications (Box, Hunter & Hunter, ch. 6).
+
+`fractional_factorial` builds the design from its generators ({"E": "ABC"}: the fifth factor's column is the
+product of the first three) and reports its resolution (the shortest word of the defining relation).
+`effects` fits main effects and two-way interaction columns by OLS to per-run values (several runs, i.e.
+seeds, per specification), merges two-way columns that are aliased on the design, and gives each effect
+(high minus low, on the coded scale -1/+1) a t interval from the residual variance.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # factor letters as design tables write them (no I: it is the identity)
+
+
+@dataclass(frozen=True)
+class Design:
+    """A two-level design: `runs` (specifications x factors) coded -1/+1; the defining relation's words."""
+
+    factors: tuple[str, ...]
+    runs: np.ndarray
+    words: tuple[str, ...]  # e.g. ("ABCE", "BCDF", "ADEF") in factor letters
+
+    @property
+    def resolution(self) -> int:
+        """Length of the shortest word (a full factorial has no words: resolution = infinity, here k + 1)."""
+        return min((len(word) for word in self.words), default=len(self.factors) + 1)
+
+    def letter(self, factor: str) -> str:
+        return LETTERS[self.factors.index(factor)]
+
+
+def fractional_factorial(factors: Sequence[str], generators: Mapping[str, str]) -> Design:
+    """The 2^(k-p) design: a full factorial in the first k - p factors (standard order, first factor fastest),
+    and each generated factor (by letter) the product of the columns its word names."""
+    factors = tuple(factors)
+    if len(factors) > len(LETTERS) or len(set(factors)) != len(factors):
+        raise ValueError(f"fractional_factorial: need distinct factor names, at most {len(LETTERS)}, got {factors}")
+    letters = LETTERS[: len(factors)]
+    generated = [letter for letter in letters if letter in generators]
+    basic = [letter for letter in letters if letter not in generators]
+    if generated != list(letters[len(basic) :]):
+        raise ValueError(f"fractional_factorial: generators must define the last factors, got {dict(generators)}")
+    for letter, word in generators.items():
+        if not word or any(part not in basic for part in word):
+            raise ValueError(
+                f"fractional_factorial: generator {letter} = {word!r} must be a word of basic factors {basic}"
+            )
+    full = np.array(list(itertools.product([-1, 1], repeat=len(basic))))[:, ::-1]  # first factor changes fastest
+    columns = {letter: full[:, i] for i, letter in enumerate(basic)}
+    for letter in generated:
+        columns[letter] = np.prod([columns[part] for part in generators[letter]], axis=0)
+    runs = np.column_stack([columns[letter] for letter in letters]).astype(int)
+    return Design(factors, runs, _defining_words(generators))
+
+
+def _defining_words(generators: Mapping[str, str]) -> tuple[str, ...]:
+    """Every product of the generator words (I = ABCE, I = BCDF, ... and their products), letters sorted."""
+    basic_words = [frozenset(word + letter) for letter, word in generators.items()]
+    words = set()
+    for size in range(1, len(basic_words) + 1):
+        for combo in itertools.combinations(basic_words, size):
+            product: frozenset[str] = frozenset()
+            for word in combo:
+                product = product ^ word  # letters squared are the identity
+            words.add("".join(sorted(product)))
+    return tuple(sorted(words, key=lambda w: (len(w), w)))
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One estimated effect: high minus low (coded -1 -> +1) of the per-run value, with its t interval.
+
+    `terms` holds the aliased terms it stands for, each a tuple of factor names (one name: a main effect)."""
+
+    terms: tuple[tuple[str, ...], ...]
+    estimate: float
+    ci_low: float
+    ci_high: float
+    p: float
+
+    @property
+    def order(self) -> int:
+        return len(self.terms[0])
+
+    @property
+    def label(self) -> str:
+        """'lr' or 'lr x epochs = tau_end x batch_size'."""
+        return " = ".join(" x ".join(term) for term in self.terms)
+
+
+@dataclass(frozen=True)
+class EffectsModel:
+    """The regression behind `effects` for one set of coded runs: its columns (intercept, estimable main effects,
+    two-way chains), their terms and (X'X)^-1. Build it once per design; `fit` it to any values."""
+
+    X: np.ndarray
+    terms: tuple[tuple[tuple[str, ...], ...], ...]
+    inverse: np.ndarray
+
+    @classmethod
+    def build(cls, coded: np.ndarray, factors: Sequence[str]) -> EffectsModel:
+        coded = np.asarray(coded, dtype=float)
+        factors = tuple(factors)
+        if coded.ndim != 2 or coded.shape[1] != len(factors):
+            raise ValueError(f"effects: coded must be runs x {len(factors)} factors, got {coded.shape}")
+        columns: list[np.ndarray] = [np.ones(len(coded))]
+        terms: list[list[tuple[str, ...]]] = [[()]]
+        candidates = [((name,), coded[:, index]) for index, name in enumerate(factors)]
+        candidates += [((factors[i], factors[j]), coded[:, i] * coded[:, j])
+                       for i, j in itertools.combinations(range(len(factors)), 2)]  # fmt: skip
+        for term, column in candidates:
+            if np.ptp(column) == 0:
+                continue
+            alias = next((k for k, kept in enumerate(columns) if _same_up_to_sign(kept, column)), None)
+            if alias is not None:
+                if len(terms[alias][0]) == len(term) == 2:  # aliased with an earlier two-way column: one chain
+                    terms[alias].append(term)
+                continue  # aliased with a main effect or the mean (resolution III or less): not estimable
+            if np.linalg.matrix_rank(np.column_stack([*columns, column])) > len(columns):
+                columns.append(column)
+                terms.append([term])
+            # else: a combination of the columns kept (e.g. one change at a time): not separately estimable
+        X = np.column_stack(columns)
+        return cls(X, tuple(tuple(chain) for chain in terms), np.linalg.inv(X.T @ X))
+
+    def fit(self, values: np.ndarray, confidence: float = 0.95) -> list[Effect]:
+        """Each effect (twice the OLS coefficient: high minus low) with its t interval from the residual
+        variance on N - p degrees of freedom (NaN intervals without residual degrees of freedom)."""
+        values = np.asarray(values, dtype=float)
+        if values.shape != (self.X.shape[0],) or not np.all(np.isfinite(values)):
+            raise ValueError(f"effects: need {self.X.shape[0]} finite values, got shape {values.shape}")
+        coef = self.inverse @ (self.X.T @ values)
+        df = len(values) - self.X.shape[1]
+        residual = values - self.X @ coef
+        sigma2 = float(residual @ residual / df) if df > 0 else math.nan
+        t = _t_quantile(df, confidence) if df > 0 else math.nan
+        tolerance = 1e-9 * max(1.0, float(np.max(np.abs(values)))) if values.size else 0.0
+        found = []
+        for k in range(1, self.X.shape[1]):
+            estimate = 2 * float(coef[k])
+            if abs(estimate) < tolerance:  # rounding noise of an exact fit, not an effect
+                estimate = 0.0
+            se = 2 * math.sqrt(self.inverse[k, k] * sigma2) if math.isfinite(sigma2) else math.nan
+            if se > 0:
+                p = float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
+            else:
+                p = math.nan if not math.isfinite(se) else (0.0 if estimate != 0 else 1.0)
+            found.append(Effect(self.terms[k], estimate, estimate - t * se, estimate + t * se, p))
+        return found
+
+
+def effects(coded: np.ndarray, values: np.ndarray, factors: Sequence[str], confidence: float = 0.95) -> list[Effect]:
+    """Main effects and two-way interactions of `values` (one per run) on the `coded` settings (runs x factors,
+    -1..+1), by OLS; aliased two-way columns are merged into one effect (an alias chain); a column that is a
+    combination of others is left out; runs with a NaN value are dropped.
+
+    Each effect is twice the OLS coefficient (the difference between the high and the low level); its interval
+    uses the residual variance on N - p degrees of freedom (replicate runs give pure error). With no
+    residual degrees of freedom the intervals and p values are NaN.
+    """
+    coded = np.asarray(coded, dtype=float)
+    values = np.asarray(values, dtype=float)
+    if coded.ndim != 2 or coded.shape[0] != values.size:
+        raise ValueError(f"effects: coded must have one row per value ({values.size}), got {coded.shape}")
+    keep = np.isfinite(values)
+    return EffectsModel.build(coded[keep], factors).fit(values[keep], confidence)
+
+
+def _same_up_to_sign(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.array_equal(a, b) or np.array_equal(a, -b))
+
+
+@lru_cache(maxsize=1024)
+def _t_quantile(df: int, confidence: float) -> float:
+    return float(scipy_stats.t.ppf((1 + confidence) / 2, df))

@@ -1,0 +1,764 @@
+"""How each Flex-Act claim is decided from a per-run table, and how such tables are drawn for its simulation.
+
+One class per claim kind. Each reads the per-run table `units` builds (one row per seed) and gives:
+
+- `decision(table, alpha)`: the estimate, its interval and the rule's inputs at level `alpha` (fast numpy: the
+  simulations call it thousands of times, through exactly the code the report uses);
+- `detection(table, alpha)`: the MDE at the level and over the family the rule decides with, the p values that
+  decide either way, and any verdict the rule cannot reach at this n (with the n it would need);
+- `per_run` / `components`: the per-run value whose factorial effects the page draws, and the quantities the
+  heterogeneity test across specifications reads (every part the rule reads);
+- `truth(effect, detection)` / `draw(truth, n, rng, spread)`: a table of n runs at a chosen truth, with the spread
+  observed in the runs (normal parts: the pooled within-specification covariance; rates: binomial draws).
+
+Multi-part claims are simulated along one path: at the null boundary every part sits on its boundary; towards
+the MDE each part moves by the same fraction of its own MDE, and parts stay at their MDE beyond it (the paper
+gives a number for one part at most).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+from statsmodels.stats.power import TTestPower
+
+from actlab.claim import Part
+from actlab.stats.binomial import binomial_p, clopper_pearson, deciding_count, n_for_power, n_reachable, rate_mde
+from actlab.studies.flexact import paper, rules, units
+
+POWER = 0.8
+Decision = tuple[float, tuple[float, float], dict[str, Any]]
+
+
+# ---------------------------------------------------------------- small exact helpers (cached)
+@lru_cache(maxsize=4096)
+def t_quantile(df: int, confidence: float) -> float:
+    return float(scipy_stats.t.ppf((1 + confidence) / 2, df))
+
+
+@lru_cache(maxsize=4096)
+def standardised_mde(n: int, alpha: float, power: float) -> float:
+    """d at which a two-sided one-sample t test of n values at level alpha has this power (statsmodels)."""
+    return float(TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power))
+
+
+def finite(values: np.ndarray) -> np.ndarray:
+    values = np.asarray(values, dtype=float)
+    return values[np.isfinite(values)]
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Mean, SD and n of the finite values of one column: every interval of that column starts here."""
+
+    mean: float
+    sd: float
+    n: int
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> Moments:
+        x = finite(values)
+        if x.size < 2:
+            raise ValueError(f"a t interval needs >= 2 finite values, got {x.size}: too few seeds or diverged runs")
+        mean = float(x.mean())
+        return cls(mean, math.sqrt(float(((x - mean) ** 2).sum()) / (x.size - 1)), int(x.size))
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The t interval of the mean; a point when the values do not vary."""
+        half = t_quantile(self.n - 1, confidence) * self.sd / math.sqrt(self.n) if self.sd > 0 else 0.0
+        return self.mean - half, self.mean + half
+
+
+def column_moments(table: np.ndarray) -> list[Moments]:
+    """`Moments` of every column of a per-run table (one pass when nothing is missing, as in a simulation)."""
+    table = np.asarray(table, dtype=float)
+    if len(table) >= 2 and np.isfinite(table).all():
+        means, sds = table.mean(axis=0), table.std(axis=0, ddof=1)
+        return [Moments(float(m), float(sd), len(table)) for m, sd in zip(means, sds, strict=True)]
+    return [Moments.of(column) for column in table.T]
+
+
+@dataclass(frozen=True)
+class StackMoments:
+    """Means, SDs and counts of the finite values of every column of a stack of per-run tables (specifications
+    x runs x columns): a simulation decides all its specifications in one pass."""
+
+    mean: np.ndarray  # (specifications, columns)
+    sd: np.ndarray
+    n: np.ndarray
+
+    @classmethod
+    def of(cls, stack: np.ndarray) -> StackMoments:
+        if np.isfinite(stack).all():
+            n = np.full(stack.shape[::2], stack.shape[1])
+            mean, sd = stack.mean(axis=1), stack.std(axis=1, ddof=1) if stack.shape[1] > 1 else None
+        else:
+            n = np.isfinite(stack).sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.nanmean(stack, axis=1)
+                sd = np.nanstd(stack, axis=1, ddof=1)
+        if sd is None or (n < 2).any():
+            raise ValueError(
+                f"a t interval needs >= 2 finite values, got {int(n.min())}: too few seeds or diverged runs"
+            )
+        return cls(mean, sd, n)
+
+    def interval(self, column: int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+        """The t intervals of column `column`'s means (points where the values do not vary)."""
+        n = self.n[:, column]
+        if n.min() == n.max():  # every table has the same n (a simulation): one quantile
+            t = t_quantile(int(n[0]) - 1, confidence)
+        else:
+            t = np.array([t_quantile(int(m) - 1, confidence) for m in n])
+        half = np.where(self.sd[:, column] > 0, t * self.sd[:, column] / np.sqrt(n), 0.0)
+        mean = self.mean[:, column]
+        return mean - half, mean + half
+
+
+def stack_rates(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(k, n) per specification: successes and finished networks over all runs and columns of each table."""
+    finite_entries = np.isfinite(stack)
+    n = finite_entries.sum(axis=(1, 2))
+    if (n < 1).any():
+        raise ValueError("a selection rate needs at least one finished network")
+    k = np.rint(np.where(finite_entries, stack, 0.0).sum(axis=(1, 2))).astype(int)
+    return k, n
+
+
+def mean_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """(mean, low, high): the t interval of a mean of finite values; a point when they do not vary."""
+    moments = Moments.of(values)
+    return (moments.mean, *moments.interval(confidence))
+
+
+def t_p(values: np.ndarray, null: float) -> float:
+    """Two-sided p of a one-sample t test of the mean of `values` against `null` (0 or 1 without spread)."""
+    x = finite(values)
+    sd = float(x.std(ddof=1))
+    if sd == 0:
+        return 1.0 if float(x.mean()) == null else 0.0
+    t = (float(x.mean()) - null) / (sd / math.sqrt(x.size))
+    return float(2 * scipy_stats.t.sf(abs(t), x.size - 1))
+
+
+def sd_of(values: np.ndarray) -> float:
+    x = finite(values)
+    return float(x.std(ddof=1)) if x.size >= 2 else math.nan
+
+
+def rate_and_interval(values: np.ndarray, confidence: float) -> tuple[int, int, tuple[float, float]]:
+    """(k, n, Clopper-Pearson interval) of the finite 0/1 values."""
+    values = np.asarray(values, dtype=float)
+    x = values if np.isfinite(values).all() else finite(values)
+    if x.size < 1:
+        raise ValueError("a selection rate needs at least one finished network")
+    k = int(round(float(x.sum())))
+    return k, int(x.size), clopper_pearson(k, int(x.size), confidence)
+
+
+def row_means(table: np.ndarray) -> np.ndarray:
+    """Each run's mean over its finite entries (NaN for a run with none)."""
+    table = np.asarray(table, dtype=float)
+    if np.isfinite(table).all():
+        return table.mean(axis=1)
+    with np.errstate(invalid="ignore"):
+        return np.nanmean(table, axis=1)
+
+
+def pooled_covariance(tables: Sequence[np.ndarray]) -> np.ndarray:
+    """Within-group covariance of the columns, pooled over `tables` (rows with a NaN left out)."""
+    total, dof = None, 0
+    for table in tables:
+        table = np.asarray(table, dtype=float)
+        table = table[np.all(np.isfinite(table), axis=1)]
+        if len(table) < 2:
+            continue
+        cov = np.atleast_2d(np.cov(table, rowvar=False, ddof=1)) * (len(table) - 1)
+        total = cov if total is None else total + cov
+        dof += len(table) - 1
+    if total is None:
+        raise ValueError("no group with two finite runs: the spread cannot be estimated")
+    return total / dof
+
+
+def square_root(covariance: np.ndarray) -> np.ndarray:
+    """L with L L^T = covariance (positive semi-definite; eigen-decomposition, so a singular one is fine)."""
+    values, vectors = np.linalg.eigh(np.atleast_2d(covariance))
+    return vectors * np.sqrt(np.clip(values, 0.0, None))
+
+
+def _position(effect: float, threshold: float, towards: float | None, away: float | None, sign: float) -> float:
+    """Where `effect` lies between the null boundary (0) and the MDE on the supporting (+1) or the other (-1)
+    side, in units of that side's MDE."""
+    distance = sign * (effect - threshold)
+    scale = towards if distance >= 0 else away
+    if not scale:
+        return 0.0 if distance == 0 else math.copysign(1.0, distance)
+    return distance / scale
+
+
+def rate_against(n: int, threshold: float, confidence: float, unreachable: dict[str, str], what: str) -> float | None:
+    """The MDE below `threshold` of a rate rule deciding "not supported" at `confidence`, or None (and the reason,
+    with the n it would need, in `unreachable`) when n networks can never decide it."""
+    found = rate_mde(n, threshold, confidence, POWER, "below")
+    if found is None and deciding_count(n, threshold, confidence, "below") is None:
+        needed = n_reachable(threshold, confidence, "below")
+        unreachable["not supported"] = (f"{n} {what} can never give a {confidence:.1%} upper bound below "
+                                        f"{threshold:g}; that needs n >= {needed}")  # fmt: skip
+    return found
+
+
+def _by_shape(tables: Sequence[np.ndarray], apply: Callable[[np.ndarray], Sequence[Any]]) -> list[Any]:
+    """`apply` to the stack of each group of equally shaped tables, the results back in the tables' order."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for index, table in enumerate(tables):
+        groups.setdefault(np.shape(table), []).append(index)
+    found: list[Any] = [None] * len(tables)
+    for indices in groups.values():
+        stack = np.stack([np.asarray(tables[i], dtype=float) for i in indices])
+        for i, result in zip(indices, apply(stack), strict=True):
+            found[i] = result
+    return found
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What a claim's run could detect, at the level and over the family its rule decides with.
+
+    `mde`: distance past the threshold at which "supported" comes 80% of the time (None if never at this n);
+    `mde_against`: distance on the other side at which "not supported" does; `parts`: the other parts' MDEs
+    (the simulation path); `p_support` / `p_against`: the p that decides each way; `unreachable`: verdict ->
+    why and the n it would need."""
+
+    mde: float | None
+    mde_against: float | None
+    p_support: float
+    p_against: float
+    parts: dict[str, float] = field(default_factory=dict)
+    unreachable: dict[str, str] = field(default_factory=dict)
+    note: str = ""
+
+    def p_for(self, verdict: str) -> float:
+        """The p that decided `verdict` (inconclusive and "depends on": the smaller of the two)."""
+        if verdict == "supported":
+            return self.p_support
+        if verdict == "not supported":
+            return self.p_against
+        return min(self.p_support, self.p_against)
+
+
+class ClaimDesign(ABC):
+    """One claim: its id, the report section whose sweep holds the baseline, its rule and its threshold."""
+
+    claim_id: ClassVar[str]
+    section: ClassVar[str]
+    rule: ClassVar[Callable[..., str]]
+    threshold: ClassVar[float]
+    supports: ClassVar[str]  # "above" or "below": the side of the threshold that supports the claim
+
+    @property
+    def sign(self) -> float:
+        return 1.0 if self.supports == "above" else -1.0
+
+    @abstractmethod
+    def units(self, rows: pd.DataFrame) -> np.ndarray: ...
+
+    @abstractmethod
+    def decisions(self, stack: np.ndarray, alpha: float) -> list[Decision]:
+        """`decision` of every table of a stack (specifications x runs x columns), in one pass."""
+
+    def decision(self, table: np.ndarray, alpha: float) -> Decision:
+        """(estimate, CI, rule inputs) of one per-run table at level `alpha`."""
+        return self.decisions(np.asarray(table, dtype=float)[None], alpha)[0]
+
+    def holds_all(self, tables: Sequence[np.ndarray]) -> list[bool]:
+        """`holds` of each table (tables of one shape together)."""
+        return [bool(x) for x in _by_shape(tables, self.holds)]
+
+    def decide_all(self, tables: Sequence[np.ndarray], alpha: float) -> list[Decision]:
+        """`decision` of each table; tables of one shape go through `decisions` together."""
+        return _by_shape(tables, lambda stack: self.decisions(stack, alpha))
+
+    @abstractmethod
+    def detection(self, table: np.ndarray, alpha: float) -> Detection: ...
+
+    @abstractmethod
+    def holds(self, stack: np.ndarray) -> np.ndarray:
+        """Per table of a stack: does the claim hold at the point estimates (every part on its supporting side)?
+        Across specifications, the claim's direction changes only where this differs."""
+
+    def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        """What the rule decides on, each with its own 95% interval (the index's forest plot draws one row each);
+        () for a one-part claim, which the plot draws from the estimate."""
+        return ()
+
+    @abstractmethod
+    def per_run(self, table: np.ndarray) -> np.ndarray: ...
+
+    def components(self, table: np.ndarray) -> np.ndarray:
+        return self.per_run(table)[:, None]
+
+    @abstractmethod
+    def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def truth(self, effect: float, detection: Detection) -> dict[str, float]: ...
+
+    @abstractmethod
+    def draw(self, truth: dict[str, float], n: int, rng: np.random.Generator, spread: dict[str, Any]) -> np.ndarray: ...
+
+    def n_units(self, table: np.ndarray) -> int:
+        """The n the claim states: seeds, or networks for rates."""
+        return int(np.isfinite(self.per_run(table)).sum())
+
+    def verdict(self, table: np.ndarray, alpha: float) -> str:
+        estimate, ci, inputs = self.decision(table, alpha)
+        return self.rule(estimate, ci, **inputs)
+
+
+# ---------------------------------------------------------------- scale bias (one bounded truth)
+@dataclass(frozen=True)
+class ScaleBias(ClaimDesign):
+    """Cor. D.3 beyond fit: table = seeds x [beyond-fit mass at k = 5, its slope on log k]."""
+
+    truth_name: str
+    section: ClassVar[str] = "scale"
+    threshold: ClassVar[float] = rules.MASS_THRESHOLD
+    supports: ClassVar[str] = "above"
+    rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_bias_beyond_fit)
+
+    @property
+    def claim_id(self) -> str:  # type: ignore[override]
+        return f"flexact-1-scale-bias-{self.truth_name}"
+
+    def units(self, rows: pd.DataFrame) -> np.ndarray:
+        return units.scale_bias(rows, self.truth_name)
+
+    def decisions(self, stack: np.ndarray, alpha: float) -> list[Decision]:
+        moments = StackMoments.of(stack)
+        low, high = moments.interval(0, 1 - alpha)
+        slope_low = moments.interval(1, 1 - alpha)[0]
+        mass_high_against = moments.interval(0, 1 - alpha / 2)[1]
+        slope_high_against = moments.interval(1, 1 - alpha / 2)[1]
+        return [
+            (float(moments.mean[i, 0]), (float(low[i]), float(high[i])),
+             {"threshold": self.threshold, "slope_low": float(slope_low[i]),
+              "mass_high_against": float(mass_high_against[i]), "slope_high_against": float(slope_high_against[i])})
+            for i in range(len(stack))
+        ]  # fmt: skip
+
+    def detection(self, table: np.ndarray, alpha: float) -> Detection:
+        mass, slope = table[:, 0], table[:, 1]
+        n = int(np.isfinite(mass).sum())
+        towards = standardised_mde(n, alpha, 1 - (1 - POWER) / 2)  # both parts: Bonferroni bound on joint power
+        away = standardised_mde(n, alpha / 2, POWER)  # either part, at alpha / 2
+        p_mass, p_slope = t_p(mass, self.threshold), t_p(slope, 0.0)
+        return Detection(
+            mde=towards * sd_of(mass),
+            mde_against=away * sd_of(mass),
+            p_support=max(p_mass, p_slope),
+            p_against=min(1.0, 2 * min(p_mass, p_slope)),
+            parts={"slope": towards * sd_of(slope), "slope_against": away * sd_of(slope)},
+            note="MDE of the mass with the slope at its own MDE (each part at 90% power, joint power >= 80%)",
+        )
+
+    def holds(self, stack: np.ndarray) -> np.ndarray:
+        means = StackMoments.of(stack).mean
+        return (means[:, 0] > self.threshold) & (means[:, 1] > 0)
+
+    def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        estimate, ci, inputs = self.decision(table, alpha)
+        slope = Moments.of(table[:, 1])
+        return (
+            Part("mass beyond fit at k = 5", estimate, ci, self.threshold, "above", "routing mass"),
+            Part(
+                "its slope on log k (per seed)", slope.mean, slope.interval(1 - alpha), 0.0, "above", "mass per log k"
+            ),
+        )
+
+    def per_run(self, table: np.ndarray) -> np.ndarray:
+        return table[:, 0]
+
+    def components(self, table: np.ndarray) -> np.ndarray:
+        return table
+
+    def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]:
+        return {"root": square_root(pooled_covariance(tables))}
+
+    def truth(self, effect: float, detection: Detection) -> dict[str, float]:
+        z = _position(effect, self.threshold, detection.mde, detection.mde_against, self.sign)
+        slope_mde = detection.parts["slope"] if z >= 0 else detection.parts["slope_against"]
+        return {"mass": effect, "slope": float(np.clip(z, -1, 1)) * slope_mde}
+
+    def draw(self, truth: dict[str, float], n: int, rng: np.random.Generator, spread: dict[str, Any]) -> np.ndarray:
+        noise = rng.standard_normal((n, 2)) @ spread["root"].T
+        return noise + np.array([truth["mass"], truth["slope"]])
+
+
+# ---------------------------------------------------------------- selection rates (Table 1, every truth)
+@dataclass(frozen=True)
+class Recovery(ClaimDesign):
+    """Table 1: table = seeds x truths of 0/1 (selected the truth); the pooled rate against the threshold."""
+
+    claim_id: ClassVar[str] = "flexact-2-table1-recovery"
+    section: ClassVar[str] = "table1"
+    threshold: ClassVar[float] = rules.RECOVERY_THRESHOLD
+    supports: ClassVar[str] = "above"
+    rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_recovery)
+
+    def units(self, rows: pd.DataFrame) -> np.ndarray:
+        return units.selection(rows)
+
+    def decisions(self, stack: np.ndarray, alpha: float) -> list[Decision]:
+        k, n = stack_rates(stack)
+        return [(int(a) / int(b), clopper_pearson(int(a), int(b), 1 - alpha), {"threshold": self.threshold})
+                for a, b in zip(k, n, strict=True)]  # fmt: skip
+
+    def detection(self, table: np.ndarray, alpha: float) -> Detection:
+        k, n, _ = rate_and_interval(table, 1 - alpha)
+        towards = rate_mde(n, self.threshold, 1 - alpha, POWER, "above")
+        unreachable = {}
+        if towards is None:
+            needed = n_reachable(self.threshold, 1 - alpha, "above")
+            unreachable["supported"] = (f"{n} networks can never give a {1 - alpha:.0%} lower bound >= "
+                                        f"{self.threshold:g}; that needs n >= {needed}")  # fmt: skip
+        p = binomial_p(k, n, self.threshold)
+        note = ""
+        needed_95 = n_for_power(self.threshold, 0.95, 1 - alpha, POWER, "above")
+        if needed_95 is not None:
+            power_95 = rate_power(n, self.threshold, 0.95, 1 - alpha)
+            note = (f"at a true rate of 0.95, 'supported' comes {power_95:.0%} of the time with n = {n}; 80% needs "
+                    f"n >= {needed_95} networks")  # fmt: skip
+        against = rate_against(n, self.threshold, 1 - alpha, unreachable, "networks")
+        return Detection(towards, against, p, p,
+                         unreachable=unreachable, note=note)  # fmt: skip
+
+    def n_units(self, table: np.ndarray) -> int:
+        return int(np.isfinite(table).sum())
+
+    def holds(self, stack: np.ndarray) -> np.ndarray:
+        k, n = stack_rates(stack)
+        return k / n >= self.threshold
+
+    def per_run(self, table: np.ndarray) -> np.ndarray:
+        return row_means(table)
+
+    def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]:
+        return {"columns": int(np.asarray(tables[0]).shape[1])}
+
+    def truth(self, effect: float, detection: Detection) -> dict[str, float]:
+        return {"rate": effect}
+
+    def draw(self, truth: dict[str, float], n: int, rng: np.random.Generator, spread: dict[str, Any]) -> np.ndarray:
+        return (rng.random((n, spread["columns"])) < truth["rate"]).astype(float)
+
+
+def rate_power(n: int, threshold: float, rate: float, confidence: float) -> float:
+    from actlab.stats.binomial import rule_power
+
+    return rule_power(n, threshold, rate, confidence, "above")
+
+
+@dataclass(frozen=True)
+class EveryTruth(Recovery):
+    """Issue I's paper cell: every ground truth recovered. The estimate is the worst truth's rate; `focus` is the
+    truth whose per-run selection the effects figure follows (the worst at the baseline)."""
+
+    claim_id: ClassVar[str] = "flexact-5-every-truth"
+    section: ClassVar[str] = "prior"
+    rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_every_truth)
+    truths: tuple[str, ...] = paper.GROUND_TRUTHS
+    focus: int = 0
+
+    def decisions(self, stack: np.ndarray, alpha: float) -> list[Decision]:
+        finite_entries = np.isfinite(stack)
+        n = finite_entries.sum(axis=1)  # (specifications, truths)
+        k = np.rint(np.where(finite_entries, stack, 0.0).sum(axis=1)).astype(int)
+        if (n < 1).any():
+            raise ValueError("every ground truth needs at least one finished network")
+        against = 1 - alpha / stack.shape[2]
+        found = []
+        for ks, ns in zip(k, n, strict=True):
+            per_truth = [
+                {"truth": name, "low": clopper_pearson(int(a), int(b), 1 - alpha)[0],
+                 "high_against": clopper_pearson(int(a), int(b), against)[1]}
+                for name, a, b in zip(self.truths, ks, ns, strict=True)
+            ]  # fmt: skip
+            rates = ks / ns
+            worst = int(np.argmin(rates))
+            ci = clopper_pearson(int(ks[worst]), int(ns[worst]), 1 - alpha)
+            found.append((float(rates[worst]), ci, {"threshold": self.threshold, "per_truth": per_truth}))
+        return found
+
+    def detection(self, table: np.ndarray, alpha: float) -> Detection:
+        truths = table.shape[1]
+        counts = [rate_and_interval(table[:, j], 1 - alpha)[:2] for j in range(truths)]
+        n = min(n for _, n in counts)
+        towards = rate_mde(n, self.threshold, 1 - alpha, 1 - (1 - POWER) / truths, "above")
+        unreachable = {}
+        if towards is None:
+            needed = n_reachable(self.threshold, 1 - alpha, "above")
+            all_95 = next(
+                m for m in range(needed, 1000) if rate_power(m, self.threshold, 0.95, 1 - alpha) ** truths >= POWER
+            )
+            unreachable["supported"] = (
+                f"with {n} seeds per truth no truth's {1 - alpha:.0%} lower bound can reach {self.threshold:g} "
+                f"(it needs >= {needed} seeds per truth, all selected; 80% power when every truth is selected "
+                f"at 0.95 needs {all_95})"
+            )
+        p = [binomial_p(k, m, self.threshold) for k, m in counts]
+        return Detection(
+            mde=towards,
+            mde_against=rate_against(n, self.threshold, 1 - alpha / truths, unreachable, "seeds per truth"),
+            p_support=max(p),
+            p_against=min(1.0, truths * min(p)),
+            unreachable=unreachable,
+            note=f"MDE against: one truth's rate below {self.threshold:g}, at 1 - alpha/{truths} (Bonferroni)",
+        )
+
+    def holds(self, stack: np.ndarray) -> np.ndarray:
+        finite_entries = np.isfinite(stack)
+        rates = np.where(finite_entries, stack, 0.0).sum(axis=1) / np.maximum(finite_entries.sum(axis=1), 1)
+        return (rates >= self.threshold).all(axis=1)
+
+    def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        found = []
+        for j, name in enumerate(self.truths):
+            k, n, ci = rate_and_interval(table[:, j], 1 - alpha)
+            found.append(Part(f"{name} selected", k / n, ci, self.threshold, "above", "selection accuracy"))
+        return tuple(found)
+
+    def per_run(self, table: np.ndarray) -> np.ndarray:
+        return table[:, self.focus]
+
+    def components(self, table: np.ndarray) -> np.ndarray:
+        return table
+
+
+# ---------------------------------------------------------------- Table 6
+@dataclass(frozen=True)
+class Table6(ClaimDesign):
+    """Table 6: table = seeds x paper alternatives of d = log10 MSE(KL + grad norm) - log10 MSE(alternative)."""
+
+    claim_id: ClassVar[str] = "flexact-3-table6-strategies"
+    section: ClassVar[str] = "table6"
+    threshold: ClassVar[float] = -rules.MSE_MARGIN
+    supports: ClassVar[str] = "below"
+    rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_table6)
+    alternatives: tuple[str, ...] = units.TABLE6_ALTERNATIVES
+
+    def units(self, rows: pd.DataFrame) -> np.ndarray:
+        return units.table6(rows)
+
+    def decisions(self, stack: np.ndarray, alpha: float) -> list[Decision]:
+        moments = StackMoments.of(stack)
+        against = 1 - alpha / stack.shape[2]
+        high = [moments.interval(j, 1 - alpha)[1] for j in range(stack.shape[2])]
+        low_against = [moments.interval(j, against)[0] for j in range(stack.shape[2])]
+        low0, high0 = moments.interval(0, 1 - alpha)
+        found = []
+        for i in range(len(stack)):
+            rows = [{"strategy": name, "high": float(high[j][i]), "low_against": float(low_against[j][i])}
+                    for j, name in enumerate(self.alternatives)]  # fmt: skip
+            found.append((float(moments.mean[i, 0]), (float(low0[i]), float(high0[i])),
+                          {"margin": rules.MSE_MARGIN, "alternatives": rows}))  # fmt: skip
+        return found
+
+    def detection(self, table: np.ndarray, alpha: float) -> Detection:
+        count = table.shape[1]
+        ns = [int(np.isfinite(table[:, j]).sum()) for j in range(count)]
+        sds = [sd_of(table[:, j]) for j in range(count)]
+        towards = max(standardised_mde(n, alpha, 1 - (1 - POWER) / count) * sd for n, sd in zip(ns, sds, strict=True))
+        away = min(standardised_mde(n, alpha / count, POWER) * sd for n, sd in zip(ns, sds, strict=True))
+        p = [t_p(table[:, j], self.threshold) for j in range(count)]
+        return Detection(
+            mde=towards,
+            mde_against=away,
+            p_support=max(p),
+            p_against=min(1.0, count * min(p)),
+            note=(f"every alternative at the same distance past the threshold; 'supported' needs all {count} "
+                  f"(each at {1 - (1 - POWER) / count:.0%} power), 'not supported' one, at alpha/{count}"),
+        )  # fmt: skip
+
+    def holds(self, stack: np.ndarray) -> np.ndarray:
+        return (StackMoments.of(stack).mean < self.threshold).all(axis=1)
+
+    def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        return tuple(
+            Part(
+                f"KL + grad norm vs {name}",
+                moments.mean,
+                moments.interval(1 - alpha),
+                self.threshold,
+                "below",
+                "log10 MSE ratio",
+            )  # fmt: skip
+            for name, moments in zip(self.alternatives, [Moments.of(c) for c in table.T], strict=True)
+        )
+
+    def per_run(self, table: np.ndarray) -> np.ndarray:
+        return table[:, 0]
+
+    def components(self, table: np.ndarray) -> np.ndarray:
+        return table
+
+    def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]:
+        return {"root": square_root(pooled_covariance(tables))}
+
+    def truth(self, effect: float, detection: Detection) -> dict[str, float]:
+        return {"d": effect}
+
+    def draw(self, truth: dict[str, float], n: int, rng: np.random.Generator, spread: dict[str, Any]) -> np.ndarray:
+        root = spread["root"]
+        return rng.standard_normal((n, root.shape[0])) @ root.T + truth["d"]
+
+
+# ---------------------------------------------------------------- App. B
+@dataclass(frozen=True)
+class AppendixB(ClaimDesign):
+    """App. B: table = seeds x [Sigmoid selected at each alpha >= 0.1 ..., plateau change, improvement]."""
+
+    claim_id: ClassVar[str] = "flexact-4-appendix-b-alpha"
+    section: ClassVar[str] = "alpha"
+    threshold: ClassVar[float] = rules.RECOVERY_THRESHOLD
+    supports: ClassVar[str] = "above"
+    rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_appendix_b)
+    margin: ClassVar[float] = rules.MSE_MARGIN
+    n_parts: ClassVar[int] = 3
+
+    def units(self, rows: pd.DataFrame) -> np.ndarray:
+        return units.appendix_b(rows)[0]
+
+    def decisions(self, stack: np.ndarray, alpha: float) -> list[Decision]:
+        against = 1 - alpha / self.n_parts
+        k, n = stack_rates(stack[:, :, :-2])
+        moments = StackMoments.of(stack[:, :, -2:])
+        plateau_low, plateau_high = moments.interval(0, 1 - alpha)
+        plateau_low_against, plateau_high_against = moments.interval(0, against)
+        improvement_low = moments.interval(1, 1 - alpha)[0]
+        improvement_high_against = moments.interval(1, against)[1]
+        found = []
+        for i, (a, b) in enumerate(zip(k, n, strict=True)):
+            inputs = {
+                "threshold": self.threshold, "margin": self.margin, "plateau_low": float(plateau_low[i]),
+                "plateau_high": float(plateau_high[i]), "improvement_low": float(improvement_low[i]),
+                "selection_high_against": clopper_pearson(int(a), int(b), against)[1],
+                "plateau_low_against": float(plateau_low_against[i]),
+                "plateau_high_against": float(plateau_high_against[i]),
+                "improvement_high_against": float(improvement_high_against[i]),
+            }  # fmt: skip
+            found.append((int(a) / int(b), clopper_pearson(int(a), int(b), 1 - alpha), inputs))
+        return found
+
+    def detection(self, table: np.ndarray, alpha: float) -> Detection:
+        selected, change, improvement = table[:, :-2], table[:, -2], table[:, -1]
+        k, n_sel, _ = rate_and_interval(selected, 1 - alpha)
+        n = int(np.isfinite(improvement).sum())
+        each = 1 - (1 - POWER) / self.n_parts  # all three must hold: Bonferroni bound on the joint power
+        towards = rate_mde(n_sel, self.threshold, 1 - alpha, each, "above")
+        unreachable = {}
+        if towards is None:
+            unreachable["supported"] = (f"{n_sel} networks can never give a {1 - alpha:.0%} lower bound >= "
+                                        f"{self.threshold:g}; that needs n >= "
+                                        f"{n_reachable(self.threshold, 1 - alpha, 'above')}")  # fmt: skip
+        p_selection = binomial_p(k, n_sel, self.threshold)
+        p_improvement = t_p(improvement, 0.0)
+        p_inside, p_outside = _plateau_p(change, self.margin)
+        return Detection(
+            mde=towards,
+            mde_against=rate_against(n_sel, self.threshold, 1 - alpha / self.n_parts, unreachable, "networks"),
+            p_support=max(p_selection, p_inside, p_improvement),
+            p_against=min(1.0, self.n_parts * min(p_selection, p_outside, p_improvement)),
+            parts={
+                "improvement": standardised_mde(n, alpha, each) * sd_of(improvement),
+                "improvement_against": standardised_mde(n, alpha / self.n_parts, POWER) * sd_of(improvement),
+                "plateau_against": standardised_mde(n, alpha / self.n_parts, POWER) * sd_of(change),
+            },
+            unreachable=unreachable,
+            note="MDE of the selection rate with the plateau and the improvement at their own MDEs",
+        )
+
+    def holds(self, stack: np.ndarray) -> np.ndarray:
+        k, n = stack_rates(stack[:, :, :-2])
+        means = StackMoments.of(stack[:, :, -2:]).mean
+        return (k / n >= self.threshold) & (np.abs(means[:, 0]) < self.margin) & (means[:, 1] > 0)
+
+    def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        estimate, ci, _ = self.decision(table, alpha)
+        change, gain = Moments.of(table[:, -2]), Moments.of(table[:, -1])
+        return (
+            Part("Sigmoid selected, alpha >= 0.1", estimate, ci, self.threshold, "above", "selection accuracy"),
+            Part(
+                "plateau: change of log10 MSE over alpha in [0.4, 1]",
+                change.mean,
+                change.interval(1 - alpha),
+                0.0,
+                units="log10 MSE",
+                margin=self.margin,
+            ),  # fmt: skip
+            Part("gain over alpha = 0", gain.mean, gain.interval(1 - alpha), 0.0, "above", "log10 MSE"),
+        )
+
+    def per_run(self, table: np.ndarray) -> np.ndarray:
+        return row_means(table[:, :-2])
+
+    def n_units(self, table: np.ndarray) -> int:
+        return int(np.isfinite(table[:, :-2]).sum())
+
+    def components(self, table: np.ndarray) -> np.ndarray:
+        found = np.empty((len(table), 3))
+        found[:, 0] = self.per_run(table)
+        found[:, 1:] = table[:, -2:]
+        return found
+
+    def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]:
+        return {"root": square_root(pooled_covariance([t[:, -2:] for t in tables])),
+                "columns": int(np.asarray(tables[0]).shape[1]) - 2}  # fmt: skip
+
+    def truth(self, effect: float, detection: Detection) -> dict[str, float]:
+        z = _position(effect, self.threshold, detection.mde, detection.mde_against, self.sign)
+        if z >= 0:
+            change = self.margin * (1 - min(z, 1.0))
+            improvement = min(z, 1.0) * detection.parts["improvement"]
+        else:
+            change = self.margin + min(-z, 1.0) * detection.parts["plateau_against"]
+            improvement = max(z, -1.0) * detection.parts["improvement_against"]
+        return {"rate": effect, "change": change, "improvement": improvement}
+
+    def draw(self, truth: dict[str, float], n: int, rng: np.random.Generator, spread: dict[str, Any]) -> np.ndarray:
+        columns = spread["columns"]
+        table = np.empty((n, columns + 2))
+        table[:, :columns] = rng.random((n, columns)) < truth["rate"]
+        table[:, columns:] = rng.standard_normal((n, 2)) @ spread["root"].T
+        table[:, columns] += truth["change"]
+        table[:, columns + 1] += truth["improvement"]
+        return table
+
+
+def _plateau_p(change: np.ndarray, margin: float) -> tuple[float, float]:
+    """(TOST p that |change| < margin, two-sided p that it lies outside +-margin) for the per-seed changes."""
+    x = finite(change)
+    mean, sd = float(x.mean()), float(x.std(ddof=1))
+    if sd == 0:
+        inside = abs(mean) < margin
+        return (0.0, 1.0) if inside else (1.0, 0.0)
+    se, df = sd / math.sqrt(x.size), x.size - 1
+    p_inside = max(
+        float(scipy_stats.t.sf((mean + margin) / se, df)), float(scipy_stats.t.cdf((mean - margin) / se, df))
+    )
+    p_outside = min(1.0, 2 * min(float(scipy_stats.t.sf((mean - margin) / se, df)),
+                                 float(scipy_stats.t.cdf((mean + margin) / se, df))))  # fmt: skip
+    return p_inside, p_outside
+
+
+def all_designs() -> list[ClaimDesign]:
+    """The six Flex-Act claims, in the order the index lists them."""
+    return [ScaleBias("sigmoid"), ScaleBias("tanh"), Recovery(), Table6(), AppendixB(), EveryTruth()]
