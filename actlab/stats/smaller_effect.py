@@ -1,0 +1,143 @@
+"""A claim that needs two effects at once: the smaller of them, its simultaneous interval, p, MDE and TOST.
+
+Why: "learned choices beat the random AND the reversed control by at least 0.5 points" and "ELU+SELU rises AND
+ReLU+LeakyReLU falls" each hold only if both components exceed a threshold. The claim's estimate is the smaller
+component, min(mu_1, mu_2). Its interval [min(low_i), min(high_i)] built from per-component t intervals at
+confidence 1 - (1 - c)/k (Bonferroni over the k components the claim names, not over unrelated comparisons)
+covers min(mu_1, mu_2) at least c of the time, so
+
+- "supported" (interval above the threshold: every component above it) errs at most (1 - c)/(2k) per side, and
+- "not supported" (interval below: some component below it) errs at most (1 - c)/2,
+
+the limits a 95% interval's verdicts must meet. The MDE is computed at the same level (two-sided 1 - c over k)
+and at power 0.8^(1/k) per component, so that every component clears the threshold together with >= 80% power
+(exactly 80% for independent components; more when they are positively correlated); it is the largest
+component's. `equivalence_p` is the intersection-union TOST: every component within +-margin.
+
+Every function takes per-unit values shaped (batch, n, k) (a unit is one network or one seed; k components
+measured on the same units) and returns arrays over the batch, so a claim's simulation evaluates a thousand
+simulated data sets with the same code that evaluates the one real data set (batch = 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats
+
+POWER = 0.8
+
+
+@dataclass(frozen=True)
+class Components:
+    """Per batch element and component: mean, SD (ddof 1), n and standard error; arrays of shape (batch, k)."""
+
+    mean: np.ndarray
+    sd: np.ndarray
+    n: int
+    se: np.ndarray
+
+    @property
+    def k(self) -> int:
+        return int(self.mean.shape[-1])
+
+
+def components(values: np.ndarray) -> Components:
+    """Summaries of per-unit values shaped (batch, n, k); refuses NaN (a diverged unit must be dropped first)."""
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 3 or x.shape[1] < 2:
+        raise ValueError(f"components: need values shaped (batch, n >= 2, k), got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("components: values contain NaN or inf; drop the units that failed before testing")
+    n = x.shape[1]
+    sd = x.std(axis=1, ddof=1)
+    return Components(x.mean(axis=1), sd, n, sd / np.sqrt(n))
+
+
+@lru_cache(maxsize=256)
+def t_quantile(q: float, df: int) -> float:
+    return float(stats.t.ppf(q, df))
+
+
+@lru_cache(maxsize=256)
+def standardised_mde(n: int, alpha: float, power: float) -> float:
+    """d such that a two-sided one-sample t test at `alpha` on n units has `power` (statsmodels' TTestPower)."""
+    from statsmodels.stats.power import TTestPower
+
+    return float(TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided"))
+
+
+def _t_stat(c: Components, centre: float) -> np.ndarray:
+    """(mean - centre) / se, with +-inf (or 0) where the units have no spread."""
+    diff = c.mean - centre
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = diff / c.se
+    return np.where(c.se > 0, t, np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
+
+
+@dataclass(frozen=True)
+class SmallerEffect:
+    """The smaller of k components against a threshold; arrays over the batch (components' arrays (batch, k))."""
+
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    p_value: np.ndarray  # two-sided, Bonferroni over k, of the test that decides (see `smaller_effect`)
+    mde: np.ndarray  # distance past the threshold that "supported" reaches with >= `power` (default 80%)
+    component_low: np.ndarray
+    component_high: np.ndarray
+    component_p: np.ndarray  # two-sided p of each component against the threshold, unadjusted
+    confidence: float  # the simultaneous confidence of [low, high]
+    component_confidence: float
+
+
+def smaller_effect(c: Components, threshold: float, confidence: float = 0.95, power: float = POWER) -> SmallerEffect:
+    """min over components, its simultaneous interval at `confidence`, p and MDE (module docstring).
+
+    p: where every component lies above the threshold, the largest Bonferroni-adjusted p (the claim holds only if
+    each does); otherwise the smallest adjusted p among the components below it. So p < 1 - confidence exactly
+    when the interval excludes the threshold.
+    """
+    k = c.k
+    each = 1 - (1 - confidence) / k
+    half = t_quantile(0.5 + each / 2, c.n - 1) * c.se
+    low, high = c.mean - half, c.mean + half
+    t = _t_stat(c, threshold)
+    p_each = 2 * stats.t.sf(np.abs(t), c.n - 1)
+    adjusted = np.minimum(1.0, k * p_each)
+    above = c.mean > threshold
+    all_above = above.all(axis=-1)
+    p_supported = adjusted.max(axis=-1)
+    p_against = np.where(~above, adjusted, np.inf).min(axis=-1)
+    p_value = np.where(all_above, p_supported, np.minimum(p_against, 1.0))
+    d = standardised_mde(c.n, 1 - each, power ** (1 / k))
+    return SmallerEffect(
+        estimate=c.mean.min(axis=-1),
+        low=low.min(axis=-1),
+        high=high.min(axis=-1),
+        p_value=p_value,
+        mde=(d * c.sd).max(axis=-1),
+        component_low=low,
+        component_high=high,
+        component_p=p_each,
+        confidence=confidence,
+        component_confidence=each,
+    )
+
+
+def equivalence_p(c: Components, margin: float) -> np.ndarray:
+    """TOST of every component within +-margin (intersection-union: the largest of the 2k one-sided p's)."""
+    if not margin > 0:
+        raise ValueError(f"equivalence_p: the margin must be > 0, got {margin!r}")
+    lower = stats.t.sf(_t_stat(c, -margin), c.n - 1)  # H0: mean <= -margin
+    upper = stats.t.cdf(_t_stat(c, margin), c.n - 1)  # H0: mean >= +margin
+    return np.maximum(lower, upper).max(axis=-1)
+
+
+def mean_interval(c: Components, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each component's own t interval at `confidence` and two-sided p against 0: (low, high, p), (batch, k)."""
+    half = t_quantile(0.5 + confidence / 2, c.n - 1) * c.se
+    p = 2 * stats.t.sf(np.abs(_t_stat(c, 0.0)), c.n - 1)
+    return c.mean - half, c.mean + half, p
