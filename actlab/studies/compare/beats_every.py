@@ -40,7 +40,9 @@ from actlab.stats.calibrate_batch import Truth, operating_characteristics
 from actlab.stats.sample_size import smallest_n
 
 POWER = 0.8  # the power an MDE and an "n needed" are stated at
-REACHABLE = 0.5  # an outcome is listed as unreachable if even its most favourable truth gives it less often
+# An outcome is listed as out of reach at this n if even its most favourable truth gives it less often than this:
+# the power an MDE promises, so "reachable" means what "detectable" means
+REACHABLE = POWER
 N_NEEDED_SIMULATIONS = 2000  # per n tried when searching for the n an unreachable outcome needs
 N_NEEDED_LIMIT = 2000  # seeds: beyond this the page says "more than" (a CPU study's budget is far below it)
 _NOT_FINITE = "a claim needs finite numbers; a diverged arm is counted in `diverged`, never passed as NaN"
@@ -99,12 +101,13 @@ def statistics(values: np.ndarray, *, confidence: float, margins: Sequence[float
     reads is each comparison's (1 - 2 alpha) t interval (`alpha` the rule's level, default 1 - confidence).
     """
     c = se.components(values)
-    smaller = se.smaller_effect(c, threshold=0.0, confidence=confidence, power=POWER)
-    if margins is None:
-        return Statistics(smaller, c.mean, None, None, None, c.n)
-    scale = np.asarray(margins, dtype=float)
-    equivalence = se.equivalence_p(se.components(values / scale), margin=1.0)
-    low, high, _ = se.mean_interval(c, confidence=1 - 2 * (1 - confidence if alpha is None else alpha))
+    with np.errstate(invalid="ignore"):  # a mean exactly on a threshold: its t is 0, the discarded branch 0 * inf
+        smaller = se.smaller_effect(c, threshold=0.0, confidence=confidence, power=POWER)
+        if margins is None:
+            return Statistics(smaller, c.mean, None, None, None, c.n)
+        scale = np.asarray(margins, dtype=float)
+        equivalence = se.equivalence_p(se.components(values / scale), margin=1.0)
+        low, high, _ = se.mean_interval(c, confidence=1 - 2 * (1 - confidence if alpha is None else alpha))
     return Statistics(smaller, c.mean, equivalence, low, high, c.n)
 
 
@@ -242,7 +245,7 @@ def operating(
     where "supported" and "not supported" are both wrong; the least favourable point for "not supported"); every
     one at +MDE and at -MDE; the paper's effect where given; with margins, one comparison at its margin against the
     candidate and the others 0 (where "equivalent" is wrong; the one whose margin is fewest SDs, the least
-    favourable) and every one 0 (the best case for "equivalent": below `REACHABLE` there, it is listed as
+    favourable) and every one 0 (the best case for "equivalent": below `REACHABLE` (80%) there, it is listed as
     unreachable with the n that reaches it with 80% probability, found by simulation at the observed covariance).
     """
     n, k = data.values.shape
@@ -316,8 +319,8 @@ def equivalence_n_needed(covariance: np.ndarray, margins: Sequence[float], *, st
 
 def _equivalence_n_text(best, covariance, margins, n, alpha, confidence, seed) -> str:  # noqa: ANN001
     needed = equivalence_n_needed(covariance, margins, start=n, alpha=alpha, confidence=confidence, seed=seed)
-    share = f"P(equivalent) = {best.power:.2f} ± {best.standard_error(best.power):.2f} with {n} seeds even when " \
-        "every true difference is 0"  # fmt: skip
+    share = (f"not with 80% probability: even when every true difference is 0, {n} seeds give it "
+             f"{best.power:.0%} ± {best.standard_error(best.power):.0%} of the time")  # fmt: skip
     if needed is None:
         return f"{share}; more than {N_NEEDED_LIMIT:,} seeds would be needed for 80%"
     return f"{share}; 80% needs {needed} seeds at the spread observed here (simulated)"
