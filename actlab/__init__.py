@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from actlab._legacy_claims import record_claim
 from actlab._version import __version__
 from actlab.record import record, save_claims
 
-__all__ = ["activations", "record", "record_claim", "save_claims", "__version__"]
+__all__ = ["activations", "record", "save_claims", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -64,17 +64,8 @@ def hostile_compare_page() -> Path:
         _forge_runs(root / "runs")
         template = REPO_ROOT / "notebooks" / "compare" / "report.ipynb"
         executed = root / "compare.ipynb"
-        import os
-
-        saved = os.environ.get("ACTLAB_CLAIMS_DIR")
-        os.environ["ACTLAB_CLAIMS_DIR"] = str(root / "claims")
-        try:
-            notebooks.execute(template, executed, {"runs_dir": str(root / "runs"), "sweep_names": "hostile"},
-                              cwd=template.parent)  # fmt: skip
-        finally:
-            if saved is None:
-                os.environ.pop("ACTLAB_CLAIMS_DIR", None)
-            else:
-                os.environ["ACTLAB_CLAIMS_DIR"] = saved
+        parameters = {"runs_dir": str(root / "runs"), "sweep_names": "hostile", "claims_dir": str(root / "claims"),
+                      "n_simulations": 50}  # fmt: skip
+        notebooks.execute(template, executed, parameters, cwd=template.parent)
         _built = notebooks.to_html(executed, root / "compare.html")
     return _built

@@ -27,7 +27,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "provenance",
             "claim",
             "record",
-            "_legacy_claims",
             "notebooks",
             "sanitize",
             "figure_style",

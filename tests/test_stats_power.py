@@ -114,3 +114,14 @@ def test_mde_from_any_interval_has_80_percent_power_under_the_normal_approximati
     assert stats.norm.sf(z - mde / se) + stats.norm.cdf(-z - mde / se) == pytest.approx(0.8, abs=1e-6)
     with pytest.raises(ValueError, match="ci_low is nan, not a finite number"):
         mde_from_interval((math.nan, 1.0))
+
+
+@pytest.mark.parametrize("n", [73, 87, 92])
+def test_mdes_at_the_n_where_statsmodels_returns_an_array_are_numbers(n):
+    # statsmodels' solve_power gives a 1-element array at these n (alpha 0.05, power 0.8; 87 also at alpha 0.025)
+    from actlab.stats.smaller_effect import standardised_mde
+
+    d = mde_one_sample(np.arange(n, dtype=float)).standardised
+    assert isinstance(d, float) and d == pytest.approx(standardised_mde(n, 0.05, 0.8))
+    assert isinstance(standardised_mde(n, 0.025, 0.8**0.5), float)
+    assert d * np.sqrt(n) == pytest.approx(stats.norm.ppf(0.975) + stats.norm.ppf(0.8), rel=0.02)  # large-n normal

@@ -10,54 +10,88 @@ import pytest
 from notebook_figures import figure_images
 
 from actlab import notebooks
-from actlab.claim import VERDICTS
+from actlab.claim import VERDICTS, Claim
 from actlab.io import read_json
-from actlab.site import report
+from actlab.site import forest, report
+from actlab.studies.compare import claims as compare_claims
 from actlab.sweep import ExecutorOptions, load_spec, run_sweep
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+BLOWUP = '''"""An activation whose every output is NaN: a candidate that diverges on every seed."""
+
+import torch
+from torch import nn
+
+
+class Blowup(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * float("nan")
+'''
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("compare")
+    (root / "modules").mkdir()
+    (root / "modules" / "blowup_act.py").write_text(BLOWUP)
     spec_path = root / "tiny.yml"
     spec_path.write_text(
         f"notebook: {REPO_ROOT / 'notebooks' / 'compare' / 'run.ipynb'}\n"
         "grid:\n  task: [mnist1d]\nseeds: [0, 1, 2]\n"
-        "fixed:\n  activations: cubic,relu,gelu\n  derive: {cubic: {pos: 'x**3', neg: 'exp(x)'}}\n"
+        "fixed:\n  activations: cubic,blowup_act:Blowup,relu,gelu\n  derive: {cubic: {pos: 'x**3', neg: 'exp(x)'}}\n"
         "  steps: 15\n  seconds: 0.05\n  rounds: 2\n  fast_path: eager\n  threads: 1\n"
     )
     runs_dir = root / "runs"
-    outcome = run_sweep(load_spec(spec_path), runs_dir=runs_dir, options=ExecutorOptions(workers=2), progress=False)
+    with pytest.MonkeyPatch.context() as patch:  # the run kernels import the diverging candidate from here
+        patch.setenv("PYTHONPATH", str(root / "modules"))
+        outcome = run_sweep(load_spec(spec_path), runs_dir=runs_dir, options=ExecutorOptions(workers=2),
+                            progress=False)  # fmt: skip
     claims, executed = root / "claims", root / "report.ipynb"
     template = REPO_ROOT / "notebooks" / "compare" / "report.ipynb"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ACTLAB_CLAIMS_DIR", str(claims))
-        notebooks.execute(template, executed, {"runs_dir": str(runs_dir), "sweep_names": "tiny"}, cwd=template.parent)
-    return {"outcome": outcome, "claims": claims, "executed": executed}
+    parameters = {"runs_dir": str(runs_dir), "sweep_names": "tiny", "claims_dir": str(claims), "n_simulations": 200}
+    notebooks.execute(template, executed, parameters, cwd=template.parent)
+    return {"outcome": outcome, "claims": claims, "executed": executed, "runs_dir": runs_dir}
 
 
 def test_each_run_derives_its_arm_in_its_own_folder_and_records_both_matchings(site):
-    assert site["outcome"].counts() == {"ok": 3}
+    assert site["outcome"].counts() == {"diverged": 3}  # the NaN candidate diverges in every run
     for run in site["outcome"].runs:
         assert (run.folder / "derivations" / "cubic.json").is_file()
         arms = read_json(run.folder / "results.json")["arms"]
         assert [(a["matching"], a["activation"]) for a in arms] == [
-            (m, a) for m in ("steps", "seconds") for a in ("cubic", "relu", "gelu")
+            (m, a) for m in ("steps", "seconds") for a in ("cubic", "blowup_act:Blowup", "relu", "gelu")
         ]
-        assert {a["steps"] for a in arms if a["matching"] == "steps"} == {15}
+        assert {a["steps"] for a in arms if a["matching"] == "steps" and a["status"] == "ok"} == {15}
+        assert {a["status"] for a in arms if a["activation"] == "blowup_act:Blowup"} == {"diverged"}
 
 
-def test_report_records_a_computed_verdict_per_candidate_and_matching(site):
+def test_report_saves_a_computed_verdict_per_candidate_and_matching(site):
     files = sorted(p.name for p in site["claims"].glob("*.json"))
-    assert files == ["compare-cubic-mnist1d-compute-time-matched.json", "compare-cubic-mnist1d-step-matched.json"]
-    for name in files:
-        claim = read_json(site["claims"] / name)
-        assert claim["verdict"] in VERDICTS and claim["n"] == 3
-        assert "def rule_beats_baselines(" in claim["rule"] and claim["mde"] > 0
-        assert claim["equivalence_margin"] == 1.0  # the report's default margin for mnist1d
-        assert set(claim["inputs"]["improvement"]) == {"relu", "gelu"}
+    assert files == [f"compare-{c}-mnist1d-{m}.json" for c in ("blowup_act-Blowup", "cubic")
+                     for m in ("step-matched", "compute-time-matched")]  # fmt: skip
+    saved = {claim.claim_id: claim for claim in (Claim.from_json(read_json(site["claims"] / n)) for n in files)}
+    recomputed = compare_claims.decide_all(
+        compare_claims.load_runs(site["runs_dir"], ["tiny"]), compare_claims.Settings(n_simulations=200)
+    )
+    assert recomputed.untested == []
+    for claim in recomputed.claims:
+        stored = saved[claim.claim_id]
+        assert stored.with_changes(provenance={}) == claim  # the notebook only calls decide_all() and saves
+        assert stored.verdict in VERDICTS and "def rule_beats_baselines(" in stored.rule
+        assert forest.agreement(stored)[0], forest.agreement(stored)
+        assert stored.operating.false_decisive_rate is not None and stored.p_adjusted is not None
+        assert stored.family == "Comparison: Holm over 4 claims"
+    for matching in ("step-matched", "compute-time-matched"):
+        cubic = saved[f"compare-cubic-mnist1d-{matching}"]
+        assert cubic.n == 3 and cubic.mde > 0 and cubic.operating.power_at("MDE, supporting") is not None
+        assert [part.name for part in cubic.parts] == ["improvement over relu", "improvement over gelu"]
+        assert cubic.equivalence_margin in (1.0, None)  # the report's default margin for mnist1d
+        # Issue 32, item 2: a candidate that diverged on every seed is "not supported", never untested or dropped
+        blowup = saved[f"compare-blowup_act-Blowup-mnist1d-{matching}"]
+        assert blowup.verdict == "not supported" and blowup.n == 3
+        assert blowup.decided_by.startswith("divergence: blowup_act:Blowup diverged on 3 of 3 seeds")
 
 
 def test_report_shows_tables_figures_and_what_it_can_detect(site):

@@ -244,10 +244,10 @@ def test_planted_effects_are_found():
     tokens = paired[paired["budget"] == "tokens"].set_index("other")
     assert tokens.loc["relu2", "difference"] == pytest.approx(-0.1, abs=0.02)
     assert tokens.loc["swiglu", "difference"] == pytest.approx(-0.15, abs=0.02)
-    assert tokens.loc["relu2", "significant"] and tokens.loc["relu2", "p_holm"] >= tokens.loc["relu2", "p"]
-    summary = analysis.claim_inputs(paired, "tokens")
-    assert summary["worst"] == "relu2" and summary["estimate"] == tokens.loc["relu2", "difference"]
-    assert summary["ci"][1] < 0 and summary["inputs"]["p_holm_swiglu"] < 0.05
+    assert tokens.loc["relu2", "significant"] and tokens.loc["relu2", "p_adjusted"] >= tokens.loc["relu2", "p"]
+    data = analysis.comparisons(frame, "tokens")
+    assert data.comparators == ("relu2", "swiglu") and data.n == 6 and data.diverged == 0
+    assert -data.values.mean(axis=0) == pytest.approx(tokens.loc[["relu2", "swiglu"], "difference"].to_numpy())
     throughput = analysis.throughput_table(frame)
     xielu = throughput[(throughput["budget"] == "all") & (throughput["activation"] == "xielu")].iloc[0]
     assert xielu["ratio"] == pytest.approx(0.9, abs=0.005) and not xielu["meets_target"] and xielu["n_runs"] == 12
@@ -259,13 +259,13 @@ def test_planted_effects_are_found():
     assert growing["grows"].all() and "4 grow with depth, against it" in analysis.depth_trend_text(growing)
 
 
-def test_holm_matches_statsmodels_and_no_effect_is_not_significant():
+def test_the_claims_two_comparisons_are_bonferroni_adjusted_and_no_effect_is_not_significant():
     frame = analysis.arms_frame(_synthetic_runs(effect=0.0, speed_ratio=1.0, slope=0.0))
-    paired = analysis.paired_differences(frame)
-    part = paired[paired["budget"] == "seconds"]
-    expected = [min(1.0, p * (len(part) - rank)) for rank, p in enumerate(sorted(part["p"]))]
-    assert np.maximum.accumulate(expected) == pytest.approx(sorted(part["p_holm"]))
-    assert not part.set_index("other").loc["relu2", "significant"]
+    part = analysis.paired_differences(frame).query("budget == 'seconds'").set_index("other")
+    in_claim = part.loc[["relu2", "swiglu"]]
+    assert in_claim["p_adjusted"].to_numpy() == pytest.approx(np.minimum(1, 2 * in_claim["p"].to_numpy()))
+    assert part.loc[["xiprelu", "gelu"], "p_adjusted"].isna().all()  # in no claim: not decided
+    assert not part.loc["relu2", "significant"]
     trend = analysis.depth_trend(analysis.alpha_frame(_synthetic_runs(slope=0.0)))
     assert not trend["shrinks"].any()
 
@@ -282,6 +282,8 @@ def test_diverged_arms_are_counted_and_left_out_of_pairs():
                                                                            values="val_bpb").dropna()  # fmt: skip
     reference = sps.ttest_rel(ok["xielu"], ok["relu2"])
     assert paired.loc[("tokens", "relu2"), "p"] == pytest.approx(reference.pvalue)
+    data = analysis.comparisons(frame, "tokens")
+    assert data.n == 3 and data.diverged == 1 and data.seeds == 4  # counted, not a NaN in a pair
 
 
 def test_paper_comparison_text_follows_the_numbers():

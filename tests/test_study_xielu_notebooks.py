@@ -14,10 +14,11 @@ import pytest
 from notebook_figures import figure_images
 
 from actlab import notebooks
-from actlab.claim import VERDICTS
+from actlab.claim import VERDICTS, Claim
 from actlab.io import read_json
-from actlab.studies.xielu import analysis
-from actlab.sweep import ExecutorOptions, load_run_results, load_spec, run_sweep
+from actlab.site import forest
+from actlab.studies.xielu import claims as xielu_claims
+from actlab.sweep import ExecutorOptions, load_spec, run_sweep
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,9 +46,8 @@ def site(tmp_path_factory):
     claims = root / "claims"
     executed = root / "report.ipynb"
     template = REPO_ROOT / "notebooks" / "xielu" / "report.ipynb"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ACTLAB_CLAIMS_DIR", str(claims))
-        notebooks.execute(template, executed, {"runs_dir": str(runs_dir), "sweep_name": "tiny"}, cwd=template.parent)
+    parameters = {"runs_dir": str(runs_dir), "sweep_name": "tiny", "claims_dir": str(claims), "n_simulations": 200}
+    notebooks.execute(template, executed, parameters, cwd=template.parent)
     return {"outcome": outcome, "runs_dir": runs_dir, "claims": claims, "executed": executed}
 
 
@@ -65,28 +65,23 @@ def test_run_notebook_records_every_arm_and_the_tidy_metrics(site):
             assert {arm["tokens"] for arm in arms.values()} == {512}
 
 
-def test_report_records_both_claims_with_verdicts_its_rule_computed(site):
-    frame = analysis.arms_frame(load_run_results(site["runs_dir"], "tiny"))
-    paired = analysis.paired_differences(frame)
-    for budget in ("tokens", "seconds"):
-        claim = read_json(site["claims"] / f"xielu-lm-{analysis.matching(budget)}.json")
-        expected = analysis.claim_inputs(paired, budget)
-        assert claim["verdict"] in VERDICTS and claim["estimate"] == expected["estimate"]
-        assert claim["ci"] == expected["ci"] and claim["n"] == 2
-        assert "def rule_lower_loss(" in claim["rule"] and claim["units"] == "bits/byte"
-        assert claim["equivalence_margin"] > 0 and claim["mde"] > 0
-        inputs = claim["inputs"]
-        tests = [(inputs["diff_relu2"], inputs["p_holm_relu2"]), (inputs["diff_swiglu"], inputs["p_holm_swiglu"])]
-        if any(d > 0 and p < 0.05 for d, p in tests):
-            assert claim["verdict"] == "not supported"
-        elif all(d < 0 and p < 0.05 for d, p in tests):
-            assert claim["verdict"] == "supported"
-        elif inputs["tost_p_relu2"] < 0.05 and inputs["tost_p_swiglu"] < 0.05:
-            assert claim["verdict"] == "equivalent"
-        else:
-            assert claim["verdict"] == "inconclusive"
-    assert "10.21" in read_json(site["claims"] / "xielu-lm-token-matched.json")["paper"]
-    assert "560 ms" in read_json(site["claims"] / "xielu-lm-wall-clock-matched.json")["paper"]
+def test_report_saves_both_claims_as_the_pure_function_computes_them(site):
+    files = sorted(site["claims"].glob("*.json"))
+    assert [path.name for path in files] == ["xielu-lm-token-matched.json", "xielu-lm-wall-clock-matched.json"]
+    saved = {claim.claim_id: claim for claim in (Claim.from_json(read_json(path)) for path in files)}
+    recomputed = xielu_claims.claims(xielu_claims.load_runs(site["runs_dir"], "tiny"),
+                                     xielu_claims.Settings(n_simulations=200))  # fmt: skip
+    for claim in recomputed:
+        stored = saved[claim.claim_id]
+        assert stored.with_changes(provenance={}) == claim  # the notebook only calls claims() and saves
+        assert stored.verdict in VERDICTS and stored.n == 2 and stored.units == "bits/byte"
+        assert "def rule_beats_baselines(" in stored.rule and stored.rule_name == "rule_beats_baselines"
+        assert [part.name for part in stored.parts][:2] == ["xIELU − ReLU²", "xIELU − SwiGLU"]
+        assert forest.agreement(stored)[0], forest.agreement(stored)
+        assert stored.operating.false_decisive_rate is not None and stored.p_adjusted is not None
+        assert stored.operating.power_at("MDE, supporting") is not None or stored.decided_by
+    assert "10.21" in saved["xielu-lm-token-matched"].paper
+    assert "560 ms" in saved["xielu-lm-wall-clock-matched"].paper
 
 
 def test_report_shows_tables_figures_and_generated_text(site):

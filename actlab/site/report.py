@@ -35,7 +35,6 @@ from typing import Any
 
 from actlab import notebooks, provenance
 from actlab.claim import Claim
-from actlab.environ import temporary_environment
 from actlab.io import atomic_write_json, atomic_write_text
 from actlab.site import chrome
 from actlab.site.inputs import UnreadableClaim, load_claim
@@ -153,10 +152,7 @@ def render_study(study_dir: Path, config: SiteConfig) -> Page:
         "claims_dir": str(staging),
         **(config.parameters.get(name) or {}),
     }
-    # The notebooks that still call actlab.record_claim read these (actlab._legacy_claims)
-    env = {"ACTLAB_CLAIMS_DIR": str(staging), "ACTLAB_STUDY": name}
-    with temporary_environment(env):
-        page = _execute_and_render(page, template, config.runs_dir / "pages" / f"{name}.ipynb", parameters, config)
+    page = _execute_and_render(page, template, config.runs_dir / "pages" / f"{name}.ipynb", parameters, config)
     if page.status == "ok":
         publish_claims(staging, claims_dir, name)
     return page

@@ -44,7 +44,9 @@ class Detectable:
 
 
 def _standardised_mde(solver: Any, alpha: float, power: float, **kwargs: Any) -> float:
-    return float(solver.solve_power(effect_size=None, alpha=alpha, power=power, **kwargs))
+    # statsmodels' fallback root finder returns a 1-element array at some n (73 at alpha 0.05, power 0.8), which
+    # numpy 2 refuses to float(), and there it may find the negative root; a two-sided test's power is symmetric
+    return abs(float(np.ravel(solver.solve_power(effect_size=None, alpha=alpha, power=power, **kwargs))[0]))
 
 
 def mde_one_sample(

@@ -66,7 +66,10 @@ def standardised_mde(n: int, alpha: float, power: float) -> float:
     """d such that a two-sided one-sample t test at `alpha` on n units has `power` (statsmodels' TTestPower)."""
     from statsmodels.stats.power import TTestPower
 
-    return float(TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided"))
+    d = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided")
+    # statsmodels' fallback root finder returns a 1-element array at some n (87 at alpha 0.025), which numpy 2
+    # refuses to float(), and may find the negative root there; a two-sided test's power is symmetric
+    return abs(float(np.ravel(d)[0]))
 
 
 def _t_stat(c: Components, centre: float) -> np.ndarray:

@@ -14,8 +14,9 @@ Study convention (what `actlab report` and `make report` look for; no registrati
 A spec under `sweeps/<profile>/` writes its runs to `runs/<study>/<profile>/<name>/<run_id>/`,
 whether run by `actlab sweep` or by `actlab report`, so each finds the other's finished runs.
 `actlab report` passes the report notebook `runs_dir="runs/<study>/<profile>"` (absolute) and
-`profile`; the notebook reads a sweep with `actlab.sweep.load_results(runs_dir, "<name>")` and
-records each tested claim with `actlab.record_claim(...)`. See `actlab.sweep.spec` for the YAML.
+`profile` and `claims_dir`; the notebook reads a sweep with `actlab.sweep.load_results(runs_dir, "<name>")`
+and saves its claims (typed `actlab.claim.Claim` values) with `actlab.save_claims(claims, claims_dir)`.
+See `actlab.sweep.spec` for the YAML.
 """
 
 from __future__ import annotations

@@ -21,7 +21,9 @@ import numpy as np
 import pandas as pd
 
 from actlab import stats
+from actlab.claim import Claim
 from actlab.stats.power import mde_from_t_interval, tost_from_t_interval
+from actlab.studies.compare.beats_every import POWER, Comparisons
 from actlab.studies.compare.engine import MATCHINGS, matching_label
 from actlab.studies.compare.tasks import Task, get_task
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
@@ -101,14 +103,15 @@ def paired_improvements(
     confidence: float = 0.95,
     margins: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
-    """Every candidate against every baseline, per (task, matching), paired by seed; Holm over each family.
+    """Every candidate against every baseline, per (task, matching), paired by seed.
 
-    A family is one (task, matching): its candidates x baselines comparisons. Per comparison: `improvement`
-    (mean paired difference oriented so positive = candidate better, in the task's unit), its t CI, paired-t p,
-    Wilcoxon p and d_z (`actlab.stats.compare_to_baseline`), Holm-adjusted p, the MDE at 80% power and at level
-    alpha / (family size) (Holm's first threshold, so the MDE is that of the strictest test the family may face),
-    and, where `margins` gives the task a margin, the TOST p of |improvement| < margin. `n_diverged` counts seeds
-    where the candidate blew up and the baseline did not: such seeds are not pairs, and the rule reads them.
+    Per comparison: `improvement` (mean paired difference oriented so positive = candidate better, in the task's
+    unit), its t CI at `confidence`, paired-t p, Wilcoxon p and d_z (`actlab.stats.paired_family`); `p_adjusted`
+    (Bonferroni over the candidate's baselines: the family its claim decides with, `beats_every`) and
+    `significant`; the MDE at that level and family (80% power that every improvement clears 0); and, where
+    `margins` gives the task a margin, the TOST p of |improvement| < margin (the claim's TOST is the largest of
+    its comparisons'). `n_diverged` counts seeds where the candidate blew up and the baseline did not: such seeds
+    are not pairs, and the rule reads them.
     """
     candidates, baselines = list(candidates), list(baselines)
     margins = dict(margins or {})
@@ -117,21 +120,44 @@ def paired_improvements(
         task = get_task(task_name)
         part = frame[(frame["task"] == task_name) & (frame["matching"] == matching)]
         present = set(part["activation"])
-        pairs = [(candidate, baseline) for baseline in baselines if baseline in present
-                 for candidate in candidates if candidate != baseline and candidate in present]  # fmt: skip
-        family = stats.paired_family(_scores(part, task), pairs, alpha=alpha, confidence=confidence)
-        strictest = alpha / max(1, int(family["p_t"].notna().sum()))  # Holm's first threshold: tested comparisons
-        for test in family.itertuples():
-            row = {"task": task_name, "matching": matching, "candidate": test.a, "baseline": test.b,
-                   "unit": task.unit, "n_diverged": _diverged_alone(part, test.a, test.b), "n": int(test.n),
-                   "improvement": float(test.difference), "ci_low": float(test.ci_low),
-                   "ci_high": float(test.ci_high), "p": float(test.p_t), "p_wilcoxon": float(test.p_wilcoxon),
-                   "d_z": float(test.d_z), "p_holm": float(test.p_holm),
-                   "significant": bool(math.isfinite(test.p_holm) and test.p_holm < alpha)}  # fmt: skip
-            rows.append({**row, **_power(row, confidence, strictest, margins.get(task_name))})
+        scores = _scores(part, task)
+        for candidate in candidates:
+            named = [b for b in baselines if b in present and b != candidate]
+            if candidate not in present or not named:
+                continue
+            family = stats.paired_family(scores, [(candidate, b) for b in named], alpha=alpha, confidence=confidence)
+            for test in family.itertuples():
+                row = {"task": task_name, "matching": matching, "candidate": test.a, "baseline": test.b,
+                       "unit": task.unit, "n_diverged": _diverged_alone(part, test.a, test.b), "n": int(test.n),
+                       "improvement": float(test.difference), "ci_low": float(test.ci_low),
+                       "ci_high": float(test.ci_high), "p": float(test.p_t), "p_wilcoxon": float(test.p_wilcoxon),
+                       "d_z": float(test.d_z), "p_adjusted": min(1.0, len(named) * float(test.p_t))}  # fmt: skip
+                row["significant"] = bool(math.isfinite(row["p_adjusted"]) and row["p_adjusted"] < alpha)
+                rows.append({**row, **_power(row, confidence, alpha, len(named), margins.get(task_name))})
     columns = ["task", "matching", "candidate", "baseline", "unit", "n", "n_diverged", "improvement", "ci_low",
-               "ci_high", "p", "p_wilcoxon", "d_z", "p_holm", "significant", "mde", "margin", "tost_p"]  # fmt: skip
+               "ci_high", "p", "p_wilcoxon", "d_z", "p_adjusted", "significant", "mde", "margin", "tost_p"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
+
+
+def comparisons(
+    frame: pd.DataFrame, task_name: str, matching: str, candidate: str, baselines: Iterable[str],
+    margin: float | None = None,
+) -> Comparisons:  # fmt: skip
+    """What the claim "candidate beats the baselines on task, matching" reads: per seed where the candidate and
+    every baseline trained, its improvement over each (`beats_every.Comparisons`), and the seeds it diverged on
+    where some baseline trained (a diverged arm is never a NaN in a pair: the rule counts it)."""
+    task = get_task(task_name)
+    part = frame[(frame["task"] == task_name) & (frame["matching"] == matching)]
+    named = [b for b in baselines if b in set(part["activation"]) and b != candidate]
+    if candidate not in set(part["activation"]) or not named:
+        raise ValueError(f"no comparison of {candidate!r} with {list(baselines)} on {task_name}, {matching}")
+    scores = _scores(part, task).reindex(columns=[candidate, *named]).dropna()  # seeds where every arm trained
+    status = part.pivot_table(index="seed", columns="activation", values="status", aggfunc="first")
+    ran = status[candidate].dropna().index
+    diverged = (status.loc[ran, candidate] == "diverged") & (status.loc[ran, named] == "ok").any(axis=1)
+    values = scores[[candidate]].to_numpy(dtype=float) - scores[named].to_numpy(dtype=float)  # (n, k)
+    return Comparisons(tuple(named), values, int(diverged.sum()), len(ran),
+                       None if margin is None else tuple([float(margin)] * len(named)))  # fmt: skip
 
 
 def _scores(part: pd.DataFrame, task: Task) -> pd.DataFrame:
@@ -156,52 +182,24 @@ def _diverged_alone(part: pd.DataFrame, candidate: str, baseline: str) -> int:
     return int(((status[candidate] == "diverged") & (status[baseline] == "ok")).sum())
 
 
-def _power(row: dict[str, Any], confidence: float, strictest: float, margin: float | None) -> dict[str, float]:
-    """The comparison's MDE at level `strictest` and, where the task has a margin, its TOST p (NaN when the
-    comparison has no interval: fewer than two pairs, or differences without spread)."""
+def _power(row: dict[str, Any], confidence: float, alpha: float, k: int, margin: float | None) -> dict[str, float]:
+    """The comparison's MDE at level alpha / k with power 0.8^(1/k) (its claim's level and family, so that all k
+    clear 0 together with >= 80% power) and, where the task has a margin, its TOST p (NaN when the comparison has
+    no interval: fewer than two pairs, or differences without spread)."""
     usable = row["n"] >= 2 and math.isfinite(row["ci_low"]) and row["ci_high"] > row["ci_low"]
     low, high, n = row["ci_low"], row["ci_high"], row["n"]
     return {
-        "mde": mde_from_t_interval(low, high, n, confidence=confidence, alpha=strictest) if usable else math.nan,
+        "mde": (
+            mde_from_t_interval(low, high, n, confidence=confidence, alpha=alpha / k, power=POWER ** (1 / k))
+            if usable
+            else math.nan
+        ),
         "margin": math.nan if margin is None else float(margin),
         "tost_p": (
             tost_from_t_interval(low, high, n, margin, confidence=confidence).pvalue
             if usable and margin is not None
             else math.nan
         ),
-    }
-
-
-def claim_inputs(paired: pd.DataFrame, task: str, matching: str, candidate: str) -> dict[str, Any]:
-    """What the rule of "candidate beats the baselines on task, matching" reads, and the headline numbers.
-
-    The headline estimate is the *least favourable* improvement (so "beats every baseline" needs every one),
-    with that comparison's CI; the MDE is the largest of the comparisons' (what the run could have detected in
-    all of them).
-    """
-    part = paired[(paired["task"] == task) & (paired["matching"] == matching) & (paired["candidate"] == candidate)]
-    if part.empty:
-        raise ValueError(f"no paired comparison of {candidate!r} on {task}, {matching}")
-    by = part.set_index("baseline")
-    improvements = {b: float(v) for b, v in by["improvement"].items()}
-    worst = min(improvements, key=lambda b: improvements[b] if math.isfinite(improvements[b]) else -math.inf)
-    margin = float(by["margin"].iloc[0])
-    inputs: dict[str, Any] = {
-        "improvement": improvements,
-        "p_holm": {b: float(v) for b, v in by["p_holm"].items()},
-        "n_pairs": {b: int(v) for b, v in by["n"].items()},
-        "diverged": {b: int(v) for b, v in by["n_diverged"].items()},
-        "tost_p": {b: float(v) for b, v in by["tost_p"].items()} if math.isfinite(margin) else {},
-    }
-    return {
-        "estimate": improvements[worst],
-        "ci": [float(by.loc[worst, "ci_low"]), float(by.loc[worst, "ci_high"])],
-        "worst": worst,
-        "n": int(by["n"].min()),
-        "mde": float(by["mde"].max()),
-        "margin": margin if math.isfinite(margin) else None,
-        "unit": str(by["unit"].iloc[0]),
-        "inputs": inputs,
     }
 
 
@@ -270,11 +268,46 @@ def budget_text(setup: dict[str, Any], task: str, matching: str) -> str:
     return f"{entry['label']}: {amounts} {unit} per arm, {len(entry['seeds'])} seeds"
 
 
-def verdict_text(claims: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """The recorded claims as a table: id, verdict, estimate with CI, MDE, margin."""
-    rows = [{"claim": c["claim_id"], "verdict": c["verdict"], "least favourable improvement": c["estimate_text"],
-             "MDE": c["mde_text"], "margin": c["equivalence_margin"]} for c in claims.values()]  # fmt: skip
+def verdict_text(claims: Iterable[Claim]) -> pd.DataFrame:
+    """The claims as a table: verdict, estimate with its CI, MDE, margin, p and the study's Holm p, how often the
+    rule errs at the null boundary and its power at the MDE (Monte-Carlo SE beside each), and what else decided."""
+    rows = []
+    for claim in claims:
+        operating = claim.operating
+        false_rate = operating.false_decisive_rate if operating else None
+        power = operating.power_at("MDE, supporting") if operating else None
+        rows.append({"claim": claim.claim_id, "verdict": claim.verdict, "estimate": claim.estimate_text,
+                     "MDE": claim.mde_text, "margin": claim.equivalence_margin, "p": claim.p_value,
+                     "Holm p (study)": claim.p_adjusted, "false decisive rate": _rate(false_rate),
+                     "power at the MDE": _rate(power), "decided by": claim.decided_by})  # fmt: skip
+    return pd.DataFrame(rows, columns=["claim", "verdict", "estimate", "MDE", "margin", "p", "Holm p (study)",
+                                       "false decisive rate", "power at the MDE", "decided by"])  # fmt: skip
+
+
+def operating_table(claims: Iterable[Claim]) -> pd.DataFrame:
+    """Every simulated scenario of every claim: the true effect, the share of each verdict, the error rate or
+    power with its Monte-Carlo SE (what `actlab calibrate CLAIM_ID` prints), and the outcomes out of reach."""
+    rows = []
+    for claim in claims:
+        if claim.operating is None:
+            continue
+        for scenario in claim.operating.scenarios:
+            rows.append({"claim": claim.claim_id, "scenario": scenario.name, "true effect": scenario.effect,
+                         **{verdict: share for verdict, share in scenario.probabilities.items()},
+                         "error rate": _rate(_with_se(scenario, scenario.error_rate)),
+                         "power": _rate(_with_se(scenario, scenario.power)),
+                         "simulations": scenario.n_simulations})  # fmt: skip
+        for verdict, why in claim.operating.unreachable.items():
+            rows.append({"claim": claim.claim_id, "scenario": f"'{verdict}' out of reach", "error rate": why})
     return pd.DataFrame(rows)
+
+
+def _with_se(scenario: Any, rate: float | None) -> tuple[float, float] | None:
+    return None if rate is None else (rate, scenario.standard_error(rate))
+
+
+def _rate(pair: tuple[float, float] | None) -> str:
+    return "" if pair is None else f"{pair[0]:.3f} ± {pair[1]:.3f}"
 
 
 def performance_profiles(

@@ -1,61 +1,181 @@
-"""The comparison's decision rule, as tested code: does a candidate activation beat the baselines on a task?
+"""The comparison's claims as typed values: `claims(runs, settings)`, one pure function of the runs.
 
-One claim per (candidate, task, matching): "X beats the baselines on T, step-matched" (or compute-time-matched).
-It reads the paired improvements of `analysis.paired_improvements` (positive = the candidate is better, in the
-task's unit), Holm-corrected within the (task, matching) family, and ends one of four ways:
+One claim per (candidate, task, matching): "X beats the baselines on T, step-matched" (or compute-time-matched). Its
+data are X's per-seed improvements over each baseline (`analysis.comparisons`: positive = X better, in the task's
+unit) and the seeds X diverged on; its rule (`beats_every.rule_beats_baselines`) ends one of four ways:
 
-- not supported: the candidate diverged on a seed where a baseline trained cleanly (blowing up is not beating),
-  or it is significantly worse than some baseline;
-- supported: significantly better than every baseline;
-- equivalent: an equivalence margin was given and every improvement lies within +-margin (TOST at alpha);
+- not supported: X diverged on a seed where a baseline trained cleanly (blowing up is not beating; a candidate
+  that diverged on every seed gets this verdict too, with the share of seeds it diverged on as its estimate), or
+  its improvement interval lies below 0 for some baseline;
+- supported: the interval lies above 0 for every baseline;
+- equivalent: a margin was given and every improvement lies within +-margin (TOST, intersection-union);
 - inconclusive: anything else; the claim then carries the MDE (what the run could have detected).
 
-Why "every baseline": the headline a user wants is "better than what I would otherwise use", so a candidate that
-beats ReLU but loses to GELU has not shown that. With one baseline the rule is the plain paired test.
+The interval is simultaneous over the claim's own baselines (Bonferroni), so each verdict errs at most 2.5% at the
+null boundary, and the MDE is at that level and over that family. Across the study's claims (8 in the default
+profile: 2 candidates x 2 tasks x 2 matchings, one question over one set of runs) Holm-adjusted p values are shown
+beside the verdicts (`actlab.stats.family`). Why "every baseline": the headline a user wants is "better than what I
+would otherwise use", so a candidate that beats ReLU but loses to GELU has not shown that.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from actlab.errors import require_finite
+import pandas as pd
 
-_NOT_FINITE = ("a diverged arm on every seed or fewer than two paired seeds leaves nothing to test (check the runs' "
-               "status)")  # fmt: skip
+from actlab.claim import Claim, Evidence, decide
+from actlab.stats.family import adjust_family
+from actlab.studies.compare import analysis, beats_every
+from actlab.studies.compare.beats_every import Comparisons, rule_beats_baselines
+from actlab.studies.compare.engine import matching_label
+from actlab.studies.compare.tasks import get_task
+
+__all__ = ["Settings", "StudyClaims", "StudyRuns", "claim_id", "claims", "decide_all", "from_runs", "load_runs",
+           "rule_beats_baselines", "statement"]  # fmt: skip
+
+STUDY = "compare"
+SOURCE = "actlab compare study: a user's activation against named baselines"
+# Per task, in its unit: differences a user would not act on at these budgets (docs/compare.md). Fixed before the
+# runs, never fitted to them; a margin the runs' spread cannot pass is reported as such on the claim.
+DEFAULT_MARGINS = {"fashion_mnist": 0.5, "mnist1d": 1.0, "lm_pydocs": 0.01}
 
 
-def rule_beats_baselines(
-    estimate: float,
-    ci: tuple[float, float],
-    improvement: Mapping[str, float],
-    p_holm: Mapping[str, float],
-    alpha: float,
-    diverged: Mapping[str, int] | None = None,
-    tost_p: Mapping[str, float] | None = None,
-    **details: Any,
-) -> str:
-    """Not supported if the candidate diverged alone or is significantly worse than any baseline (Holm); supported
-    if significantly better than all; equivalent if within the margin of all (TOST); otherwise inconclusive."""
-    require_finite("rule_beats_baselines", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1],
-                   **{f"improvement over {b}": v for b, v in improvement.items()},
-                   **{f"Holm p against {b}": v for b, v in p_holm.items()})  # fmt: skip
-    if set(improvement) != set(p_holm) or not improvement:
-        raise ValueError(f"rule_beats_baselines: improvements for {sorted(improvement)}, p for {sorted(p_holm)}")
-    if tost_p:
-        require_finite("rule_beats_baselines", _NOT_FINITE, **{f"TOST p against {b}": v for b, v in tost_p.items()})
-    if any(count > 0 for count in (diverged or {}).values()):
-        return "not supported"
-    tests = [(improvement[b], p_holm[b]) for b in improvement]
-    if any(d < 0 and p < alpha for d, p in tests):
-        return "not supported"
-    if all(d > 0 and p < alpha for d, p in tests):
-        return "supported"
-    if tost_p and set(tost_p) == set(improvement) and all(p < alpha for p in tost_p.values()):
-        return "equivalent"
-    return "inconclusive"
+@dataclass(frozen=True)
+class Settings:
+    """What the claims are decided with (the report notebook's parameters)."""
+
+    baselines: tuple[str, ...] = ("relu", "gelu")  # a candidate must beat every one
+    candidates: tuple[str, ...] = ()  # (): every other activation in the runs
+    margins: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MARGINS))  # {}: no TOST
+    alpha: float = 0.05
+    confidence: float = 0.95
+    n_simulations: int = 1000  # per scenario: 3 Monte-Carlo SE at a 5% rate is about 0.02
+    seed: int = 0
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StudyRuns:
+    """The runs the claims read: one row per (run, matching, arm) (`analysis.arms_frame`) and what was run
+    (`analysis.setup_summary`, for each claim's budget text)."""
+
+    arms: pd.DataFrame
+    setup: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class StudyClaims:
+    """The claims, and the comparisons that could not be tested (with why): never a candidate that diverged."""
+
+    claims: list[Claim]
+    untested: list[str]
+
+    def by_id(self) -> dict[str, Claim]:
+        return {claim.claim_id: claim for claim in self.claims}
+
+
+def load_runs(runs_dir: str | Path, sweep_names: Sequence[str] = ()) -> StudyRuns:
+    """The runs of `sweep_names` under `runs_dir` (every sweep there when empty), as the report reads them."""
+    names = list(sweep_names) or sorted(path.parent.name for path in Path(runs_dir).glob("*/sweep.json"))
+    runs = analysis.load_runs(runs_dir, names)
+    return StudyRuns(analysis.arms_frame(runs), analysis.setup_summary(runs))
+
+
+def from_runs(runs_dir: Path, *, n_simulations: int, seed: int) -> list[Claim]:
+    """The claims from `runs_dir` (runs/compare/<profile>) with `n_simulations` per scenario (actlab calibrate)."""
+    from actlab import provenance
+
+    return claims(load_runs(runs_dir), Settings(n_simulations=n_simulations, seed=seed,
+                                                provenance=provenance.collect()))  # fmt: skip
+
+
+def claims(runs: StudyRuns, settings: Settings) -> list[Claim]:
+    """Every comparison claim, decided, with its operating characteristics, Holm-adjusted over the study."""
+    return decide_all(runs, settings).claims
+
+
+def decide_all(runs: StudyRuns, settings: Settings) -> StudyClaims:
+    """`claims`, plus the comparisons that could not be tested: fewer than two seeds on which the candidate and
+    every baseline trained, or improvements that never vary (arms too short to train give the same accuracy on
+    every seed: no interval, no MDE). A candidate that diverged is never among them: its claim says so."""
+    frame = runs.arms
+    candidates = list(settings.candidates) or [a for a in dict.fromkeys(frame["activation"])
+                                               if a not in settings.baselines]  # fmt: skip
+    found, untested = [], []
+    for task, matching in analysis.groups(frame):
+        present = set(frame[(frame["task"] == task) & (frame["matching"] == matching)]["activation"])
+        for candidate in candidates:
+            if candidate not in present or not present & (set(settings.baselines) - {candidate}):
+                continue
+            data = analysis.comparisons(frame, task, matching, candidate, settings.baselines,
+                                        settings.margins.get(task))  # fmt: skip
+            where = f"{candidate} on {task}, {matching_label(matching)}"
+            if data.diverged == 0 and data.n < 2:
+                untested.append(f"{where}: {data.n} seed(s) on which it and every baseline trained")
+            elif data.diverged == 0 and not data.testable:
+                untested.append(f"{where}: the improvements are the same on every seed (e.g. arms too short to "
+                                "train), so they give no interval and no MDE")  # fmt: skip
+            else:
+                found.append(candidate_claim(data, candidate, task, matching, runs.setup, settings))
+    return StudyClaims(adjust_family(found, "Comparison"), untested)
+
+
+def candidate_claim(data: Comparisons, candidate: str, task_name: str, matching: str, setup: Mapping[str, Any],
+                    settings: Settings) -> Claim:  # fmt: skip
+    """One claim from its comparisons: the evidence, the rule's verdict, its parts and its operating
+    characteristics (a candidate that never trained: the divergence share and the divergence branch's)."""
+    task = get_task(task_name)
+    alpha, confidence = settings.alpha, settings.confidence
+    named = list(data.comparators)
+    context: dict[str, Any] = {"seeds": data.seeds, "complete_seeds": data.n, "diverged": data.diverged}
+    parts = []
+    if data.testable:
+        ev = beats_every.statistics(data.values[None], confidence=confidence, margins=data.margins, alpha=alpha)
+        estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports="above", alpha=alpha, diverged=data.diverged)
+        verdict = rule_beats_baselines(estimate, ci, **inputs)
+        parts = beats_every.parts(ev, [f"improvement over {b}" for b in named], verdict=verdict, supports="above",
+                                  units=task.unit, margins=data.margins)  # fmt: skip
+        context.update(beats_every.component_context(ev, named), **beats_every.spread_context(data))
+        evidence = Evidence(estimate, ci, data.n, inputs, mde=float(ev.smaller.mde[0]), context=context,
+                            p_value=0.0 if data.diverged else float(ev.smaller.p_value[0]))  # fmt: skip
+        units, supports = task.unit, "above"
+    else:  # diverged on every seed (or all but one): nothing to pair, the divergence decides
+        share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
+        inputs = {"supports": "below", "diverged": data.diverged, "alpha": alpha, "equivalence_p": None}
+        evidence = Evidence(share, ci, data.seeds, inputs, context=context, p_value=0.0)
+        units, supports = f"share of seeds on which {candidate} diverged", "below"
+    if data.diverged:
+        parts.append(beats_every.divergence_part(data.diverged, data.seeds, candidate, confidence))
+    margin = settings.margins.get(task_name)
+    claim = decide(
+        claim_id(candidate, task_name, matching),
+        evidence,
+        rule_beats_baselines,
+        study=STUDY,
+        statement=statement(candidate, named, task.label, matching_label(matching)),
+        source=SOURCE,
+        units=units,
+        budget=analysis.budget_text(setup, task_name, matching),
+        title=f"{candidate} beats {'/'.join(named)}: {task_name}, {matching_label(matching)}",
+        threshold=0.0,
+        supports=supports,
+        confidence=confidence,
+        equivalence_margin=margin if margin is not None and data.testable else None,
+        parts=parts,
+        decided_by=beats_every.divergence_text(candidate, data, named),
+        provenance=settings.provenance,
+    )
+    simulations = {"n_simulations": settings.n_simulations, "seed": settings.seed}
+    if data.testable:
+        operating = beats_every.operating(data, supports="above", alpha=alpha, confidence=confidence, **simulations)
+    else:
+        operating = beats_every.divergence_operating(data.seeds, confidence=confidence, alpha=alpha, **simulations)
+    return claim.with_changes(operating=operating)
 
 
 def statement(candidate: str, baselines: list[str], task_label: str, matching_label: str) -> str:
@@ -72,66 +192,5 @@ def statement(candidate: str, baselines: list[str], task_label: str, matching_la
 
 def claim_id(candidate: str, task: str, matching: str) -> str:
     """'compare-cubic-fashion_mnist-step-matched' (a `module:Attr` spec keeps letters, digits, '_', '.', '-')."""
-    from actlab.studies.compare.run import matching_label
-
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", candidate).strip("-") or "activation"
     return f"compare-{slug}-{task}-{matching_label(matching)}"
-
-
-def record_claims(
-    paired: Any,
-    setup: Mapping[str, Any],
-    candidates: list[str],
-    baselines: list[str],
-    *,
-    alpha: float,
-    confidence: float,
-    claims_dir: str | None = None,
-) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Record one claim per (candidate, task, matching) with `rule_beats_baselines`; returns (claims, untested).
-
-    `paired` is `analysis.paired_improvements(...)`. A comparison with fewer than two paired seeds, or whose paired
-    differences do not vary (no interval, no MDE), cannot be tested: it is listed in `untested` with the reason,
-    never given a verdict.
-    """
-    from actlab._legacy_claims import record_claim
-    from actlab.studies.compare.analysis import budget_text, claim_inputs
-    from actlab.studies.compare.run import matching_label
-    from actlab.studies.compare.tasks import get_task
-
-    claims, untested = {}, []
-    for task, matching in dict.fromkeys(zip(paired["task"], paired["matching"], strict=True)):
-        for candidate in candidates:
-            part = paired[(paired["task"] == task) & (paired["matching"] == matching)]
-            if candidate not in set(part["candidate"]):
-                continue
-            summary = claim_inputs(paired, task, matching, candidate)
-            where = f"{candidate} on {task}, {matching_label(matching)}"
-            if summary["n"] < 2:
-                untested.append(f"{where}: {summary['n']} paired seed(s)")
-                continue
-            if not math.isfinite(summary["mde"]):  # zero spread: no interval, no power, nothing a rule can weigh
-                untested.append(f"{where}: the paired differences are the same on every seed (e.g. arms too short to "
-                                "train), so they give no interval and no MDE")  # fmt: skip
-                continue
-            named = [b for b in baselines if b in summary["inputs"]["improvement"]]
-            identifier = claim_id(candidate, task, matching)
-            claims[identifier] = record_claim(
-                identifier,
-                statement(candidate, named, get_task(task).label, matching_label(matching)),
-                source="actlab compare study: a user's activation against named baselines",
-                n=summary["n"],
-                budget=budget_text(setup, task, matching),
-                estimate=summary["estimate"],
-                ci=summary["ci"],
-                rule=rule_beats_baselines,
-                inputs={**summary["inputs"], "alpha": alpha},
-                confidence=confidence,
-                units=summary["unit"],
-                mde=summary["mde"],
-                equivalence_margin=summary["margin"],
-                claims_dir=claims_dir,
-                title=f"{candidate} beats {'/'.join(named)}: {task}, {matching_label(matching)}",
-                threshold=0.0,
-            )
-    return claims, untested

@@ -3,8 +3,8 @@
 Why a module: the tutorial is where a user starts, so each step must be one call they can also make from a script:
 `prepare` (derive, check, save into a folder of the tutorial's own, or take a `module:Attr` as is), `curves` and
 `zero_region` (f and autograd f' on a wide range and on the eps region around 0, float64), and `quick_comparison`
-(the study's own run, analysis and decision rule on a few seeds in this process; claims go to a folder of their
-own, never into the report's index, since the budget is a tutorial's).
+(the study's own run, analysis and claims on a few seeds in this process; claims go to a folder of their own,
+never into the report's index, since the budget is a tutorial's).
 """
 
 from __future__ import annotations
@@ -101,12 +101,17 @@ def quick_comparison(
     alpha: float = 0.05,
     confidence: float = 0.95,
     fast_path: str = "auto",
+    n_simulations: int = 400,
 ) -> dict[str, Any]:
     """Your activation against `baselines` on `task` for `seeds` seeds, step- and compute-time-matched, in this process.
 
-    The same code as the study's sweep runs (`run.train_arms`), analysis and rule; claims are recorded into
-    `<folder>/claims`. Returns the arms table, the metric table, the paired improvements, throughput and claims.
+    The same code as the study's sweep runs (`run.train_arms`), analysis and claims (`claims.decide_all`, with
+    `n_simulations` per scenario of each claim's operating characteristics); the claims are saved into
+    `<folder>/claims`. Returns the arms table, the metric table, the paired improvements, throughput, the claims
+    (`actlab.claim.Claim`) and the comparisons that could not be tested.
     """
+    from actlab import provenance, save_claims
+
     spec = prepared["spec"]
     runs = {}
     for seed in range(seeds):
@@ -120,14 +125,17 @@ def quick_comparison(
     paired = analysis.paired_improvements(frame, [spec], baselines, alpha=alpha, confidence=confidence,
                                           margins=margins)  # fmt: skip
     setup = analysis.setup_summary(runs)
-    recorded, untested = claims.record_claims(paired, setup, [spec], baselines, alpha=alpha, confidence=confidence,
-                                              claims_dir=str(Path(folder) / "claims"))  # fmt: skip
+    settings = claims.Settings(baselines=tuple(baselines), candidates=(spec,), margins=margins, alpha=alpha,
+                               confidence=confidence, n_simulations=n_simulations,
+                               provenance=provenance.collect())  # fmt: skip
+    decided = claims.decide_all(claims.StudyRuns(frame, setup), settings)
+    save_claims(decided.claims, Path(folder) / "claims")
     return {
         "arms": frame,
         "table": analysis.metric_table(frame, confidence, order=[spec, *baselines]),
         "paired": paired,
         "throughput": analysis.throughput_table(frame, baselines[0], confidence),
-        "claims": recorded,
-        "untested": untested,
+        "claims": decided.claims,
+        "untested": decided.untested,
         "setup": setup,
     }

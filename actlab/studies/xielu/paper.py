@@ -37,3 +37,10 @@ def paper_perplexity_text() -> str:
     labels = {"xielu": "xIELU", "relu2": "ReLU²", "swiglu": "SwiGLU"}
     values = ", ".join(f"{labels[name]} {value:.2f}" for name, value in PAPER_PERPLEXITY_1B.items())
     return f"perplexity {values} (1.1B, 125B tokens, token-matched; Table 2)"
+
+
+def paper_time_text() -> str:
+    """The paper column of the wall-clock claim: the paper ran none, only timed its iterations (Table 1)."""
+    labels = {"xielu": "xIELU", "relu2": "ReLU²", "swiglu": "SwiGLU"}
+    times = ", ".join(f"{labels[name]} {ms:g} ms" for name, ms in PAPER_MS_PER_ITERATION.items())
+    return f"not run in the paper; its Table 1 times per iteration: {times}"

@@ -1,0 +1,363 @@
+"""A claim that a candidate beats every one of its comparators on the same seeds: evidence, rule, parts and
+operating characteristics, shared by the comparison's claims and the xIELU study's ("xIELU reaches lower loss than
+ReLU² and SwiGLU" is "xIELU beats both" in bits per byte).
+
+The data (`Comparisons`): per seed, the candidate's improvement over each comparator (n seeds x k comparators,
+positive = the candidate is better, in the claim's unit) on the seeds where the candidate and every comparator
+trained, and how many seeds the candidate diverged on where a comparator trained.
+
+The statistics (`statistics`, `actlab.stats.smaller_effect`): the claim's estimate is the smallest improvement; its
+interval is simultaneous over the claim's own k comparisons (each comparison's t interval at 1 - (1 - c)/k,
+Bonferroni), so "supported" (every comparison better) and "not supported" (some comparison worse) each err at most
+(1 - c)/2 at the null boundary; p is the test that decides; the MDE is at that level and over that family (every
+improvement clears 0 together with >= 80% power); TOST is intersection-union (every improvement within its margin,
+each at level alpha). The same function reads one data set (a claim: batch of 1) or a thousand simulated ones.
+
+A study shows its claim either as improvements (`supports="above"`: the estimate is the smallest improvement) or as
+differences in a lower-is-better metric (`supports="below"`: candidate minus comparator, the estimate the largest
+difference); `oriented` turns one into the other, and the rule reads the side.
+
+Operating characteristics (`operating`): normal draws with the observed covariance of the per-seed improvements
+(a candidate against each comparator on the same seeds: correlated) at the claim's n, pushed through `statistics`,
+`rule_inputs` and `rule_beats_baselines`, the code the real claim is decided with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats as sps
+
+from actlab.claim import OperatingCharacteristics, Part
+from actlab.errors import require_finite
+from actlab.stats import smaller_effect as se
+from actlab.stats.calibrate import ScenarioSpec
+from actlab.stats.calibrate import operating_characteristics as one_at_a_time
+from actlab.stats.calibrate_batch import Truth, operating_characteristics
+from actlab.stats.sample_size import smallest_n
+
+POWER = 0.8  # the power an MDE and an "n needed" are stated at
+# An outcome is listed as out of reach at this n if even its most favourable truth gives it less often than this:
+# the power an MDE promises, so "reachable" means what "detectable" means
+REACHABLE = POWER
+N_NEEDED_SIMULATIONS = 2000  # per n tried when searching for the n an unreachable outcome needs
+N_NEEDED_LIMIT = 2000  # seeds: beyond this the page says "more than" (a CPU study's budget is far below it)
+_NOT_FINITE = "a claim needs finite numbers; a diverged arm is counted in `diverged`, never passed as NaN"
+
+
+@dataclass(frozen=True)
+class Comparisons:
+    """One candidate's per-seed improvements over its comparators (`values`: n x k, positive = candidate better).
+
+    `diverged` counts seeds on which the candidate diverged while some comparator trained; `seeds` the seeds run;
+    `margins` the equivalence margin of each comparison in the claim's unit (None: no equivalence test).
+    """
+
+    comparators: tuple[str, ...]
+    values: np.ndarray
+    diverged: int
+    seeds: int
+    margins: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        values = np.asarray(self.values, dtype=float).reshape(-1, len(self.comparators))
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"Comparisons: non-finite improvements; {_NOT_FINITE}")
+        if self.margins is not None and (len(self.margins) != len(self.comparators) or min(self.margins) <= 0):
+            raise ValueError(f"Comparisons: need one positive margin per comparator, got {self.margins}")
+        object.__setattr__(self, "values", values)
+
+    @property
+    def n(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def testable(self) -> bool:
+        """At least two complete seeds, and every comparison's improvements vary (else no interval, no MDE)."""
+        return self.n >= 2 and bool(np.all(self.values.std(axis=0, ddof=1) > 0))
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """`statistics`'s result over a batch of data sets (arrays (batch,) or (batch, k)), improvement orientation."""
+
+    smaller: se.SmallerEffect
+    component_mean: np.ndarray
+    equivalence_p: np.ndarray | None
+    tost_low: np.ndarray | None  # each comparison's (1 - 2 alpha) interval: the one its TOST reads
+    tost_high: np.ndarray | None
+    n: int
+
+
+def statistics(values: np.ndarray, *, confidence: float, margins: Sequence[float] | None,
+               alpha: float | None = None) -> Statistics:  # fmt: skip
+    """The statistics of every data set in `values` (batch, n, k); see the module docstring.
+
+    TOST with a margin per comparison: each comparison is divided by its margin first (a t test does not change
+    when its values are scaled), so `stats.smaller_effect.equivalence_p` tests every one within +-1; the interval it
+    reads is each comparison's (1 - 2 alpha) t interval (`alpha` the rule's level, default 1 - confidence).
+    """
+    c = se.components(values)
+    with np.errstate(invalid="ignore"):  # a mean exactly on a threshold: its t is 0, the discarded branch 0 * inf
+        smaller = se.smaller_effect(c, threshold=0.0, confidence=confidence, power=POWER)
+        if margins is None:
+            return Statistics(smaller, c.mean, None, None, None, c.n)
+        scale = np.asarray(margins, dtype=float)
+        equivalence = se.equivalence_p(se.components(values / scale), margin=1.0)
+        low, high, _ = se.component_intervals(c, confidence=1 - 2 * (1 - confidence if alpha is None else alpha))
+    return Statistics(smaller, c.mean, equivalence, low, high, c.n)
+
+
+def rule_beats_baselines(
+    estimate: float,
+    ci: tuple[float, float],
+    supports: str,
+    diverged: int,
+    alpha: float,
+    equivalence_p: float | None = None,
+    **details: object,
+) -> str:
+    """Not supported if the candidate diverged on a seed where a baseline trained (blowing up is not beating), or
+    if the interval lies wholly on the side against the claim (worse than some baseline; the interval is
+    simultaneous over the claim's baselines); supported if it lies wholly on the supporting side (better than
+    every baseline); equivalent if every difference is within its margin (TOST, each at alpha); else inconclusive."""
+    require_finite("rule_beats_baselines", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1])
+    if supports not in ("above", "below"):
+        raise ValueError(f"rule_beats_baselines: supports must be 'above' or 'below', got {supports!r}")
+    if diverged > 0:
+        return "not supported"
+    low, high = ci if supports == "above" else (-ci[1], -ci[0])  # as improvements: > 0 is better
+    if high < 0:
+        return "not supported"
+    if low > 0:
+        return "supported"
+    if equivalence_p is not None and equivalence_p < alpha:
+        return "equivalent"
+    return "inconclusive"
+
+
+def oriented(mean: float, low: float, high: float, supports: str) -> tuple[float, tuple[float, float]]:
+    """An improvement (and its interval) as the claim shows it: as is, or negated for a lower-is-better display."""
+    return (mean, (low, high)) if supports == "above" else (-mean, (-high, -low))
+
+
+def rule_inputs(
+    ev: Statistics, index: int, *, supports: str, alpha: float, diverged: int = 0
+) -> tuple[float, tuple[float, float], dict[str, object]]:
+    """(estimate, ci, inputs) of data set `index` of `ev`, as `rule_beats_baselines` reads them."""
+    smaller = ev.smaller
+    estimate, ci = oriented(float(smaller.estimate[index]), float(smaller.low[index]), float(smaller.high[index]),
+                            supports)  # fmt: skip
+    equivalence = None if ev.equivalence_p is None else float(ev.equivalence_p[index])
+    inputs = {"supports": supports, "diverged": int(diverged), "alpha": alpha, "equivalence_p": equivalence}
+    return estimate, ci, inputs
+
+
+def verdicts(values: np.ndarray, *, supports: str, alpha: float, confidence: float,
+             margins: Sequence[float] | None) -> list[str]:  # fmt: skip
+    """The rule's verdict on every data set of `values` (batch, n, k): what a claim would say on each."""
+    ev = statistics(values, confidence=confidence, margins=margins, alpha=alpha)
+    found = []
+    for index in range(values.shape[0]):
+        estimate, ci, inputs = rule_inputs(ev, index, supports=supports, alpha=alpha)
+        found.append(rule_beats_baselines(estimate, ci, **inputs))
+    return found
+
+
+def parts(ev: Statistics, names: Sequence[str], *, verdict: str, supports: str, units: str,
+          margins: Sequence[float] | None) -> list[Part]:  # fmt: skip
+    """One `Part` per comparison, as the rule decided on it: its interval at the claim's Bonferroni level beside 0,
+    or, for an "equivalent" verdict, the (1 - 2 alpha) interval its TOST read with its margin."""
+    found = []
+    for i, name in enumerate(names):
+        if verdict == "equivalent" and margins is not None:
+            mean, ci = oriented(float(ev.component_mean[0, i]), float(ev.tost_low[0, i]), float(ev.tost_high[0, i]),
+                                supports)  # fmt: skip
+            found.append(Part(name, mean, ci, 0.0, supports, units, float(margins[i])))
+        else:
+            mean, ci = oriented(float(ev.component_mean[0, i]), float(ev.smaller.component_low[0, i]),
+                                float(ev.smaller.component_high[0, i]), supports)  # fmt: skip
+            found.append(Part(name, mean, ci, 0.0, supports, units))
+    return found
+
+
+# ---------------------------------------------------------------- divergence
+@lru_cache(maxsize=1024)
+def divergence_share(diverged: int, seeds: int, confidence: float) -> tuple[float, tuple[float, float]]:
+    """The share of seeds the candidate diverged on, with its exact (Clopper-Pearson) interval from beta quantiles:
+    a share above 0 has a lower bound above 0, so the part drawn for it lies wholly against the claim exactly when
+    the rule says so."""
+    if not 0 <= diverged <= seeds or seeds < 1:
+        raise ValueError(f"divergence_share: need 0 <= diverged <= seeds, seeds >= 1; got {diverged}, {seeds}")
+    tail = (1 - confidence) / 2
+    low = float(sps.beta.ppf(tail, diverged, seeds - diverged + 1)) if diverged > 0 else 0.0
+    high = float(sps.beta.ppf(1 - tail, diverged + 1, seeds - diverged)) if diverged < seeds else 1.0
+    return diverged / seeds, (low, high)
+
+
+def divergence_part(diverged: int, seeds: int, candidate: str, confidence: float) -> Part:
+    share, ci = divergence_share(diverged, seeds, confidence)
+    return Part(f"{candidate} diverged (share of seeds)", share, ci, 0.0, "below", "share of seeds")
+
+
+def divergence_operating(seeds: int, *, confidence: float, alpha: float, n_simulations: int,
+                         seed: int) -> OperatingCharacteristics:  # fmt: skip
+    """The rule's divergence branch when the candidate never trained (nothing else can be simulated): each seed
+    diverges with probability q, independently; any divergence says "not supported". At q = 0 that never happens
+    (its false decisive rate), and at the q where some seed diverges 80% of the time it does so 80% of the time."""
+
+    def simulate(rate: float, rng: np.random.Generator) -> str:
+        count = int(rng.binomial(seeds, min(max(rate, 0.0), 1.0)))
+        share, ci = divergence_share(count, seeds, confidence)
+        return rule_beats_baselines(share, ci, supports="below", diverged=count, alpha=alpha)
+
+    q80 = 1 - (1 - POWER) ** (1 / seeds)
+    scenarios = [ScenarioSpec("null boundary", 0.0, errors=("supported", "not supported")),
+                 ScenarioSpec("MDE, against", q80, target="not supported")]  # fmt: skip
+    missing = ("the candidate diverged on every seed, so no improvement was measured; only runs in which it trains "
+               "can reach it")  # fmt: skip
+    return one_at_a_time(
+        simulate, scenarios, n_simulations=n_simulations, seed=seed,
+        design=f"{seeds} seeds, each diverging independently with probability q (the true effect column); with no "
+        "divergence the verdict would come from improvements, which a candidate that never trained gives nothing to "
+        "simulate from (counted as inconclusive)",
+        unreachable={"supported": missing, "equivalent": missing},
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------- operating characteristics
+def operating(
+    data: Comparisons,
+    *,
+    supports: str,
+    alpha: float,
+    confidence: float,
+    n_simulations: int,
+    seed: int,
+    paper_effect: Sequence[float] | None = None,
+) -> OperatingCharacteristics:
+    """How often `rule_beats_baselines` returns each verdict at this claim's n and observed covariance.
+
+    Truths (improvements per comparison, the claim's effect being their smallest): every one 0 (the null boundary,
+    where "supported" and "not supported" are both wrong; the least favourable point for "not supported"); every
+    one at +MDE and at -MDE; the paper's effect where given; with margins, one comparison at its margin against the
+    candidate and the others 0 (where "equivalent" is wrong; the one whose margin is fewest SDs, the least
+    favourable) and every one 0 (the best case for "equivalent": below `REACHABLE` (80%) there, it is listed as
+    unreachable with the n that reaches it with 80% probability, found by simulation at the observed covariance).
+    """
+    n, k = data.values.shape
+    covariance = np.cov(data.values, rowvar=False, ddof=1).reshape(k, k)
+    mde = float(statistics(data.values[None], confidence=confidence, margins=data.margins).smaller.mde[0])
+    sign = 1.0 if supports == "above" else -1.0
+
+    factor = covariance_factor(covariance)
+
+    def simulate(parameters: tuple[float, ...], rng: np.random.Generator, batch: int) -> list[str]:
+        draws = normal_draws(rng, parameters, factor, batch, n)
+        return verdicts(draws, supports=supports, alpha=alpha, confidence=confidence, margins=data.margins)
+
+    def truth(name: str, improvements: Sequence[float], **spec: object) -> Truth:
+        values = tuple(float(v) for v in improvements)
+        return Truth(ScenarioSpec(name, sign * min(values) + 0.0, **spec), values)  # + 0.0: never -0
+
+    truths = [
+        truth("null boundary", [0.0] * k, errors=("supported", "not supported")),
+        truth("MDE, supporting", [mde] * k, target="supported"),
+        truth("MDE, against", [-mde] * k, target="not supported"),
+    ]
+    if paper_effect is not None:
+        truths.append(truth("paper's effect", paper_effect, target="supported" if min(paper_effect) > 0 else None))
+    if data.margins is not None:
+        sd = np.sqrt(np.diag(covariance))
+        tightest = int(np.argmin(np.asarray(data.margins) / sd))
+        boundary = [0.0] * k
+        boundary[tightest] = -data.margins[tightest]
+        truths.append(truth("equivalence boundary", boundary, errors=("equivalent",)))
+        truths.append(truth("equivalence, no difference", [0.0] * k, target="equivalent"))
+    result = operating_characteristics(
+        simulate, truths, n_simulations=n_simulations, seed=seed,
+        design=f"{n} seeds, paired: each seed's improvements over {', '.join(data.comparators)} drawn jointly normal "
+        "with the covariance observed in the runs (the same seeds: correlated), shifted to each truth",
+    )  # fmt: skip
+    unreachable = {}
+    best = result.scenario("equivalence, no difference")
+    if best is not None and best.power < REACHABLE:
+        unreachable["equivalent"] = _equivalence_n_text(best, covariance, data.margins, n, alpha, confidence, seed)
+    return OperatingCharacteristics(result.design, result.scenarios, result.seed, unreachable)
+
+
+def covariance_factor(covariance: np.ndarray) -> np.ndarray:
+    """F with F F^T = covariance, from its eigendecomposition (a covariance with perfectly correlated comparisons
+    is singular, where a Cholesky factor does not exist)."""
+    values, vectors = np.linalg.eigh(np.asarray(covariance, dtype=float))
+    return vectors * np.sqrt(np.clip(values, 0.0, None))
+
+
+def normal_draws(rng: np.random.Generator, mean: Sequence[float], factor: np.ndarray, batch: int,
+                 n: int) -> np.ndarray:  # fmt: skip
+    """(batch, n, k) draws ~ Normal(mean, F F^T): `batch` simulated data sets of n seeds."""
+    return np.asarray(mean, dtype=float) + rng.standard_normal((batch, n, factor.shape[0])) @ factor.T
+
+
+def equivalence_n_needed(covariance: np.ndarray, margins: Sequence[float], *, start: int, alpha: float,
+                         confidence: float, seed: int, limit: int = N_NEEDED_LIMIT) -> int | None:  # fmt: skip
+    """The smallest n of seeds at which the rule says "equivalent" with probability >= 80% when every true
+    difference is 0, at this covariance (simulated through `verdicts`; None beyond `limit`)."""
+    factor = covariance_factor(covariance)
+
+    def probability(n: int) -> float:
+        rng = np.random.default_rng([seed, n])
+        draws = normal_draws(rng, [0.0] * len(margins), factor, N_NEEDED_SIMULATIONS, n)
+        found = verdicts(draws, supports="above", alpha=alpha, confidence=confidence, margins=margins)
+        return found.count("equivalent") / len(found)
+
+    return smallest_n(probability, POWER, start=max(start, 2), limit=limit)
+
+
+def _equivalence_n_text(best, covariance, margins, n, alpha, confidence, seed) -> str:  # noqa: ANN001
+    needed = equivalence_n_needed(covariance, margins, start=n, alpha=alpha, confidence=confidence, seed=seed)
+    share = (f"not with 80% probability: even when every true difference is 0, {n} seeds give it "
+             f"{best.power:.0%} ± {best.standard_error(best.power):.0%} of the time")  # fmt: skip
+    if needed is None:
+        return f"{share}; more than {N_NEEDED_LIMIT:,} seeds would be needed for 80%"
+    return f"{share}; 80% needs {needed} seeds at the spread observed here (simulated)"
+
+
+def spread_context(data: Comparisons) -> Mapping[str, object]:
+    """The observed spread the simulation draws at: each comparison's SD and their correlation."""
+    sd = data.values.std(axis=0, ddof=1)
+    context: dict[str, object] = {f"sd_{name}": float(s) for name, s in zip(data.comparators, sd, strict=True)}
+    if data.values.shape[1] == 2 and np.all(sd > 0):
+        context["correlation"] = float(np.corrcoef(data.values, rowvar=False)[0, 1])
+    return context
+
+
+def component_context(ev: Statistics, names: Sequence[str]) -> dict[str, object]:
+    """Each comparison of data set 0 as the page shows it beside the verdict: its mean improvement, its interval at
+    the claim's Bonferroni level, and its two-sided p unadjusted and Bonferroni-adjusted over the claim's k."""
+    k = len(names)
+    smaller = ev.smaller
+    return {
+        name: {"improvement": float(ev.component_mean[0, i]),
+               "ci": [float(smaller.component_low[0, i]), float(smaller.component_high[0, i])],
+               "ci_level": float(smaller.component_confidence), "p": float(smaller.component_p[0, i]),
+               "p_adjusted": min(1.0, k * float(smaller.component_p[0, i]))}
+        for i, name in enumerate(names)
+    }  # fmt: skip
+
+
+def divergence_text(candidate: str, data: Comparisons, comparators: Sequence[str]) -> str:
+    """What decided a verdict the intervals do not show: '' when the candidate never diverged."""
+    if not data.diverged:
+        return ""
+    where = " or ".join(comparators)
+    return f"divergence: {candidate} diverged on {data.diverged} of {data.seeds} seeds where {where} trained " \
+        "(blowing up is not beating)"  # fmt: skip
+
+
+__all__ = ["Comparisons", "Statistics", "component_context", "divergence_operating", "divergence_part",
+           "divergence_share", "divergence_text", "statistics", "operating", "parts", "rule_beats_baselines",
+           "rule_inputs", "verdicts"]  # fmt: skip
