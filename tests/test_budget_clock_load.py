@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from actlab.studies.compare import analysis, claims
+from actlab.studies.compare import claims
 from actlab.sweep import ExecutorOptions, load_spec, run_sweep
 
 pytestmark = pytest.mark.slow
@@ -44,15 +44,11 @@ def _sweep(runs: Path, seeds: list[int], burner: bool) -> None:
     assert outcome.counts() == {"ok": len(seeds)}, outcome.statuses
 
 
-def _verdicts(runs: Path, claims_dir: Path) -> tuple[dict[str, float], dict[str, str]]:
-    arms = analysis.arms_frame(analysis.load_runs(runs, ["clock"]))
-    steps = arms.groupby("activation")["steps"].sum().to_dict()
-    paired = analysis.paired_improvements(arms, ["cubic", "xielu"], ["relu", "gelu"])
-    setup = analysis.setup_summary(analysis.load_runs(runs, ["clock"]))
-    recorded, _ = claims.record_claims(
-        paired, setup, ["cubic", "xielu"], ["relu", "gelu"], alpha=0.05, confidence=0.95, claims_dir=str(claims_dir)
-    )
-    return steps, {claim_id: claim["verdict"] for claim_id, claim in recorded.items()}
+def _verdicts(runs: Path) -> tuple[dict[str, float], dict[str, str]]:
+    study = claims.load_runs(runs, ["clock"])
+    steps = study.arms.groupby("activation")["steps"].sum().to_dict()
+    settings = claims.Settings(candidates=("cubic", "xielu"), n_simulations=100)
+    return steps, {claim.claim_id: claim.verdict for claim in claims.claims(study, settings)}
 
 
 def test_steps_and_verdicts_do_not_move_with_a_cpu_bound_process_beside_the_sweep(tmp_path):
@@ -63,8 +59,8 @@ def test_steps_and_verdicts_do_not_move_with_a_cpu_bound_process_beside_the_swee
                                 (alone, [0, 1, 2, 3], False)):  # fmt: skip
         _sweep(runs, seeds, burner)
         loads.append(os.getloadavg()[0])
-    steps_alone, verdicts_alone = _verdicts(alone, tmp_path / "claims-alone")
-    steps_beside, verdicts_beside = _verdicts(beside, tmp_path / "claims-beside")
+    steps_alone, verdicts_alone = _verdicts(alone)
+    steps_beside, verdicts_beside = _verdicts(beside)
     change = {arm: steps_beside[arm] / steps_alone[arm] - 1 for arm in ARMS}
     print(f"\nload averages (1 min) between the four half-sweeps: {[round(x, 2) for x in loads]}")
     print(f"steps over 4 seeds, alone: {steps_alone}; beside a CPU-bound process: {steps_beside}")
