@@ -70,7 +70,7 @@ def test_each_run_derives_its_arm_in_its_own_folder_and_records_both_matchings(s
 def test_report_saves_a_computed_verdict_per_candidate_and_matching(site):
     files = sorted(p.name for p in site["claims"].glob("*.json"))
     assert files == [f"compare-{c}-mnist1d-{m}.json" for c in ("blowup_act-Blowup", "cubic")
-                     for m in ("step-matched", "compute-time-matched")]  # fmt: skip
+                     for m in ("compute-time-matched", "step-matched")]  # fmt: skip
     saved = {claim.claim_id: claim for claim in (Claim.from_json(read_json(site["claims"] / n)) for n in files)}
     recomputed = compare_claims.decide_all(
         compare_claims.load_runs(site["runs_dir"], ["tiny"]), compare_claims.Settings(n_simulations=200)

@@ -110,7 +110,8 @@ def quick_comparison(
     `<folder>/claims`. Returns the arms table, the metric table, the paired improvements, throughput, the claims
     (`actlab.claim.Claim`) and the comparisons that could not be tested.
     """
-    from actlab import provenance, save_claims
+    from actlab import provenance
+    from actlab.record import save_claims
 
     spec = prepared["spec"]
     runs = {}

@@ -36,6 +36,7 @@ import pandas as pd
 
 from actlab.stats.factorial import Effect, EffectsModel, effects, fractional_factorial
 from actlab.stats.permutation import group_difference_p
+from actlab.stats.specification_curve import opposite
 from actlab.studies.flexact import analysis, rules
 from actlab.studies.flexact.designs import ClaimDesign
 
@@ -113,7 +114,8 @@ class Outcome:
 
 
 def _opposite(verdicts: Sequence[str]) -> bool:
-    return "supported" in verdicts and "not supported" in verdicts
+    """Some two specifications decide opposite ways (the shared definition, `stats.specification_curve.opposite`)."""
+    return any(opposite(a, b) for a in verdicts for b in verdicts)
 
 
 def combine(
