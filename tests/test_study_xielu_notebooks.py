@@ -67,7 +67,7 @@ def test_run_notebook_records_every_arm_and_the_tidy_metrics(site):
 
 def test_report_saves_both_claims_as_the_pure_function_computes_them(site):
     files = sorted(site["claims"].glob("*.json"))
-    assert [path.name for path in files] == ["xielu-lm-token-matched.json", "xielu-lm-wall-clock-matched.json"]
+    assert [path.name for path in files] == ["xielu-lm-compute-time-matched.json", "xielu-lm-token-matched.json"]
     saved = {claim.claim_id: claim for claim in (Claim.from_json(read_json(path)) for path in files)}
     recomputed = xielu_claims.claims(xielu_claims.load_runs(site["runs_dir"], "tiny"),
                                      xielu_claims.Settings(n_simulations=200))  # fmt: skip
@@ -81,7 +81,7 @@ def test_report_saves_both_claims_as_the_pure_function_computes_them(site):
         assert stored.operating.false_decisive_rate is not None and stored.p_adjusted is not None
         assert stored.operating.power_at("MDE, supporting") is not None or stored.decided_by
     assert "10.21" in saved["xielu-lm-token-matched"].paper
-    assert "560 ms" in saved["xielu-lm-wall-clock-matched"].paper
+    assert "560 ms" in saved["xielu-lm-compute-time-matched"].paper
 
 
 def test_report_shows_tables_figures_and_generated_text(site):
@@ -89,7 +89,7 @@ def test_report_shows_tables_figures_and_generated_text(site):
     outputs = [output for cell in cells for output in cell.get("outputs", [])]
     assert not [output for output in outputs if output.get("output_type") == "error"]
     markdown = " ".join("".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {}))
-    assert "token-matched" in markdown and "wall-clock-matched" in markdown and "ReLU²'s tokens/s" in markdown
+    assert "token-matched" in markdown and "compute-time-matched" in markdown and "ReLU²'s tokens/s" in markdown
     assert "depth slope" in markdown
     images = figure_images(outputs)
     assert len(images) >= 3  # losses, training curves, alpha against depth (and the PoI plots)

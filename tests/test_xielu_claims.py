@@ -36,7 +36,7 @@ def test_a_planted_lower_loss_than_both_is_supported_with_a_part_per_comparison(
     # the paper's effect on this run's scale: its relative gap to ReLU² applied to ReLU²'s bits/byte (~3.0)
     assert claim.paper_value == pytest.approx(-claims.paper_relative_gap("relu2") * 3.0, rel=0.02)
     assert claim.operating.power_at("paper's effect") is not None
-    assert found["xielu-lm-wall-clock-matched"].paper_value is None  # the paper ran no wall-clock comparison
+    assert found["xielu-lm-compute-time-matched"].paper_value is None  # the paper ran no wall-clock comparison
 
 
 def test_worse_than_one_comparator_is_not_supported():
@@ -59,7 +59,7 @@ def test_xielu_diverging_on_every_seed_is_not_supported_never_dropped():
         for arm in run["results"]["arms"]:
             if arm["activation"] == "xielu" and arm["budget"] == "seconds":
                 arm.update(status="diverged", val_bpb=math.inf)
-    claim = _claims(runs)["xielu-lm-wall-clock-matched"]
+    claim = _claims(runs)["xielu-lm-compute-time-matched"]
     assert claim.verdict == "not supported" and claim.decided_by.startswith("divergence: xIELU diverged on 10 of 10")
     assert claim.estimate == 1.0 and claim.operating.false_decisive_rate == (0.0, 0.0)
 

@@ -1,8 +1,8 @@
-"""The xIELU language-model study: token- and wall-clock-matched comparisons of MLP activations.
+"""The xIELU language-model study: token- and compute-time-matched comparisons of MLP activations.
 
 Modules: `variants` (the arms and the 1.5x width rule, parameter and FLOP counts), `run` (one run as a
 configuration of the comparison study's matched-comparison engine, `actlab.studies.compare.engine`: the LM task,
-these arms, token- or wall-clock-matched; and what it records), `analysis` (what the report computes), `plots`,
+these arms, token- or compute-time-matched; and what it records), `analysis` (what the report computes), `plots`,
 `claims` (the two claims, one pure function of the runs, decided with the comparison's rule
 `compare.beats_every`, and their paper-derived margins), `paper` (the paper's published numbers, shown only in
 "paper" columns).

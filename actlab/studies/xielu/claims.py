@@ -1,8 +1,9 @@
 """The xIELU claims as typed values: `claims(runs, settings)`, one pure function of the runs.
 
 Two claims, one per budget: "xIELU reaches lower validation loss than ReLU² and than SwiGLU" token-matched (the
-paper's matching) and wall-clock-matched (the review's objection). Each is "xIELU beats both" in bits per byte,
-decided like a comparison claim (`actlab.studies.compare.beats_every`): its data are xIELU's per-seed differences
+paper's matching) and compute-time-matched (the review's wall-clock objection, each arm's
+seconds counted as its own CPU time, or GPU time on CUDA, so other load on the machine does not move them).
+Each is "xIELU beats both" in bits per byte, decided like a comparison claim (`actlab.studies.compare.beats_every`): its data are xIELU's per-seed differences
 from ReLU² and from SwiGLU, its family the two comparisons the claim makes (Bonferroni: the interval is simultaneous
 over them, and the MDE is at that level and over that family; xIPReLU and GELU are in no claim), and it ends:
 
@@ -49,7 +50,7 @@ STATEMENTS = {
     "tokens": "xIELU reaches lower validation loss than ReLU² and than SwiGLU at matched parameters and matmul FLOPs "
     "(1.5x width rule), with every model trained on the same tokens.",
     "seconds": "xIELU reaches lower validation loss than ReLU² and than SwiGLU at matched parameters and matmul FLOPs "
-    "when every model gets the same wall-clock training time.",
+    "when every model gets the same seconds of training compute (CPU time here, GPU time on CUDA).",
 }
 
 

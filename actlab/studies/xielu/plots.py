@@ -55,7 +55,7 @@ def loss_by_activation(arms: pd.DataFrame, metric: str = "val_bpb") -> plt.Figur
 
 
 def training_curves(curves: pd.DataFrame) -> plt.Figure:
-    """Mean training loss over seeds against tokens (token-matched runs) and seconds (wall-clock-matched runs)."""
+    """Mean training loss over seeds against tokens (token-matched runs) and seconds (compute-time-matched runs)."""
     panels = [(b, "tokens" if b == "tokens" else "seconds") for b in sorted(curves["budget"].unique())]
     fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(5 * max(1, len(panels)), 3.6), squeeze=False)
     if not panels:  # one empty panel that says why

@@ -77,7 +77,7 @@ class LMRunConfig:
         for name in self.activations:
             lm_config(name, self.shape)  # unknown names fail here with the valid list
         if self.budget not in BUDGETS:
-            raise ValueError(f"unknown budget {self.budget!r}; choose tokens (token-matched) or seconds (wall-clock)")
+            raise ValueError(f"unknown budget {self.budget!r}; choose tokens (token-matched) or seconds (compute-time)")
         if self.budget_tokens < 1 or not self.budget_seconds > 0:
             raise ValueError("budget_tokens and budget_seconds must be positive")
         if self.batch_size < 1 or self.rounds < 1 or self.curve_every < 1 or self.val_windows < 1:

@@ -28,7 +28,7 @@ GATED = {"swiglu": "silu"}  # arm name -> the activation inside its gated MLP
 TRAINABLE = ("xielu", "xiprelu")  # arms with learned alpha_p, alpha_n per layer
 
 
-MATCHING = {"tokens": "token-matched", "seconds": "wall-clock-matched"}  # budget kind -> what it matches
+MATCHING = {"tokens": "token-matched", "seconds": "compute-time-matched"}  # budget kind -> what it matches
 LABELS = {"xielu": "xIELU", "xiprelu": "xIPReLU", "relu2": "ReLU²", "swiglu": "SwiGLU", "gelu": "GELU"}
 
 
@@ -38,7 +38,7 @@ def label(activation: str) -> str:
 
 
 def matching(budget: str) -> str:
-    """'token-matched' or 'wall-clock-matched': how a budget kind is named on the page and in claim ids."""
+    """'token-matched' or 'compute-time-matched': how a budget kind is named on the page and in claim ids."""
     return MATCHING.get(budget, f"{budget}-matched")
 
 
