@@ -1,11 +1,12 @@
 """The xIELU claims as typed values: `claims(runs, settings)`, one pure function of the runs.
 
 Two claims, one per budget: "xIELU reaches lower validation loss than ReLU² and than SwiGLU" token-matched (the
-paper's matching) and compute-time-matched (the review's wall-clock objection, each arm's
-seconds counted as its own CPU time, or GPU time on CUDA, so other load on the machine does not move them).
-Each is "xIELU beats both" in bits per byte, decided like a comparison claim (`actlab.studies.compare.beats_every`): its data are xIELU's per-seed differences
-from ReLU² and from SwiGLU, its family the two comparisons the claim makes (Bonferroni: the interval is simultaneous
-over them, and the MDE is at that level and over that family; xIPReLU and GELU are in no claim), and it ends:
+paper's matching) and compute-time-matched (the review's wall-clock objection, each arm's seconds counted as its
+own CPU time, or GPU time on CUDA, so other load on the machine does not move them). Each is "xIELU beats both"
+in bits per byte, decided like a comparison claim (`actlab.studies.compare.beats_every`): its data are xIELU's
+per-seed differences from ReLU² and from SwiGLU, its family the two comparisons the claim makes (Bonferroni: the
+interval is simultaneous over them, and the MDE is at that level and over that family; xIPReLU and GELU are in no
+claim), and it ends:
 
 - not supported: xIELU diverged on a seed where ReLU² or SwiGLU trained (blowing up is not beating), or it is
   worse than one of them (its interval of xIELU − other lies above 0);
