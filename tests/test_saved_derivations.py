@@ -13,7 +13,8 @@ from torch import nn
 
 from actlab.activations import activation_names, get_activation, resolve
 from actlab.errors import ActlabError
-from actlab.symbolic.saved import DerivedActivation, load_derivation, save_derivation, saved_names
+from actlab.symbolic.derived_spec import DerivedActivation
+from actlab.symbolic.saved import load_derivation, save_derivation, saved_names
 
 
 @pytest.fixture
