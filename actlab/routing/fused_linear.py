@@ -1,7 +1,7 @@
 """A Flex-Act router and the Linear layer after it as one block: ReLU's activation memory at the lean router's speed.
 
 Why: the Linear after a router saves the router's output x for its weight gradient, so a lean router keeps both h
-and x alive (1.8x ReLU's saved bytes in a 4-layer MLP). `recompute_routed_outputs()` keeps h only, but then the
+and x alive (about twice ReLU's saved activations). `recompute_routed_outputs()` keeps h only, but then the
 branches are evaluated twice in backward: once to rebuild x for the Linear, once in the router's own backward,
 an exp per element each time. A block that owns both layers can order its backward instead: dL/dx = dL/dy W
 needs no x, so one kernel computes x, dL/dh and dL/dlog pi in a single pass over h (one exp), and the weight
