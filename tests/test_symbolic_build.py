@@ -10,6 +10,7 @@ import torch
 from actlab.errors import ActlabError
 from actlab.symbolic import build_activation
 from actlab.symbolic.build import BuiltActivation
+from actlab.symbolic.defaults import XIELUConfig
 from actlab.symbolic.derived_spec import DerivedActivation
 from actlab.symbolic.quadrature import QuadratureActivation
 from actlab.symbolic.recipe import DerivationError, NoClosedFormError, alpha_n, alpha_p, beta, x
@@ -44,7 +45,7 @@ def test_each_side_integrates_the_real_function_it_is_on_its_half_line(pos, neg,
 
 def test_closed_form_module_matches_its_derivation():
     built = build_activation("Abs(x)", "sign(x)")
-    module = built.module(alpha_p_init=1.0, alpha_n_init=1.0, beta=0.5, path="eager").double()
+    module = built.module(XIELUConfig(1.0, 1.0, 0.5), path="eager").double()
     assert isinstance(module, DerivedActivation)
     xs = torch.tensor([-2.0, -0.5, 0.5, 3.0], dtype=torch.float64)
     expected = torch.where(xs > 0, xs**2 / 2, -xs) + 0.5 * xs

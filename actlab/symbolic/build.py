@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import sympy as sp
 
 from actlab.symbolic import derivations
-from actlab.symbolic.defaults import XIELU_DEFAULTS
+from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig
 from actlab.symbolic.recipe import Derivation, NoClosedFormError
 
 if TYPE_CHECKING:  # torch only when a module is built: `actlab derive` refuses bad input without importing it
@@ -56,31 +56,18 @@ class BuiltActivation:
         """The numeric path's base gradient g (the same on both sides there); on the closed-form path, g on x > 0."""
         return self.positive
 
-    def module(
-        self,
-        alpha_p_init: float = XIELU_DEFAULTS.alpha_p_init,
-        alpha_n_init: float = XIELU_DEFAULTS.alpha_n_init,
-        beta: float = XIELU_DEFAULTS.beta,
-        path: str = "auto",
-    ) -> nn.Module:
-        """A fresh trainable module: f' = alpha g + beta per side, alpha = softplus(a) trainable, beta fixed.
-
-        `path` picks the kernels (`actlab.kernels.paths`: "auto", "compile", "function", "eager").
+    def module(self, init: XIELUConfig = XIELU_DEFAULTS, path: str = "auto") -> nn.Module:
+        """A fresh trainable module: f' = alpha g + beta per side, alpha = softplus(a) trainable from `init`'s
+        alphas, `init.beta` fixed. `path` picks the kernels (`actlab.kernels.paths`: "auto", "compile",
+        "function", "eager").
         """
         if self.derivation is None:
             from actlab.symbolic.quadrature import QuadratureActivation
 
-            return QuadratureActivation(self.gradient, alpha_p_init, alpha_n_init, beta, path=path)
+            return QuadratureActivation(self.gradient, init.alpha_p_init, init.alpha_n_init, init.beta, path=path)
         from actlab.symbolic.derived_spec import DerivedActivation
 
-        return DerivedActivation(
-            self.derivation,
-            name=self.name,
-            alpha_p_init=alpha_p_init,
-            alpha_n_init=alpha_n_init,
-            beta=beta,
-            path=path,
-        )
+        return DerivedActivation(self.derivation, name=self.name, init=init, path=path)
 
 
 def build_activation(

@@ -29,7 +29,7 @@ import torch
 from actlab.errors import ActlabError
 from actlab.kernels.pointwise import Gradients, softplus_alphas, softplus_derivative, sum_dtype
 from actlab.symbolic.codegen import TorchKernels, broadcast_full, derivation_key, torch_kernels
-from actlab.symbolic.defaults import XIELU_DEFAULTS
+from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig
 from actlab.symbolic.recipe import Branch, Derivation, x
 from actlab.symbolic.trainable import SoftplusScales
 
@@ -155,16 +155,9 @@ class DerivedActivation(SoftplusScales):
     """
 
     def __init__(
-        self,
-        derivation: Derivation,
-        *,
-        name: str,
-        alpha_p_init: float = XIELU_DEFAULTS.alpha_p_init,
-        alpha_n_init: float = XIELU_DEFAULTS.alpha_n_init,
-        beta: float = XIELU_DEFAULTS.beta,
-        path: str = "auto",
+        self, derivation: Derivation, *, name: str, init: XIELUConfig = XIELU_DEFAULTS, path: str = "auto"
     ) -> None:
-        super().__init__(alpha_p_init, alpha_n_init, beta, path)
+        super().__init__(init, path)
         names = [str(p) for p in derivation.parameters]
         if names != ["alpha_p", "alpha_n"]:
             raise ActlabError(f"derivation {name!r}: expected parameters alpha_p, alpha_n, got {names}")

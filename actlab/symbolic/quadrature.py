@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from actlab.kernels.pointwise import Gradients, softplus_alphas, softplus_derivative
-from actlab.symbolic.defaults import XIELU_DEFAULTS
+from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig
 from actlab.symbolic.fast_quadrature import FastTable, NoFastEvaluatorError, compute_dtype, fast_table
 from actlab.symbolic.trainable import SoftplusScales
 
@@ -198,7 +198,7 @@ class QuadratureActivation(SoftplusScales):
         beta: float = XIELU_DEFAULTS.beta,
         path: str = "auto",
     ) -> None:
-        super().__init__(alpha_p_init, alpha_n_init, beta, path)
+        super().__init__(XIELUConfig(alpha_p_init, alpha_n_init, beta), path)
         from actlab.symbolic.codegen import lambdify_torch
         from actlab.symbolic.recipe import x as symbol
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from actlab.errors import ActlabError
 from actlab.io import atomic_write_json, read_json
-from actlab.symbolic.defaults import XIELU_DEFAULTS
+from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig
 
 if TYPE_CHECKING:
     from torch import nn
@@ -110,7 +110,8 @@ class SavedDerivation:
 
     def build(self, path: str = "auto") -> nn.Module:
         """A fresh trainable module (fresh so modules never share parameters) on `path` (module docstring)."""
-        return self.built().module(self.alpha_p_init, self.alpha_n_init, self.beta, path=path)
+        init = XIELUConfig(self.alpha_p_init, self.alpha_n_init, self.beta)
+        return self.built().module(init, path=path)
 
 
 def save_derivation(

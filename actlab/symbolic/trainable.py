@@ -11,30 +11,24 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from actlab.symbolic.defaults import XIELU_DEFAULTS, inverse_softplus
+from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig, inverse_softplus
 
 
 class SoftplusScales(nn.Module):
-    """Trainable a_p, a_n (alpha = softplus(a), initialised at the given alphas), a fixed beta and a kernel path.
+    """Trainable a_p, a_n (alpha = softplus(a), initialised at `init`'s alphas), `init.beta` fixed, a kernel path.
 
     `path` is checked here (`actlab.kernels.paths.select_path`), so an unknown one fails at construction.
     """
 
-    def __init__(
-        self,
-        alpha_p_init: float = XIELU_DEFAULTS.alpha_p_init,
-        alpha_n_init: float = XIELU_DEFAULTS.alpha_n_init,
-        beta: float = XIELU_DEFAULTS.beta,
-        path: str = "auto",
-    ) -> None:
+    def __init__(self, init: XIELUConfig = XIELU_DEFAULTS, path: str = "auto") -> None:
         super().__init__()
         from actlab.kernels.paths import select_path
 
         select_path(path)
-        self.beta = float(beta)
+        self.beta = float(init.beta)
         self.path = path
-        self.a_p = nn.Parameter(torch.tensor(inverse_softplus(alpha_p_init)))
-        self.a_n = nn.Parameter(torch.tensor(inverse_softplus(alpha_n_init)))
+        self.a_p = nn.Parameter(torch.tensor(inverse_softplus(init.alpha_p_init)))
+        self.a_n = nn.Parameter(torch.tensor(inverse_softplus(init.alpha_n_init)))
 
     @property
     def alpha_p(self) -> torch.Tensor:
