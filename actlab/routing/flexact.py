@@ -181,7 +181,7 @@ class FlexAct(nn.Module):
     def routed_inputs(self, h: torch.Tensor) -> RoutedInputs:
         """What one lean training forward needs besides h: logits, fresh uniform noise, [tau, lambda, alpha], the step.
 
-        Draws the noise, so call it once per forward (the `RoutedLinear` block calls it in the router's place).
+        Draws the noise, so call it once per forward (a `RoutedSequential` block calls it in the router's place).
         """
         _check_positive("tau", self.tau)
         config = self.config
