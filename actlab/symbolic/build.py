@@ -48,7 +48,7 @@ class BuiltActivation:
 
     @property
     def path(self) -> str:
-        """ "closed form" or "quadrature"."""
+        """The path taken: "closed form" or "quadrature"."""
         return CLOSED_FORM if self.derivation is not None else QUADRATURE
 
     @property
