@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -111,7 +111,7 @@ class SavedDerivation:
     def build(self, path: str = "auto") -> nn.Module:
         """A fresh trainable module (fresh so modules never share parameters) on `path` (module docstring)."""
         init = XIELUConfig(self.alpha_p_init, self.alpha_n_init, self.beta)
-        return self.built().module(init, path=path)
+        return replace(self.built(), name=self.name).module(init, path=path)  # the module goes by the saved name
 
 
 def save_derivation(
