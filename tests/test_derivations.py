@@ -84,6 +84,17 @@ def test_cli_custom_and_usage_errors(capsys):
     assert "needs both --pos and --neg" in capsys.readouterr().err
 
 
+def test_cli_falls_to_quadrature_by_the_exception_type_and_says_when_it_cannot(capsys):
+    """erfi (exp(x**2)'s antiderivative) has no torch function: the numeric path, as for no closed form at all;
+    two different gradients without a closed form get one error line, not a traceback."""
+    assert cli.main(["derive", "--pos", "exp(x**2)", "--neg", "exp(x**2)"]) == 0
+    out = capsys.readouterr().out
+    assert "no closed form: " in out and "erfi" in out and "numeric path: f(x) = alpha * G(x)" in out
+    assert cli.main(["derive", "--pos", "x*tanh(x)", "--neg", "exp(x)"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "give the same gradient for x > 0 and x <= 0" in err and len(err.splitlines()) == 1
+
+
 # --- the eps clamp ---------------------------------------------------------------------------------------------
 
 

@@ -12,18 +12,15 @@ import torch
 from cuda_emulation import cuda_autocast_emulation, relative_error
 from torch import nn
 
-from actlab.routing import FlexAct, SmartMixed, freeze_mlp, fuse_routed_linears, total_regularization
+from actlab.routing import FlexAct, SmartMixed, freeze_mlp, total_regularization
+from actlab.routing.fused_linear import RoutedSequential
 from actlab.routing.grouped import reinit_linears
 
 BUILDERS = {
     "flexact eager": lambda: nn.Sequential(nn.Linear(16, 32), FlexAct(compile=False), nn.Linear(32, 4)),
     "flexact compiled": lambda: nn.Sequential(nn.Linear(16, 32), FlexAct(compile=True), nn.Linear(32, 4)),
-    "flexact fused": lambda: fuse_routed_linears(
-        nn.Sequential(nn.Linear(16, 32), FlexAct(compile=False), nn.Linear(32, 4))
-    ),
-    "flexact fused compiled": lambda: fuse_routed_linears(
-        nn.Sequential(nn.Linear(16, 32), FlexAct(compile=True), nn.Linear(32, 4))
-    ),
+    "flexact fused": lambda: RoutedSequential(nn.Linear(16, 32), FlexAct(compile=False), nn.Linear(32, 4)),
+    "flexact fused compiled": lambda: RoutedSequential(nn.Linear(16, 32), FlexAct(compile=True), nn.Linear(32, 4)),
     "flexact reference": lambda: nn.Sequential(
         nn.Linear(16, 32), FlexAct(implementation="reference"), nn.Linear(32, 4)
     ),

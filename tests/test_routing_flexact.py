@@ -12,23 +12,11 @@ from torch import nn
 
 from actlab.activations import activation_names, get_activation, get_spec
 from actlab.models import build_mlp, hidden_activations
-from actlab.routing import (
-    ConstantTau,
-    ExponentialTau,
-    FlexAct,
-    LinearTau,
-    RoutedSequential,
-    SmartMixed,
-    fuse_routed_linears,
-    make_schedule,
-    mixture,
-    recompute_routed_outputs,
-    total_regularization,
-)
+from actlab.routing import FlexAct, SmartMixed, make_schedule, mixture, total_regularization
 from actlab.routing import compiled as compiled_kernels
+from actlab.routing.fused_linear import RoutedSequential
 from actlab.routing.gumbel import sample_gumbel, straight_through
-from actlab.routing.lean import lean_mixture
-from actlab.routing.memory import pack_routed, unpack_routed
+from actlab.routing.lean_mixture import lean_mixture
 from actlab.routing.mixture import (
     MixturePlan,
     _smooth_term,
@@ -36,7 +24,9 @@ from actlab.routing.mixture import (
     reference_mixture,
     value_and_derivative,
 )
+from actlab.routing.recompute import pack_routed, recompute_routed_outputs, unpack_routed
 from actlab.routing.regularizers import kl_to_target, pseudo_target
+from actlab.routing.schedules import ConstantTau, ExponentialTau, LinearTau
 
 F64 = torch.float64
 ROUTABLE = [name for name in activation_names() if not get_spec(name).trainable]  # what a router may mix
@@ -357,7 +347,7 @@ def test_compiled_kernels_match_the_eager_path(mode):
         torch.manual_seed(0)
         router = FlexAct(compile=compiled, generator=torch.Generator().manual_seed(4))
         model = nn.Sequential(nn.Linear(12, 32), router, nn.Linear(32, 3))
-        model = fuse_routed_linears(model) if mode == "fused" else model
+        model = RoutedSequential(*model) if mode == "fused" else model
         with warnings.catch_warnings():
             warnings.filterwarnings("error", message="actlab.routing: compiled kernels unavailable")  # else vacuous
             saved: list[torch.Tensor] = []
@@ -484,7 +474,7 @@ def test_compile_unavailable_names_a_disabled_dynamo(monkeypatch):
 @pytest.mark.parametrize("hard", [False, True])
 @pytest.mark.parametrize("alpha", [0.0, 0.3])
 def test_routed_linear_block_matches_router_then_linear(noise, hard, alpha):
-    """fuse_routed_linears: same outputs, regulariser and gradients as plain autograd; h and W saved, not x."""
+    """RoutedSequential: same outputs, regulariser and gradients as plain autograd; h and W saved, not x."""
 
     def build(implementation: str) -> nn.Sequential:
         torch.manual_seed(0)
@@ -502,8 +492,7 @@ def test_routed_linear_block_matches_router_then_linear(noise, hard, alpha):
         return model.double()
 
     reference = build("reference")
-    fused = fuse_routed_linears(build("lean"))
-    assert [type(m).__name__ for m in fused] == ["Linear", "RoutedLinear", "RoutedLinear"]
+    fused = RoutedSequential(*build("lean"))
     x = torch.randn(9, 5, dtype=F64)
     results = []
     for model in (reference, fused):
@@ -513,13 +502,13 @@ def test_routed_linear_block_matches_router_then_linear(noise, hard, alpha):
     assert len(results[0]) == len(results[1])
     for a, b in zip(*results, strict=True):
         torch.testing.assert_close(b, a, rtol=1e-10, atol=1e-12)
-    block = fused[1]
+    block = RoutedSequential(fused[1], fused[2])  # one router and its Linear: the block alone
     h = torch.randn(9, 8, dtype=F64, requires_grad=True)
     saved = []
     with _recording_saved_tensors(saved):
         block(h)
     pointers = {t.data_ptr() for t in saved if t.shape[-1:] == (8,)}  # h and the weight; not the router output
-    assert pointers == {h.data_ptr(), block.linear.weight.data_ptr()}
+    assert pointers == {h.data_ptr(), block[1].weight.data_ptr()}
     assert all(t.untyped_storage().nbytes() == t.numel() * t.element_size() for t in saved)  # no rows kept by a view
     block.eval()
-    torch.testing.assert_close(block(h), block.linear(block.router(h)))
+    torch.testing.assert_close(block(h), block[1](block[0](h)))

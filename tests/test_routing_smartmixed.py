@@ -7,8 +7,9 @@ import torch
 from torch import nn
 
 from actlab.activations import get_activation
-from actlab.routing import GroupedActivation, SmartMixed, choice_counts, freeze_mlp, group_mlp
+from actlab.routing import GroupedActivation, SmartMixed, freeze_mlp, group_mlp
 from actlab.routing.compiled import fast_path_status
+from actlab.routing.grouped import choice_counts
 from actlab.routing.smartmixed import SMARTMIXED_POOL
 
 

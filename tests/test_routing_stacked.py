@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from actlab.routing import FlexAct, FlexActConfig, StackedFlexAct, fixed_activation_config
+from actlab.routing import FlexAct, FlexActConfig, StackedFlexAct
 from actlab.routing.regularizers import normalize_branches, pseudo_target
+from actlab.routing.stacked import fixed_activation_config
 
 CONFIGS = [
     FlexActConfig(alpha=0.3),  # the paper's method, lambda = tau

@@ -13,7 +13,8 @@ from torch import nn
 
 from actlab.activations import activation_names, get_activation, resolve
 from actlab.errors import ActlabError
-from actlab.symbolic.saved import DerivedActivation, load_derivation, save_derivation, saved_names
+from actlab.symbolic.derived_spec import DerivedActivation
+from actlab.symbolic.saved import load_derivation, save_derivation, saved_names
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def test_cli_save_then_resolve_passes_gradcheck(store, tmp_path):
     assert result.returncode == 0, result.stderr
     assert (store / "cubic.json").is_file() and "cubic" in saved_names()
     module = resolve("cubic").double()
-    assert isinstance(module, DerivedActivation)
+    assert isinstance(module, DerivedActivation) and module.name == "cubic"  # the saved name, in its repr too
     # 12 points avoid x = 0, where f' jumps from alpha_n + beta to beta (exp(0) = 1): a kink, not an error
     x = torch.linspace(-3, 3, 12, dtype=torch.float64).requires_grad_(True)
     params = (module.a_p.detach().clone().requires_grad_(True), module.a_n.detach().clone().requires_grad_(True))

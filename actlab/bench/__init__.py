@@ -9,7 +9,7 @@ Each benchmark module `actlab.bench.<name>` defines `run(quick: bool) -> dict` r
 
 from __future__ import annotations
 
-# Benchmark name -> module under actlab.bench. Each lands with the issue that sets its targets.
+# Benchmark name -> module under actlab.bench.
 BENCHMARKS: dict[str, str] = {
     "activations": "actlab.bench.activations",
     "routing": "actlab.bench.routing",

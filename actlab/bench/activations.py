@@ -9,7 +9,7 @@ The baseline is ReLU²'s own fastest path in this run: eager, the whole block `t
 activation compiled (the same structure as the module's fast path), so the target compares against the best ReLU²
 this machine can do, not a deliberately slow one. xIELU gets the same choice: the headline is its faster of the
 module's own fast path (`XIELU()`, activation compiled) and the whole block compiled around the reference.
-Derived activations (issue 37) are measured against ReLU's MLP block in the same run: the README's cubic
+Derived activations are measured against ReLU's MLP block in the same run: the README's cubic
 (`actlab derive --pos "x**3" --neg "exp(x)"`, its compiled kernels), an activation by quadrature (g =
 tanh(softplus(x)), no closed form: the fast evaluator, and the reference table without target), and xIELU's fast
 path, so a user sees what their own idea costs next to the built-ins.
@@ -44,9 +44,9 @@ from actlab.bench.timing import (
     synchronized,
 )
 
-FAST_XIELU_TARGET = 1.03  # the issue's target: fast xIELU block within 1.03x of ReLU²'s fastest path
-DERIVED_TARGET = 1.15  # issue 37: the derived cubic's MLP block within 1.15x of ReLU's
-QUADRATURE_TARGET = 1.30  # issue 37: the quadrature activation's MLP block within 1.30x of ReLU's (1.89x before)
+FAST_XIELU_TARGET = 1.03  # fast xIELU block within 1.03x of ReLU²'s fastest path
+DERIVED_TARGET = 1.15  # the derived cubic's MLP block within 1.15x of ReLU's
+QUADRATURE_TARGET = 1.30  # the quadrature activation's MLP block within 1.30x of ReLU's
 CUBIC = ("x**3", "exp(x)")  # the README's derived activation: base gradients for x > 0 and x <= 0
 PROCESSES = 3  # fresh processes the full benchmark runs in (see `run_in_fresh_processes`)
 # glibc settings for the benchmark processes: keep freed memory instead of unmapping it. By default glibc hands

@@ -4,7 +4,7 @@ Flex-Act: a 4-hidden-layer MLP with a FlexAct router in every hidden layer (soft
 the regulariser on, lean mixture, inductor-compiled kernels) against the same MLP with ReLU. One
 training step = forward, cross-entropy + regulariser, backward, Adam step. Also reported: the same
 with `recompute_routed_outputs()` (router outputs recomputed in backward instead of kept), the
-same with each router fused with the Linear after it (`fuse_routed_linears`: h kept, x rebuilt in
+same with each router fused with the Linear after it (`RoutedSequential`: h kept, x rebuilt in
 the router's own backward pass), and, without target, the eager lean kernels and the plain-autograd
 reference mixture. Each Flex-Act arm is held to both targets, step time and saved bytes. The "default" rows
 measure `FlexAct()` with no arguments as a user builds it, compiled whatever the config says: in a plain
@@ -20,7 +20,7 @@ interleaved run with twice the rounds; the slow informational arms in another, e
 SmartMixed phase 1 (corrected mode, one training step of the per-neuron router MLP) against the single-ReLU MLP:
 the fused Function of `actlab.routing.per_neuron` (compiled when the config compiles) with its default noise,
 drawn inside the forward kernel from two keys (`noise_layout="counter"`), and, without target, the same with
-torch.rand's noise in the public code's order (the default before issue 37) or as K planes, and the op-by-op
+torch.rand's noise in the public code's order or as K planes, and the op-by-op
 autograd path.
 Phase 2: the frozen `GroupedActivation` MLP against a single-activation (ReLU) MLP of the same shape, against
 the naive version that evaluates all six activations on every unit and masks, and against the public code's
@@ -37,9 +37,8 @@ not set the peak).
 
 Threads: `threads=1` by default. These machines are shared; when other processes load the cores,
 every multi-threaded op waits at an OpenMP barrier for a descheduled thread, which penalises an
-implementation by its number of ops rather than its work (we measured ReLU fwd+bwd at 0.3 ms on
-one thread and 11 ms on two under load). One thread gives ratios that mean something; pass a
-config with `threads=0` (all cores) on a quiet machine.
+implementation by its number of ops rather than its work (docs/timings.md). One thread gives ratios that
+mean something; pass a config with `threads=0` (all cores) on a quiet machine.
 """
 
 from __future__ import annotations
@@ -68,22 +67,16 @@ from actlab.bench.timing import (
     paired_median_ratio,
     synchronized,
 )
-from actlab.routing import (
-    FlexAct,
-    SmartMixed,
-    freeze_mlp,
-    fuse_routed_linears,
-    recompute_routed_outputs,
-    total_regularization,
-)
+from actlab.routing import SMARTMIXED_POOL, FlexAct, SmartMixed, freeze_mlp, total_regularization
 from actlab.routing.compiled import fast_path_status
-from actlab.routing.memory import pack_routed
-from actlab.routing.smartmixed import SMARTMIXED_POOL
+from actlab.routing.fused_linear import RoutedSequential
+from actlab.routing.recompute import pack_routed, recompute_routed_outputs
+from actlab.train import cpu_threads
 
-STEP_TARGET = 1.10  # Flex-Act all layers / ReLU step time (issue C; the paper: 1.80x ResNet-18, 1.60x ResNet-34)
+STEP_TARGET = 1.10  # Flex-Act all layers / ReLU step time (the paper: 1.80x ResNet-18, 1.60x ResNet-34)
 MEMORY_TARGET = 1.15  # Flex-Act / ReLU saved-tensor bytes (the paper's peak memory: 1.54x)
 GROUPED_TARGET = 1.10  # SmartMixed grouped phase 2 / single activation step time
-PHASE1_TARGET = 1.50  # SmartMixed phase 1 (corrected) / single activation step time (issues 19 and 37)
+PHASE1_TARGET = 1.50  # SmartMixed phase 1 (corrected) / single activation step time
 
 
 @dataclass(frozen=True)
@@ -106,19 +99,17 @@ class RoutingBenchConfig:
 QUICK = RoutingBenchConfig(batch=16, width=32, hidden_layers=2, inputs=20, repeats=2, warmup=1, compile=False)
 
 
-def _set_threads(config: RoutingBenchConfig) -> None:
-    if config.threads > 0:
-        torch.set_num_threads(config.threads)
-
-
 def build_mlp(config: RoutingBenchConfig, activation: Callable[[int], nn.Module]) -> nn.Sequential:
-    """Linear, act, ..., Linear (actlab's MLP shape) with `activation(width)` per hidden layer."""
+    """`actlab.models.build_mlp` at the bench's sizes and seed, as a plain `nn.Sequential`: each router runs on its
+    own, so the arms that fuse it with the next Linear (the builder's `RoutedSequential`) are measured apart."""
     torch.manual_seed(config.seed)
-    layers: list[nn.Module] = [nn.Linear(config.inputs, config.width)]
-    for index in range(config.hidden_layers):
-        out = config.width if index < config.hidden_layers - 1 else config.outputs
-        layers += [activation(config.width), nn.Linear(config.width, out)]
-    return nn.Sequential(*layers)
+    widths = [config.width] * config.hidden_layers
+    return nn.Sequential(*models.build_mlp(config.inputs, widths, config.outputs, activation))
+
+
+def _fused(model: nn.Sequential) -> nn.Sequential:
+    """The same modules with each FlexAct and the Linear after it as one block (what the builder returns)."""
+    return RoutedSequential(*model)
 
 
 class MaskAllSix(nn.Module):
@@ -218,7 +209,7 @@ def flexact_arms(config: RoutingBenchConfig) -> dict[str, nn.Module]:
         "relu": build_mlp(config, lambda w: nn.ReLU()),
         "flexact": build_mlp(config, lambda w: FlexAct(compile=config.compile)),
         "flexact_recompute": build_mlp(config, lambda w: FlexAct(compile=config.compile)),
-        "flexact_fused": fuse_routed_linears(build_mlp(config, lambda w: FlexAct(compile=config.compile))),
+        "flexact_fused": _fused(build_mlp(config, lambda w: FlexAct(compile=config.compile))),
         "flexact_default_sequential": build_mlp(config, lambda w: FlexAct()),  # as a user writes it
         "flexact_default_builder": builder,
         "flexact_eager": build_mlp(config, lambda w: FlexAct(compile=False)),
@@ -288,16 +279,16 @@ def _current_rss_mb() -> float:
 
 
 def _rss_child(arm: str, config: RoutingBenchConfig, steps: int) -> str:
-    _set_threads(config)
     eager = replace(config, compile=False)
     activation = {"relu": lambda w: nn.ReLU()}.get(arm, lambda w: FlexAct(compile=False))
-    model = build_mlp(eager, activation)
-    model = fuse_routed_linears(model) if arm == "flexact_fused" else model
-    step = _train_step(model, eager, recompute=arm == "flexact_recompute")
-    setup = _current_rss_mb()
-    for _ in range(steps):
-        step()
-    peak = _peak_rss_mb()
+    with cpu_threads(config.threads or None):
+        model = build_mlp(eager, activation)
+        model = _fused(model) if arm == "flexact_fused" else model
+        step = _train_step(model, eager, recompute=arm == "flexact_recompute")
+        setup = _current_rss_mb()
+        for _ in range(steps):
+            step()
+        peak = _peak_rss_mb()
     return json.dumps({"peak_mb": peak, "setup_mb": setup, "rise_mb": peak - setup})
 
 
@@ -418,17 +409,12 @@ def run(quick: bool = False, config: RoutingBenchConfig | None = None, device: s
     """Both comparisons; ratios from medians of interleaved repeats in this one process (on `device`, unless
     `config` names one)."""
     config = config or replace(QUICK if quick else RoutingBenchConfig(), device=device)
-    threads_before = torch.get_num_threads()
     load_before = os.getloadavg()
-    if config.threads > 0:
-        torch.set_num_threads(config.threads)
-    try:
+    with cpu_threads(config.threads or None):  # 0: torch's default (all cores)
         flex_ratios, flex_times = _flexact_ratios(config, quick)
         smart_ratios, smart_times = _smartmixed_ratios(config)
         extra = {"config": asdict(config), "routing_fast_path": fast_path_status()}
         machine = machine_description(config.device) | extra
-    finally:
-        torch.set_num_threads(threads_before)
     machine["load_average_before_after"] = [list(load_before), list(os.getloadavg())]
     return BenchReport(
         "routing", flex_ratios + smart_ratios, medians_s=flex_times | smart_times, machine=machine

@@ -14,7 +14,7 @@ from actlab import provenance
 
 @dataclass
 class Ratio:
-    """`candidate` time (or bytes) over `baseline`, with the target the issue set, if any."""
+    """`candidate` time (or bytes) over `baseline`, with its target, if any."""
 
     what: str
     candidate: str

@@ -32,8 +32,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _derivation(args: argparse.Namespace):  # noqa: ANN202 - a Derivation (SymPy imported lazily)
+def _built(args: argparse.Namespace):  # noqa: ANN202 - a BuiltActivation (SymPy imported lazily)
+    """Your --pos/--neg through `build_activation` (closed form, else quadrature), or a built-in's closed form."""
     from actlab.symbolic import derivations
+    from actlab.symbolic.build import BuiltActivation, build_activation
 
     custom = args.pos is not None or args.neg is not None
     if custom and args.name:
@@ -41,13 +43,15 @@ def _derivation(args: argparse.Namespace):  # noqa: ANN202 - a Derivation (SymPy
     if custom:
         if args.pos is None or args.neg is None:
             raise ActlabError("a custom derivation needs both --pos and --neg (base gradients for x > 0 and x <= 0)")
-        return derivations.custom(args.pos, args.neg)
+        return build_activation(args.pos, args.neg)
     if not args.name:
         raise ActlabError(f"name a derivation ({', '.join(derivations.BUILTINS)}) or give --pos and --neg")
     try:
-        return derivations.get_derivation(args.name)
+        derivation = derivations.get_derivation(args.name)
     except ValueError as error:
         raise ActlabError(str(error)) from None
+    branches = derivation.positive.gradient, derivation.negative.gradient
+    return BuiltActivation(args.name, *branches, derivation)
 
 
 def _print_derivation(derivation, reference) -> None:  # noqa: ANN001 - SymPy objects
@@ -82,25 +86,16 @@ def _print_derivation(derivation, reference) -> None:  # noqa: ANN001 - SymPy ob
 
 def run(args: argparse.Namespace) -> int:
     from actlab.symbolic import derivations
-    from actlab.symbolic.recipe import NoClosedFormError
 
     if args.save is not None:  # a name that cannot be saved fails now, not after the derivation and its checks
         from actlab.activations import activation_names
         from actlab.symbolic.saved import check_name
 
         check_name(args.save, reserved=activation_names())
-    try:
-        derivation = _derivation(args)
-        if args.pos is not None:
-            from actlab.symbolic.codegen import torch_kernels
-
-            torch_kernels(derivation)  # a closed form torch cannot evaluate (Ei, hyper, ...) takes the numeric path
-    except NoClosedFormError as error:
-        return _numeric(args, str(error))
-    except Exception as error:
-        if args.pos is None or "Unsupported by" not in str(error):
-            raise
-        return _numeric(args, f"SymPy's closed form uses a function torch cannot evaluate ({error})")
+    built = _built(args)
+    if built.derivation is None:
+        return _numeric(args, built)
+    derivation = built.derivation
     reference = derivations.REFERENCE_CLOSED_FORMS.get(args.name) if args.name else None
     _print_derivation(derivation, reference)
     if args.latex:
@@ -123,16 +118,12 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _numeric(args: argparse.Namespace, why: str) -> int:
+def _numeric(args: argparse.Namespace, built) -> int:  # noqa: ANN001 - a BuiltActivation (SymPy imported lazily)
     """The numeric path: f by quadrature, f' exact; its checks, each with its level, and the error bound."""
-    from actlab.symbolic import derivations
     from actlab.symbolic.quadrature import error_bound, numeric_checks
 
-    if args.pos != args.neg:
-        raise ActlabError(f"{why}. The numeric path takes one base gradient for both sides: give --pos and --neg equal")
-    g = derivations.parse_base_gradient(args.pos, "x > 0")
-    derivations.parse_base_gradient(args.neg, "x <= 0")
-    print(f"no closed form: {why.splitlines()[0]}")
+    g = built.gradient
+    print(f"no closed form: {built.why_numeric}")
     print(f"numeric path: f(x) = alpha * G(x) + beta * x, G(x) = integral of {g} from 0 to x by quadrature")
     print(f"  f'(x) = alpha * ({g}) + beta  (exact: the backward pass uses it)")
     bound = error_bound(g)

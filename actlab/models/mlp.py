@@ -6,7 +6,7 @@ them need the layer width when built, so an activation is either a registry name
 `width -> nn.Module`; the MLP itself stays a plain `nn.Sequential` (Linear, act, ..., Linear) that
 every study can index and inspect. With a Flex-Act router in a hidden layer it is a `RoutedSequential`, the
 Sequential subclass that runs each router and the Linear after it as one block (ReLU's activation memory; see
-`actlab.routing.routed_linear`): same layers, same indices, so the builder gives Flex-Act's fast path by default.
+`actlab.routing.fused_linear`): same layers, same indices, so the builder gives Flex-Act's fast path by default.
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def build_mlp(
         layers += [nn.Linear(previous, width, bias=bias), make_activation(choice, width)]
         previous = width
     layers.append(nn.Linear(previous, out_features, bias=bias))
-    from actlab.routing import FlexAct, RoutedSequential  # here: the routing package is not needed otherwise
+    from actlab.routing import FlexAct  # here: the routing package is not needed otherwise
+    from actlab.routing.fused_linear import RoutedSequential
 
     if any(isinstance(layer, FlexAct) for layer in layers):
         return RoutedSequential(*layers)

@@ -7,7 +7,7 @@ Why a module with a config dataclass: studies sweep the switches the paper leave
 sample or per batch, soft or straight-through, lambda, whether p_tilde is detached, Table 6's
 alternatives), so every switch is a field of `FlexActConfig` with its default stated here.
 
-Training runs one autograd Function per layer (`actlab.routing.routed`): Gumbel softmax, the
+Training runs one autograd Function per layer (`actlab.routing.fused_router`): Gumbel softmax, the
 memory-lean mixture (saves only h and p) and the regulariser, with the closed-form backward of
 Props. 1 and 2. Output normalisation needs the branch outputs themselves, so it runs the
 plain-autograd reference path; a non-detached p_tilde computes its gradient norms with a graph
@@ -18,7 +18,7 @@ module in `actlab.routing.stacked` (one row per network, each with its own `Flex
 The default `FlexAct()` is the fast path: lean, its kernels compiled (`actlab.routing.compiled`, which warns once
 and runs them eagerly where compiling is impossible). In an `nn.Sequential` the Linear after it still keeps the
 router's output for its weight gradient; `actlab.models.build_mlp` returns a `RoutedSequential`
-(`actlab.routing.routed_linear`), which runs each FlexAct and the Linear after it as one block and keeps ReLU's
+(`actlab.routing.fused_linear`), which runs each FlexAct and the Linear after it as one block and keeps ReLU's
 activation memory. `actlab bench routing` measures both ("default" rows).
 """
 
@@ -31,10 +31,11 @@ import torch
 from torch import nn
 
 from actlab.activations import get_activation, get_spec
+from actlab.routing.fused_router import RoutedInputs, RoutingStep, routed_mixture
 from actlab.routing.gumbel import one_hot_argmax, routing_dtype, sample_gumbel, straight_through
-from actlab.routing.lean import lean_mixture
-from actlab.routing.memory import tag_output
+from actlab.routing.lean_mixture import lean_mixture
 from actlab.routing.mixture import MixturePlan, branch_outputs, mix_branches, reference_gradient_norms
+from actlab.routing.recompute import tag_output
 from actlab.routing.regularizers import (
     G_BAR_DEFINITIONS,
     NORMALIZATIONS,
@@ -43,7 +44,6 @@ from actlab.routing.regularizers import (
     normalize_branches,
     pseudo_target,
 )
-from actlab.routing.routed import RoutedInputs, RoutingStep, routed_mixture
 
 DEFAULT_CANDIDATES: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "identity")
 EVAL_MODES = ("probs", "argmax")
@@ -172,7 +172,7 @@ class FlexAct(nn.Module):
         return (straight_through(p_soft) if self.config.hard else p_soft), p_soft
 
     def _routed_training_applies(self) -> bool:
-        """Training, lean, and nothing `actlab.routing.routed` does not cover (see its docstring)."""
+        """Training, lean, and nothing `actlab.routing.fused_router` does not cover (see its docstring)."""
         config = self.config
         fused_target = config.g_bar == "mean" and (config.detach_target or config.alpha == 0)
         covered = not config.normalize_outputs and fused_target
@@ -181,7 +181,7 @@ class FlexAct(nn.Module):
     def routed_inputs(self, h: torch.Tensor) -> RoutedInputs:
         """What one lean training forward needs besides h: logits, fresh uniform noise, [tau, lambda, alpha], the step.
 
-        Draws the noise, so call it once per forward (the `RoutedLinear` block calls it in the router's place).
+        Draws the noise, so call it once per forward (a `RoutedSequential` block calls it in the router's place).
         """
         _check_positive("tau", self.tau)
         config = self.config
@@ -202,10 +202,10 @@ class FlexAct(nn.Module):
             self.last_pseudo_target = p_tilde
 
     def _routed_training_forward(self, h: torch.Tensor) -> torch.Tensor:
-        """The lean training forward as one autograd Function (`actlab.routing.routed`): same values, fewer ops."""
+        """The lean training forward as one autograd Function (`routing.fused_router`): same values, fewer ops."""
         inputs = self.routed_inputs(h)
         x, reg, p, p_tilde = routed_mixture(h, *inputs)
-        tag_output(x, h, p, self.plan, inputs.compiled)  # see actlab.routing.memory
+        tag_output(x, h, p, self.plan, inputs.compiled)  # see actlab.routing.recompute
         self.keep_regularization(reg, p_tilde)
         return x
 
@@ -224,7 +224,7 @@ class FlexAct(nn.Module):
         else:
             x, g = lean_mixture(h, p, self.plan, want_norms=detached_norms, compiled=self.config.compile)
             if self.training:
-                tag_output(x, h, p, self.plan, self.config.compile)  # see actlab.routing.memory
+                tag_output(x, h, p, self.plan, self.config.compile)  # see actlab.routing.recompute
         if want_reg and not self.config.detach_target:
             g = reference_gradient_norms(h, self.candidates, create_graph=True)  # p_tilde depends on h
         self._regularization = None

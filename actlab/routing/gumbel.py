@@ -59,14 +59,6 @@ def reference_gumbel(
     return -torch.log(-torch.log(u + 1e-20) + 1e-20)
 
 
-def gumbel_softmax(logits: torch.Tensor, noise: torch.Tensor | None, tau: float) -> torch.Tensor:
-    """p = softmax((log pi + g) / tau) over the last axis; `noise=None` gives the noise-free softmax."""
-    if tau <= 0:
-        raise ValueError(f"tau must be > 0, got {tau}")
-    z = logits if noise is None else logits + noise
-    return torch.softmax(z / tau, dim=-1)
-
-
 def straight_through(p_soft: torch.Tensor) -> torch.Tensor:
     """One-hot argmax in the forward pass, the soft probabilities' gradient in the backward pass.
 

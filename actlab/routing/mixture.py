@@ -1,6 +1,6 @@
 """The routed mixture x = sum_k p_k sigma_k(h): forward and backward as pure functions, and the autograd reference.
 
-The memory-lean path (`LeanMixture`, lean.py) saves only h and p, because backward needs no more:
+The memory-lean path (`LeanMixture`, lean_mixture.py) saves only h and p, because backward needs no more:
 
     dL/dh   = delta * sum_k p_k sigma_k'(h)
     dL/dp_k = <delta, sigma_k(h)>          (summed per sample when p is per sample)

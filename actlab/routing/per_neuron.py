@@ -2,8 +2,8 @@
 
 Why: op by op, a phase-1 layer builds several (batch, width, K) tensors per step: the K branch outputs, the
 Gumbel noise, the softmax, the one-hot, their products, and autograd keeps most of them. On a CPU the softmax
-and argmax over a last axis of K = 6 are the worst of it (one thread, batch 256, width 1024: ~27 ms and ~6 ms
-a call, where the layer's matmul takes ~3 ms), and a 4-layer MLP's step cost 7.5 times a ReLU step. Here the
+and argmax over a last axis of K = 6 are the worst of it, each slower than the layer's matmul (docs/timings.md
+has the figures). Here the
 forward is one kernel and the backward another, compiled together with the branches:
 
     z = (logits + g) / tau,  g = -log(-log U)            U ~ Uniform(0, 1), one per (candidate, sample, unit)

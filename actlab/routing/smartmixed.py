@@ -3,7 +3,7 @@
     y_j = ST(softmax((logits_j + g_j) / tau)),   out_j = sum_k y_jk sigma_k(h_j),   j = 1..width
 
 Two modes, because the public code (github omidvaramin/SmartMixed) makes choices a faithful
-reproduction must keep but a user may not want (see shared/REFERENCE_FACTS.md):
+reproduction must keep but a user may not want:
 - `reference`: one noise sample per forward shared by the whole batch, noise also in eval mode,
   candidate outputs and the mixed output clamped to [-10, 10], noise -log(-log(U+1e-20)+1e-20);
 - `corrected` (default): one noise sample per example, no clamps, and eval mode uses the

@@ -23,11 +23,12 @@ import sympy as sp
 import torch
 from sympy.codegen.cfunctions import expm1, log1p
 from sympy.codegen.rewriting import optimize, optims_c99
+from sympy.printing.codeprinter import PrintMethodNotImplementedError
 from sympy.printing.pytorch import TorchPrinter
 
 from actlab.kernels.fast_exp import exp_nonpositive, expm1_nonpositive
 from actlab.symbolic.defaults import XIELU_DEFAULTS
-from actlab.symbolic.recipe import Branch, Derivation, x
+from actlab.symbolic.recipe import Branch, Derivation, NoClosedFormError, x
 
 TensorFn = Callable[..., torch.Tensor]
 
@@ -134,12 +135,19 @@ class BranchKernels:
 
 
 def _branch_kernels(branch: Branch, parameters: Sequence[sp.Symbol], shift: sp.Symbol) -> BranchKernels:
+    """The branch's torch functions; a closed form using a function torch lacks raises `NoClosedFormError`."""
     args = [x, *parameters, shift]
     partials = [sp.diff(branch.closed_form, x), *(sp.diff(branch.closed_form, p) for p in parameters)]
-    return BranchKernels(
-        value=lambdify_torch(args, branch.closed_form, branch.side),
-        partials=lambdify_torch(args, partials, branch.side),
-    )
+    try:
+        return BranchKernels(
+            value=lambdify_torch(args, branch.closed_form, branch.side),
+            partials=lambdify_torch(args, partials, branch.side),
+        )
+    except PrintMethodNotImplementedError as error:  # SymPy's printer names the function it cannot print
+        missing = str(error).splitlines()[0].rpartition(":")[2].strip()
+        raise NoClosedFormError(
+            f"the closed form on {branch.side}, {branch.closed_form}, uses {missing}, which torch cannot evaluate"
+        ) from None
 
 
 def broadcast_full(value: torch.Tensor | float, like: torch.Tensor) -> torch.Tensor:

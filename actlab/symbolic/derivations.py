@@ -9,7 +9,7 @@ shows the recipe is not specific to one alpha per branch. The base gradients are
 - xIPReLU: PReLU-shaped. x > 0: 2x; x <= 0: 2x.
 - xIEP: x > 0: 3x² (scale alpha_p3) and 2x (scale alpha_p2); x <= 0: e^x - 1 as in xIELU.
 
-The reference closed forms below are transcribed from `REFERENCE_FACTS.md` (the paper's equations), never from
+The reference closed forms below are transcribed from the paper's equations (arXiv 2411.13010), never from
 SymPy's output: `run_checks` asserts `simplify(derived - reference) == 0` for each branch.
 """
 
@@ -36,7 +36,7 @@ alpha_p2 = sp.Symbol("alpha_p2", positive=True)
 # The paper's claims about the gradient, checked against what SymPy proves.
 _PAPER_CLAIMS = {"C1 at 0": True, "f'(x <= 0) goes below 0": True, "f'(x > 0) increasing": True}
 
-# (x > 0, x <= 0) closed forms as published; typed from REFERENCE_FACTS.md, independent of the derivation.
+# (x > 0, x <= 0) closed forms as published; typed from the paper, independent of the derivation.
 REFERENCE_CLOSED_FORMS: dict[str, tuple[sp.Expr, sp.Expr]] = {
     "xielu": (alpha_p * x**2 + beta * x, alpha_n * (sp.exp(x) - 1) - alpha_n * x + beta * x),
     "xiprelu": (alpha_p * x**2 + beta * x, alpha_n * x**2 + beta * x),
@@ -99,17 +99,20 @@ CUSTOM_SECONDS = 60.0  # parsing, checking and integrating a user's base gradien
 _DOMAIN_PROBES = (1e-9, 1e-3, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0)
 
 
-def parse_base_gradient(text: str, side: str) -> sp.Expr:
+def parse_base_gradient(text: str | sp.Expr, side: str) -> sp.Expr:
     """A user-typed base gradient in x (`"x**2"`, `"exp(x)"`), parsed safely and checked on its side's domain.
 
-    Parsing goes through `actlab.symbolic.parser` (no code runs). The gradient must be real and finite on its
-    side (x > 0 or x <= 0) and have a finite limit at 0, or the activation is complex, undefined or singular
-    there; each of these is one clear error.
+    Parsing goes through `actlab.symbolic.parser` (no code runs); a SymPy expression is taken as it is. The
+    gradient must be real and finite on its side (x > 0 or x <= 0) and have a finite limit at 0, or the
+    activation is complex, undefined or singular there; each of these is one clear error.
     """
-    try:
-        expr = parse_expression(text)
-    except ExpressionError as error:
-        raise ValueError(f"base gradient for {side}: {error}") from None
+    if isinstance(text, sp.Basic):
+        expr, text = text, str(text)
+    else:
+        try:
+            expr = parse_expression(text)
+        except ExpressionError as error:
+            raise ValueError(f"base gradient for {side}: {error}") from None
     _check_domain(expr, text, side)
     return expr
 
@@ -132,14 +135,16 @@ def _check_domain(expr: sp.Expr, text: str, side: str) -> None:
         )
 
 
-def custom(positive: str, negative: str) -> Derivation:
+def custom(positive: str | sp.Expr, negative: str | sp.Expr, name: str = "custom") -> Derivation:
     """The recipe on user-typed base gradients; alphas and beta are positive (softplus), no paper claims.
 
     Bounded in time (`CUSTOM_SECONDS`, `parser.time_bound`): a formula can drive SymPy's integration for minutes.
+    Raises `recipe.NoClosedFormError` where SymPy finds no antiderivative (`actlab.symbolic.build` then takes
+    the numeric path).
     """
-    with time_bound(CUSTOM_SECONDS, f"deriving the activation of {positive!r} | {negative!r}"):
+    with time_bound(CUSTOM_SECONDS, f"deriving the activation of {str(positive)!r} | {str(negative)!r}"):
         return gradient_first(
-            "custom",
+            name,
             positive=parse_base_gradient(positive, "x > 0"),
             negative=parse_base_gradient(negative, "x <= 0"),
             description=f"user base gradient: {positive} on x > 0, {negative} on x <= 0",

@@ -1,6 +1,6 @@
 """A derived activation's compiled kernels: the generated code as a `actlab.kernels.pointwise` spec.
 
-Why a spec of its own: a saved or in-run derivation (`actlab.symbolic.saved.DerivedActivation`, what `resolve`
+Why a spec of its own: a saved or in-run derivation (`DerivedActivation` below, what `resolve`
 builds) should train at the speed of the built-ins. Its forward kernel is the generated closed form (each branch on
 its own side, `actlab.symbolic.codegen`), its backward kernel f'(x) and both df/dalpha from the symbolic gradient
 in one pass, with the chain rule through alpha = softplus(a) inside. The eager generated code stays the reference
@@ -26,9 +26,12 @@ from dataclasses import dataclass, field
 import sympy as sp
 import torch
 
+from actlab.errors import ActlabError
 from actlab.kernels.pointwise import Gradients, softplus_alphas, softplus_derivative, sum_dtype
 from actlab.symbolic.codegen import TorchKernels, broadcast_full, derivation_key, torch_kernels
+from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig
 from actlab.symbolic.recipe import Branch, Derivation, x
+from actlab.symbolic.trainable import SoftplusScales
 
 SATURATES = 40.0  # beyond a x <= -40, c e^(a x) is below 4e-18 c: 0 to the last bit of f'(x) in float32 and float64
 
@@ -140,3 +143,35 @@ class DerivedSpec:
         slope = torch.where(saturated, self.beta, side.a * scaled + (alpha * side.c + self.beta))
         F = torch.where(saturated, -side.c / side.a, scaled / alpha)
         return slope, F
+
+
+class DerivedActivation(SoftplusScales):
+    """A closed-form derivation as a trainable activation: alpha_p, alpha_n = softplus(a_p), softplus(a_n); beta
+    fixed. Built by `actlab.symbolic.build.BuiltActivation.module` (a saved derivation's `build`, `resolve`).
+
+    `path`: "auto" compiles the spec's two kernels (`actlab.kernels.paths` chooses, and falls back loudly),
+    "function" runs the generated code eagerly with the symbolic backward, "eager" differentiates it by autograd.
+    Any float dtype; the output has the input's dtype.
+    """
+
+    def __init__(
+        self, derivation: Derivation, *, name: str, init: XIELUConfig = XIELU_DEFAULTS, path: str = "auto"
+    ) -> None:
+        super().__init__(init, path)
+        names = [str(p) for p in derivation.parameters]
+        if names != ["alpha_p", "alpha_n"]:
+            raise ActlabError(f"derivation {name!r}: expected parameters alpha_p, alpha_n, got {names}")
+        self.name = name
+        self.spec = DerivedSpec.of(derivation, self.beta)
+        self.kernels = self.spec.kernels
+
+    def forward(self, x_: torch.Tensor) -> torch.Tensor:
+        from actlab.kernels.paths import activate
+
+        if not torch.is_floating_point(x_):
+            raise ValueError(f"{self.name} needs a floating-point input, got {x_.dtype}; cast with x.float()")
+        return activate(self.spec, x_, self.a_p, self.a_n, self.path)  # raw parameters: the kernels apply softplus
+
+    def extra_repr(self) -> str:
+        alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"
+        return f"{self.name!r}, {alphas}, beta={self.beta}, path={self.path!r}"

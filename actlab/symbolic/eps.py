@@ -4,7 +4,7 @@ Implementations compute the x <= 0 branch as `alpha_n * expm1(min(x, c)) - alpha
 `torch.where(x > 0, ...)`. The clamp exists because `where` differentiates both branches: without it, `exp(x)`
 overflows for large positive x in the unselected branch and its backward gives `0 * inf = nan`.
 
-The sign of c matters (REFERENCE_FACTS.md):
+The sign of c matters:
 - c < 0 (Hugging Face / vLLM / Megatron `min(x, eps)` with eps = -1e-6, and the paper repository's
   `min(x, -eps)` with eps = 1e-6: both give c = -1e-6) freezes `expm1` on (c, 0]. There f is a line of slope
   beta - alpha_n (f' = -0.3 at the default alphas instead of beta = 0.5), and f(0) = alpha_n * expm1(c) != 0:

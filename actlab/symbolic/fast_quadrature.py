@@ -3,7 +3,7 @@ the exact asymptotes outside it, and a stated error bound.
 
 Why: the reference (`actlab.symbolic.quadrature.QuadratureTable`) interpolates the same table, but eagerly (a dozen
 torch ops, each a pass over x) and, beyond |x| = L, integrates the tail by a 32-point Gauss-Legendre rule per
-element: an MLP block with it trained at 1.89x ReLU's step. Here the interpolation is a few lines that inductor
+element (docs/timings.md has what that cost a training step). Here the interpolation is a few lines that inductor
 fuses into one loop (`actlab.kernels.pointwise`), and beyond the table G is closed-form:
 
     x > L:   G(x) = Q+(x) + c+  - int_x^inf r+,         x < -L:  G(x) = Q-(x) + c-  + int_-inf^x r-

@@ -73,25 +73,26 @@ def span_residual(f: np.ndarray, F: np.ndarray, xs: np.ndarray) -> float:
 def through_the_recipe(entry: Published) -> dict[str, Any]:
     """Derive `entry` from its gradient and compare with its known antiderivative (or mpmath's quad).
 
-    Returns the table row: the path taken (closed form or quadrature), the level of the d/dx check on each side
+    The path is `actlab.symbolic.build.build_activation`'s. Returns the table row: the path taken (closed form or
+    quadrature), the level of the d/dx check on each side
     (proved / holds numerically / fails), and the largest span residual over both sides.
     """
     import mpmath
     import sympy as sp
     import torch
 
+    from actlab.symbolic.build import build_activation
     from actlab.symbolic.codegen import torch_kernels
     from actlab.symbolic.derivations import zero_residual
     from actlab.symbolic.parser import parse_expression
-    from actlab.symbolic.quadrature import QuadratureActivation, error_bound
-    from actlab.symbolic.recipe import NoClosedFormError, gradient_first, x
+    from actlab.symbolic.quadrature import error_bound
+    from actlab.symbolic.recipe import x
 
-    g = parse_expression(entry.gradient)
+    built = build_activation(entry.gradient, entry.gradient, name=entry.name)
     row: dict[str, Any] = {"activation": entry.name, "source": entry.source, "gradient g": entry.gradient}
-    try:
-        derivation = gradient_first(entry.name, positive=g, negative=g)
-    except NoClosedFormError:
-        module = QuadratureActivation(g)
+    if built.derivation is None:
+        g = built.gradient
+        module = built.module(path="eager")  # only its table is read
         exact_g = sp.lambdify(x, g, modules="mpmath")
         mpmath.mp.dps = 30
         residuals = []
@@ -100,8 +101,9 @@ def through_the_recipe(entry: Published) -> dict[str, Any]:
             F = np.array([float(mpmath.quad(exact_g, [0, value])) for value in xs])
             residuals.append(span_residual(G, F, xs))
         bound = error_bound(g)
-        return {**row, "path": "quadrature", "d/dx f = f'": "exact by construction",
+        return {**row, "path": built.path, "d/dx f = f'": "exact by construction",
                 "quadrature error bound": bound, "span residual": max(residuals)}  # fmt: skip
+    derivation = built.derivation
     kernels = torch_kernels(derivation)
     levels = {zero_residual(sp.diff(b.closed_form, x), b.gradient, b.side)[0] for b in derivation.branches}
     F_numeric = sp.lambdify(x, parse_expression(entry.antiderivative or "0"), modules="mpmath")
@@ -110,5 +112,5 @@ def through_the_recipe(entry: Published) -> dict[str, Any]:
         values = kernels.value(torch.from_numpy(xs), [1.0, 1.0], 0.0).numpy()
         residuals.append(span_residual(values, np.array([float(F_numeric(v)) for v in xs]), xs))
     level = "fails" if "fails" in levels else ("holds numerically" if "holds numerically" in levels else "proved")
-    return {**row, "path": "closed form", "d/dx f = f'": level, "quadrature error bound": None,
+    return {**row, "path": built.path, "d/dx f = f'": level, "quadrature error bound": None,
             "span residual": max(residuals)}  # fmt: skip

@@ -30,11 +30,11 @@ import numpy as np
 import sympy as sp
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from actlab.kernels.pointwise import Gradients, softplus_alphas, softplus_derivative
-from actlab.symbolic.defaults import XIELU_DEFAULTS, inverse_softplus
+from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig
 from actlab.symbolic.fast_quadrature import FastTable, NoFastEvaluatorError, compute_dtype, fast_table
+from actlab.symbolic.trainable import SoftplusScales
 
 TABLE_HALF_WIDTH = 16.0  # L
 FAST_HALF_WIDTH = 32.0  # the fast evaluator's table: its asymptotes' dropped tails are then e^-32-small for most g
@@ -182,7 +182,7 @@ class QuadratureSpec:
     function = reference  # no symbolic Function here: the reference is also the stand-in
 
 
-class QuadratureActivation(nn.Module):
+class QuadratureActivation(SoftplusScales):
     """The recipe's activation by quadrature: alpha_p, alpha_n = softplus(a_p), softplus(a_n) trainable, beta fixed.
 
     `path`: "auto" (the fast evaluator compiled, see the module docstring), "compile", or "eager" / "function" (the
@@ -198,12 +198,10 @@ class QuadratureActivation(nn.Module):
         beta: float = XIELU_DEFAULTS.beta,
         path: str = "auto",
     ) -> None:
-        super().__init__()
-        from actlab.kernels.paths import select_path
+        super().__init__(XIELUConfig(alpha_p_init, alpha_n_init, beta), path)
         from actlab.symbolic.codegen import lambdify_torch
         from actlab.symbolic.recipe import x as symbol
 
-        select_path(path)  # an unknown path fails here, not at the first forward
         gradient = lambdify_torch([symbol], g)
 
         def g_fn(t: torch.Tensor) -> torch.Tensor:
@@ -212,12 +210,8 @@ class QuadratureActivation(nn.Module):
 
         self.expression = g
         self.table = QuadratureTable.build(g_fn)
-        self.beta = float(beta)
-        self.path = path
         self._spec: QuadratureSpec | None = None
         self._spec_built = False  # the fast evaluator is built at its first use
-        self.a_p = nn.Parameter(torch.tensor(inverse_softplus(alpha_p_init)))
-        self.a_n = nn.Parameter(torch.tensor(inverse_softplus(alpha_n_init)))
 
     @property
     def spec(self) -> QuadratureSpec | None:
@@ -237,16 +231,6 @@ class QuadratureActivation(nn.Module):
         from actlab.kernels.paths import activate
 
         return activate(self.spec, x, self.a_p, self.a_n, self.path)  # raw parameters: the kernels apply softplus
-
-    @property
-    def alpha_p(self) -> torch.Tensor:
-        """alpha_p = softplus(a_p)."""
-        return F.softplus(self.a_p)
-
-    @property
-    def alpha_n(self) -> torch.Tensor:
-        """alpha_n = softplus(a_n)."""
-        return F.softplus(self.a_n)
 
     def fast_bound(self, dtype: torch.dtype, G: float) -> float | None:
         """The fast evaluator's stated bound of |G_fast(x) - G(x)| where |G(x)| = G (`FastTable.bound`)."""

@@ -152,8 +152,17 @@ def _as_terms(base: BaseGradient, default_alpha: sp.Symbol, side: str) -> tuple[
     return terms
 
 
-class NoClosedFormError(ActlabError):
-    """SymPy found no closed-form antiderivative; `actlab.symbolic.quadrature` builds f numerically instead."""
+class DerivationError(ActlabError):
+    """The recipe cannot make an activation of these base gradients; the message says why and what to change.
+
+    Why a type of its own: callers (the CLI, `actlab.symbolic.build.build_activation`, saved derivations) decide
+    what to do by the exception's class, never by matching its text.
+    """
+
+
+class NoClosedFormError(DerivationError):
+    """No closed form torch can run: SymPy found no antiderivative, or its antiderivative uses a function torch
+    lacks (erfi, Ei, ...). `actlab.symbolic.build.build_activation` then builds f by quadrature instead."""
 
 
 def _integrate(gradient: sp.Expr, side: str) -> sp.Expr:
@@ -169,7 +178,9 @@ def _integrate(gradient: sp.Expr, side: str) -> sp.Expr:
 def _one_sided_limit(expr: sp.Expr, direction: str, side: str) -> sp.Expr:
     value = sp.limit(expr, x, 0, direction)
     if value.has(sp.oo, -sp.oo, sp.zoo, sp.nan):
-        raise ActlabError(f"the integral for {side} diverges at x = 0 ({value}); the base gradient must be integrable")
+        raise DerivationError(
+            f"the integral for {side} diverges at x = 0 ({value}); the base gradient must be integrable"
+        )
     return value
 
 
@@ -209,7 +220,7 @@ def gradient_first(
     right = _one_sided_limit(F_pos, "+", "x > 0") + C_p
     solutions = sp.solve([sp.Eq(left, 0), sp.Eq(right, left)], [C_p, C_n], dict=True)
     if len(solutions) != 1:
-        raise ActlabError(f"could not solve the integration constants of {name} (solutions: {solutions})")
+        raise DerivationError(f"could not solve the integration constants of {name} (solutions: {solutions})")
     constants = solutions[0]
     ordering = [*parameters, *shift.free_symbols]
     pos = Branch("x > 0", pos_terms, grad_pos, _collect(F_pos + constants[C_p], ordering))

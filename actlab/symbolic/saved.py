@@ -10,12 +10,13 @@ Where they live: `$ACTLAB_DERIVATIONS_DIR` if set, else `$XDG_DATA_HOME/actlab/d
 `~/.local/share/actlab/derivations`), one `<name>.json` each. `actlab derive --pos G --neg G --save NAME` writes
 one; `actlab.activations.resolve(NAME)` builds its module.
 
-The module (`DerivedActivation`) is built like the paper's xIELU: f' = alpha * g + beta on each side, with
-alpha_p = softplus(a_p) and alpha_n = softplus(a_n) trainable scalars (initialised from the file) and beta fixed.
-Forward and backward come from the derivation's generated torch code (`actlab.symbolic.codegen`): the backward pass
-is the symbolic gradient, not autograd's tape. By default (`path="auto"`) both are compiled into two kernels, as
-xIELU's are (`actlab.kernels.paths` chooses, and falls back loudly); `path="function"` runs the same code eagerly,
-`path="eager"` differentiates the generated forward with autograd. Any float dtype; the output has the input's dtype.
+The module (`actlab.symbolic.derived_spec.DerivedActivation`, made by `actlab.symbolic.build`) is built like the
+paper's xIELU: f' = alpha * g + beta on each side, with alpha_p = softplus(a_p) and alpha_n = softplus(a_n)
+trainable scalars (initialised from the file) and beta fixed. Forward and backward come from the derivation's
+generated torch code (`actlab.symbolic.codegen`): the backward pass is the symbolic gradient, not autograd's tape.
+By default (`path="auto"`) both are compiled into two kernels, as xIELU's are (`actlab.kernels.paths` chooses, and
+falls back loudly); `path="function"` runs the same code eagerly, `path="eager"` differentiates the generated
+forward with autograd. Any float dtype; the output has the input's dtype.
 """
 
 from __future__ import annotations
@@ -23,17 +24,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
-
-import torch
-import torch.nn.functional as F
-from torch import nn
+from typing import TYPE_CHECKING, Any
 
 from actlab.errors import ActlabError
 from actlab.io import atomic_write_json, read_json
-from actlab.symbolic.defaults import XIELU_DEFAULTS, inverse_softplus
+from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig
+
+if TYPE_CHECKING:
+    from torch import nn
 
 FORMAT = "actlab-derivation/1"
 ENV_DIR = "ACTLAB_DERIVATIONS_DIR"
@@ -95,18 +95,23 @@ class SavedDerivation:
     checks: tuple[dict[str, Any], ...] = ()
     actlab_version: str = ""
 
-    def derivation(self):  # noqa: ANN201 - actlab.symbolic.Derivation (SymPy imported lazily)
-        """Re-run the recipe on the stored base gradients (parsed safely, never evaluated)."""
-        from actlab.symbolic import derivations
+    def built(self):  # noqa: ANN201 - actlab.symbolic.build.BuiltActivation (SymPy imported lazily)
+        """Re-run the recipe on the stored base gradients (parsed safely, never evaluated); closed forms only."""
+        from actlab.symbolic.build import build_activation
 
         try:
-            return derivations.custom(self.positive, self.negative)
+            return build_activation(self.positive, self.negative, numeric=False)
         except ValueError as error:
             raise ActlabError(f"saved derivation {self.name!r}: {error}") from None
 
-    def build(self, path: str = "auto") -> DerivedActivation:
+    def derivation(self):  # noqa: ANN201 - actlab.symbolic.Derivation (SymPy imported lazily)
+        """The closed-form derivation of the stored base gradients (see `built`)."""
+        return self.built().derivation
+
+    def build(self, path: str = "auto") -> nn.Module:
         """A fresh trainable module (fresh so modules never share parameters) on `path` (module docstring)."""
-        return DerivedActivation(self, path=path)
+        init = XIELUConfig(self.alpha_p_init, self.alpha_n_init, self.beta)
+        return replace(self.built(), name=self.name).module(init, path=path)  # the module goes by the saved name
 
 
 def save_derivation(
@@ -213,44 +218,3 @@ def _is_check(check: Any) -> bool:
         and isinstance(check.get("passed"), bool)
         and all(isinstance(check.get(k, ""), str) for k in ("detail", "level"))
     )
-
-
-class DerivedActivation(nn.Module):
-    """A saved derivation as a trainable activation: alpha_p, alpha_n = softplus(a_p), softplus(a_n); beta fixed."""
-
-    def __init__(self, saved: SavedDerivation, path: str = "auto") -> None:
-        super().__init__()
-        from actlab.kernels.paths import select_path
-        from actlab.symbolic.derived_spec import DerivedSpec
-
-        select_path(path)  # an unknown path fails here, not at the first forward
-        derivation = saved.derivation()
-        names = [str(p) for p in derivation.parameters]
-        if names != ["alpha_p", "alpha_n"]:
-            raise ActlabError(f"saved derivation {saved.name!r}: expected parameters alpha_p, alpha_n, got {names}")
-        self.name = saved.name
-        self.beta = saved.beta
-        self.path = path
-        self.spec = DerivedSpec.of(derivation, saved.beta)
-        self.kernels = self.spec.kernels
-        self.a_p = nn.Parameter(torch.tensor(inverse_softplus(saved.alpha_p_init)))
-        self.a_n = nn.Parameter(torch.tensor(inverse_softplus(saved.alpha_n_init)))
-
-    @property
-    def alpha_p(self) -> torch.Tensor:
-        return F.softplus(self.a_p)
-
-    @property
-    def alpha_n(self) -> torch.Tensor:
-        return F.softplus(self.a_n)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        from actlab.kernels.paths import activate
-
-        if not torch.is_floating_point(x):
-            raise ValueError(f"{self.name} needs a floating-point input, got {x.dtype}; cast with x.float()")
-        return activate(self.spec, x, self.a_p, self.a_n, self.path)  # raw parameters: the kernels apply softplus
-
-    def extra_repr(self) -> str:
-        alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"
-        return f"{self.name!r}, {alphas}, beta={self.beta}, path={self.path!r}"

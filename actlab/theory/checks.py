@@ -13,16 +13,15 @@ account of the difference to be exact *and* the difference itself to be real.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 
 from actlab.theory import propositions as theory
 from actlab.theory import scale as theory_scale
+from actlab.train.device import cpu_threads
 
 HOLDS, CONDITIONAL, FAILS = "holds", "holds under a condition", "fails"
 # A relative difference at or below this is zero (float64 round-off over these small layers, as `theory`).
@@ -165,15 +164,10 @@ def _exact_row(claim: str, checks: list[theory.GradientCheck], condition: str) -
     )
 
 
-@contextlib.contextmanager
-def single_thread() -> Iterator[None]:
-    """Run torch on one thread: these tensors are tiny, and thread hand-offs cost 10x the math."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+def single_thread() -> contextlib.AbstractContextManager[None]:
+    """Run torch on one thread (`actlab.train.cpu_threads`): these tensors are tiny, and thread hand-offs cost 10x
+    the math."""
+    return cpu_threads(1)
 
 
 def run_checks(configs: int = 200, seed: int = 0, mc_samples: int = 200_000) -> CheckReport:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from actlab import stats
-from actlab.studies.smartmixed.config import CONTROLS, FIXED_PREFIX, RANKED
+from actlab.studies.smartmixed.config import CONTROLS, RANKED
 
 ARM_COLUMNS = ("test_accuracy", "val_accuracy", "val_loss", "phase2_start_test_accuracy", "epochs", "steps",
                "samples", "seconds", "phase1_steps", "phase2_steps", "freeze_max_abs_diff")  # fmt: skip
@@ -301,11 +301,6 @@ def freeze_check(results: StudyResults) -> dict[str, float]:
     same = (phase1.test_accuracy - phase1.argmax_test_accuracy).abs() if not phase1.empty else pd.Series(dtype=float)
     return {"max_abs_diff": float(diffs.max()) if len(diffs) else math.nan, "networks": int(len(diffs)),
             "max_accuracy_gap_eval_vs_argmax": float(same.max()) if len(same) else math.nan}  # fmt: skip
-
-
-def fixed_name(arm: str) -> str:
-    """'fixed:relu' -> 'relu'; other arm names unchanged (for plot labels)."""
-    return arm[len(FIXED_PREFIX) :] if arm.startswith(FIXED_PREFIX) else arm
 
 
 def identical_runs(results: StudyResults, a: str, b: str) -> tuple[int, int]:

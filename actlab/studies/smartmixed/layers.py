@@ -124,11 +124,3 @@ def preference_effect(layers: pd.DataFrame, *, seed: int = 0, group: Sequence[st
         value = float(differences.mean()) if differences.size else math.nan
         return stats.Interval(value, math.nan, math.nan, 0.95, "too few networks")
     return stats.bootstrap_interval(differences, seed=seed)
-
-
-def router_confidence(layers: pd.DataFrame) -> pd.DataFrame:
-    """Mean largest routing probability per (architecture, layer); 1/6 means the routers never moved."""
-    per_layer = layers.drop_duplicates(["network", "layer"])
-    table = per_layer.groupby(["architecture", "layer"], sort=False).mean_max_prob.mean().reset_index()
-    table["uniform"] = 1.0 / len(SMARTMIXED_POOL)
-    return table

@@ -27,7 +27,7 @@ import torch
 
 from actlab.routing.compiled import cached_kernel, example_sizes
 from actlab.routing.gumbel import gumbel_from_uniform, routing_dtype, straight_through
-from actlab.routing.lean import as_rows
+from actlab.routing.lean_mixture import as_rows
 from actlab.routing.mixture import MixturePlan, mixture_backward, mixture_forward
 from actlab.routing.regularizers import kl_to_target, pseudo_target
 
@@ -114,7 +114,7 @@ def routed_backward_with_output(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(x, dL/dh, dL/dlog pi): the backward plus the recomputed output, for a block that did not keep x.
 
-    Compiled, x and the gradients come out of one loop over h sharing one exp (`routed_linear`).
+    Compiled, x and the gradients come out of one loop over h sharing one exp (`fused_linear`).
     """
     x, _ = mixture_forward(h, p.to(h.dtype), step.plan, False)
     return (x, *routed_backward(h, p, p_soft, p_tilde, delta, grad_reg, numbers, step))

@@ -1,19 +1,16 @@
 """A Flex-Act router and the Linear layer after it as one block: ReLU's activation memory at the lean router's speed.
 
 Why: the Linear after a router saves the router's output x for its weight gradient, so a lean router keeps both h
-and x alive (1.8x ReLU's saved bytes in a 4-layer MLP). `recompute_routed_outputs()` keeps h only, but then the
+and x alive (about twice ReLU's saved activations). `recompute_routed_outputs()` keeps h only, but then the
 branches are evaluated twice in backward: once to rebuild x for the Linear, once in the router's own backward,
 an exp per element each time. A block that owns both layers can order its backward instead: dL/dx = dL/dy W
 needs no x, so one kernel computes x, dL/dh and dL/dlog pi in a single pass over h (one exp), and the weight
 gradient dL/dW = dL/dy^T x uses that x. Saved: h, the Linear's weight, three K-vectors; as ReLU + Linear.
 
-Two ways to get it, the same computation:
-- `RoutedSequential`, an `nn.Sequential` whose forward runs every FlexAct directly followed by a Linear as one
-  block. Its layers stay where they were (index, `state_dict` keys, `hidden_activations`), so it is what
-  `actlab.models.build_mlp` returns for an MLP with FlexAct routers: the default path a user gets from the builder.
-- `fuse_routed_linears(model)` rewrites an `nn.Sequential` so every such pair becomes a `RoutedLinear` module
-  holding the same two modules (the same parameter objects, so an optimizer built before or after sees the same
-  tensors).
+The one way to get it is `RoutedSequential`, an `nn.Sequential` whose forward runs every FlexAct directly followed
+by a Linear as one block. Its layers stay where they were (index, `state_dict` keys, `hidden_activations`), so it is
+what `actlab.models.build_mlp` returns for an MLP with FlexAct routers: the default path a user gets from the
+builder; `RoutedSequential(*model)` turns any Sequential into one (the same modules and parameter objects).
 Outside what the routed Function covers (eval mode, output normalisation, a non-detached pseudo-target, inputs
 that are not (batch, features)) the block simply runs the router and then the Linear.
 """
@@ -27,8 +24,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from actlab.routing.flexact import FlexAct
-from actlab.routing.lean import as_rows
-from actlab.routing.routed import routed_kernel, run_routed_forward
+from actlab.routing.fused_router import routed_kernel, run_routed_forward
+from actlab.routing.lean_mixture import as_rows
 
 
 class RoutedLinearFunction(torch.autograd.Function):
@@ -67,18 +64,6 @@ def routed_linear(router: FlexAct, linear: nn.Linear, h: torch.Tensor) -> torch.
     return y
 
 
-class RoutedLinear(nn.Module):
-    """`linear(router(h))` computed as one block in training (see the module docstring); same parameters."""
-
-    def __init__(self, router: FlexAct, linear: nn.Linear) -> None:
-        super().__init__()
-        self.router = router
-        self.linear = linear
-
-    def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return routed_linear(self.router, self.linear, h)
-
-
 class RoutedSequential(nn.Sequential):
     """An `nn.Sequential` that runs each FlexAct directly followed by an `nn.Linear` as one block (`routed_linear`).
 
@@ -94,7 +79,7 @@ class RoutedSequential(nn.Sequential):
 
 def routed_pairs(layers: list[nn.Module]) -> Iterator[tuple[nn.Module, nn.Linear | None]]:
     """The layers in order, each FlexAct directly followed by a Linear paired with it: (router, linear) or
-    (layer, None). `RoutedSequential` and `fuse_routed_linears` walk a model this one way."""
+    (layer, None). `RoutedSequential` walks a model this way."""
     index = 0
     while index < len(layers):
         layer = layers[index]
@@ -107,10 +92,4 @@ def routed_pairs(layers: list[nn.Module]) -> Iterator[tuple[nn.Module, nn.Linear
             index += 1
 
 
-def fuse_routed_linears(model: nn.Sequential) -> nn.Sequential:
-    """A new Sequential in which every FlexAct directly followed by a Linear is one `RoutedLinear` (same modules)."""
-    blocks = [layer if linear is None else RoutedLinear(layer, linear) for layer, linear in routed_pairs(list(model))]
-    return nn.Sequential(*blocks)
-
-
-__all__ = ["RoutedLinear", "RoutedLinearFunction", "RoutedSequential", "fuse_routed_linears", "routed_linear"]
+__all__ = ["RoutedLinearFunction", "RoutedSequential", "routed_linear"]

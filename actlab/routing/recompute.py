@@ -7,11 +7,9 @@ where ReLU keeps one. Inside `recompute_routed_outputs()`, any saved tensor that
 output is stored as its recipe (h, p) instead and recomputed from it in backward: one extra fused
 forward per layer buys ReLU's activation memory.
 
-The recomputation returns x only. Handing the router's backward the branch values it computes anyway
-(3 more tensors of h's size) was tried and measured slower: in a Linear-Flex-Act-Linear block at
-batch 256 and width 1024 it cost +4.0 ms over ReLU against +2.9 ms for x only (300 interleaved rounds,
-one thread). Fresh buffers of that size are page-faulted in on each allocation, which costs more on
-these machines than the exp the backward recomputes.
+The recomputation returns x only: handing the router's backward the branch values too would allocate three
+more tensors of h's size, and fresh buffers of that size are page-faulted in on each allocation, which costs
+more than the exp the backward recomputes (docs/timings.md has the measurement).
 
 It is a context manager, not a default, because it changes what every saved tensor in the block
 goes through (PyTorch's `saved_tensors_hooks`), which a user should choose knowingly.
@@ -26,7 +24,7 @@ from typing import Any
 import torch
 
 from actlab.routing.compiled import kernel
-from actlab.routing.lean import as_rows
+from actlab.routing.lean_mixture import as_rows
 from actlab.routing.mixture import MixturePlan
 
 RECIPE_ATTRIBUTE = "_actlab_routed_recipe"
