@@ -60,6 +60,14 @@ PAPERS = (
         "",
         demo=True,
     ),
+    Paper(  # opt-in (`make zoo`): the related work's own "beats ReLU" claims, at CPU scale
+        "zoo",
+        "The activation zoo: each paper's claim to beat ReLU, at CPU scale",
+        "actlab zoo",
+        ("zoo",),
+        "",
+        demo=True,
+    ),
 )
 
 
