@@ -26,6 +26,9 @@ from actlab.stats.tests import holm_skipping_nan, paired_family
 from actlab.studies.compare.tasks import get_task
 
 DECISIONS = ("better", "worse", "equivalent", "inconclusive")
+# A pair needs this many seeds with both arms clean, and differences that vary, to be tested: two seeds with the same
+# difference give a paired t of p = 0 (no spread), which is no evidence; such a cell is inconclusive, MDE undefined.
+MIN_SEEDS = 3
 
 
 def oriented(frame: pd.DataFrame) -> pd.Series:
@@ -106,7 +109,8 @@ def pairwise(frame: pd.DataFrame, task: str, matching: str, *, margin: float, al
     - equivalent: TOST within +-`margin` rejects after Holm over the pairs' TOST p values;
     - inconclusive: neither; `mde` then says what the cell could have detected: the smallest true difference a
       paired t test at Holm's strictest level (alpha / number of pairs) finds with 80% power at the pair's spread.
-    Seeds where either arm diverged are left out of that pair (`n` counts the rest).
+    Seeds where either arm diverged are left out of that pair (`n` counts the rest); a pair with fewer than
+    `MIN_SEEDS` such seeds, or whose differences never vary, is not tested (inconclusive, no MDE).
     """
     part = frame[(frame["task"] == task) & (frame["matching"] == matching)].assign(score=lambda f: oriented(f))
     wide = part.pivot_table(index="seed", columns="activation", values="score")
@@ -114,16 +118,16 @@ def pairwise(frame: pd.DataFrame, task: str, matching: str, *, margin: float, al
     pairs = list(itertools.combinations(names, 2))
     table = paired_family(wide, pairs, alpha=alpha)
     strict = alpha / max(1, len(pairs))
-    tost_p, mdes = [], []
+    tost_p, mdes, testable = [], [], []
     for a, b in pairs:
         both = wide[[a, b]].dropna()
         differences = (both[a] - both[b]).to_numpy()
-        if len(differences) < 2:
-            tost_p.append(math.nan)
-            mdes.append(math.nan)
-            continue
-        tost_p.append(tost_paired(both[a], both[b], margin, alpha=alpha).pvalue)
-        mdes.append(mde_one_sample(differences, alpha=strict).mde if np.ptp(differences) > 0 else math.nan)
+        ok = len(differences) >= MIN_SEEDS and np.ptp(differences) > 0
+        testable.append(ok)
+        tost_p.append(tost_paired(both[a], both[b], margin, alpha=alpha).pvalue if ok else math.nan)
+        mdes.append(mde_one_sample(differences, alpha=strict).mde if ok else math.nan)
+    table["p_t"] = table["p_t"].where(testable)  # an untestable pair takes no part in the family (holm_skipping_nan)
+    table["reject_holm"], table["p_holm"] = holm_skipping_nan(table["p_t"].to_numpy(dtype=float), alpha)
     table["tost_p"] = tost_p
     table["tost_p_holm"] = holm_skipping_nan(np.asarray(tost_p, dtype=float), alpha)[1]
     table["mde"] = mdes
@@ -154,7 +158,7 @@ def decision_matrix(table: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
             continue
         text = row["decision"]
         suffix = f" (MDE {row['mde']:.2g})" if text == "inconclusive" and math.isfinite(row["mde"]) else ""
-        suffix = suffix or (" (MDE: too few seeds)" if text == "inconclusive" else "")
+        suffix = suffix or (" (MDE undefined: under 3 seeds or no spread)" if text == "inconclusive" else "")
         matrix.loc[row["a"], row["b"]] = text + suffix
         matrix.loc[row["b"], row["a"]] = mirror[text] + suffix
     return matrix

@@ -37,8 +37,9 @@ def thumbnails(shapes: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], 
     for ax, (name, (x, y, dy)) in zip(axes.flat, shapes.items(), strict=False):
         ax.axhline(0, color="0.85", lw=0.6)
         ax.axvline(0, color="0.85", lw=0.6)
-        ax.plot(x, np.clip(y, -4, 6), color="#264653", lw=1.2, label="f")
-        ax.plot(x, np.clip(dy, -2, 3), color="#e76f51", lw=1.0, ls="--", label="f'")
+        ax.plot(x, y, color="#264653", lw=1.2, label="f")
+        ax.plot(x, dy, color="#e76f51", lw=1.0, ls="--", label="f'")
+        ax.set_ylim(-2.5, 5.0)  # the same scale in every panel; steeper curves leave it
         ax.set_title(name, fontsize=8)
         ax.set_xticks([])
         ax.set_yticks([])
@@ -117,6 +118,7 @@ def decision_matrix(matrix: pd.DataFrame, title: str) -> plt.Figure:
     n = len(matrix)
     fig, ax = plt.subplots(figsize=(0.36 * n + 2.4, 0.32 * n + 1.6))
     ax.imshow(values, cmap=ListedColormap(list(DECISION_COLORS.values())), vmin=-0.5, vmax=len(codes) - 0.5)
+    ax.grid(False)
     for i in range(n):
         for j in range(n):
             text = matrix.iat[i, j]
@@ -136,6 +138,7 @@ def rank_heatmap(distribution: pd.DataFrame, title: str) -> plt.Figure:
     """Fraction of (task, seed) blocks in which each entry (rows, by mean rank) took each rank (columns)."""
     fig, ax = plt.subplots(figsize=(0.22 * distribution.shape[1] + 2.6, 0.22 * len(distribution) + 1.2))
     image = ax.imshow(distribution.to_numpy(), cmap="Blues", aspect="auto", vmin=0)
+    ax.grid(False)
     ax.set_yticks(range(len(distribution)), distribution.index, fontsize=6)
     ax.set_xticks(range(distribution.shape[1]), distribution.columns, fontsize=6)
     ax.set_xlabel("rank (1 = best)")

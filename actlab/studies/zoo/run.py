@@ -101,8 +101,12 @@ def train_zoo(config: ZooRunConfig, workdir: str | Path | None = None) -> dict[s
     data = task.load()
     arms = {name: functools.partial(task.build, make, data) for name, make in makers.items()}
     train = config.train_config()
-    recorded = {**asdict(config), "activations": list(config.activations), "lr": train.lr, "schedule": train.schedule,
-                "grad_clip": train.grad_clip}  # fmt: skip
+    recorded = {
+        **asdict(config),
+        "activations": list(config.activations),
+        "schedule": train.schedule,
+        "grad_clip": train.grad_clip,
+    }  # fmt: skip (lr 0: the task's default, as the comparison records it)
     records = []
     for matching in config.matchings:
         trained = engine.train_matched(task, data, arms, train, config.budget(matching),
