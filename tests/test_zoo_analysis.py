@@ -116,3 +116,14 @@ def test_the_zoo_page_is_not_one_of_actlab_report_s_studies() -> None:
     from actlab.site.report import study_folders
 
     assert "zoo" not in [folder.name for folder in study_folders(ROOT / "notebooks")]
+
+
+def test_a_pair_with_two_seeds_or_constant_differences_is_never_decided() -> None:
+    means = {"relu": 90.0, "mish": 95.0}
+    frame = compare_analysis.arms_frame(fake_runs(means, {"relu": 0.0, "mish": 0.0}, seeds=5, tasks=("digits",)))
+    table = analysis.pairwise(frame, "digits", "steps", margin=0.5)  # mish - relu = 5 on every seed: no spread
+    assert table["decision"].tolist() == ["inconclusive"] and math.isnan(table["mde"].iloc[0])
+    two = compare_analysis.arms_frame(fake_runs(means, {"relu": 0.1, "mish": 0.1}, seeds=2, tasks=("digits",)))
+    assert analysis.pairwise(two, "digits", "steps", margin=0.5)["decision"].tolist() == ["inconclusive"]
+    matrix = analysis.decision_matrix(analysis.pairwise(two, "digits", "steps", margin=0.5), ["relu", "mish"])
+    assert "MDE undefined" in matrix.loc["relu", "mish"]
