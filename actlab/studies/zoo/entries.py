@@ -138,7 +138,7 @@ ENTRIES: tuple[ZooEntry, ...] = (
               paper_claim=BEATS_RELU),
     _registry("xielu", "xIELU", r"\alpha_p x^2 + \beta x \text{ if } x > 0 \text{ else } \alpha_n (e^x - 1) - "
               r"\alpha_n x + \beta x", "Huang & Schlag 2024", _xielu,
-              parameters={"alpha_p": 0.8, "alpha_n": 0.8}, paper_claim=BEATS_RELU),
+              parameters={"alpha_p": 0.8, "alpha_n": 0.8}),  # its claims (vs ReLU², SwiGLU) are the xielu study's
     _registry("xiprelu", "xIPReLU", r"\alpha_p x^2 + \beta x \text{ if } x > 0 \text{ else } \alpha_n x^2 + \beta x",
               "Huang & Schlag 2024", _xiprelu, parameters={"alpha_p": 0.8, "alpha_n": 0.8}),
     _module("mish", "Mish", "Mish", r"x \tanh(\mathrm{softplus}(x))", "Misra 2019",
