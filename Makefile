@@ -12,12 +12,13 @@ DEB_PACKAGES := dataset-fashion-mnist python3.11-doc chromium chromium-driver
 STAMP := $(VENV)/.actlab-installed
 PYTEST_ARGS ?=
 
-.PHONY: setup sysdeps test test-all report report-full report-smoke gpu-check lab lint clean help
+.PHONY: setup sysdeps test test-all report report-full report-smoke zoo gpu-check lab lint clean help
 
 help:
 	@echo "make report       default sweeps on CPU, HTML under reports/"
 	@echo "make report-full  paper-scale sweeps (hours; meant for a GPU box)"
 	@echo "make report-smoke the full profile, one tiny run per sweep: every page renders (reports/smoke/)"
+	@echo "make zoo          the activation zoo: 28 published activations, 3 tasks, 5 seeds (reports/zoo.html; opt-in)"
 	@echo "make gpu-check    on a CUDA machine: CUDA tests, benchmarks and the smoke report on the GPU (<= 10 min)"
 	@echo "make test         the default test tier (under 10 minutes on 2 cores; what CI runs)"
 	@echo "make test-all     every test, the slow tier included"
@@ -63,6 +64,12 @@ report-full: setup
 # The full profile's shapes at a tiny budget (each spec's `smoke:`), into runs/smoke and reports/smoke.
 report-smoke: setup
 	$(VENV)/bin/actlab report --out reports --profile full --smoke
+
+# The activation zoo (issue 36), opt-in and kept out of `make report`'s budget: its sweeps resume, then
+# reports/zoo.html, linked from the index. ZOO_PROFILE=full for a GPU box (10 seeds, longer, the LM task).
+ZOO_PROFILE ?= default
+zoo: setup
+	$(VENV)/bin/actlab zoo --out reports --profile $(ZOO_PROFILE)
 
 # A GPU box's check in one go, at most GPU_CHECK_SECONDS: the tests marked `cuda`, the device benchmarks on the GPU
 # (ratios labelled with its name) and the smoke report on it. Without CUDA it says so and runs nothing.

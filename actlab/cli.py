@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "execute the report notebooks and build the HTML site under reports/"),
     "bench": ("bench", "benchmarks: ratios against a baseline measured in one run"),
     "calibrate": ("calibrate", "how often a claim's decision rule errs (simulated at its own n and spread)"),
+    "zoo": ("zoo", "the activation zoo: 28 published activations compared under one protocol (reports/zoo.html)"),
 }
 
 

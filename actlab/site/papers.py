@@ -60,6 +60,13 @@ PAPERS = (
         "",
         demo=True,
     ),
+    Paper(  # opt-in (`make zoo`): the related work's own "beats ReLU" claims, each paper's, tested at CPU scale
+        "zoo",
+        "The activation zoo: each related paper's claim to beat ReLU",
+        "actlab zoo; sources on zoo.html",
+        ("zoo",),
+        "each activation's own paper, on its own networks and datasets",
+    ),
 )
 
 

@@ -123,12 +123,13 @@ def render_standalone(template: Path, config: SiteConfig) -> Page:
     return _execute_and_render(page, template, executed, config.parameters.get(name) or {}, config)
 
 
-def render_study(study_dir: Path, config: SiteConfig) -> Page:
-    """Run a study's sweeps for the profile, then execute and render its report notebook."""
+def render_study(study_dir: Path, config: SiteConfig, report: str = STUDY_REPORT) -> Page:
+    """Run a study's sweeps for the profile, then execute and render its report notebook (`report`: another
+    notebook of the folder for an opt-in study kept out of `actlab report`, as `actlab zoo` renders `zoo.ipynb`)."""
     from actlab.sweep import ExecutorOptions, load_spec, run_sweep
 
     name = study_dir.name
-    template = study_dir / STUDY_REPORT
+    template = study_dir / report
     title = notebook_title(template)
     page = Page(name=name, title=title, html=f"{name}.html", source=str(template), kind="study", profile=config.profile)
     options = config.executor_options or ExecutorOptions(kind=config.executor, workers=config.workers)

@@ -8,6 +8,7 @@ ones start at constants), so every arm of a seed starts from the same weights.
 
 - `fashion_mnist`: MLP 784-256-128-10 on Fashion-MNIST (Debian files), test accuracy on the official 10k test set.
 - `mnist1d`: MLP 40-256-256-10 on MNIST-1D (generated, 5,000 samples), test accuracy on its 1,000 test signals.
+- `digits`: MLP 64-128-128-10 on scikit-learn's bundled 8x8 digits (1,797), test accuracy on its 360 test images.
 - `lm_pydocs`: a byte-level pre-norm transformer LM (d_model 64, 2 layers) on the Debian Python docs, validation
   bits per byte; the activation sits in every block's MLP. `lm_task` makes others of its kind (another shape,
   corpus or batch): the xIELU study's LM is one.
@@ -187,6 +188,15 @@ TASKS: dict[str, Task] = {
             steps=600,
             seconds=0.8,
             widths=(256, 256),
+            **_CLASSIFICATION,
+        ),
+        Task(
+            "digits",
+            "scikit-learn digits (8x8), MLP 64-128-128-10",
+            lr=3e-3,
+            steps=300,
+            seconds=0.3,
+            widths=(128, 128),
             **_CLASSIFICATION,
         ),
         lm_task(

@@ -1,0 +1,59 @@
+"""Zoo entries to modules: every build goes through the comparison's specs, so the zoo trains what a user would.
+
+Registry and module entries resolve by their spec (`actlab.activations.resolve`); derived entries are first derived,
+checked and saved into a folder of the caller's (a run's own folder), exactly as a comparison's `derive:` does
+(`actlab.studies.compare.specs.save_derived`), then resolved there once and copied for every arm.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+
+from actlab.environ import temporary_environment
+from actlab.studies.compare import specs
+from actlab.studies.zoo.entries import derive_table, get_entry
+from actlab.symbolic.saved import ENV_DIR
+
+
+def factories(names: Sequence[str], folder: str | Path) -> tuple[dict[str, Callable[[], nn.Module]], dict[str, Any]]:
+    """({name: build()} for the zoo entries `names`, the derivations saved into `folder`/derivations).
+
+    Every spec resolves once here, so a broken entry fails before any training starts.
+    """
+    entries = [get_entry(name) for name in names]
+    derived_folder = Path(folder) / "derivations"
+    derived = specs.save_derived(derive_table(names), derived_folder)
+    built = {}
+    for entry in entries:
+        if entry.build == "derived":
+            built[entry.name] = functools.partial(copy.deepcopy, _load_derived(entry.spec, derived_folder))
+        else:
+            built[entry.name] = specs.factory(entry.spec, None, set())
+    return built, derived
+
+
+def _load_derived(name: str, folder: Path) -> nn.Module:
+    """The saved derivation `name` in `folder`, built once: every arm gets a deep copy of this untrained module.
+
+    Why a copy: `resolve` rebuilds a saved derivation by re-running SymPy's recipe (about a second each), and a zoo
+    run builds each entry once per matching; the profile of one run spent 80% of its time there. A fresh module's
+    parameters are constants, so a copy of an untrained one is exactly what a rebuild gives.
+    """
+    from actlab.activations import resolve
+
+    with temporary_environment({ENV_DIR: str(folder.resolve())}):
+        return resolve(name)
+
+
+def set_path(module: nn.Module, path: str) -> nn.Module:
+    """Put a derived or integrated module (one with `a_p` and `path`) on `path`; others are returned unchanged."""
+    for part in module.modules():
+        if hasattr(part, "a_p") and hasattr(part, "path"):
+            part.path = path
+    return module

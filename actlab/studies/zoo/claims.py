@@ -1,0 +1,83 @@
+"""The zoo's claims: "X beats ReLU" for each entry whose own paper says so, one pure function of the runs.
+
+Why these and no others: the zoo's papers each report that their activation wins, mostly against ReLU, on their own
+tasks at their own scale. Where the zoo's tasks can test that sentence (an MLP classifier, as most of those papers
+include), it gets a claim row per task and matching, decided exactly as the comparison study decides "X beats the
+baselines" (`actlab.studies.compare.claims`, rule `beats_every.rule_beats_baselines`, with ReLU the only
+baseline): paired by seed, not supported / supported / equivalent within the task's margin / inconclusive with its
+MDE, each with its operating characteristics simulated at its own n and spread. The claims say that they are tested
+at CPU scale (small MLPs, seconds of training), not at the paper's; Holm-adjusted p values run over the zoo's
+claims.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from actlab.claim import Claim
+from actlab.stats.family import adjust_family
+from actlab.studies.compare import claims as compare_claims
+from actlab.studies.compare.engine import matching_label
+from actlab.studies.zoo.entries import ENTRIES, get_entry
+
+STUDY = "zoo"
+BASELINE = "relu"
+CPU_SCALE = "At CPU scale (small MLPs trained for seconds on 2 cores, not the paper's networks): "
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the claims are decided with (the page's parameters)."""
+
+    margins: Mapping[str, float] = field(default_factory=lambda: dict(compare_claims.DEFAULT_MARGINS, digits=1.0))
+    alpha: float = 0.05
+    confidence: float = 0.95
+    n_simulations: int = 300
+    seed: int = 0
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+
+def claimants() -> tuple[str, ...]:
+    """The entries whose paper claims to beat ReLU (ReLU itself excluded)."""
+    return tuple(entry.name for entry in ENTRIES if entry.paper_claim and entry.name != BASELINE)
+
+
+def claims(runs: compare_claims.StudyRuns, settings: Settings) -> compare_claims.StudyClaims:
+    """Every testable "X beats ReLU" claim, decided, relabelled as the zoo's, Holm-adjusted over the zoo's claims."""
+    present = set(runs.arms["activation"])
+    candidates = tuple(name for name in claimants() if name in present)
+    decided = compare_claims.decide_all(
+        runs,
+        compare_claims.Settings(baselines=(BASELINE,), candidates=candidates, margins=settings.margins,
+                                alpha=settings.alpha, confidence=settings.confidence,
+                                n_simulations=settings.n_simulations, seed=settings.seed,
+                                provenance=settings.provenance),
+    )  # fmt: skip
+    relabelled = [relabel(claim) for claim in decided.claims]
+    return compare_claims.StudyClaims(adjust_family(relabelled, "Zoo"), decided.untested)
+
+
+def relabel(claim: Claim) -> Claim:
+    """A comparison claim as the zoo's: its id, study, source (the entry's paper) and a statement saying the scale."""
+    candidate = str(claim.context.get("candidate", "")) or _candidate_of(claim.claim_id)
+    entry = get_entry(candidate)
+    return claim.with_changes(
+        claim_id="zoo-" + claim.claim_id.removeprefix("compare-"),
+        study=STUDY,
+        source=f"{entry.label}: {entry.source}, {entry.paper_claim}",
+        statement=CPU_SCALE + claim.statement,
+        title=f"{entry.label} beats ReLU ({entry.source}), CPU scale: " + claim.title.split(": ", 1)[-1],
+    )
+
+
+def _candidate_of(claim_id: str) -> str:
+    """The candidate named in 'compare-<candidate>-<task>-<matching>' (a zoo name holds no '-')."""
+    return re.sub(r"^compare-", "", claim_id).split("-", 1)[0]
+
+
+def claim_id(candidate: str, task: str, matching: str) -> str:
+    """'zoo-mish-digits-step-matched'."""
+    return f"zoo-{candidate}-{task}-{matching_label(matching)}"

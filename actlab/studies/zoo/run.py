@@ -1,0 +1,122 @@
+"""One zoo run: every zoo entry on one (task, seed), step-matched and compute-time-matched, through the comparison
+engine.
+
+A run is one seed on one task (the unit of analysis). Per matching, `actlab.studies.compare.engine.train_matched`
+builds every entry's network from the same initial weights, gives each the same budget (the same optimiser steps,
+or the same seconds of compute by the budget clock), interleaves them in slices so load hits all alike, and scores
+them on the task's held-out split; `engine.arm_record` writes what every comparison records. Derived entries are
+derived, checked and saved into the run's own folder first (`build.factories`).
+
+`fast_path` puts the integrated entries (xIELU, xIPReLU, the derived ones) on one path. The CPU default is
+`function` (eager ops with the symbolic backward, no compiler): every zoo entry then runs as eager PyTorch, as the
+registry and module entries do, and no run spends a minute compiling 7 kernels; `auto` (compiled) is the full
+profile's.
+"""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from actlab.studies.compare import engine
+from actlab.studies.compare.tasks import Task, get_task
+from actlab.studies.zoo import build
+from actlab.studies.zoo.entries import entry_names, get_entry
+from actlab.train import Budget, TrainConfig
+
+MATCHINGS = ("steps", "seconds")
+
+
+def parse_names(names: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """'relu,gelu' or a list -> zoo names, checked; '' or 'all' -> every entry."""
+    items = [n.strip() for n in names.split(",")] if isinstance(names, str) else [str(n).strip() for n in names]
+    items = [n for n in items if n]
+    if not items or items == ["all"]:
+        return tuple(entry_names())
+    if len(set(items)) != len(items):
+        raise ValueError(f"activations repeat a name: {items}")
+    for name in items:
+        get_entry(name)  # an unknown name fails here with every valid one
+    return tuple(items)
+
+
+@dataclass(frozen=True)
+class ZooRunConfig:
+    """One run: the task, the entries, each matching's budget (0: the task's default), the optimiser's seed."""
+
+    task: str = "digits"
+    activations: tuple[str, ...] = ()  # (): every entry
+    matchings: tuple[str, ...] = MATCHINGS
+    steps: int = 0
+    seconds: float = 0.0
+    lr: float = 0.0
+    seed: int = 0
+    rounds: int = 2
+    fast_path: str = "function"
+    device: str = ""
+    threads: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "activations", parse_names(self.activations))
+        matchings = self.matchings.split(",") if isinstance(self.matchings, str) else self.matchings
+        object.__setattr__(self, "matchings", tuple(m.strip() for m in matchings if m.strip()))
+        get_task(self.task)
+        unknown = [m for m in self.matchings if m not in MATCHINGS]
+        if unknown or not self.matchings:
+            raise ValueError(f"matchings must be some of {', '.join(MATCHINGS)}, got {list(self.matchings)}")
+        if self.steps < 0 or self.seconds < 0 or self.lr < 0 or self.threads < 0 or self.rounds < 1:
+            raise ValueError("steps, seconds, lr and threads must be >= 0 (0: the default) and rounds >= 1")
+        engine.check_fast_path(self.fast_path)
+
+    @property
+    def task_spec(self) -> Task:
+        return get_task(self.task)
+
+    def budget(self, matching: str) -> Budget:
+        task = self.task_spec
+        amount = (self.seconds or task.seconds) if matching == "seconds" else (self.steps or task.steps)
+        return engine.matched_budget(matching, amount, task.batch_size * task.lm_shape[3] if task.kind == "lm" else 1)
+
+    def train_config(self) -> TrainConfig:
+        task = self.task_spec
+        return TrainConfig(
+            task=task.kind, optimizer="adamw", lr=self.lr or task.lr, weight_decay=0.0, schedule="cosine",
+            warmup_fraction=0.05, batch_size=task.batch_size, eval_batch_size=task.batch_size if task.kind == "lm"
+            else 1024, grad_clip=1.0, seed=self.seed, device=self.device or None, num_threads=self.threads or None,
+        )  # fmt: skip
+
+
+def train_zoo(config: ZooRunConfig, workdir: str | Path | None = None) -> dict[str, Any]:
+    """Every entry under every matching; {"arms": one record per (matching, entry), "derived", "data", "task"}."""
+    if workdir is None:
+        with tempfile.TemporaryDirectory() as scratch:
+            return train_zoo(config, scratch)
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    task = config.task_spec
+    makers, derived = build.factories(config.activations, workdir)
+    data = task.load()
+    arms = {name: functools.partial(task.build, make, data) for name, make in makers.items()}
+    train = config.train_config()
+    recorded = {
+        **asdict(config),
+        "activations": list(config.activations),
+        "schedule": train.schedule,
+        "grad_clip": train.grad_clip,
+    }  # fmt: skip (lr 0: the task's default, as the comparison records it)
+    records = []
+    for matching in config.matchings:
+        trained = engine.train_matched(task, data, arms, train, config.budget(matching),
+                                       rounds=config.rounds, fast_path=config.fast_path, workdir=workdir)  # fmt: skip
+        for name, arm in trained.items():
+            records.append({**engine.arm_record(name, matching, arm, task, config.seed), "config": recorded})
+    derived_summary = {name: {k: v for k, v in d.items() if k != "checks"} for name, d in derived.items()}
+    return {"arms": records, "derived": derived_summary, "data": data.source, "task": task.describe()}
+
+
+def flat_metrics(arms: list[dict[str, Any]]) -> dict[str, float]:
+    """`<matching>.<entry>.<key>` numbers for the sweep's tidy results.csv."""
+    return engine.flat_metrics(arms, ("value", "steps", "throughput"))
