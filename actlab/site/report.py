@@ -108,7 +108,9 @@ def _execute_and_render(
     except Exception as error:  # the page still renders with the error banner papermill wrote
         page.status, page.error = "failed", _one_line(error)
     if executed.is_file():
-        notebooks.to_html(executed, config.out_dir / page.html, show_code=config.show_code)
+        notebooks.to_html(
+            executed, config.out_dir / page.html, config.show_code, title=page_title(page), css=chrome.SITE_CSS
+        )
         add_footer(config.out_dir / page.html, source=page.source)
     else:
         page.html = ""
@@ -281,8 +283,13 @@ def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
     links = site_links(pages, config.out_dir)
     for page in pages:
         if page.html and (config.out_dir / page.html).is_file():
-            chrome.decorate(config.out_dir / page.html, title=f"{page.title} | actlab", links=links, current=page.html)
+            chrome.decorate(config.out_dir / page.html, title=page_title(page), links=links, current=page.html)
     return write_index(pages, claims, config, links)
+
+
+def page_title(page: Page) -> str:
+    """A page's `<title>`: its notebook's first heading (the study's name), then the site's."""
+    return f"{page.title} | actlab"
 
 
 def site_links(pages: Iterable[Page], out_dir: Path) -> list[tuple[str, str]]:
