@@ -393,8 +393,11 @@ def _operating_from_json(data: Mapping[str, Any]) -> OperatingCharacteristics:
 def format_estimate(
     estimate: float, ci: Sequence[float], confidence: float = 0.95, units: str = "", digits: int = 3
 ) -> str:
-    """'0.0123 [0.0081, 0.017] (95% CI)': the estimate and its interval as pages show them."""
+    """'0.0123 [0.0081, 0.017] (95% CI)': the estimate and its interval as pages show them; '1e-16 (exact, no
+    sampling interval)' for a deterministic check, whose interval is the estimate itself."""
     unit = f" {units}" if units else ""
+    if ci[0] == ci[1] == estimate:
+        return f"{estimate:.{digits}g}{unit} (exact, no sampling interval)"
     return f"{estimate:.{digits}g}{unit} [{ci[0]:.{digits}g}, {ci[1]:.{digits}g}] ({confidence:.0%} CI)"
 
 
