@@ -336,7 +336,11 @@ class Claim:
     # ------------------------------------------------------------ what pages show
     @property
     def estimate_text(self) -> str:
-        """'0.0123 bits/byte [0.0081, 0.017] (95% CI)'."""
+        """'0.0123 bits/byte [0.0081, 0.017] (95% CI)'; '1e-16 relative error (exact, no sampling interval)' for a
+        deterministic check (operating characteristics with no scenario to simulate, e.g. `actlab.theory.claims`)."""
+        if self.operating is not None and not self.operating.scenarios:
+            unit = f" {self.units}" if self.units else ""
+            return f"{self.estimate:.{self.digits}g}{unit} (exact, no sampling interval)"
         return format_estimate(self.estimate, self.ci, self.confidence, self.units, self.digits)
 
     @property
@@ -393,11 +397,8 @@ def _operating_from_json(data: Mapping[str, Any]) -> OperatingCharacteristics:
 def format_estimate(
     estimate: float, ci: Sequence[float], confidence: float = 0.95, units: str = "", digits: int = 3
 ) -> str:
-    """'0.0123 [0.0081, 0.017] (95% CI)': the estimate and its interval as pages show them; '1e-16 (exact, no
-    sampling interval)' for a deterministic check, whose interval is the estimate itself."""
+    """'0.0123 [0.0081, 0.017] (95% CI)': the estimate and its interval as pages show them."""
     unit = f" {units}" if units else ""
-    if ci[0] == ci[1] == estimate:
-        return f"{estimate:.{digits}g}{unit} (exact, no sampling interval)"
     return f"{estimate:.{digits}g}{unit} [{ci[0]:.{digits}g}, {ci[1]:.{digits}g}] ({confidence:.0%} CI)"
 
 

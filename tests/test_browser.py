@@ -222,3 +222,13 @@ def test_no_page_asks_the_network_for_anything_and_every_page_is_titled_after_it
     width, height, text = math
     assert width > 40 and height > 20, "the toy study's formula is drawn (MathML), not left as LaTeX source"
     assert "\\frac" not in text
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browser):
+    """Every page at 390 x 844: wide tables, formulas and code scroll inside their own box, images shrink."""
+    config, pages = toy_site()
+    _at_phone_size(browser)
+    for html_name in ["index.html", *(page.html for page in pages if page.html)]:
+        browser.get((config.out_dir / html_name).resolve().as_uri())
+        overflow = browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{html_name} scrolls sideways by {overflow} px on a phone"
