@@ -336,7 +336,11 @@ class Claim:
     # ------------------------------------------------------------ what pages show
     @property
     def estimate_text(self) -> str:
-        """'0.0123 bits/byte [0.0081, 0.017] (95% CI)'."""
+        """'0.0123 bits/byte [0.0081, 0.017] (95% CI)'; '1e-16 relative error (exact, no sampling interval)' for a
+        deterministic check (operating characteristics with no scenario to simulate, e.g. `actlab.theory.claims`)."""
+        if self.operating is not None and not self.operating.scenarios:
+            unit = f" {self.units}" if self.units else ""
+            return f"{self.estimate:.{self.digits}g}{unit} (exact, no sampling interval)"
         return format_estimate(self.estimate, self.ci, self.confidence, self.units, self.digits)
 
     @property

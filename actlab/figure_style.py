@@ -45,6 +45,7 @@ ACTIVATION_COLORS: dict[str, str] = {
     "smartmixed": OKABE_ITO[7],
     "random": EXTRA[0],
     "reversed": EXTRA[1],
+    "uniform_mixed": EXTRA[5],
 }
 ALIASES = {"leakyrelu": "leaky_relu", "leaky relu": "leaky_relu", "relu^2": "relu2", "relu²": "relu2", "swish": "silu"}
 FALLBACK = (*EXTRA[2:], *OKABE_ITO)
@@ -60,12 +61,21 @@ VERDICT_COLORS = {
 }
 IMAGE_DPI = 200  # figures are drawn at 2x their shown size, so they stay sharp on high-density screens
 SHOWN_DPI = 100
+MIN_TEXT_PX = 9.0  # no text on a page smaller than this in a 1400-px-wide window (issue 35)
+CONTENT_PX = 1248  # the page's content width there: `main` is 80rem (1280 px) less its 1rem padding each side
+TIGHT_PAD_INCHES = 0.1  # what savefig(bbox_inches="tight") adds around the drawing
 ALT_KEY = "actlab_alt"
 
 
+ARM_PREFIXES = ("fixed:",)  # SmartMixed's fixed-activation arms: "fixed:relu" is ReLU
+
+
 def canonical(name: str) -> str:
-    """The registry spelling of an activation label as studies print it ("LeakyReLU" -> "leaky_relu")."""
-    key = str(name).strip().lower()
+    """The registry spelling of an activation label as studies print it ("LeakyReLU" -> "leaky_relu"; an arm
+    "fixed:relu" or "smartmixed@carry" -> its activation or strategy, "relu" or "smartmixed")."""
+    key = str(name).strip().lower().split("@", 1)[0].strip()
+    for prefix in ARM_PREFIXES:
+        key = key.removeprefix(prefix).strip()
     key = ALIASES.get(key, key)
     return ALIASES.get(key.replace("-", "_"), key.replace("-", "_"))
 
@@ -117,16 +127,49 @@ def alt_text(fig: Figure) -> str:
     return f"Figure: {body}."
 
 
+def shown_px_per_point(fig: Figure, content_px: float = CONTENT_PX) -> float:
+    """How many screen pixels one point of `fig`'s text takes on the page: the image is shown at `SHOWN_DPI`
+    (`figure_html`), and scaled down to the content width when it is wider (`max-width: 100%`)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    width_px = (fig.get_tightbbox(canvas.get_renderer()).width + 2 * TIGHT_PAD_INCHES) * SHOWN_DPI
+    return SHOWN_DPI / 72 * min(1.0, content_px / width_px)
+
+
+def legible(fig: Figure, min_px: float = MIN_TEXT_PX, content_px: float = CONTENT_PX) -> Figure:
+    """`fig` with every text (titles, labels, ticks, legends, annotations) at least `min_px` pixels tall as the page
+    shows it; returns it.
+
+    Why here and not in each plot: a study's plot picks sizes for its own layout (6-pt cell labels on a heat map,
+    a 13-inch specification curve that the page then shrinks), and only the page width decides what a reader
+    sees. Enlarging text can widen the figure, which the page then shrinks more, so this repeats until stable.
+    """
+    from matplotlib.text import Text
+
+    for _ in range(4):
+        smallest_pt = min_px / shown_px_per_point(fig, content_px)
+        texts = [text for text in fig.findobj(Text) if text.get_visible() and text.get_text().strip()]
+        small = [text for text in texts if text.get_fontsize() < smallest_pt - 1e-6]
+        if not small:
+            break
+        for text in small:
+            text.set_fontsize(smallest_pt)
+    return fig
+
+
 def figure_html(fig: Figure) -> str:
     """`fig` as an `<img>` (PNG at 2x, shown at 1x) with its alt text, for the notebook's HTML output.
 
-    The PNG is reduced to a 256-colour palette (no dithering): plots use few colours, and the page gets about
-    3.5x smaller (the Flex-Act page: 2.7 MB of figures down to 0.7 MB) with no visible change.
+    Every text is first raised to at least `MIN_TEXT_PX` as shown (`legible`). The PNG is reduced to a 256-colour
+    palette (no dithering): plots use few colours, and the page gets about 3.5x smaller (the Flex-Act page: 2.7 MB
+    of figures down to 0.7 MB) with no visible change.
     """
     from PIL import Image  # matplotlib depends on pillow
 
+    legible(fig)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=IMAGE_DPI, bbox_inches="tight")
+    fig.savefig(buffer, format="png", dpi=IMAGE_DPI, bbox_inches="tight", pad_inches=TIGHT_PAD_INCHES)
     image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
     palette = image.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     packed = io.BytesIO()

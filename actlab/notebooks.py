@@ -108,9 +108,37 @@ def lead_first(cells: list[Any]) -> list[Any]:
     return rest[: title + 1] + lead + rest[title + 1 :]
 
 
-def to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[str], show_code: bool = False) -> Path:
+TEMPLATES = Path(__file__).parent / "templates" / "nbconvert"
+PAGE_TEMPLATE = "actlab_page"  # nbconvert's lab cell markup with a head that loads nothing (see its index.html.j2)
+CELL_CSS = """
+.jp-Cell { margin: .5rem 0; }
+.jp-Collapser, .jp-InputPrompt, .jp-OutputPrompt, a.anchor-link { display: none; }
+.jp-OutputArea-output { overflow-x: auto; }
+.jp-RenderedText pre, .jp-InputArea pre { background: #f8f8f8; padding: .4rem .6rem; overflow-x: auto;
+  font-size: .85rem; margin: .3rem 0; }
+.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"] pre { background: #fdecea; }
+.jp-RenderedImage img { max-width: 100%; height: auto; }
+.jp-RenderedLatex math { margin: .3rem 0; font-size: 1.15em; }
+table.dataframe { width: auto; }
+.ansi-red-fg { color: #a4161a; } .ansi-green-fg { color: #1b7a3e; } .ansi-cyan-fg { color: #11607a; }
+.ansi-bold { font-weight: 700; }
+"""
+
+
+def to_html(
+    notebook: str | os.PathLike[str],
+    html: str | os.PathLike[str],
+    show_code: bool = False,
+    title: str = "",
+    css: str = "",
+) -> Path:
     """Render an executed notebook to standalone HTML with images embedded; code hidden by default; cells
     tagged `lead` first (`lead_first`).
+
+    Offline: the page loads nothing from the network (no require.js, no MathJax, no JupyterLab stylesheet, which
+    nbconvert's own templates take from a CDN or inline at 260 kB). Its CSS is `css` (the site passes its own)
+    plus `CELL_CSS` for the cell markup; LaTeX outputs are drawn as MathML (`actlab.sanitize.latex_mathml`).
+    `title` is the page's `<title>` (else the notebook's file name).
 
     Sanitised: every Markdown cell, Markdown output and HTML output passes `actlab.sanitize.clean_html`
     (nbconvert's `sanitize_html` switch, with actlab's allowlist as its `clean_html` filter) and JavaScript outputs
@@ -120,16 +148,21 @@ def to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[str], show
     from nbconvert import HTMLExporter
 
     from actlab.io import atomic_write_text
-    from actlab.sanitize import clean_html
+    from actlab.sanitize import clean_html, latex_mathml
 
     exporter = HTMLExporter(
+        template_name=PAGE_TEMPLATE,
+        extra_template_basedirs=[str(TEMPLATES)],
         exclude_input=not show_code,
         exclude_input_prompt=True,
         exclude_output_prompt=True,
         sanitize_html=True,
     )
     exporter.register_filter("clean_html", clean_html)
+    exporter.register_filter("latex_mathml", latex_mathml)
     node = nbformat.read(str(notebook), as_version=4)
     node.cells = lead_first(node.cells)
-    body, _ = exporter.from_notebook_node(node)
+    if title:
+        node.metadata["title"] = title
+    body, _ = exporter.from_notebook_node(node, resources={"page_css": css + CELL_CSS})
     return atomic_write_text(html, body)

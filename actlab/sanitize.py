@@ -13,10 +13,15 @@ nbconvert uses for it) with actlab's allowlist: the tags the report pages use, `
 layout attributes, CSS properties through bleach's CSS sanitizer, links to http(s), mail and in-page anchors, and
 images only as embedded PNG/JPEG/GIF/WebP/SVG data (an SVG in an `<img>` runs no script). Anything else is shown
 as text (escaped), so an injection attempt stays visible rather than silently vanishing.
+
+Math: a LaTeX output (`IPython.display.Math`, SymPy) becomes MathML when the page is built (`latex_mathml`), which
+browsers draw themselves, so pages load no MathJax. The converter copies `\\text{...}` verbatim, so its MathML
+passes a cleaner of its own that keeps only MathML elements and their layout attributes.
 """
 
 from __future__ import annotations
 
+import html
 import re
 
 import bleach
@@ -81,3 +86,44 @@ def clean_html(element: str | bytes) -> str:
     """
     text = element.decode("utf-8") if isinstance(element, bytes) else str(element)
     return _CLEANER.clean(_STYLE_ELEMENT.sub("", text))
+
+
+MATHML_TAGS = frozenset({
+    "math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msup", "msub", "msubsup", "mfrac", "msqrt", "mroot",
+    "mstyle", "mtable", "mtr", "mtd", "munder", "mover", "munderover", "mpadded", "mphantom", "menclose", "merror",
+})  # fmt: skip
+MATHML_ATTRIBUTES = frozenset({
+    "xmlns", "display", "mathvariant", "stretchy", "fence", "form", "separator", "lspace", "rspace", "columnalign",
+    "columnlines", "columnspacing", "rowspacing", "rowlines", "width", "height", "depth", "linethickness",
+    "displaystyle", "scriptlevel", "accent", "accentunder", "movablelimits", "largeop", "symmetric", "minsize",
+    "maxsize", "notation",
+})  # fmt: skip
+_MATH_CLEANER = bleach.Cleaner(
+    tags=MATHML_TAGS,
+    attributes=lambda tag, name, value: name in MATHML_ATTRIBUTES,
+    protocols=set(),
+    strip=False,
+    strip_comments=True,
+)
+_MATH_DELIMITERS = (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))
+
+
+def latex_mathml(latex: str) -> str:
+    """A `text/latex` output as display MathML (cleaned like every other markup); its LaTeX source as escaped text
+    in a `<pre class="latex">` if the converter cannot read it, so the formula stays readable either way.
+
+    Why build-time MathML: the page then needs no script and nothing from the network to show math. One pair of
+    math delimiters (`$$`, `\\[`, `$`, `\\(`, as IPython writes them) is taken off first.
+    """
+    from latex2mathml.converter import convert
+
+    text = str(latex).strip()
+    for opening, closing in _MATH_DELIMITERS:
+        if len(text) >= len(opening) + len(closing) and text.startswith(opening) and text.endswith(closing):
+            text = text[len(opening) : len(text) - len(closing)].strip()
+            break
+    try:
+        mathml = convert(text, display="block")
+    except Exception:  # the converter's own errors vary by input; the page shows the source instead
+        return f'<pre class="latex">{html.escape(str(latex))}</pre>'
+    return _MATH_CLEANER.clean(mathml)

@@ -32,6 +32,21 @@ def test_the_activations_one_study_compares_have_distinct_colours(group):
     assert len(set(colours)) == len(group)
 
 
+def test_every_smartmixed_arm_has_its_activations_colour_and_the_arms_are_told_apart():
+    """Issue 35: the accuracy plot gave fixed:relu, fixed:sigmoid and fixed:elu one yellow (unknown names fell back
+    to a hash) and fixed:leaky_relu SmartMixed's black."""
+    from actlab.studies.smartmixed.config import STRATEGIES
+
+    for arm in STRATEGIES:
+        if arm.startswith("fixed:"):
+            assert figure_style.activation_color(arm) == figure_style.activation_color(arm.split(":", 1)[1])
+    assert figure_style.activation_color("smartmixed@carry") == figure_style.activation_color("smartmixed")
+    colours = [to_rgb(figure_style.activation_color(arm)) for arm in STRATEGIES]
+    for i, first in enumerate(colours):
+        for second in colours[i + 1 :]:
+            assert sum((a - b) ** 2 for a, b in zip(first, second, strict=True)) ** 0.5 > 0.15, (first, second)
+
+
 def test_alt_text_is_the_given_description_or_built_from_titles_and_labels():
     fig, (left, right) = plt.subplots(1, 2)
     fig.suptitle("Routing mass")
@@ -70,3 +85,36 @@ def test_use_makes_an_ipython_shell_show_figures_as_html_with_alt_text():
     data, _ = shell.display_formatter.format(fig)
     plt.close(fig)
     assert "image/png" not in data and 'alt="Figure: loss."' in data["text/html"]
+
+
+def _smallest_shown_px(fig) -> float:
+    from matplotlib.text import Text
+
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return min(t.get_fontsize() for t in texts) * figure_style.shown_px_per_point(fig)
+
+
+def test_no_text_on_a_page_is_below_9_px_at_1400_px_even_on_a_figure_the_page_shrinks():
+    fig, ax = plt.subplots(figsize=(18, 3))  # 1,800 px: the page shows it at 1248 px
+    ax.set_title("a wide panel", fontsize=7)
+    ax.text(0.5, 0.5, "a 5-pt annotation", fontsize=5)
+    ax.tick_params(labelsize=6)
+    assert _smallest_shown_px(fig) < 6  # as drawn
+    html = figure_style.figure_html(fig)
+    assert _smallest_shown_px(fig) >= figure_style.MIN_TEXT_PX - 1e-6
+    shown = int(re.search(r'width="(\d+)"', html).group(1))
+    assert shown > figure_style.CONTENT_PX  # so the page scales it down, which the sizes above account for
+    plt.close(fig)
+
+
+def test_the_flexact_heat_map_cell_labels_are_legible():
+    import pandas as pd
+
+    from actlab.studies.flexact.plots import heatmap
+
+    values = [[0.1 * (i + j) % 1 for j in range(6)] for i in range(8)]
+    table = pd.DataFrame(values, columns=[f"truth {j}" for j in range(6)], index=[f"strategy {i}" for i in range(8)])
+    fig = heatmap(table, title="Share of seeds that recover the truth")
+    figure_style.figure_html(fig)
+    assert _smallest_shown_px(fig) >= figure_style.MIN_TEXT_PX - 1e-6
+    plt.close(fig)

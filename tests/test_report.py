@@ -250,6 +250,23 @@ def test_forest_rows_span_their_ci_threshold_band_and_paper_value():
     assert "in 3 rows" in forest.alt_text([claim, two])
 
 
+def test_forest_text_is_at_least_9_px_on_the_index_at_1400_px():
+    """The forest plot is an SVG drawn in points and shown at its own size (96 px per inch), shrunk only where it is
+    wider than the content; no label, tick or arrow may end below 9 px there."""
+    from matplotlib.text import Text
+
+    from actlab.figure_style import CONTENT_PX, MIN_TEXT_PX
+    from actlab.site import forest
+
+    claims = [Claim.from_json(_claim(f"c{i}", estimate=1.0, ci=[0.5, 1.5], threshold=0.0, supports="above",
+                                     paper_value=3.0, verdict="supported")) for i in range(3)]  # fmt: skip
+    fig = forest.draw(claims)
+    width_px = fig.get_figwidth() * 96
+    px_per_point = 96 / 72 * min(1.0, CONTENT_PX / width_px)
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert min(sizes) * px_per_point >= MIN_TEXT_PX
+
+
 def _verdict_claim(verdict: str, *parts, decided_by: str = "") -> Claim:
     base = Claim.from_json(_claim("v", verdict=verdict, mde=0.1, equivalence_margin=0.3))
     return base.with_changes(parts=tuple(parts), decided_by=decided_by)

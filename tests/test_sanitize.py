@@ -17,7 +17,7 @@ from hostile_site import HOSTILE_ARM, HOSTILE_DEVICE, HOSTILE_NEG, HOSTILE_POS, 
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 from actlab import notebooks
-from actlab.sanitize import clean_html
+from actlab.sanitize import MATHML_TAGS, clean_html, latex_mathml
 from actlab.site.page import markdown_code, markdown_text
 
 PAYLOADS = [
@@ -146,3 +146,34 @@ def test_a_hostile_run_record_reaches_the_compare_page_as_text():
     body = html.unescape(text)
     for value in (HOSTILE_ARM, HOSTILE_POS, HOSTILE_NEG, HOSTILE_DEVICE):
         assert value in body, value  # shown exactly as the run recorded it
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_latex_becomes_mathml_and_text_inside_it_stays_text(payload):
+    latex = r"$\displaystyle \frac{a}{b} + \text{" + payload + "}$"
+    rendered = latex_mathml(latex)
+    markup = _markup(rendered)
+    tags = [tag for tag, _ in markup.tags]
+    assert tags[0] == "math" and "mfrac" in tags  # drawn by the browser, not left as source
+    assert set(tags) <= MATHML_TAGS, tags  # the payload's tags are text inside <mtext>
+    assert not any(name.startswith("on") or name in ("href", "src") for _, attrs in markup.tags for name in attrs)
+
+
+def test_latex_the_converter_cannot_read_stays_readable_as_source():
+    rendered = latex_mathml(r"$\begin{nonsense} <b>x</b>$")
+    assert rendered.startswith('<pre class="latex">') and "&lt;b&gt;" in rendered and "nonsense" in rendered
+
+
+def test_a_page_with_math_has_no_script_no_stylesheet_link_and_no_address_outside_the_file(tmp_path):
+    cell = nbformat.v4.new_code_cell("display(Math(...))")
+    cell.outputs = [nbformat.v4.new_output("display_data", {"text/latex": r"$x^{2}$", "text/plain": "x"})]
+    path = tmp_path / "math.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Math page"), cell]), str(path))
+    text = notebooks.to_html(path, tmp_path / "math.html", title="Math page | actlab").read_text()
+    markup = _markup(text)
+    assert not any(tag == "script" for tag, _ in markup.tags)
+    assert [attrs for tag, attrs in markup.tags if tag == "link"] == [{"rel": "icon", "href": "data:,"}]
+    addresses = [value for _, attrs in markup.tags for name, value in attrs.items() if name in ("src", "href")]
+    assert all(not value or value.startswith(("#", "data:")) for value in addresses), addresses
+    assert "<title>Math page | actlab</title>" in text and "<msup>" in text
+    assert "jp-RenderedHTMLCommon" in text and len(text) < 20_000  # the cell markup, without JupyterLab's CSS

@@ -98,3 +98,22 @@ def test_every_page_gets_its_title_viewport_and_one_navigation_bar(tmp_path):
     assert twice.count('class="actlab-nav"') == 1 and "odd.html" not in twice  # the bar is replaced, not added
     assert twice.count('name="viewport"') == 1 and twice.count("nav.actlab-nav{") == 1
     assert chrome.short_title("Flex-Act: does the router pick the hidden activation?") == "Flex-Act"
+
+
+def test_a_headline_figure_alt_text_states_the_finding_first():
+    import html as html_module
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    claim = Claim(claim_id="s-2", study="s", title="Loss <below> one", statement="s", source="p", units="nats", n=3,
+                  budget="b", estimate=0.5, ci=(0.4, 0.6), verdict="supported", rule="r", rule_name="r")  # fmt: skip
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.set_xlabel("seed")
+    block = page.claims_block([claim], headline={"s-2": fig})._repr_html_()
+    plt.close(fig)
+    alt = html_module.unescape(re.search(r'alt="([^"]*)"', block).group(1))
+    assert alt.startswith("Loss <below> one: supported; 0.5 nats [0.4, 0.6] (95% CI). Drawn: ")
+    assert "x: seed" in alt and "<below>" not in re.search(r'alt="([^"]*)"', block).group(1)  # escaped

@@ -164,6 +164,10 @@ def test_propositions_notebook_executes(repo_root, tmp_path):
     assert [page.status for page in pages] == ["ok"], pages[0].error
     html = (tmp_path / "site" / "02_propositions.html").read_text()
     assert html.count("data:image/png;base64") >= 4
+    published = sorted(path.stem for path in (tmp_path / "runs" / "claims").glob("*.json"))
+    names = ("1-prop1", "2-prop2", "3-eq24", "4-d4", "5-cor-d3", "6-appendix-b-relu-gradient")
+    assert published == [f"propositions-{name}" for name in names]
+    assert "Flex-Act" in (tmp_path / "site" / "index.html").read_text()
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,7 @@ details.claims-section > summary { font-size: 1.05rem; margin: .6rem 0; cursor: 
 figure { margin: 1rem 0; }
 figure img { max-width: 100%; height: auto; }
 footer { max-width: 80rem; margin: 3rem auto 1rem; padding: .5rem 1rem 0; font-size: .85rem; color: #555;
-         border-top: 1px solid #ddd; }
+         border-top: 1px solid #ddd; overflow-wrap: anywhere; }
 code { font-size: .85em; }
 """
 )

@@ -17,10 +17,12 @@ def _rate(pair: tuple[float, float] | None) -> str | None:
 def operating_lines(claim: Claim) -> list[str]:
     """'false decisive rate 0.05 ± 0.01 (at the null boundary)': the worst of the null scenarios, named; 'power
     0.81 ± 0.01 at the MDE, 0.34 ± 0.02 at the paper's effect'; each outcome the rule cannot reach at this n; []
-    when no simulation was run."""
+    when no simulation was run; the design alone for a deterministic check (no scenarios: nothing to simulate)."""
     operating = claim.operating
     if operating is None:
         return []
+    if not operating.scenarios:
+        return [operating.design]
     lines = []
     false_rate = _rate(operating.false_decisive_rate)
     if false_rate:

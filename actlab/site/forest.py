@@ -122,6 +122,8 @@ def _short(text: str, limit: int = TITLE_CHARS) -> str:
 
 
 def _draw_part(ax: Any, part: Part, color: str, paper_value: float | None) -> None:
+    from matplotlib.ticker import FuncFormatter
+
     low, high = part.ci
     if part.margin is not None:
         ax.axvspan(part.threshold - part.margin, part.threshold + part.margin, color="0.88", lw=0)
@@ -141,6 +143,8 @@ def _draw_part(ax: Any, part: Part, color: str, paper_value: float | None) -> No
     ax.set_yticks([])
     ax.tick_params(axis="x", labelsize=FONT - 1, length=2, pad=1)
     ax.locator_params(axis="x", nbins=4)
+    # ticks as plain numbers: matplotlib's offset text ("1e-10" beside the axis) lands on the next row
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.3g}"))
     if part.units:
         ax.set_xlabel(_short(part.units, 70), fontsize=FONT - 1.5, labelpad=0, color="0.3")
     for side in ("top", "right", "left"):

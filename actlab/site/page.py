@@ -148,11 +148,21 @@ def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[
             f'<a href="index.html#claim-{claim_id}">this claim in the index</a></p>'
         )
         figure = headline.get(claim.claim_id)
+        if isinstance(figure, Figure) and not getattr(figure, figure_style.ALT_KEY, None):
+            figure_style.describe(figure, finding_alt(claim, figure))
         if figure is not None:
             parts.append(_html_of(figure))
         parts.append("</div>")
     parts.append("</section>")
     return HTMLBlock("\n".join(parts))
+
+
+def finding_alt(claim: Claim, figure: Figure) -> str:
+    """A headline figure's alt text: the finding it illustrates (the claim, its verdict and estimate) first, then
+    what is drawn. Why: built from axis labels alone, the alt text told a screen reader what the axes were, not what
+    the figure shows."""
+    drawn = figure_style.alt_text(figure).removeprefix("Figure: ")
+    return f"{claim.title or claim.claim_id}: {claim.verdict}; {claim.estimate_text}. Drawn: {drawn}"
 
 
 def use(shell: Any = None) -> None:

@@ -108,7 +108,9 @@ def _execute_and_render(
     except Exception as error:  # the page still renders with the error banner papermill wrote
         page.status, page.error = "failed", _one_line(error)
     if executed.is_file():
-        notebooks.to_html(executed, config.out_dir / page.html, show_code=config.show_code)
+        notebooks.to_html(
+            executed, config.out_dir / page.html, config.show_code, title=page_title(page), css=chrome.SITE_CSS
+        )
         add_footer(config.out_dir / page.html, source=page.source)
     else:
         page.html = ""
@@ -116,11 +118,33 @@ def _execute_and_render(
 
 
 def render_standalone(template: Path, config: SiteConfig) -> Page:
-    """Execute one standalone notebook into `runs/pages/` and render it into the site."""
+    """Execute one standalone notebook into `runs/pages/` and render it into the site.
+
+    A standalone notebook that declares a `claims_dir` parameter (`02_propositions.ipynb`) decides claims too: of
+    study `name` for `NN_name.ipynb`, staged and published like a study's (`publish_claims`).
+    """
     name = template.stem
     page = Page(name=name, title=notebook_title(template), html=f"{name}.html", source=str(template))
     executed = config.runs_dir / "pages" / template.name
-    return _execute_and_render(page, template, executed, config.parameters.get(name) or {}, config)
+    parameters = dict(config.parameters.get(name) or {})
+    if not declares_claims_dir(template):
+        return _execute_and_render(page, template, executed, parameters, config)
+    study = name.split("_", 1)[1]
+    claims_dir, staging = _fresh_staging(config, study)
+    page = _execute_and_render(page, template, executed, {"claims_dir": str(staging), **parameters}, config)
+    if page.status == "ok":
+        publish_claims(staging, claims_dir, study)
+    return page
+
+
+def declares_claims_dir(template: Path) -> bool:
+    """Whether the notebook's `parameters` cell assigns `claims_dir` (papermill would only warn about a parameter
+    the notebook does not declare, and the claims would go nowhere)."""
+    cells = json.loads(template.read_text(encoding="utf-8")).get("cells", [])
+    for cell in cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            return bool(re.search(r"^claims_dir\s*=", "".join(cell.get("source", [])), flags=re.M))
+    return False
 
 
 def render_study(study_dir: Path, config: SiteConfig, report: str = STUDY_REPORT) -> Page:
@@ -143,10 +167,7 @@ def render_study(study_dir: Path, config: SiteConfig, report: str = STUDY_REPORT
             return page
         counts = ", ".join(f"{n} {status}" for status, n in sorted(outcome.counts().items()))
         page.sweeps.append(f"{outcome.spec.name}: {counts}")
-    claims_dir = (config.runs_dir / CLAIMS_FOLDER).resolve()
-    staging = claims_dir / STAGING_FOLDER / name
-    shutil.rmtree(staging, ignore_errors=True)  # what an interrupted build left: never published
-    staging.mkdir(parents=True, exist_ok=True)
+    claims_dir, staging = _fresh_staging(config, name)
     parameters = {
         "runs_dir": str((config.runs_dir / name / config.profile).resolve()),
         "profile": config.profile,
@@ -157,6 +178,15 @@ def render_study(study_dir: Path, config: SiteConfig, report: str = STUDY_REPORT
     if page.status == "ok":
         publish_claims(staging, claims_dir, name)
     return page
+
+
+def _fresh_staging(config: SiteConfig, study: str) -> tuple[Path, Path]:
+    """(the claims folder, an empty staging folder for `study`): what an interrupted build left is never published."""
+    claims_dir = (config.runs_dir / CLAIMS_FOLDER).resolve()
+    staging = claims_dir / STAGING_FOLDER / study
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True, exist_ok=True)
+    return claims_dir, staging
 
 
 def publish_claims(staging: Path, claims_dir: Path, study: str) -> None:
@@ -282,8 +312,13 @@ def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
     links = site_links(pages, config.out_dir)
     for page in pages:
         if page.html and (config.out_dir / page.html).is_file():
-            chrome.decorate(config.out_dir / page.html, title=f"{page.title} | actlab", links=links, current=page.html)
+            chrome.decorate(config.out_dir / page.html, title=page_title(page), links=links, current=page.html)
     return write_index(pages, claims, config, links)
+
+
+def page_title(page: Page) -> str:
+    """A page's `<title>`: its notebook's first heading (the study's name), then the site's."""
+    return f"{page.title} | actlab"
 
 
 def site_links(pages: Iterable[Page], out_dir: Path) -> list[tuple[str, str]]:

@@ -201,6 +201,7 @@ def _run_checks(configs: int, seed: int, mc_samples: int) -> CheckReport:
             exact=True,
             condition="c > 0",
             measured=f"same order in {sum(o.same_order for o in ordering)}/{len(ordering)}",
+            details={"same_order": sum(o.same_order for o in ordering)},
         )
     )
     scale = theory_scale.scale_bias(samples=mc_samples, seed=seed)

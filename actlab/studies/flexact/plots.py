@@ -196,6 +196,17 @@ def mass_beyond_fit(summary: pd.DataFrame) -> plt.Figure:
 
 
 SPEC_VERDICTS = ("supported", "not supported", "inconclusive")  # the verdicts the specification curve shows
+ID_WORDS = {"table1": "Table 1", "table6": "Table 6", "appendix": "App.", "b": "B"}
+
+
+def claim_words(claim_id: str) -> str:
+    """A panel title in words from a claim id: "flexact-1-scale-bias-sigmoid" -> "Scale bias, sigmoid" (the study
+    and the claim's number dropped; the last word, a ground truth or a subject, after a comma)."""
+    words = [ID_WORDS.get(word, word) for word in claim_id.split("-")]
+    if len(words) > 2 and words[1].isdigit():
+        words = words[2:]
+    text = " ".join(words[:-1]) + (", " if len(words) > 2 else " ") + words[-1] if len(words) > 1 else words[0]
+    return text[:1].upper() + text[1:]
 
 
 def specification_curve(table: pd.DataFrame, dimensions: Sequence[str], columns: int = 3) -> plt.Figure:
@@ -226,7 +237,8 @@ def specification_curve(table: pd.DataFrame, dimensions: Sequence[str], columns:
                 j, row["estimate"], yerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
                 fmt="D" if row["baseline"] else "o", ms=7 if row["baseline"] else 4, color=color, capsize=2,
             )  # fmt: skip
-        top.set_title(claim, fontsize=8)
+        top.set_title(claim_words(claim), fontsize=8)
+        top.set_ylabel("estimate, 95% CI (claim's units)" if c == 0 else "", fontsize=7)
         top.set_xticks([])
         top.set_xlim(-0.5, len(part) - 0.5)
         top.tick_params(labelsize=7)
@@ -293,7 +305,7 @@ def specification_effects(
             ax.errorbar(row.estimate, y[row.effect], xerr=[[row.estimate - row.ci_low], [row.ci_high - row.estimate]],
                         fmt="o", ms=4, color=color, mfc=color if significant else "white", capsize=2)  # fmt: skip
         ax.axvline(0, color="black", lw=0.8)
-        ax.set_title(claim, fontsize=8)
+        ax.set_title(claim_words(claim), fontsize=8)
         ax.tick_params(labelsize=6)
         ax.set_xlabel("effect: high minus low level (claim's units)", fontsize=7)
     for ax in list(axes.flat)[len(claims) :]:

@@ -61,9 +61,12 @@ def rank_distribution(distribution: pd.DataFrame):  # noqa: ANN201
     """Stacked fraction of architectures in which each strategy takes rank 1, 2, ..."""
     fig, ax = plt.subplots(figsize=(6, 3))
     left = np.zeros(len(distribution))
-    cmap = plt.get_cmap("viridis", distribution.shape[1])
+    # ranks are categories a reader must tell apart: a qualitative palette (viridis made 7 near-identical greens),
+    # and not the activations' colours, which mean an activation on every page
+    colors = plt.get_cmap("Set2").colors
     for i, rank in enumerate(distribution.columns):
-        ax.barh(distribution.index, distribution[rank], left=left, color=cmap(i), label=f"rank {rank}")
+        color = colors[i % len(colors)]
+        ax.barh(distribution.index, distribution[rank], left=left, color=color, edgecolor="white", label=f"rank {rank}")
         left += distribution[rank].to_numpy()
     ax.set_xlabel("fraction of architectures")
     ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
