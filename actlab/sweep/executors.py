@@ -182,13 +182,16 @@ class SweepExecutor(cf.Executor):
 
 
 def _forkserver() -> multiprocessing.context.BaseContext:
-    """Workers fork from a server that imported papermill and actlab once per session.
+    """Workers fork from a server that imported papermill, torch and actlab once per session.
 
     Why not plain fork: the parent may hold threads (a progress bar, Dask) that a fork copies
-    mid-state. Why not spawn: each worker would re-import papermill and torch (seconds each).
+    mid-state. Why not spawn: each worker would re-import papermill and torch (seconds each). torch is
+    preloaded because each run's provenance names its device (`actlab.provenance`), which imported torch in
+    every new worker on the run's clock (3-5 s under load, after the kernel had ended); importing torch starts
+    no threads and touches no GPU, so forking after it is safe.
     """
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["actlab.sweep.runner", "papermill", "nbclient"])
+    context.set_forkserver_preload(["actlab.sweep.runner", "papermill", "nbclient", "torch"])
     return context
 
 

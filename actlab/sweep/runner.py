@@ -245,6 +245,7 @@ def run_sweep(
                 pin_threads=executor.shares_cores,
                 producer=producer,
                 seen=record_token(outcome.statuses.get(run_id)),
+                keep_kernel=options.kind == "local",  # a pool worker's next run reuses its kernel (kept_kernel)
             )
             for run_id in outcome.to_run
         ]

@@ -33,6 +33,7 @@ from typing import Any
 from actlab.environ import temporary_environment
 from actlab.io import atomic_write_json, atomic_write_text, read_json
 from actlab.record import RESULTS_FILE, RUN_MARKER, read_results
+from actlab.sweep import kept_kernel
 from actlab.sweep.phases import read_run_phases
 from actlab.timing import PHASES_FILE
 
@@ -57,6 +58,7 @@ class RunTask:
     pin_threads: bool = False
     producer: dict[str, Any] | None = None  # what produces the run: notebook code hash, actlab version (runner)
     seen: str | None = None  # the run's record as the runner saw it when it planned (`record_token`), or None
+    keep_kernel: bool = False  # run in this worker's kept kernel (`actlab.sweep.kept_kernel`; local executor)
 
 
 CORRUPT = "corrupt"  # the status read from a status.json that is not a status record (see `read_status`)
@@ -160,7 +162,15 @@ def _execute_locked(task: RunTask) -> dict[str, Any]:
     error: dict[str, Any] | None = None
     with temporary_environment(env), _stderr_to(folder / KERNEL_LOG):
         try:
-            notebooks.execute(task.notebook, executed, task.params, cwd=folder, timeout=task.timeout)
+            if task.keep_kernel:
+                status.update(
+                    kept_kernel.execute(task.notebook, executed, task.params, folder, env, folder / KERNEL_LOG,
+                                        task.timeout)
+                )  # fmt: skip
+            else:
+                notebooks.execute(
+                    task.notebook, executed, task.params, cwd=folder, timeout=task.timeout, stop_kernel_at_once=True
+                )
         except Exception as exc:  # the run failed; the sweep goes on and the record says why
             error = describe_error(exc, executed)
     if error is not None and error.get("kernel_died"):
