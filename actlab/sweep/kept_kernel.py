@@ -24,6 +24,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,7 +89,8 @@ def execute(
     timeout: float | None = None,
 ) -> dict[str, Any]:
     """Execute `template` into `output` like `actlab.notebooks.execute`, in this worker's kept kernel (started if
-    there is none for this notebook and environment, reset if there is). Returns {"kernel_pid", "kernel_runs"}.
+    there is none for this notebook and environment, reset if there is). Returns {"kernel_pid", "kernel_runs",
+    "kernel_reset_s"} (the reset's seconds are part of the run's kernel_start phase).
 
     Raises what papermill raises; the kernel is then stopped (`discard`), so a failure never leaks into a next run.
     """
@@ -107,8 +109,11 @@ def execute(
         sockets = tempfile.mkdtemp(prefix="actlab-kernel-")  # 0700; removed by `discard`
         manager = notebooks._ipc_kernel_manager(sockets)(kernel_name=notebooks.ensure_kernel())
         _kept = _Kept(key=key, manager=manager, sockets=sockets)
-    else:
+    reset_seconds = 0.0
+    if _kept.runs:
+        started = time.perf_counter()
         run_sync(_run_in_kernel)(_kept.manager, _reset_code(folder, env, log))
+        reset_seconds = time.perf_counter() - started
     before = _kept.runs
     try:
         pm.execute_notebook(
@@ -126,7 +131,11 @@ def execute(
         raise
     _kept.runs += 1
     provisioner = getattr(_kept.manager, "provisioner", None)
-    return {"kernel_pid": getattr(provisioner, "pid", None), "kernel_runs": before}
+    return {
+        "kernel_pid": getattr(provisioner, "pid", None),
+        "kernel_runs": before,
+        "kernel_reset_s": round(reset_seconds, 3),
+    }
 
 
 def discard() -> None:

@@ -56,9 +56,9 @@ def train(
     evaluators: Sequence[Callable[[nn.Module], dict[str, float]]] = (),
     callbacks: Sequence[Any] = (),
     metrics_path: str | Path | None = None,
-    checkpoint_path: str | Path | None = None,
+    checkpoint_path: str | Path | ckpt.MemoryCheckpoint | None = None,
     checkpoint_every: int = 0,
-    resume_from: str | Path | None = None,
+    resume_from: str | Path | ckpt.MemoryCheckpoint | None = None,
     progress: bool | None = None,
 ) -> TrainResult:
     """Train `model` in place on `train_data` = (x, y) until `budget` is used; never raises on NaN/inf.
