@@ -7,8 +7,9 @@ those once per worker.
 
 What keeps runs apart (each is still its own run: its own id, folder, parameters, executed notebook, record):
 - before each run after the first, the kernel is reset: every name the previous run defined is deleted
-  (`%reset -f`), open figures are closed, its working directory becomes the run's folder, `ACTLAB_RUN_DIR` names
-  it, its stderr (fd 2) goes to the run's `kernel.log`, and the phase clock starts afresh (`actlab.timing`);
+  (`%reset -f`, in `reset_namespace`), open figures are closed, its working directory becomes the run's folder,
+  `ACTLAB_RUN_DIR` names it, its stderr (fd 2) goes to the run's `kernel.log`, and the phase clock starts afresh
+  (`actlab.timing`);
 - every run seeds what it draws from (`actlab.train.seed_everything`), so what a previous run drew does not
   carry over, and modules cache only what the same code computes the same way (compiled kernels, derivations);
   a test runs the same run in a fresh and in a kept kernel and compares its results bit for bit;
@@ -62,9 +63,28 @@ def _reset_code(folder: Path, env: dict[str, str], log: Path) -> str:
             "    _sys.modules['matplotlib.pyplot'].close('all')",
             "import actlab.timing as _timing",
             "_timing.reset()",
-            "get_ipython().run_line_magic('reset', '-f')",
+            "from actlab.sweep.kept_kernel import reset_namespace as _reset_namespace",
+            "_reset_namespace()",
         ]
     )
+
+
+def reset_namespace() -> None:
+    """In a kept kernel: IPython's `%reset -f` (every name, the output cache) without its full garbage collection.
+
+    Why: that collection walks every object torch, sympy and inductor keep alive, 1-2 s on this machine, on the
+    next run's clock; Python's own collector frees the previous run's reference cycles when it next runs anyway.
+    """
+    import gc
+
+    from IPython import get_ipython
+
+    collect = gc.collect
+    gc.collect = lambda generation=2: 0  # only while IPython resets; restored below
+    try:
+        get_ipython().reset(new_session=False)
+    finally:
+        gc.collect = collect
 
 
 async def _run_in_kernel(manager: Any, code: str) -> None:
