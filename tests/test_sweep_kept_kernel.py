@@ -105,3 +105,31 @@ def test_a_comparison_run_repeats_bit_for_bit_in_a_kept_kernel(tmp_path):
     kept = [{key: arm[key] for key in keys} for arm in results["kept"]["arms"]]
     fresh = [{key: arm[key] for key in keys} for arm in results["fresh"]["arms"]]
     assert kept == fresh
+
+
+def test_kept_workers_serve_the_next_sweep_and_close_with_their_kernels(tmp_path):
+    """`actlab report`'s pool outlives each sweep: a second sweep of the same notebook runs in the first's kernel,
+    and `close_kept_pools` ends the workers (and so their kernels)."""
+    import psutil
+
+    from actlab.sweep.executors import _kept_pools, close_kept_pools
+
+    _notebook(tmp_path)
+    options = ExecutorOptions(workers=1, keep_workers=True)
+    statuses = []
+    try:
+        for name, seed in (("one", 0), ("two", 1)):
+            (tmp_path / f"{name}.yml").write_text(f"name: {name}\nnotebook: nb.ipynb\nseeds: [{seed}]\n")
+            spec = load_spec(tmp_path / f"{name}.yml")
+            run_sweep(spec, tmp_path / "runs", options, progress=False)
+            statuses.append(read_json(plan(spec, tmp_path / "runs")[0].folder / "status.json"))
+        assert [status["kernel_runs"] for status in statuses] == [0, 1]
+        assert statuses[0]["kernel_pid"] == statuses[1]["kernel_pid"]
+        assert _kept_pools
+    finally:
+        close_kept_pools()
+    assert not _kept_pools
+    assert not psutil.pid_exists(statuses[0]["kernel_pid"]) or psutil.Process(statuses[0]["kernel_pid"]).status() in (
+        psutil.STATUS_ZOMBIE,
+        psutil.STATUS_DEAD,
+    )
