@@ -59,6 +59,9 @@ class RunTask:
     producer: dict[str, Any] | None = None  # what produces the run: notebook code hash, actlab version (runner)
     seen: str | None = None  # the run's record as the runner saw it when it planned (`record_token`), or None
     keep_kernel: bool = False  # run in this worker's kept kernel (`actlab.sweep.kept_kernel`; local executor)
+    # The sweep process's environment when it planned (local executor): a pool worker forks from a server started
+    # by an earlier sweep, whose environment may be older (a PYTHONPATH set since would not reach the kernel).
+    environment: dict[str, str] | None = None
 
 
 CORRUPT = "corrupt"  # the status read from a status.json that is not a status record (see `read_status`)
@@ -157,7 +160,8 @@ def _execute_locked(task: RunTask) -> dict[str, Any]:
     }
     atomic_write_json(folder / STATUS_FILE, status)
     executed = folder / Path(task.notebook).name
-    env = {"ACTLAB_RUN_DIR": str(folder.resolve()), **(PINNED_THREADS if task.pin_threads else {})}
+    inherited = {k: v for k, v in (task.environment or {}).items() if k != "CUDA_VISIBLE_DEVICES"}  # worker's own
+    env = {**inherited, "ACTLAB_RUN_DIR": str(folder.resolve()), **(PINNED_THREADS if task.pin_threads else {})}
     start, launched = time.perf_counter(), time.time()
     error: dict[str, Any] | None = None
     with temporary_environment(env), _stderr_to(folder / KERNEL_LOG):
