@@ -64,8 +64,13 @@ def execute(
     parameters: dict[str, Any] | None = None,
     cwd: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
+    stop_kernel_at_once: bool = False,
 ) -> Path:
     """Run `template` with papermill into `output`; failures raise papermill's own error.
+
+    `stop_kernel_at_once`: kill the kernel (its process group) when the last cell is done instead of asking it to
+    shut down and waiting for its interpreter to tear torch down (about 3 s a kernel here). For sweep runs, whose
+    results are already written atomically by then (`actlab.sweep.worker`).
 
     `PapermillExecutionError` (with `ename`, `evalue`, `cell_index`) is left to the caller, which
     decides whether a failure ends a sweep (never) or a report build (yes).
@@ -88,6 +93,7 @@ def execute(
             progress_bar=False,
             execution_timeout=timeout,
             kernel_manager_class=_ipc_kernel_manager(sockets),
+            shutdown_kernel="immediate" if stop_kernel_at_once else "graceful",
         )
     return output
 

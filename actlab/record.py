@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from actlab import timing
 from actlab.claim import Claim, ClaimError
 from actlab.io import _json_default, atomic_write_json, read_json
 
@@ -58,19 +59,23 @@ def record(**values: Any) -> Path:
     goes and a crash keeps everything recorded so far. Numbers become rows of the sweep's tidy
     `results.csv`; lists and dicts are kept in `results.json`. A matplotlib figure is saved as
     `<key>.png` next to it and recorded by file name. `status="diverged"` marks a run whose
-    training blew up (a result, not a crash); `status="ok"` is the default.
+    training blew up (a result, not a crash); `status="ok"` is the default. Each call also saves where this
+    process's time went so far to `phases.json` beside it (`actlab.timing`; its own writing included).
     """
     run_dir = current_run_dir()
     path = run_dir / RESULTS_FILE
     status = values.pop("status", None)
     if status is not None and status not in RUN_STATUSES:
         raise ValueError(f"actlab.record: status must be one of {', '.join(RUN_STATUSES)}, got {status!r}")
-    stored: dict[str, Any] = read_json(path) if path.is_file() else {}
-    for key, value in values.items():
-        stored[key] = _storable(key, value, run_dir)
-    if status is not None:
-        stored["status"] = status
-    return atomic_write_json(path, stored)
+    with timing.phase("writing"):
+        stored: dict[str, Any] = read_json(path) if path.is_file() else {}
+        for key, value in values.items():
+            stored[key] = _storable(key, value, run_dir)
+        if status is not None:
+            stored["status"] = status
+        atomic_write_json(path, stored)
+    timing.save(run_dir)  # where this kernel's time went so far (`actlab.timing`), for the sweep's record
+    return path
 
 
 def _storable(key: str, value: Any, run_dir: Path) -> Any:

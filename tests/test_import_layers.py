@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "provenance",
             "claim",
             "record",
+            "timing",
             "notebooks",
             "sanitize",
             "figure_style",

@@ -25,7 +25,9 @@ def test_record_merges_into_results_json(run_dir):
     actlab.record(loss=np.float32(0.5), curve=np.array([1.0, 0.5]))
     actlab.record(loss=0.25, accuracy=0.9)
     assert read_json(run_dir / "results.json") == {"loss": 0.25, "curve": [1.0, 0.5], "accuracy": 0.9}
-    assert [p.name for p in run_dir.iterdir()] == ["results.json"]  # no temporary files left behind
+    # no temporary files left behind; phases.json is where the process's time went (actlab.timing)
+    assert sorted(p.name for p in run_dir.iterdir()) == ["phases.json", "results.json"]
+    assert read_json(run_dir / "phases.json")["seconds"]["writing"] > 0.0
 
 
 def test_record_diverged_status_and_nan(run_dir):

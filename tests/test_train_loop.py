@@ -322,3 +322,33 @@ def test_progress_bar_shows_only_when_asked(capsys, progress):
           progress=progress)  # fmt: skip
     err = capsys.readouterr().err
     assert ("5/5" in err) == progress
+
+
+def test_a_memory_checkpoint_resumes_bit_for_bit_and_shares_no_tensor():
+    """Interleaved slices resume from `MemoryCheckpoint`s: a run cut in two ends as the uninterrupted one, and the
+    stored payload is a copy (a change to the live weights after the save is not what the resume restores)."""
+    import torch
+
+    from actlab.train import Budget, TrainConfig, seed_everything, train
+    from actlab.train.checkpoint import MemoryCheckpoint, load_checkpoint
+    from actlab.train.slices import StopAt
+
+    def fresh() -> tuple[torch.nn.Module, tuple[torch.Tensor, torch.Tensor]]:
+        seed_everything(3)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 6), torch.nn.Tanh(), torch.nn.Linear(6, 1))
+        x = torch.randn(40, 3)
+        return model, (x, x.prod(dim=1, keepdim=True))
+
+    config, budget = TrainConfig(task="regression", lr=0.02, batch_size=8, seed=3), Budget.steps(20)
+    whole, data = fresh()
+    train(whole, data, config, budget, progress=False)
+    sliced, data = fresh()
+    memory = MemoryCheckpoint("arm")
+    train(sliced, data, config, budget, callbacks=[StopAt("steps", 7)], checkpoint_path=memory, progress=False)
+    saved = load_checkpoint(memory)["model"]
+    with torch.no_grad():
+        next(sliced.parameters()).add_(1.0)  # a live change after the save ...
+    assert torch.equal(load_checkpoint(memory)["model"]["0.weight"], saved["0.weight"])  # ... is not in the copy
+    train(sliced, data, config, budget, checkpoint_path=memory, resume_from=memory, progress=False)
+    for a, b in zip(whole.parameters(), sliced.parameters(), strict=True):
+        assert torch.equal(a, b)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,7 @@ class StudyPlan:
 
 def run(args: argparse.Namespace) -> int:
     from actlab.site.report import SiteConfig, build_site
-    from actlab.sweep.executors import DEFAULT_SLURM_PARALLELISM, ExecutorOptions, default_workers
+    from actlab.sweep.executors import DEFAULT_SLURM_PARALLELISM, ExecutorOptions, close_kept_pools, default_workers
     from actlab.sweep.smoke import smoke_spec
 
     _check_args(args)
@@ -83,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is None:
         slurm = args.executor == "slurm"
         args.workers = DEFAULT_SLURM_PARALLELISM if slurm else default_workers(args.gpus_per_run)
-    options = ExecutorOptions.from_args(args, args.workers)
+    # a local pool serves every sweep in turn, so its workers' kept kernels do too (sweep.kept_kernel)
+    options = dataclasses.replace(ExecutorOptions.from_args(args, args.workers), keep_workers=True)
     plans = plan_studies(args)
     for plan in plans:
         for note in plan.notes:
@@ -106,7 +108,10 @@ def run(args: argparse.Namespace) -> int:
         progress=True,
         prepare_spec=smoke_spec if args.smoke else None,
     )
-    pages = build_site(config)
+    try:
+        pages = build_site(config)
+    finally:
+        close_kept_pools()
     failed = [page for page in pages if page.status != "ok"]
     for page in pages:
         target = config.out_dir / page.html if page.html else "(no page)"

@@ -22,7 +22,14 @@ See `actlab.sweep.spec` for the YAML.
 from __future__ import annotations
 
 from actlab.sweep.executors import EXECUTORS, ExecutorOptions, make_executor
-from actlab.sweep.results import load_results, load_run_results, load_status, metrics_wide, run_counts
+from actlab.sweep.results import (
+    load_results,
+    load_run_results,
+    load_status,
+    metrics_wide,
+    run_counts,
+    study_timing,
+)
 from actlab.sweep.runner import SweepOutcome, plan, run_id_for, run_sweep
 from actlab.sweep.spec import SweepSpec, load_spec
 
@@ -41,4 +48,5 @@ __all__ = [
     "run_counts",
     "run_id_for",
     "run_sweep",
+    "study_timing",
 ]

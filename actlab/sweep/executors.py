@@ -61,6 +61,7 @@ class ExecutorOptions:
     cluster: str | None = None  # submitit cluster: None = auto (slurm if available), "local", "debug"
     gpus_per_run: int = 1  # local/dask: GPUs each worker sees (CUDA_VISIBLE_DEVICES), when GPUs are visible
     gpu_ids: tuple[str, ...] | None = None  # local/dask: the GPUs to share out; None = every visible one
+    keep_workers: bool = False  # local: the pool (and its workers' kept kernels) outlives the sweep for the next one
 
     @classmethod
     def from_args(cls, args: Any, workers: int) -> ExecutorOptions:
@@ -182,22 +183,40 @@ class SweepExecutor(cf.Executor):
 
 
 def _forkserver() -> multiprocessing.context.BaseContext:
-    """Workers fork from a server that imported papermill and actlab once per session.
+    """Workers fork from a server that imported papermill, torch and actlab once per session.
 
     Why not plain fork: the parent may hold threads (a progress bar, Dask) that a fork copies
-    mid-state. Why not spawn: each worker would re-import papermill and torch (seconds each).
+    mid-state. Why not spawn: each worker would re-import papermill and torch (seconds each). torch is
+    preloaded because each run's provenance names its device (`actlab.provenance`), which imported torch in
+    every new worker on the run's clock (3-5 s under load, after the kernel had ended); importing torch starts
+    no threads and touches no GPU, so forking after it is safe.
     """
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["actlab.sweep.runner", "papermill", "nbclient"])
+    context.set_forkserver_preload(["actlab.sweep.runner", "papermill", "nbclient", "torch"])
     return context
 
 
-class LocalExecutor(SweepExecutor):
-    """N worker processes on this machine."""
+_kept_pools: dict[tuple[int, tuple[str, ...]], cf.ProcessPoolExecutor] = {}
 
-    def __init__(self, workers: int = 1, gpu_slots: list[str] | None = None) -> None:
+
+class LocalExecutor(SweepExecutor):
+    """N worker processes on this machine.
+
+    `keep`: the pool outlives this sweep, for the next sweep with the same workers in this process (`actlab report`
+    runs a study's sweeps one after another; most share a notebook, so the workers' kept kernels,
+    `actlab.sweep.kept_kernel`, serve them all). `close_kept_pools` ends such pools; an interrupted sweep ends its
+    pool's workers and their kernels at once.
+    """
+
+    def __init__(self, workers: int = 1, gpu_slots: list[str] | None = None, keep: bool = False) -> None:
         self.workers = workers
         self.shares_cores = workers > 1
+        self._key = (workers, tuple(gpu_slots or ()))
+        self._keep = keep
+        kept = _kept_pools.get(self._key) if keep else None
+        if kept is not None and not getattr(kept, "_broken", False) and not getattr(kept, "_shutdown_thread", False):
+            self._pool = kept
+            return
         context = _forkserver()
         self._pool = cf.ProcessPoolExecutor(
             max_workers=workers,
@@ -205,12 +224,41 @@ class LocalExecutor(SweepExecutor):
             initializer=_init_worker,
             initargs=(os.getpid(), context.Value("i", 0), list(gpu_slots or [])),
         )
+        if keep:
+            _kept_pools[self._key] = self._pool
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
         return self._pool.submit(fn, *args, **kwargs)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if self._keep and not cancel_futures:
+            return  # the workers wait for the next sweep; close_kept_pools ends them
+        if self._keep:
+            _kept_pools.pop(self._key, None)
+            _kill_workers(self._pool)  # they may be older than the sweep, which ends only what it started
         self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """Kill a pool's worker processes and everything they started (their kernels)."""
+    import contextlib
+
+    import psutil
+
+    for process in list(getattr(pool, "_processes", {}).values()):
+        with contextlib.suppress(psutil.Error, ValueError):
+            worker = psutil.Process(process.pid)
+            for child in worker.children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
+            worker.kill()
+
+
+def close_kept_pools() -> None:
+    """End every pool kept for a next sweep (`LocalExecutor(keep=True)`): its workers stop their kept kernels."""
+    while _kept_pools:
+        _, pool = _kept_pools.popitem()
+        pool.shutdown(wait=True)
 
 
 def _set_visible_devices(slot: str) -> None:
@@ -373,7 +421,7 @@ def make_executor(options: ExecutorOptions) -> SweepExecutor:
     local = options.kind == "local" or (options.kind == "dask" and options.address is None)
     slots = gpu_slots(options.visible_gpus(), options.gpus_per_run) if local else []
     if options.kind == "local":
-        return LocalExecutor(options.workers, slots)
+        return LocalExecutor(options.workers, slots, keep=options.keep_workers)
     if options.kind == "dask":
         return DaskExecutor(options.workers, options.address, slots)
     if options.kind == "slurm":

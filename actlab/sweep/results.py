@@ -3,7 +3,8 @@
 Why separate from the runner: report notebooks only read. They get the tidy table seaborn and
 statsmodels take (`load_results`), one row per run with each run's status and error
 (`load_status`), the per-run `results.json` for curves and lists (`load_run_results`), and a wide
-table with one column per metric (`metrics_wide`). Nothing here starts a kernel.
+table with one column per metric (`metrics_wide`), and where the runs' time went (`study_timing`). Nothing here
+starts a kernel.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pandas as pd
 
 from actlab.errors import ActlabError
 from actlab.io import read_json
+from actlab.sweep import phases
 from actlab.sweep.runner import PARAMS_FILE, RESULTS_CSV, SWEEP_FILE, read_run_results, read_status, results_problem
 
 _STATUS_FIELDS = ("status", "ename", "evalue", "cell_index", "kernel_died", "duration_s", "host", "record_error")
@@ -137,3 +139,23 @@ def metrics_wide(tidy: pd.DataFrame) -> pd.DataFrame:
     wide = tidy.pivot_table(index=index, columns="metric", values="value", aggfunc="first", dropna=False)
     wide.columns.name = None
     return wide.reset_index()
+
+
+def study_records(runs_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The status records of every planned run of every sweep under `runs_dir` (a study's `runs/<study>/<profile>`)
+    that has started; unreadable sweeps and runs are left out (this feeds a timing table, not a verdict)."""
+    records = []
+    for sweep_file in sorted(Path(runs_dir).glob(f"*/{SWEEP_FILE}")):
+        try:
+            folders = _run_folders(sweep_file.parent)
+        except ActlabError:
+            continue
+        records.extend(status for status in map(read_status, folders) if status is not None)
+    return records
+
+
+def study_timing(runs_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, float]:
+    """(phase table, training-loop share) over a study's runs (`actlab.sweep.phases`): a report page's timing
+    section in one call."""
+    records = study_records(runs_dir)
+    return phases.phase_table(records), phases.training_share(records)

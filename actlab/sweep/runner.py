@@ -25,6 +25,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -245,6 +246,8 @@ def run_sweep(
                 pin_threads=executor.shares_cores,
                 producer=producer,
                 seen=record_token(outcome.statuses.get(run_id)),
+                keep_kernel=options.kind == "local",  # a pool worker's next run reuses its kernel (kept_kernel)
+                environment=dict(os.environ) if options.kind == "local" else None,
             )
             for run_id in outcome.to_run
         ]

@@ -12,7 +12,9 @@ leaves a complete record in the run folder whatever happens:
   `kernel_died: true` and the cell it died in), start and end times, duration; written last;
 - `provenance.json`: versions, git commit, device, host, parameters;
 - `kernel.log`: what the kernel (and papermill) wrote to stderr, one block per attempt; its tail
-  goes into `status.json` as `kernel_log_tail` when the kernel died.
+  goes into `status.json` as `kernel_log_tail` when the kernel died;
+- `phases.json`: the kernel's own phase clock (`actlab.timing`), which `status.json`'s `phases` (seconds per
+  phase, kernel start to provenance, adding up to `duration_s`: `actlab.sweep.phases`) is assembled from.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from typing import Any
 from actlab.environ import temporary_environment
 from actlab.io import atomic_write_json, atomic_write_text, read_json
 from actlab.record import RESULTS_FILE, RUN_MARKER, read_results
+from actlab.sweep import kept_kernel
+from actlab.sweep.phases import read_run_phases
+from actlab.timing import PHASES_FILE
 
 STATUS_FILE = "status.json"
 PARAMS_FILE = "params.json"
@@ -53,6 +58,10 @@ class RunTask:
     pin_threads: bool = False
     producer: dict[str, Any] | None = None  # what produces the run: notebook code hash, actlab version (runner)
     seen: str | None = None  # the run's record as the runner saw it when it planned (`record_token`), or None
+    keep_kernel: bool = False  # run in this worker's kept kernel (`actlab.sweep.kept_kernel`; local executor)
+    # The sweep process's environment when it planned (local executor): a pool worker forks from a server started
+    # by an earlier sweep, whose environment may be older (a PYTHONPATH set since would not reach the kernel).
+    environment: dict[str, str] | None = None
 
 
 CORRUPT = "corrupt"  # the status read from a status.json that is not a status record (see `read_status`)
@@ -136,7 +145,8 @@ def _execute_locked(task: RunTask) -> dict[str, Any]:
 
     folder = Path(task.folder)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / RESULTS_FILE).unlink(missing_ok=True)  # a retried run starts from nothing
+    for stale in (RESULTS_FILE, PHASES_FILE):  # a retried run starts from nothing
+        (folder / stale).unlink(missing_ok=True)
     atomic_write_json(folder / PARAMS_FILE, task.params)
     atomic_write_text(folder / RUN_MARKER, task.run_id + "\n")
     status: dict[str, Any] = {
@@ -150,18 +160,25 @@ def _execute_locked(task: RunTask) -> dict[str, Any]:
     }
     atomic_write_json(folder / STATUS_FILE, status)
     executed = folder / Path(task.notebook).name
-    env = {"ACTLAB_RUN_DIR": str(folder.resolve()), **(PINNED_THREADS if task.pin_threads else {})}
-    start = time.perf_counter()
+    inherited = {k: v for k, v in (task.environment or {}).items() if k != "CUDA_VISIBLE_DEVICES"}  # worker's own
+    env = {**inherited, "ACTLAB_RUN_DIR": str(folder.resolve()), **(PINNED_THREADS if task.pin_threads else {})}
+    start, launched = time.perf_counter(), time.time()
     error: dict[str, Any] | None = None
     with temporary_environment(env), _stderr_to(folder / KERNEL_LOG):
         try:
-            notebooks.execute(task.notebook, executed, task.params, cwd=folder, timeout=task.timeout)
+            if task.keep_kernel:
+                status.update(
+                    kept_kernel.execute(task.notebook, executed, task.params, folder, env, folder / KERNEL_LOG,
+                                        task.timeout)
+                )  # fmt: skip
+            else:
+                notebooks.execute(
+                    task.notebook, executed, task.params, cwd=folder, timeout=task.timeout, stop_kernel_at_once=True
+                )
         except Exception as exc:  # the run failed; the sweep goes on and the record says why
             error = describe_error(exc, executed)
     if error is not None and error.get("kernel_died"):
         error["kernel_log_tail"] = _tail(folder / KERNEL_LOG)
-    status["duration_s"] = round(time.perf_counter() - start, 3)
-    status["finished_utc"] = now_utc()
     results = read_results(folder)
     if error is None and not _has_metrics(results):
         error = {
@@ -174,6 +191,9 @@ def _execute_locked(task: RunTask) -> dict[str, Any]:
     else:
         status["status"] = results.get("status", "ok")
     atomic_write_json(folder / PROVENANCE_FILE, provenance.collect(run_id=task.run_id, params=task.params))
+    status["duration_s"] = round(time.perf_counter() - start, 3)
+    status["phases"] = read_run_phases(folder, executed, launched, launched + status["duration_s"])
+    status["finished_utc"] = now_utc()
     atomic_write_json(folder / STATUS_FILE, status)  # last: its final status marks the folder complete
     return status
 

@@ -8,6 +8,7 @@ callbacks' own state (tau schedules) all change what happens next.
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import pickle
@@ -39,15 +40,38 @@ FIELDS: dict[str, tuple[str, ...]] = {
 _MAPPINGS = ("config", "model", "optimizer", "used", "position", "last_eval", "rng")
 
 
-def save_checkpoint(path: str | os.PathLike[str], payload: dict[str, Any]) -> Path:
-    """Write atomically: a crash mid-save leaves the previous checkpoint intact."""
+class MemoryCheckpoint:
+    """A checkpoint kept in this process: for a run that resumes itself (the interleaved slices of one run), where
+    nothing needs to survive the process. Saving and loading copy the payload (no live tensor is shared), so a
+    resumed run ends as from a file, bit for bit, without serialising, fsync and reading it back each slice."""
+
+    def __init__(self, name: str = "checkpoint") -> None:
+        self.name = name
+        self.payload: dict[str, Any] | None = None
+
+    def exists(self) -> bool:
+        return self.payload is not None
+
+    def __str__(self) -> str:
+        return f"<in memory: {self.name}>"
+
+
+def save_checkpoint(path: str | os.PathLike[str] | MemoryCheckpoint, payload: dict[str, Any]) -> Path | None:
+    """Write atomically: a crash mid-save leaves the previous checkpoint intact (a `MemoryCheckpoint`: keep a copy)."""
+    if isinstance(path, MemoryCheckpoint):
+        path.payload = copy.deepcopy({"format": CHECKPOINT_FORMAT, **payload})
+        return None
     buffer = io.BytesIO()
     torch.save({"format": CHECKPOINT_FORMAT, **payload}, buffer)
     return atomic_write_bytes(path, buffer.getvalue())
 
 
-def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
+def load_checkpoint(path: str | os.PathLike[str] | MemoryCheckpoint) -> dict[str, Any]:
     """Load with `weights_only=True` (no arbitrary code runs); fail with a one-line reason."""
+    if isinstance(path, MemoryCheckpoint):
+        if path.payload is None:
+            raise ActlabError(f"checkpoint {path} holds nothing yet; resume only after a run saved to it")
+        return copy.deepcopy(path.payload)
     path = Path(path)
     if not path.is_file():
         raise ActlabError(f"checkpoint {path} does not exist; pass the checkpoint_path of an earlier run")

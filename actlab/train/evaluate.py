@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from actlab.timing import phase
 from actlab.train.device import autocast
 
 
@@ -51,11 +52,19 @@ def evaluate(
     bf16: bool = True,
     prefix: str = "val",
 ) -> dict[str, float]:
-    """Sample-weighted mean loss (+ accuracy, or perplexity for LMs) over `data`, in eval mode."""
+    """Sample-weighted mean loss (+ accuracy, or perplexity for LMs) over `data`, in eval mode (timed as the run's
+    evaluation phase, `actlab.timing`)."""
+    with phase("evaluation"):
+        return _evaluate(model, data, task, batch_size, torch.device(device), bf16, prefix)
+
+
+def _evaluate(
+    model: nn.Module, data: tuple[torch.Tensor, torch.Tensor], task: str, batch_size: int, device: torch.device,
+    bf16: bool, prefix: str,
+) -> dict[str, float]:  # fmt: skip
     x_all, y_all = data
     if len(x_all) == 0:
         raise ValueError(f"cannot evaluate on an empty {prefix} set")
-    device = torch.device(device)
     was_training = model.training
     model.eval()
     loss_sum, correct, count = 0.0, 0, 0

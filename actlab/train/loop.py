@@ -6,6 +6,8 @@ exactly and recorded; a schedule that follows the budget; regularisers added to 
 logged apart; best-checkpoint selection by a validation metric; divergence recorded, not raised;
 checkpoints that resume bit for bit.
 
+The loop marks its time for the run's record (`actlab.timing`): training, with evaluation and checkpoints apart.
+
 A seconds budget is compute time, not wall time: each step is timed by the budget clock (`clock.py`: CPU
 process time at a fixed thread count, or CUDA events), and its wall time is recorded beside it.
 
@@ -28,6 +30,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from actlab.timing import phase
 from actlab.train import checkpoint as ckpt
 from actlab.train.budget import Budget, BudgetMeter, BudgetUsed
 from actlab.train.clock import BudgetClock, budget_threads, keep_freed_memory
@@ -53,9 +56,9 @@ def train(
     evaluators: Sequence[Callable[[nn.Module], dict[str, float]]] = (),
     callbacks: Sequence[Any] = (),
     metrics_path: str | Path | None = None,
-    checkpoint_path: str | Path | None = None,
+    checkpoint_path: str | Path | ckpt.MemoryCheckpoint | None = None,
     checkpoint_every: int = 0,
-    resume_from: str | Path | None = None,
+    resume_from: str | Path | ckpt.MemoryCheckpoint | None = None,
     progress: bool | None = None,
 ) -> TrainResult:
     """Train `model` in place on `train_data` = (x, y) until `budget` is used; never raises on NaN/inf.
@@ -74,11 +77,12 @@ def train(
     device = pick_device(config.device)
     if budget.kind == "seconds" and device.type == "cpu":
         keep_freed_memory()  # page faults would be a load-dependent share of each step's CPU time (clock.py)
-    with cpu_threads(budget_threads(config.num_threads, budget, device)):
+    with phase("training"), cpu_threads(budget_threads(config.num_threads, budget, device)):
         run = _Run(model, train_data, config, budget, val_data, callbacks, checkpoint_path, checkpoint_every)
         run.evaluators = list(evaluators)
         if resume_from is not None:
-            run.restore(ckpt.load_checkpoint(resume_from))
+            with phase("checkpoint"):
+                run.restore(ckpt.load_checkpoint(resume_from))
         run.log = MetricsLog(metrics_path, resume_step=run.used.steps if resume_from is not None else None)
         return run.execute(progress, None if metrics_path is None else str(metrics_path))
 
@@ -242,6 +246,10 @@ class _Run:
 
     # ------------------------------------------------------------------ evaluation and best weights
     def _evaluate(self, record: bool = False) -> tuple[str, int | None]:
+        with phase("evaluation"):
+            return self._evaluate_now(record)
+
+    def _evaluate_now(self, record: bool) -> tuple[str, int | None]:
         self.last_eval = {}
         if self.val_data is not None:
             self.last_eval = evaluate(self.model, self.val_data, self.config.task, device=self.device,
@@ -284,6 +292,10 @@ class _Run:
     # ------------------------------------------------------------------ checkpoints
     def _save_checkpoint(self) -> None:
         self._tick()
+        with phase("checkpoint"):
+            self._write_checkpoint()
+
+    def _write_checkpoint(self) -> None:
         ckpt.save_checkpoint(self.checkpoint_path, {
             "config": result_shaping_fields(self.config),
             "bf16_active": uses_bf16(self.device, self.config.bf16),

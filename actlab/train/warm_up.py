@@ -4,7 +4,7 @@ Why one function: every study that matches arms by wall-clock time (xIELU, Smart
 not charge an arm for compiling its kernels; a first step that compiles once took a whole 3-second budget. The
 copy is trained for one step (and optionally run once in eval mode), under the thread count training will use
 (CPU kernels are built per thread count), and the RNG state is restored, so the run draws exactly what it would
-have drawn without the warm-up.
+have drawn without the warm-up. Its time is the run's compile phase (`actlab.timing`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import copy
 import torch
 from torch import nn
 
+from actlab.timing import phase
 from actlab.train.device import autocast, cpu_threads
 from actlab.train.evaluate import task_loss
 
@@ -32,7 +33,7 @@ def warm_up(
     `eval_inputs`, if given), on `device`, with `threads` CPU threads (None: as set); `model` is untouched."""
     rng_state = torch.random.get_rng_state()
     try:
-        with cpu_threads(threads or None):
+        with phase("compile"), cpu_threads(threads or None):
             twin = copy.deepcopy(model).to(device).train()
             x, y = batch[0].to(device), batch[1].to(device)
             with autocast(device, bf16):

@@ -25,6 +25,7 @@ from actlab.studies.compare import engine, specs
 from actlab.studies.compare.engine import matching_label as matching_label  # the report and claims import it here
 from actlab.studies.compare.engine import run_status as run_status  # the run notebook calls run.run_status
 from actlab.studies.compare.tasks import Task, get_task
+from actlab.timing import phase
 from actlab.train import Budget, TrainConfig
 
 MATCHINGS = ("steps", "seconds")  # what a comparison matches (the engine also knows tokens)
@@ -116,11 +117,13 @@ def train_arms(config: CompareRunConfig, workdir: str | Path | None = None) -> d
 def _train_arms(config: CompareRunConfig, workdir: Path) -> dict[str, Any]:
     task = config.task_spec
     workdir.mkdir(parents=True, exist_ok=True)
-    derived = specs.save_derived(config.derive, workdir / "derivations")
-    factories = {
-        name: specs.factory(name, workdir / "derivations", set(derived)) for name in config.activations
-    }  # every spec resolves before any training
-    data = task.load()
+    with phase("compile"):  # deriving, checking and generating the derived activations' kernels
+        derived = specs.save_derived(config.derive, workdir / "derivations")
+        factories = {
+            name: specs.factory(name, workdir / "derivations", set(derived)) for name in config.activations
+        }  # every spec resolves before any training
+    with phase("data"):
+        data = task.load()
     arms = {name: functools.partial(task.build, factory, data) for name, factory in factories.items()}
     recorded = {**asdict(config), "activations": list(config.activations), "derive": dict(config.derive)}
     records = []

@@ -37,6 +37,7 @@ from actlab.routing.stacked import StackedFlexAct
 from actlab.studies.flexact.arms import FLEXACT, Arm
 from actlab.studies.flexact.data import make_inputs, target
 from actlab.studies.flexact.fleet import RouterFleet
+from actlab.timing import phase
 from actlab.train import Budget, TrainConfig, TrainState, train
 from actlab.train.seeding import seed_everything
 
@@ -172,9 +173,10 @@ def train_arms(arms: list[Arm], settings: RunSettings) -> RunResult:
     started = time.perf_counter()
     s = settings
     seed_everything(s.seed)
-    inputs = make_inputs(s.seed, s.n_train, s.n_test, s.x1_distribution)
-    y_train = torch.stack([target(inputs.x_train, arm.ground_truth, arm.k) for arm in arms], dim=1)  # (n, M)
-    y_test = torch.stack([target(inputs.x_test, arm.ground_truth, arm.k) for arm in arms], dim=1)
+    with phase("data"):
+        inputs = make_inputs(s.seed, s.n_train, s.n_test, s.x1_distribution)
+        y_train = torch.stack([target(inputs.x_train, arm.ground_truth, arm.k) for arm in arms], dim=1)  # (n, M)
+        y_test = torch.stack([target(inputs.x_test, arm.ground_truth, arm.k) for arm in arms], dim=1)
     fleet = RouterFleet(
         arms,
         hidden=s.hidden,
@@ -196,8 +198,9 @@ def train_arms(arms: list[Arm], settings: RunSettings) -> RunResult:
     tau_final = schedule.at(s.epochs - 1)
     fleet.router.tau = tau_final
     result = RunResult(settings=settings)
-    soft = _test_mse(fleet, inputs.x_test, y_test, s.batch_size, eval_mode="probs")
-    hard = _test_mse(fleet, inputs.x_test, y_test, s.batch_size, eval_mode="argmax")
+    with phase("evaluation"):
+        soft = _test_mse(fleet, inputs.x_test, y_test, s.batch_size, eval_mode="probs")
+        hard = _test_mse(fleet, inputs.x_test, y_test, s.batch_size, eval_mode="argmax")
     pi = fleet.router.routing_probs()
     pi_tau = torch.softmax(fleet.router.log_pi.detach() / tau_final, dim=-1)
     last_target = {"p_tilde": fleet.router.last_pseudo_target, "g_bar": fleet.router.last_g_bar}

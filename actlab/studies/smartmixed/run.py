@@ -33,6 +33,7 @@ from actlab.studies.smartmixed.assignments import (
 )
 from actlab.studies.smartmixed.config import CONTROLS, FIXED_PREFIX, RunConfig, architecture_name
 from actlab.studies.smartmixed.data import StudyData, load
+from actlab.timing import phase
 from actlab.train import Budget, TrainResult, cpu_threads, evaluate, pick_device, train
 from actlab.train.clock import budget_threads
 from actlab.train.warm_up import warm_up as train_warm_up
@@ -257,9 +258,10 @@ def run(config: RunConfig, data: StudyData | None = None) -> RunRecord:
 
 def _run(config: RunConfig, data: StudyData | None) -> RunRecord:
     started = time.perf_counter()
-    data = data or load(
-        config.dataset, data_seed=config.data_seed, n_train=config.n_train, n_val=config.n_val, n_test=config.n_test
-    )
+    if data is None:
+        with phase("data"):
+            data = load(config.dataset, data_seed=config.data_seed, n_train=config.n_train, n_val=config.n_val,
+                        n_test=config.n_test)  # fmt: skip
     arms: list[Arm] = []
     phase1_summary: dict[str, Any] = {}
     if config.needs_phase1:

@@ -33,6 +33,7 @@ from actlab.studies.compare import engine
 from actlab.studies.compare.engine import run_status as run_status  # the run notebook calls xielu.run_status
 from actlab.studies.compare.tasks import Task, lm_task
 from actlab.studies.xielu.variants import ACTIVATIONS, TRAINABLE, ModelShape, lm_config, variant_counts
+from actlab.timing import phase
 from actlab.train import Budget, TrainConfig
 from actlab.train.optim import excluded_from_decay
 
@@ -139,7 +140,8 @@ def build_arm(activation: str, shape: ModelShape) -> nn.Module:
 def train_arms(config: LMRunConfig, workdir: str | Path | None = None) -> list[dict[str, Any]]:
     """Train every arm to the same budget with the engine, interleaved in `config.rounds` slices; one record each."""
     task = config.task()
-    data = task.load()
+    with phase("data"):
+        data = task.load()
     trained = engine.train_matched(
         task, data, config.arms(), config.train_config(), config.train_budget(), rounds=config.rounds,
         fast_path=config.fast_path, curve_every=config.curve_every, workdir=workdir,

@@ -1,0 +1,104 @@
+"""Where a run's time goes inside its kernel: named phases, timed exclusively, saved next to its results.
+
+Why: a sweep run pays for more than its training loop (the kernel's start, imports, data, compiling kernels,
+evaluation, checkpoints, writing its record), and a report that spends a third of its time outside training
+cannot be made faster by guessing where. The study code marks its phases (`with phase("data"): ...`); the training
+loop marks training, evaluation and checkpoints itself (`actlab.train.loop`), warm-up marks compile time, and
+`actlab.record` marks writing and saves this process's totals to `phases.json` in the run folder. The sweep runner,
+which knows when it launched the notebook and when the notebook ended, adds the kernel's start and stop and
+assembles the run's phase seconds into `status.json` (`actlab.sweep.phases`).
+
+Phases nest exclusively: time spent in an inner phase is not also counted in the outer one, so an evaluation inside
+the training loop counts as evaluation only, and the phases of a run add up to its wall time.
+
+Why one clock per process (`CLOCK`): a kernel executes one run, and the phases are marked deep inside library code
+(the loop, warm-up, `record`) that has no run object to carry a clock; the clock only accumulates seconds and never
+changes what is computed. `reset()` starts it afresh (tests; several runs in one process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+PHASES_FILE = "phases.json"
+# The phases a run's record lists, in the order a run goes through them. `kernel_start` and `kernel_stop` are
+# measured by the sweep runner; `imports` is the notebook's time before its first marked phase; `other` is
+# notebook time in no marked phase (tables, plots, building networks).
+RUN_PHASES = (
+    "kernel_start",
+    "imports",
+    "data",
+    "compile",
+    "training",
+    "evaluation",
+    "checkpoint",
+    "writing",
+    "other",
+    "kernel_stop",
+)
+MARKED = ("data", "compile", "training", "evaluation", "checkpoint", "writing")  # what code marks with `phase`
+
+
+class PhaseClock:
+    """Seconds per phase name, with nested phases charged exclusively (the innermost open phase runs)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.first_phase_unix: float | None = None  # wall-clock time the first phase opened (relates to papermill)
+        self._open: list[str] = []
+        self._since = 0.0
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Charge the time inside the block to `name` (minus any inner phase's time)."""
+        if name not in MARKED:
+            raise ValueError(f"unknown phase {name!r}; mark one of {', '.join(MARKED)}")
+        now = time.perf_counter()
+        if self.first_phase_unix is None:
+            self.first_phase_unix = time.time()
+        if self._open:
+            self._charge(self._open[-1], now)
+        self._open.append(name)
+        self._since = now
+        try:
+            yield
+        finally:
+            now = time.perf_counter()
+            self._charge(self._open.pop(), now)
+            self._since = now
+
+    def _charge(self, name: str, now: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + (now - self._since)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The totals so far (closed phases, and open ones up to now), JSON-ready."""
+        seconds = dict(self.seconds)
+        if self._open:
+            seconds[self._open[-1]] = seconds.get(self._open[-1], 0.0) + (time.perf_counter() - self._since)
+        return {"seconds": seconds, "first_phase_unix": self.first_phase_unix, "pid": os.getpid()}
+
+
+CLOCK = PhaseClock()
+
+
+def phase(name: str) -> contextlib.AbstractContextManager[None]:
+    """`with phase("data"): ...`: this process's clock charges the block to `name`."""
+    return CLOCK.phase(name)
+
+
+def reset() -> None:
+    """Start this process's clock afresh (a new run in the same process, or a test)."""
+    global CLOCK
+    CLOCK = PhaseClock()
+
+
+def save(run_dir: str | os.PathLike[str]) -> Path:
+    """Write the clock's totals to `<run_dir>/phases.json` (atomically), for the runner to assemble."""
+    from actlab.io import atomic_write_json
+
+    return atomic_write_json(Path(run_dir) / PHASES_FILE, CLOCK.snapshot())
