@@ -17,7 +17,6 @@ import io
 import zlib
 from typing import Any
 
-from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 # Okabe & Ito (2008), the colour-blind-safe qualitative palette; seaborn's "colorblind" is a close cousin.
@@ -217,7 +216,3 @@ def _show_with_alt(shell: Any) -> None:
     for mime in ("image/png", "image/svg+xml", "image/jpeg", "application/pdf"):
         formatters[mime].type_printers.pop(Figure, None)
 
-
-def palette_of(names: list[str]) -> dict[str, str]:
-    """`{name: colour}` for seaborn's `palette=` argument, from `activation_color`."""
-    return {name: to_hex(activation_color(name)) for name in names}
