@@ -215,4 +215,3 @@ def _show_with_alt(shell: Any) -> None:
     formatters["text/html"].for_type(Figure, figure_html)
     for mime in ("image/png", "image/svg+xml", "image/jpeg", "application/pdf"):
         formatters[mime].type_printers.pop(Figure, None)
-
