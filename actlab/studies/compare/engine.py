@@ -62,6 +62,19 @@ def matched_budget(matching: str, amount: float, batch_tokens: int = 1) -> Budge
     raise ValueError(f"unknown matching {matching!r}; choose {', '.join(MATCHINGS)}")
 
 
+def parse_matchings(matchings: str | Sequence[str], allowed: Sequence[str]) -> tuple[str, ...]:
+    """A run's matchings from "steps,seconds" or a sequence, each one of `allowed`, at least one; else one error.
+
+    One parser for every study that trains through this engine, so a typo in a sweep file reads the same
+    everywhere."""
+    items = matchings.split(",") if isinstance(matchings, str) else matchings
+    parsed = tuple(m.strip() for m in items if m.strip())
+    unknown = [m for m in parsed if m not in allowed]
+    if unknown or not parsed:
+        raise ValueError(f"matchings must be some of {', '.join(allowed)}, got {list(parsed)}")
+    return parsed
+
+
 def check_fast_path(fast_path: str) -> str:
     """`fast_path` if it names a path of the xIELU/xIPReLU modules, else one clear error."""
     if fast_path not in FAST_PATHS:

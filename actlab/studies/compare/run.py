@@ -60,13 +60,9 @@ class CompareRunConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "activations", specs.parse_names(self.activations))
-        matchings = self.matchings.split(",") if isinstance(self.matchings, str) else self.matchings
-        object.__setattr__(self, "matchings", tuple(m.strip() for m in matchings if m.strip()))
+        object.__setattr__(self, "matchings", engine.parse_matchings(self.matchings, MATCHINGS))
         specs.check_derived(self.derive)
         get_task(self.task)
-        unknown = [m for m in self.matchings if m not in MATCHINGS]
-        if unknown or not self.matchings:
-            raise ValueError(f"matchings must be some of {', '.join(MATCHINGS)}, got {list(self.matchings)}")
         if self.steps < 0 or self.seconds < 0 or self.batch_size < 0 or self.lr < 0:
             raise ValueError("steps, seconds, batch_size and lr must be >= 0 (0: the task's default)")
         if self.rounds < 1 or self.threads < 0:

@@ -61,12 +61,8 @@ class ZooRunConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "activations", parse_names(self.activations))
-        matchings = self.matchings.split(",") if isinstance(self.matchings, str) else self.matchings
-        object.__setattr__(self, "matchings", tuple(m.strip() for m in matchings if m.strip()))
+        object.__setattr__(self, "matchings", engine.parse_matchings(self.matchings, MATCHINGS))
         get_task(self.task)
-        unknown = [m for m in self.matchings if m not in MATCHINGS]
-        if unknown or not self.matchings:
-            raise ValueError(f"matchings must be some of {', '.join(MATCHINGS)}, got {list(self.matchings)}")
         if self.steps < 0 or self.seconds < 0 or self.lr < 0 or self.threads < 0 or self.rounds < 1:
             raise ValueError("steps, seconds, lr and threads must be >= 0 (0: the default) and rounds >= 1")
         engine.check_fast_path(self.fast_path)
