@@ -34,7 +34,7 @@ from typing import Any
 
 from torch import nn
 
-from actlab.studies.compare.tasks import Task, TaskData
+from actlab.studies.compare.tasks import Task, TaskData, get_task
 from actlab.train import Budget, TrainConfig, TrainResult, TrainState, cpu_threads, pick_device, seed_everything
 from actlab.train.clock import budget_threads
 from actlab.train.slices import train_interleaved
@@ -60,6 +60,30 @@ def matched_budget(matching: str, amount: float, batch_tokens: int = 1) -> Budge
     if matching == "steps":
         return Budget.steps(int(amount))
     raise ValueError(f"unknown matching {matching!r}; choose {', '.join(MATCHINGS)}")
+
+
+def task_budget(task: Task, matching: str, steps: int = 0, seconds: float = 0.0) -> Budget:
+    """`matched_budget` for `task`: `steps` or `seconds` when given, else the task's defaults (an LM task's
+    tokens in whole batches of its sequence length)."""
+    amount = (seconds or task.seconds) if matching == "seconds" else (steps or task.steps)
+    return matched_budget(matching, amount, task.batch_size * task.lm_shape[3] if task.kind == "lm" else 1)
+
+
+class TaskBudget:
+    """A run config's task and the budget each matching gets (a mixin for configs with `task`, `steps` and
+    `seconds` fields; the comparison's and the zoo's runs share it)."""
+
+    task: str
+    steps: int
+    seconds: float
+
+    @property
+    def task_spec(self) -> Task:
+        return get_task(self.task)
+
+    def budget(self, matching: str) -> Budget:
+        """What every arm gets under `matching`."""
+        return task_budget(self.task_spec, matching, self.steps, self.seconds)
 
 
 def parse_matchings(matchings: str | Sequence[str], allowed: Sequence[str]) -> tuple[str, ...]:

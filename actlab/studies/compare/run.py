@@ -24,9 +24,9 @@ from typing import Any
 from actlab.studies.compare import engine, specs
 from actlab.studies.compare.engine import matching_label as matching_label  # the report and claims import it here
 from actlab.studies.compare.engine import run_status as run_status  # the run notebook calls run.run_status
-from actlab.studies.compare.tasks import Task, get_task
+from actlab.studies.compare.tasks import get_task
 from actlab.timing import phase
-from actlab.train import Budget, TrainConfig
+from actlab.train import TrainConfig
 
 MATCHINGS = ("steps", "seconds")  # what a comparison matches (the engine also knows tokens)
 DEFAULT_ACTIVATIONS = ("cubic", "xielu", "relu", "gelu")
@@ -34,7 +34,7 @@ DEFAULT_DERIVE = {"cubic": {"pos": "x**3", "neg": "exp(x)"}}  # the README's `ac
 
 
 @dataclass(frozen=True)
-class CompareRunConfig:
+class CompareRunConfig(engine.TaskBudget):
     """One run: the task, the arms, the budgets each matching gives every arm, the optimiser.
 
     `steps`, `seconds`, `batch_size` and `lr` at 0 take the task's defaults (`actlab.studies.compare.tasks`).
@@ -68,16 +68,6 @@ class CompareRunConfig:
         if self.rounds < 1 or self.threads < 0:
             raise ValueError("rounds must be >= 1 and threads >= 0")
         engine.check_fast_path(self.fast_path)
-
-    @property
-    def task_spec(self) -> Task:
-        return get_task(self.task)
-
-    def budget(self, matching: str) -> Budget:
-        """What every arm gets under `matching`."""
-        task = self.task_spec
-        amount = (self.seconds or task.seconds) if matching == "seconds" else (self.steps or task.steps)
-        return engine.matched_budget(matching, amount)
 
     def train_config(self) -> TrainConfig:
         task = self.task_spec

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from actlab.studies.compare import engine
-from actlab.studies.compare.tasks import Task, get_task
+from actlab.studies.compare.tasks import get_task
 from actlab.studies.zoo import build
 from actlab.studies.zoo.entries import entry_names, get_entry
-from actlab.train import Budget, TrainConfig
+from actlab.train import TrainConfig
 
 MATCHINGS = ("steps", "seconds")
 
@@ -44,7 +44,7 @@ def parse_names(names: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class ZooRunConfig:
+class ZooRunConfig(engine.TaskBudget):
     """One run: the task, the entries, each matching's budget (0: the task's default), the optimiser's seed."""
 
     task: str = "digits"
@@ -66,15 +66,6 @@ class ZooRunConfig:
         if self.steps < 0 or self.seconds < 0 or self.lr < 0 or self.threads < 0 or self.rounds < 1:
             raise ValueError("steps, seconds, lr and threads must be >= 0 (0: the default) and rounds >= 1")
         engine.check_fast_path(self.fast_path)
-
-    @property
-    def task_spec(self) -> Task:
-        return get_task(self.task)
-
-    def budget(self, matching: str) -> Budget:
-        task = self.task_spec
-        amount = (self.seconds or task.seconds) if matching == "seconds" else (self.steps or task.steps)
-        return engine.matched_budget(matching, amount, task.batch_size * task.lm_shape[3] if task.kind == "lm" else 1)
 
     def train_config(self) -> TrainConfig:
         task = self.task_spec
