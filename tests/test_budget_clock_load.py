@@ -1,8 +1,9 @@
 """The compute-time-matched comparison is repeatable under load: the same sweep alone and beside a CPU-bound
 process reaches the same steps per arm (within 5%) and the same verdicts.
 
-Slow (about 10-15 minutes on 2 cores): 8 comparison runs of 4 arms. The two sweeps are run in halves, in the order
-alone, burner, burner, alone (seeds 0-1, then 2-3), so a drift in the rest of the machine's load hits both alike.
+Slow (8 comparison runs of 4 arms; 86 s on an idle 2-core machine with kept kernels, 10-15 minutes under
+load). The two sweeps are run in halves, in the order alone, burner, burner, alone (seeds 0-1, then 2-3), so a
+drift in the rest of the machine's load hits both alike.
 """
 
 from __future__ import annotations
