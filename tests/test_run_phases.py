@@ -7,11 +7,11 @@ sleeps in them, no torch) for the property the page relies on: a run's phases ad
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pytest
+from toy_notebook import write_notebook
 
 from actlab import timing
 from actlab.io import read_json
@@ -145,15 +145,7 @@ BODY = (
 
 
 def _notebook(folder: Path) -> Path:
-    cells = [
-        {"cell_type": "code", "execution_count": None, "id": "p", "metadata": {"tags": ["parameters"]},
-         "outputs": [], "source": ["seed = 0\n"]},
-        {"cell_type": "code", "execution_count": None, "id": "b", "metadata": {}, "outputs": [], "source": [BODY]},
-    ]  # fmt: skip
-    notebook = {"cells": cells, "metadata": {"kernelspec": {"name": "actlab", "display_name": "actlab",
-                "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
-    (folder / "nb.ipynb").write_text(json.dumps(notebook))
-    return folder / "nb.ipynb"
+    return write_notebook(folder / "nb.ipynb", ["seed = 0\n"], BODY)
 
 
 def test_a_real_run_records_phases_that_add_up_to_its_duration(tmp_path):

@@ -6,7 +6,6 @@ counter file, so "executed once" is counted from outside the sweep's own bookkee
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from toy_notebook import write_notebook
 
 pytestmark = pytest.mark.slow
 
@@ -29,14 +29,7 @@ BODY = (
 
 
 def _scratch(tmp_path: Path, runs: int, sleep: float) -> Path:
-    cells = [
-        {"cell_type": "code", "execution_count": None, "id": "p", "metadata": {"tags": ["parameters"]},
-         "outputs": [], "source": ["x = 1\n", "seed = 0\n", "sleep = 0.0\n", "counter = ''\n"]},
-        {"cell_type": "code", "execution_count": None, "id": "b", "metadata": {}, "outputs": [], "source": [BODY]},
-    ]  # fmt: skip
-    notebook = {"cells": cells, "metadata": {"kernelspec": {"name": "actlab", "display_name": "actlab",
-                "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
-    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))
+    write_notebook(tmp_path / "nb.ipynb", ["x = 1\n", "seed = 0\n", "sleep = 0.0\n", "counter = ''\n"], BODY)
     xs = list(range(1, runs // 2 + 1))
     (tmp_path / "spec.yml").write_text(
         f"name: s\nnotebook: nb.ipynb\ngrid:\n  x: {xs}\nseeds: [0, 1]\n"

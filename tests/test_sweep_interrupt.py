@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import psutil
+from toy_notebook import write_notebook
 
 BODY = (
     "import os, time, actlab\n"
@@ -29,14 +30,9 @@ BODY = (
 
 
 def _scratch(tmp_path: Path) -> Path:
-    cells = [
-        {"cell_type": "code", "execution_count": None, "id": "p", "metadata": {"tags": ["parameters"]},
-         "outputs": [], "source": ["x = 1\n", "seed = 0\n", "hold = ''\n", "started = ''\n", "counter = ''\n"]},
-        {"cell_type": "code", "execution_count": None, "id": "b", "metadata": {}, "outputs": [], "source": [BODY]},
-    ]  # fmt: skip
-    notebook = {"cells": cells, "metadata": {"kernelspec": {"name": "actlab", "display_name": "actlab",
-                "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
-    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))
+    write_notebook(
+        tmp_path / "nb.ipynb", ["x = 1\n", "seed = 0\n", "hold = ''\n", "started = ''\n", "counter = ''\n"], BODY
+    )
     (tmp_path / "hold").write_text("")
     files = {name: tmp_path / f"{name}.txt" for name in ("started", "counter")}
     (tmp_path / "spec.yml").write_text(

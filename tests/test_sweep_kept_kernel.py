@@ -7,10 +7,10 @@ by `actlab.train`, its final weights compared exactly). A failed run must take i
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from toy_notebook import write_notebook
 
 from actlab.io import read_json
 from actlab.sweep import ExecutorOptions, load_spec, plan, run_sweep
@@ -39,15 +39,7 @@ actlab.record(
 
 
 def _notebook(folder: Path) -> Path:
-    cells = [
-        {"cell_type": "code", "execution_count": None, "id": "p", "metadata": {"tags": ["parameters"]},
-         "outputs": [], "source": ["seed = 0\n", "fail_seed = -1\n"]},
-        {"cell_type": "code", "execution_count": None, "id": "b", "metadata": {}, "outputs": [], "source": [BODY]},
-    ]  # fmt: skip
-    notebook = {"cells": cells, "metadata": {"kernelspec": {"name": "actlab", "display_name": "actlab",
-                "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
-    (folder / "nb.ipynb").write_text(json.dumps(notebook))
-    return folder / "nb.ipynb"
+    return write_notebook(folder / "nb.ipynb", ["seed = 0\n", "fail_seed = -1\n"], BODY)
 
 
 def _sweep(folder: Path, name: str, seeds: list[int], fail_seed: int = -1) -> list[dict]:

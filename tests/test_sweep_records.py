@@ -6,10 +6,10 @@ an editor does; only the damaged runs execute again, in a two-cell notebook that
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from toy_notebook import write_notebook
 
 from actlab import cli
 from actlab.io import atomic_write_json, read_json
@@ -20,15 +20,7 @@ BODY = "import actlab\nwith open(counter, 'a') as f:\n    f.write(f'{seed}\\n')\
 
 
 def _notebook(folder: Path) -> Path:
-    cells = [
-        {"cell_type": "code", "execution_count": None, "id": "p", "metadata": {"tags": ["parameters"]},
-         "outputs": [], "source": ["seed = 0\n", "counter = ''\n"]},
-        {"cell_type": "code", "execution_count": None, "id": "b", "metadata": {}, "outputs": [], "source": [BODY]},
-    ]  # fmt: skip
-    notebook = {"cells": cells, "metadata": {"kernelspec": {"name": "actlab", "display_name": "actlab",
-                "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
-    (folder / "nb.ipynb").write_text(json.dumps(notebook))
-    return folder / "nb.ipynb"
+    return write_notebook(folder / "nb.ipynb", ["seed = 0\n", "counter = ''\n"], BODY)
 
 
 @pytest.fixture
