@@ -324,9 +324,23 @@ class ClaimDesign(ABC):
         return self.rule(estimate, ci, **inputs)
 
 
+class NormalRows(ClaimDesign):
+    """A design whose run is one row of jointly normal components, the first the claim's per-run value: simulated
+    from the runs' pooled covariance (the scale bias and Table 6 share this)."""
+
+    def per_run(self, table: np.ndarray) -> np.ndarray:
+        return table[:, 0]
+
+    def components(self, table: np.ndarray) -> np.ndarray:
+        return table
+
+    def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]:
+        return {"root": square_root(pooled_covariance(tables))}
+
+
 # ---------------------------------------------------------------- scale bias (one bounded truth)
 @dataclass(frozen=True)
-class ScaleBias(ClaimDesign):
+class ScaleBias(NormalRows):
     """Cor. D.3 beyond fit: table = seeds x [beyond-fit mass at k = 5, its slope on log k]."""
 
     truth_name: str
@@ -383,15 +397,6 @@ class ScaleBias(ClaimDesign):
                 "its slope on log k (per seed)", slope.mean, slope.interval(1 - alpha), 0.0, "above", "mass per log k"
             ),
         )
-
-    def per_run(self, table: np.ndarray) -> np.ndarray:
-        return table[:, 0]
-
-    def components(self, table: np.ndarray) -> np.ndarray:
-        return table
-
-    def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]:
-        return {"root": square_root(pooled_covariance(tables))}
 
     def truth(self, effect: float, detection: Detection) -> dict[str, float]:
         z = _position(effect, self.threshold, detection.mde, detection.mde_against, self.sign)
@@ -545,7 +550,7 @@ class EveryTruth(Recovery):
 
 # ---------------------------------------------------------------- Table 6
 @dataclass(frozen=True)
-class Table6(ClaimDesign):
+class Table6(NormalRows):
     """Table 6: table = seeds x paper alternatives of d = log10 MSE(KL + grad norm) - log10 MSE(alternative)."""
 
     claim_id: ClassVar[str] = "flexact-3-table6-strategies"
@@ -603,15 +608,6 @@ class Table6(ClaimDesign):
             )  # fmt: skip
             for name, moments in zip(self.alternatives, [Moments.of(c) for c in table.T], strict=True)
         )
-
-    def per_run(self, table: np.ndarray) -> np.ndarray:
-        return table[:, 0]
-
-    def components(self, table: np.ndarray) -> np.ndarray:
-        return table
-
-    def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]:
-        return {"root": square_root(pooled_covariance(tables))}
 
     def truth(self, effect: float, detection: Detection) -> dict[str, float]:
         return {"d": effect}
