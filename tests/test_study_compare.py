@@ -13,8 +13,9 @@ import torch
 
 from actlab.studies.compare import analysis, run, specs
 from actlab.studies.compare.tasks import get_task
+from actlab.train import Budget
 
-TINY = {"task": "mnist1d", "steps": 12, "seconds": 0.05, "fast_path": "eager", "threads": 1}
+TINY = {"task": "mnist1d", "steps": 12, "compute_steps": 6, "fast_path": "eager", "threads": 1}
 
 
 @pytest.fixture(autouse=True)
@@ -93,7 +94,7 @@ def test_an_unknown_activation_fails_before_training(tmp_path):
 
 
 def test_the_lm_task_puts_the_activation_in_every_block(tmp_path):
-    config = run.CompareRunConfig(task="lm_pydocs", activations=("cubic", "relu"), steps=2, seconds=0.05,
+    config = run.CompareRunConfig(task="lm_pydocs", activations=("cubic", "relu"), steps=2, compute_steps=2,
                                   rounds=1, fast_path="eager", threads=1, matchings=("steps",))  # fmt: skip
     arms = run.train_arms(config, tmp_path)["arms"]
     assert {a["metric"] for a in arms} == {"val_bpb"} and all(0 < a["value"] < 9 for a in arms)
@@ -102,11 +103,17 @@ def test_the_lm_task_puts_the_activation_in_every_block(tmp_path):
     assert cubic["throughput"] == pytest.approx(cubic["tokens"] / cubic["seconds"])
 
 
-def test_compute_time_matched_arms_get_the_same_seconds(tmp_path):
-    arms = run.train_arms(run.CompareRunConfig(**TINY, matchings=("seconds",)), tmp_path)["arms"]
-    seconds = [a["seconds"] for a in arms]
-    assert min(seconds) >= 0.05 and max(seconds) < 0.05 + 0.5  # the budget, overshot by at most one slow step
-    assert {a["budget_amount"] for a in arms} == {0.05}
+def test_compute_time_matched_arms_get_the_reference_s_compute_time(tmp_path):
+    arms = {a["activation"]: a for a in run.train_arms(run.CompareRunConfig(**TINY, matchings=("seconds",)),
+                                                       tmp_path)["arms"]}  # fmt: skip
+    relu = arms["relu"]
+    assert relu["steps"] == 6 and relu["reference"] == "relu"  # the reference trains compute_steps
+    for name in ("cubic", "xielu", "gelu"):  # the others: ReLU's compute time, overshot by at most a step a round
+        per_step = arms[name]["seconds"] / arms[name]["steps"]
+        assert relu["seconds"] <= arms[name]["seconds"] < relu["seconds"] + 3 * per_step + 0.05
+        assert arms[name]["budget_amount"] == pytest.approx(relu["seconds"])
+    with pytest.raises(ValueError, match="reference arm 'relu', which is not among the arms"):
+        run.CompareRunConfig(activations=("cubic", "gelu"))
 
 
 def test_throughput_ratios_are_taken_within_a_run():
@@ -128,7 +135,8 @@ def test_the_engine_matches_budgets_in_whole_batches_and_names_each_matching():
 
     assert engine.matched_budget("tokens", 100, batch_tokens=64).amount == 128  # whole batches, nearest
     assert engine.matched_budget("tokens", 10, batch_tokens=64).amount == 64  # at least one batch
-    assert engine.matched_budget("steps", 400).amount == 400 and engine.matched_budget("seconds", 0.8).kind == "seconds"
+    assert engine.matched_budget("steps", 400).amount == 400
+    assert engine.matched_budget("seconds", 80) == Budget.steps(80)  # the reference's steps
     assert [engine.matching_label(m) for m in engine.MATCHINGS] == ["step-matched", "token-matched",
                                                                      "compute-time-matched"]  # fmt: skip
     with pytest.raises(ValueError, match="unknown matching 'epochs'"):

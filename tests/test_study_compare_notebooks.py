@@ -41,7 +41,7 @@ def site(tmp_path_factory):
         f"notebook: {REPO_ROOT / 'notebooks' / 'compare' / 'run.ipynb'}\n"
         "grid:\n  task: [mnist1d]\nseeds: [0, 1, 2]\n"
         "fixed:\n  activations: cubic,blowup_act:Blowup,relu,gelu\n  derive: {cubic: {pos: 'x**3', neg: 'exp(x)'}}\n"
-        "  steps: 15\n  seconds: 0.05\n  rounds: 2\n  fast_path: eager\n  threads: 1\n"
+        "  steps: 15\n  compute_steps: 4\n  rounds: 2\n  fast_path: eager\n  threads: 1\n"
     )
     runs_dir = root / "runs"
     with pytest.MonkeyPatch.context() as patch:  # the run kernels import the diverging candidate from here
@@ -114,7 +114,7 @@ def test_the_tutorial_runs_headless_with_tiny_parameters(tmp_path):
             "03_your_activation": {
                 "seeds": 2,
                 "steps": 10,
-                "seconds": 0.05,
+                "compute_steps": 4,
                 "rounds": 1,
                 "points": 41,
                 "fast_path": "eager",

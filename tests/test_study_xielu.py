@@ -35,7 +35,7 @@ def corpus(tmp_path_factory):
 
 def _config(corpus: str, **changes) -> LMRunConfig:
     base = LMRunConfig(activations=("xielu", "relu2", "swiglu"), shape=TINY, batch_size=4, budget_tokens=64 * 12,
-                       budget_seconds=0.3, corpus=corpus, val_windows=8, rounds=3, curve_every=2, fast_path="eager",
+                       budget_compute_steps=6, corpus=corpus, val_windows=8, rounds=3, curve_every=2, fast_path="eager",
                        threads=1)  # fmt: skip
     return replace(base, **changes)
 
@@ -208,11 +208,12 @@ def test_training_curves_of_runs_shorter_than_curve_every_draw_an_empty_panel():
 
 
 def test_seconds_budget_gives_every_arm_the_same_training_time(corpus):
-    arms = train_arms(_config(corpus, budget="seconds", activations=("xielu", "relu2")))
-    for arm in arms:
-        assert arm["budget"] == "seconds" and arm["budget_amount"] == 0.3
-        assert 0.3 <= arm["seconds"] < 0.3 + 20 * arm["seconds_per_step"] + 0.5
-        assert arm["tokens_per_s"] == pytest.approx(arm["tokens"] / arm["seconds"])
+    arms = {a["activation"]: a for a in train_arms(_config(corpus, budget="seconds", activations=("xielu", "relu2")))}
+    relu2, xielu = arms["relu2"], arms["xielu"]
+    assert relu2["steps"] == 6  # the reference (ReLU²) trains budget_compute_steps; xIELU its compute time
+    assert relu2["seconds"] <= xielu["seconds"] < relu2["seconds"] + 3 * xielu["seconds_per_step"] + 0.05
+    for arm in arms.values():
+        assert arm["budget"] == "seconds" and arm["tokens_per_s"] == pytest.approx(arm["tokens"] / arm["seconds"])
 
 
 def _synthetic_runs(n_seeds: int = 6, effect: float = -0.1, speed_ratio: float = 0.9, slope: float = -0.2):

@@ -38,7 +38,7 @@ def site(tmp_path_factory):
         f"notebook: {REPO_ROOT / 'notebooks' / 'xielu' / 'run_lm.ipynb'}\n"
         "grid:\n  budget: [tokens, seconds]\nseeds: [0, 1]\n"
         f"fixed:\n  corpus: {corpus}\n  d_model: 16\n  n_layers: 2\n  n_heads: 2\n  seq_len: 16\n  batch_size: 4\n"
-        "  budget_tokens: 512\n  budget_seconds: 0.2\n  val_windows: 8\n  rounds: 2\n  curve_every: 2\n"
+        "  budget_tokens: 512\n  budget_compute_steps: 3\n  val_windows: 8\n  rounds: 2\n  curve_every: 2\n"
         "  fast_path: eager\n  threads: 1\n"
     )
     runs_dir = root / "runs"

@@ -30,7 +30,8 @@ class Budget:
     on the machine's speed (and, far less than on the wall, on its load). Once run it is reproducible in
     steps: `used.steps` and the schedule position of every step (`used.progress`) are recorded, and
     `Budget.replay(used)` turns them into a steps budget that retraces the same schedule, so a replay ends
-    with the recorded run's weights.
+    with the recorded run's weights. Studies that compare arms anchor compute time on a reference arm instead
+    (`actlab.train.slices.train_interleaved(reference=...)`), which repeats in steps where absolute seconds do not.
     """
 
     kind: str

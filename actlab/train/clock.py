@@ -17,6 +17,10 @@ What else a CPU clock would charge, measured on this 2-core machine under load (
 - what is left: other processes evicting the run's data from the shared caches (about +-6% per step here).
 CUDA events time the device's timeline, which includes gaps in which the GPU waited for the host to launch the
 next kernel.
+
+What no clock of the process can see: on a virtual machine the host's other tenants change how fast the same step
+runs (here 2.7 to 4.4 ms of CPU time for one MLP step in consecutive runs). So the studies match compute time
+against a reference arm measured side by side (`actlab.train.slices`), not as absolute seconds.
 """
 
 from __future__ import annotations

@@ -4,6 +4,15 @@ Why: the studies that match arms by wall-clock time (xIELU, the comparison) inte
 slice, then the next takes its turn), so load spikes hit every arm alike. `StopAt` ends a slice where the arm
 has used `amount` of the budget's kind (steps, tokens, seconds, ...), however many steps that takes;
 `train_interleaved` runs the turns. A resumed run ends where an uninterrupted one would (`train`'s checkpoints).
+
+Compute time anchored on a reference arm (`reference=`): on a shared machine one step's CPU time moves by 20% and
+more from one minute to the next with what else the host runs (measured here: the same MLP step at 2.7 to 4.4 ms
+of thread CPU time in consecutive 8-second runs, with or without a process beside it), so an absolute seconds
+budget gives different steps, and verdicts, from one sweep to the next. Arms measured side by side move
+together: the reference arm trains a count budget (its steps are fixed), and in every round each other arm gets
+the compute time the reference's slice of that round took. What is matched is still compute time (each arm's
+own, by the budget clock), in the unit of the reference's steps, so the steps an arm reaches depend on its cost
+relative to the reference, not on the machine's speed of the moment (docs/determinism.md).
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from torch import nn
 
 from actlab.train.budget import Budget
 from actlab.train.checkpoint import MemoryCheckpoint
+from actlab.train.clock import keep_freed_memory
 from actlab.train.config import TrainConfig
 from actlab.train.loop import Data, train
 from actlab.train.state import TrainResult, TrainState
@@ -42,30 +52,72 @@ def train_interleaved(
     val_data: Data | None = None,
     callbacks: Mapping[str, Sequence[Any]] | None = None,
     workdir: str | Path | None = None,
+    reference: str | None = None,
 ) -> dict[str, TrainResult]:
     """Every model to `budget`, in `rounds` turns each (round r ends at r/rounds of the budget), in `models`' order.
 
     A model that diverges or has used its budget takes no more turns. `callbacks[name]` go with that model's
     every turn. The slices' checkpoints are kept in memory (`MemoryCheckpoint`: a slice resumes in the same process,
     and a crashed run restarts from its start anyway); `workdir` is accepted for callers that named a folder.
+
+    `reference` names the arm compute time is anchored on (module docstring): it trains `budget` (a count budget)
+    first in every round, and each other arm then trains until its compute time reaches the reference's so far.
+    The others' lr schedules run over the reference's total, extrapolated from its rounds so far until it is known
+    (each step's schedule position is recorded, so `Budget.replay` retraces them). If the reference stops early
+    (it diverged), the others get its extrapolated total.
     """
     del workdir  # the checkpoints no longer go to disk: serialising and fsync-ing each slice cost ~2 s a run
     callbacks = callbacks or {}
+    anchor = _Anchor(models, budget, reference, rounds) if reference is not None else None
     results: dict[str, TrainResult] = {}
     finished: set[str] = set()
     checkpoints = {name: MemoryCheckpoint(name) for name in models}
+    order = [reference, *(n for n in models if n != reference)] if reference is not None else list(models)
     for round_index in range(1, rounds + 1):
         last = round_index == rounds
-        for name, model in models.items():
+        for name in order:
             if name in finished:
                 continue
+            arm_budget, stop_at = budget, None if last else StopAt(budget.kind, budget.amount * round_index / rounds)
+            if anchor is not None and name != reference:
+                arm_budget, stop_at = anchor.slice(results[reference], reference in finished, round_index)
             checkpoint = checkpoints[name]
-            stop = [] if last else [StopAt(budget.kind, budget.amount * round_index / rounds)]
             results[name] = train(
-                model, train_data, config, budget, val_data=val_data, callbacks=[*callbacks.get(name, ()), *stop],
+                models[name], train_data, config, arm_budget, val_data=val_data,
+                callbacks=[*callbacks.get(name, ()), *([stop_at] if stop_at else [])],
                 checkpoint_path=checkpoint, resume_from=checkpoint if checkpoint.exists() else None,
                 progress=False,
             )  # fmt: skip
-            if results[name].status != "interrupted":  # diverged, or the budget is used up
-                finished.add(name)
+            provisional = anchor is not None and name != reference and anchor.total is None
+            if results[name].status == "diverged" or (results[name].status != "interrupted" and not provisional):
+                finished.add(name)  # diverged, or the budget is used up (not merely an estimate of it)
     return results
+
+
+class _Anchor:
+    """What the arms other than the reference get in each round: the reference's compute time so far."""
+
+    def __init__(self, models: Mapping[str, nn.Module], budget: Budget, reference: str, rounds: int) -> None:
+        if reference not in models:
+            raise ValueError(f"the reference arm {reference!r} is not one of the arms ({', '.join(models)}); "
+                             "name one of them, or train without a reference")  # fmt: skip
+        if budget.kind == "seconds":
+            raise ValueError("a reference arm trains a count budget (steps, tokens, ...) and the others its compute "
+                             "time; give the reference's budget in steps or tokens, not seconds")  # fmt: skip
+        self.budget, self.rounds = budget, rounds
+        self.total: float | None = None  # the reference's compute time once it has finished
+        keep_freed_memory()  # the reference's steps are timed too (clock.py), so from its first slice on
+
+    def slice(self, reference: TrainResult, reference_done: bool, round_index: int) -> tuple[Budget, StopAt | None]:
+        """This round's budget (seconds, the estimated total) and where its slice ends (None: at the budget)."""
+        spent = reference.used.seconds
+        if self.total is None and reference_done:
+            used = reference.used.amount(self.budget.kind)
+            complete = reference.status == "ok" and used >= self.budget.amount
+            self.total = spent if complete else spent * self.budget.amount / max(used, 1)
+        if self.total is not None:  # known: the rest of the rounds split it as a seconds budget would
+            last = round_index == self.rounds
+            stop = None if last else StopAt("seconds", self.total * round_index / self.rounds)
+            return Budget.seconds(self.total), stop
+        used = reference.used.amount(self.budget.kind)
+        return Budget.seconds(spent * self.budget.amount / max(used, 1)), StopAt("seconds", spent)

@@ -239,7 +239,12 @@ def setup_summary(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any
             entry = tasks.setdefault(arm["task"], {"label": get_task(arm["task"]).label, "seeds": set(),
                                                    "budgets": {}, "data": results.get("data", "")})  # fmt: skip
             entry["seeds"].add(arm["seed"])
+            reference = arm.get("reference") or ""
+            if reference and reference != arm["activation"]:
+                continue  # compute-time matching: the budget is the reference's steps, the others got its time
             entry["budgets"].setdefault(arm["matching"], set()).add(arm["budget_amount"])
+            if reference:
+                entry.setdefault("references", {})[arm["matching"]] = reference
     return {
         "tasks": {
             t: {**e, "seeds": sorted(e["seeds"]), "budgets": {m: sorted(v) for m, v in e["budgets"].items()}}
@@ -261,9 +266,12 @@ def optimiser_text(setup: dict[str, Any]) -> str:
 
 
 def budget_text(setup: dict[str, Any], task: str, matching: str) -> str:
-    """'600 steps per arm, 8 seeds' or '1.2 s of compute per arm, 8 seeds', from the runs."""
+    """'600 steps per arm, 8 seeds' or 'the compute time of 180 relu steps per arm, 8 seeds', from the runs."""
     entry = setup["tasks"][task]
     amounts = " / ".join(f"{a:g}" for a in entry["budgets"].get(matching, []))
+    reference = entry.get("references", {}).get(matching)
+    if reference:
+        return f"{entry['label']}: the compute time of {amounts} {reference} steps per arm, {len(entry['seeds'])} seeds"
     unit = "steps" if matching == "steps" else "s of compute"
     return f"{entry['label']}: {amounts} {unit} per arm, {len(entry['seeds'])} seeds"
 

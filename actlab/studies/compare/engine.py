@@ -7,10 +7,13 @@ when each gets the same budget? Both need the same guarantees, so they are kept 
 - **Same start.** Every arm is built right after `seed_everything(seed)`: arms whose construction draws the same
   numbers start from the same weights, and every arm sees the same data order.
 - **Same budget.** A matching names what is matched: `steps` (the same optimiser steps, so the same samples in the
-  same order), `tokens` (the same tokens, in whole batches) or `seconds` (the same seconds of compute, by the
-  budget clock `actlab.train.clock`: CPU time at a fixed thread count, or GPU time on CUDA; evaluation excluded:
-  the objection to step-matched claims for activations that cost more per step). Count budgets repeat bit for bit
-  on CPU; a seconds budget depends on the machine's speed, and far less than the wall on its load.
+  same order), `tokens` (the same tokens, in whole batches) or `seconds` (the same compute time, by the budget
+  clock `actlab.train.clock`: CPU time at a fixed thread count, or GPU time on CUDA; evaluation excluded: the
+  objection to step-matched claims for activations that cost more per step). Compute time is anchored on a
+  reference arm (`train.slices`): the reference trains a number of steps, and every other arm the compute time
+  those steps took beside it, so what an arm gets follows its cost relative to the reference, not the machine's
+  speed of the moment (which moved one step's CPU time by 20% and more here). Count budgets repeat bit for bit on
+  CPU; a compute-time budget repeats in steps to within the noise of the measured cost ratios.
 - **Interleaved.** A machine shared with other jobs changes speed by the second (even CPU time per step drifts with
   what else uses the caches). Each arm's budget is cut into
   `rounds` slices and the arms take turns (`train.train_interleaved`), each resuming its exact state from a
@@ -51,39 +54,51 @@ def matching_label(matching: str) -> str:
 
 
 def matched_budget(matching: str, amount: float, batch_tokens: int = 1) -> Budget:
-    """What every arm gets under `matching`: `amount` steps, tokens (rounded to whole batches of `batch_tokens`, so
-    no trimmed last batch and no new shape for a compiled path) or seconds of compute (`actlab.train.clock`)."""
-    if matching == "seconds":
-        return Budget.seconds(amount)
+    """What every arm gets under `matching`: `amount` steps or tokens (rounded to whole batches of `batch_tokens`,
+    so no trimmed last batch and no new shape for a compiled path); under `seconds`, what the reference arm gets
+    (`amount` steps), every other arm getting the compute time they took (`train_matched`'s `reference`)."""
+    if matching in ("seconds", "steps"):
+        return Budget.steps(int(amount))
     if matching == "tokens":
         return Budget.tokens(max(1, round(amount / batch_tokens)) * batch_tokens)
-    if matching == "steps":
-        return Budget.steps(int(amount))
     raise ValueError(f"unknown matching {matching!r}; choose {', '.join(MATCHINGS)}")
 
 
-def task_budget(task: Task, matching: str, steps: int = 0, seconds: float = 0.0) -> Budget:
-    """`matched_budget` for `task`: `steps` or `seconds` when given, else the task's defaults (an LM task's
-    tokens in whole batches of its sequence length)."""
-    amount = (seconds or task.seconds) if matching == "seconds" else (steps or task.steps)
+def task_budget(task: Task, matching: str, steps: int = 0, compute_steps: int = 0) -> Budget:
+    """`matched_budget` for `task`: `steps` (`compute_steps`, the reference's, under `seconds`) when given, else
+    the task's defaults (an LM task's tokens in whole batches of its sequence length)."""
+    amount = (compute_steps or task.compute_steps) if matching == "seconds" else (steps or task.steps)
     return matched_budget(matching, amount, task.batch_size * task.lm_shape[3] if task.kind == "lm" else 1)
 
 
+def check_reference(reference: str, arms: Sequence[str], matchings: Sequence[str]) -> str:
+    """`reference` if compute-time matching can anchor on it (it is one of `arms`), else one clear error."""
+    if "seconds" in matchings and reference not in arms:
+        raise ValueError(f"compute-time matching anchors on the reference arm {reference!r}, which is not among the "
+                         f"arms ({', '.join(arms)}); add it, or set reference to one of them")  # fmt: skip
+    return reference
+
+
 class TaskBudget:
-    """A run config's task and the budget each matching gets (a mixin for configs with `task`, `steps` and
-    `seconds` fields; the comparison's and the zoo's runs share it)."""
+    """A run config's task and the budget each matching gets (a mixin for configs with `task`, `steps`,
+    `compute_steps` and `reference` fields; the comparison's and the zoo's runs share it)."""
 
     task: str
     steps: int
-    seconds: float
+    compute_steps: int
+    reference: str
 
     @property
     def task_spec(self) -> Task:
         return get_task(self.task)
 
     def budget(self, matching: str) -> Budget:
-        """What every arm gets under `matching`."""
-        return task_budget(self.task_spec, matching, self.steps, self.seconds)
+        """What every arm gets under `matching` (under `seconds`: what the reference gets)."""
+        return task_budget(self.task_spec, matching, self.steps, self.compute_steps)
+
+    def reference_for(self, matching: str) -> str | None:
+        """The arm compute time is anchored on under `matching` (None: a count matching, every arm the same)."""
+        return self.reference if matching == "seconds" else None
 
 
 def parse_matchings(matchings: str | Sequence[str], allowed: Sequence[str]) -> tuple[str, ...]:
@@ -136,6 +151,7 @@ class TrainedArm:
     scores: dict[str, float]
     status: str  # ok | diverged (blew up in training, or a non-finite metric)
     curve: dict[str, list[float]] = field(default_factory=dict)
+    reference: str = ""  # compute-time matching: the arm whose compute time this arm got ("": a count matching)
 
 
 def train_matched(
@@ -149,8 +165,12 @@ def train_matched(
     fast_path: str = "auto",
     curve_every: int = 0,
     workdir: str | Path | None = None,
+    reference: str | None = None,
 ) -> dict[str, TrainedArm]:
     """Every arm from `config.seed`'s initial weights to `budget`, in `rounds` turns each, then scored on `task`.
+
+    `reference` (compute-time matching): that arm trains `budget` and every other arm the compute time it took,
+    round by round (`train.slices`).
 
     `arms[name]()` builds the arm's whole network (called right after `seed_everything`); `curve_every` > 0
     records the training loss every that many steps; the slices' checkpoints live under `workdir` (None: the
@@ -161,7 +181,8 @@ def train_matched(
     """
     check_fast_path(fast_path)
     device = pick_device(config.device)
-    with cpu_threads(budget_threads(config.num_threads, budget, device)):
+    clocked = Budget.seconds(1.0) if reference is not None else budget  # the thread count a timed budget needs
+    with cpu_threads(budget_threads(config.num_threads, clocked, device)):
         warm_batch = (data.train[0][: config.batch_size], data.train[1][: config.batch_size])
         models: dict[str, nn.Module] = {}
         curves: dict[str, LossCurve] = {}
@@ -175,7 +196,7 @@ def train_matched(
                 curves[name] = LossCurve(curve_every)
         results = train_interleaved(
             models, data.train, config, budget, rounds=rounds, val_data=data.val,
-            callbacks={name: [curve] for name, curve in curves.items()}, workdir=workdir,
+            callbacks={name: [curve] for name, curve in curves.items()}, workdir=workdir, reference=reference,
         )  # fmt: skip
         trained = {}
         for name, model in models.items():
@@ -183,7 +204,7 @@ def train_matched(
             scores = task.score(model, data, device) if result.status != "diverged" else {task.metric: math.nan}
             diverged = result.status == "diverged" or not math.isfinite(scores[task.metric])
             curve = curves[name].points if name in curves else {}
-            trained[name] = TrainedArm(model, result, scores, "diverged" if diverged else "ok", curve)
+            trained[name] = TrainedArm(model, result, scores, "diverged" if diverged else "ok", curve, reference or "")
     return trained
 
 
@@ -209,7 +230,8 @@ def arm_record(name: str, matching: str, arm: TrainedArm, task: Task, seed: int)
         "seconds": used.seconds,  # compute time of the training steps: what a seconds budget counts
         "train_wall_seconds": used.train_wall_seconds,  # the same steps on the wall (load shows here)
         "throughput": units / used.seconds if used.seconds > 0 else math.nan,  # samples/s (LM: tokens/s)
-        "budget_amount": arm.result.budget.amount,
+        "budget_amount": arm.result.budget.amount,  # compute-time matching: the reference's seconds (non-reference)
+        "reference": arm.reference,
         **learned_alphas(arm.model),
         "device": arm.result.device,
         "threads": arm.result.threads,

@@ -6,9 +6,11 @@ trains it to the same budget with the matched-comparison engine (`engine.train_m
 warm-up off the clock):
 - `steps`: the same optimiser steps (and so the same samples, in the same order) for every arm; reproducible bit
   for bit on CPU;
-- `seconds`: the same seconds of compute for every arm (the budget clock, `actlab.train.clock`: CPU time at one
+- `seconds`: the same compute time for every arm (the budget clock, `actlab.train.clock`: CPU time at one
   thread, or GPU time on CUDA; evaluation excluded), the review-style objection to step-matched claims for
-  activations that cost more per step. Far less load-dependent than wall time, not bit-for-bit repeatable.
+  activations that cost more per step. Anchored on the `reference` arm (ReLU by default): it trains
+  `compute_steps` steps, every other arm the compute time they took beside it (`actlab.train.slices`), so the
+  steps an arm gets follow its cost relative to ReLU, not the machine's speed of the moment.
 Derived arms are derived, checked and saved into the run's own folder first (`specs`).
 """
 
@@ -37,7 +39,8 @@ DEFAULT_DERIVE = {"cubic": {"pos": "x**3", "neg": "exp(x)"}}  # the README's `ac
 class CompareRunConfig(engine.TaskBudget):
     """One run: the task, the arms, the budgets each matching gives every arm, the optimiser.
 
-    `steps`, `seconds`, `batch_size` and `lr` at 0 take the task's defaults (`actlab.studies.compare.tasks`).
+    `steps`, `compute_steps`, `batch_size` and `lr` at 0 take the task's defaults (`actlab.studies.compare.tasks`);
+    `compute_steps` are the `reference` arm's steps under compute-time matching.
     `derive` names derivations the run creates itself (`specs.save_derived`), `{name: {"pos": G, "neg": G}}`.
     """
 
@@ -46,7 +49,8 @@ class CompareRunConfig(engine.TaskBudget):
     derive: Mapping[str, Mapping[str, str]] = field(default_factory=lambda: dict(DEFAULT_DERIVE))
     matchings: tuple[str, ...] = MATCHINGS
     steps: int = 0
-    seconds: float = 0.0
+    compute_steps: int = 0
+    reference: str = "relu"  # compute-time matching: the arm whose compute time every other arm gets
     batch_size: int = 0
     lr: float = 0.0
     schedule: str = "cosine"
@@ -63,8 +67,9 @@ class CompareRunConfig(engine.TaskBudget):
         object.__setattr__(self, "matchings", engine.parse_matchings(self.matchings, MATCHINGS))
         specs.check_derived(self.derive)
         get_task(self.task)
-        if self.steps < 0 or self.seconds < 0 or self.batch_size < 0 or self.lr < 0:
-            raise ValueError("steps, seconds, batch_size and lr must be >= 0 (0: the task's default)")
+        if self.steps < 0 or self.compute_steps < 0 or self.batch_size < 0 or self.lr < 0:
+            raise ValueError("steps, compute_steps, batch_size and lr must be >= 0 (0: the task's default)")
+        engine.check_reference(self.reference, self.activations, self.matchings)
         if self.rounds < 1 or self.threads < 0:
             raise ValueError("rounds must be >= 1 and threads >= 0")
         engine.check_fast_path(self.fast_path)
@@ -115,7 +120,8 @@ def _train_arms(config: CompareRunConfig, workdir: Path) -> dict[str, Any]:
     records = []
     for matching in config.matchings:
         trained = engine.train_matched(task, data, arms, config.train_config(), config.budget(matching),
-                                       rounds=config.rounds, fast_path=config.fast_path, workdir=workdir)  # fmt: skip
+                                       rounds=config.rounds, fast_path=config.fast_path, workdir=workdir,
+                                       reference=config.reference_for(matching))  # fmt: skip
         for name, arm in trained.items():
             records.append({**engine.arm_record(name, matching, arm, task, config.seed), "config": recorded})
     resolved = {name: specs.describe(name, set(derived)) for name in config.activations}

@@ -44,8 +44,9 @@ class Task:
     """One task: its data, its network, its optimiser defaults and the metric claims are decided on.
 
     `metric` is a key of `score`'s result; `higher_is_better` orients "beats"; `unit` names what a difference of
-    the metric is measured in. `steps` and `seconds` are the default budgets per arm (steps-matched and
-    compute-time-matched), `unit_name` what throughput counts (samples or tokens per second).
+    the metric is measured in. `steps` is the default step-matched budget per arm, `compute_steps` the
+    compute-time-matched one (the reference arm's steps; every other arm gets the compute time they took),
+    `unit_name` what throughput counts (samples or tokens per second).
     """
 
     name: str
@@ -58,7 +59,7 @@ class Task:
     batch_size: int
     lr: float
     steps: int
-    seconds: float
+    compute_steps: int
     widths: tuple[int, ...] = ()
     lm_shape: tuple[int, int, int, int] = (64, 2, 4, 64)  # d_model, n_layers, n_heads, seq_len
     val_windows: int = 256  # LM: validation windows, rounded down to whole batches
@@ -160,10 +161,11 @@ def _text_windows(task: Task) -> TaskData:
 
 
 def lm_task(name: str, label: str, *, shape: tuple[int, int, int, int], batch_size: int, lr: float, steps: int,
-            seconds: float, **data: Any) -> Task:  # fmt: skip
+            compute_steps: int, **data: Any) -> Task:  # fmt: skip
     """A byte-level LM task: `shape` = (d_model, n_layers, n_heads, seq_len); `data` sets `val_windows`,
     `max_bytes`, `corpus` and `corpus_pattern` (default: 1 MB of the Debian Python docs)."""
-    return Task(name, label, lm_shape=shape, batch_size=batch_size, lr=lr, steps=steps, seconds=seconds, **_LM, **data)
+    budgets = {"steps": steps, "compute_steps": compute_steps}
+    return Task(name, label, lm_shape=shape, batch_size=batch_size, lr=lr, **budgets, **_LM, **data)
 
 
 _CLASSIFICATION = {"kind": "classification", "metric": "test_accuracy", "higher_is_better": True,
@@ -177,7 +179,7 @@ TASKS: dict[str, Task] = {
             "Fashion-MNIST, MLP 784-256-128-10",
             lr=1e-3,
             steps=400,
-            seconds=0.8,
+            compute_steps=180,
             widths=(256, 128),
             **_CLASSIFICATION,
         ),
@@ -186,7 +188,7 @@ TASKS: dict[str, Task] = {
             "MNIST-1D, MLP 40-256-256-10",
             lr=3e-3,
             steps=600,
-            seconds=0.8,
+            compute_steps=300,
             widths=(256, 256),
             **_CLASSIFICATION,
         ),
@@ -195,7 +197,7 @@ TASKS: dict[str, Task] = {
             "scikit-learn digits (8x8), MLP 64-128-128-10",
             lr=3e-3,
             steps=300,
-            seconds=0.3,
+            compute_steps=150,
             widths=(128, 128),
             **_CLASSIFICATION,
         ),
@@ -206,7 +208,7 @@ TASKS: dict[str, Task] = {
             batch_size=16,
             lr=2e-3,
             steps=150,
-            seconds=3.0,
+            compute_steps=100,
         ),
     )
 }

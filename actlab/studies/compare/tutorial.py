@@ -94,7 +94,7 @@ def quick_comparison(
     task: str,
     seeds: int,
     steps: int,
-    seconds: float,
+    compute_steps: int,
     rounds: int,
     folder: str | os.PathLike[str],
     margin: float | None = None,
@@ -104,6 +104,9 @@ def quick_comparison(
     n_simulations: int = 400,
 ) -> dict[str, Any]:
     """Your activation against `baselines` on `task` for `seeds` seeds, step- and compute-time-matched, in this process.
+
+    Compute-time matching is anchored on the first baseline: it trains `compute_steps` steps, every other arm the
+    compute time those took beside it (`actlab.train.slices`).
 
     The same code as the study's sweep runs (`run.train_arms`), analysis and claims (`claims.decide_all`, with
     `n_simulations` per scenario of each claim's operating characteristics); the claims are saved into
@@ -117,8 +120,9 @@ def quick_comparison(
     runs = {}
     for seed in range(seeds):
         arms = (spec, *baselines)
-        config = CompareRunConfig(task=task, activations=arms, derive=prepared["derive"], steps=steps, seconds=seconds,
-                                  seed=seed, rounds=rounds, fast_path=fast_path, threads=1)  # fmt: skip
+        config = CompareRunConfig(task=task, activations=arms, derive=prepared["derive"], steps=steps,
+                                  compute_steps=compute_steps, reference=baselines[0], seed=seed, rounds=rounds,
+                                  fast_path=fast_path, threads=1)  # fmt: skip
         results = train_arms(config, Path(folder) / f"seed{seed}")
         runs[f"seed{seed}"] = {"params": {"seed": seed}, "status": "ok", "results": results}
     frame = analysis.arms_frame(runs)

@@ -271,15 +271,20 @@ def setup_summary(run_results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     budgets: dict[str, dict[str, Any]] = {}
     for arm in arms:
         entry = budgets.setdefault(arm["budget"], {"amounts": set(), "seeds": set()})
-        entry["amounts"].add(arm["budget_amount"])
         entry["seeds"].add(arm["config"]["seed"])
+        reference = arm.get("reference") or ""
+        if reference and reference != arm["activation"]:
+            continue  # compute-time matching: the budget is the reference's steps, the others got its time
+        entry["amounts"].add(arm["budget_amount"])
+        if reference:
+            entry["reference"] = reference
     return {
         "shape": config["shape"],
         "batch_size": config["batch_size"],
         "lr": config["lr"],
         "schedule": config["schedule"],
         "rounds": config["rounds"],
-        "budgets": {k: {"amounts": sorted(v["amounts"]), "seeds": sorted(v["seeds"])} for k, v in budgets.items()},
+        "budgets": {k: {**v, "amounts": sorted(v["amounts"]), "seeds": sorted(v["seeds"])} for k, v in budgets.items()},
         "data": arms[0]["data"],
         "device": arms[0]["device"],
         "threads": sorted({arm["threads"] for arm in arms}),
@@ -288,10 +293,12 @@ def setup_summary(run_results: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def budget_text(setup: dict[str, Any], budget: str) -> str:
-    """'204800 tokens per arm, 5 seeds' or '6 s of training per arm, 5 seeds', from the runs."""
+    """'204800 tokens per arm, 5 seeds' or 'the compute time of 128 relu2 steps per arm, 5 seeds', from the runs."""
     entry = setup["budgets"][budget]
     amounts = " / ".join(f"{a:g}" for a in entry["amounts"])
     unit = "tokens" if budget == "tokens" else "s of training loop"
+    if entry.get("reference"):
+        amounts, unit = f"the compute time of {amounts}", f"{entry['reference']} steps"
     shape = setup["shape"]
     return (f"{amounts} {unit} per arm, {len(entry['seeds'])} seeds; d_model {shape['d_model']}, "
             f"{shape['n_layers']} layers, seq {shape['seq_len']}, batch {setup['batch_size']}")  # fmt: skip

@@ -9,7 +9,8 @@ the xIELU study gives it:
 - **the arms:** xIELU, xIPReLU, ReLU², GELU in a standard MLP of 1.5x SwiGLU's gated width, and SwiGLU in a gated
   MLP (`variants`: equal MLP weights and matmul FLOPs);
 - **the matching:** `tokens` (every arm trains on the same tokens, the paper's matching) or `seconds` (the same
-  seconds of training loop, the review's objection);
+  compute time of training loop, the review's objection: `reference`, ReLU², trains `budget_compute_steps`
+  steps and every other arm the CPU time, or GPU time, those took beside it; `actlab.train.slices`);
 - **the paper's recipe at small scale:** AdamW, betas (0.9, 0.95), weight decay 0.1 with alpha_p/alpha_n, norms and
   biases excluded, gradient clipping at 1.0, warmup-stable-decay with a 1-sqrt cooldown.
 
@@ -51,7 +52,8 @@ class LMRunConfig:
     batch_size: int = 16
     budget: str = "tokens"  # tokens | seconds: what is matched between arms
     budget_tokens: int = 131_072  # rounded to whole batches
-    budget_seconds: float = 5.0  # of the training loop per arm (evaluation excluded)
+    budget_compute_steps: int = 128  # compute-time matching: the reference's steps; the others get their CPU time
+    reference: str = "relu2"  # the arm compute time is anchored on (the paper's strongest MLP baseline)
     lr: float = 2e-3  # from here to `seed`: the paper's recipe at small scale, passed to the loop as they are
     schedule: str = "wsd"
     warmup_fraction: float = 0.05
@@ -79,8 +81,9 @@ class LMRunConfig:
             lm_config(name, self.shape)  # unknown names fail here with the valid list
         if self.budget not in BUDGETS:
             raise ValueError(f"unknown budget {self.budget!r}; choose tokens (token-matched) or seconds (compute-time)")
-        if self.budget_tokens < 1 or not self.budget_seconds > 0:
-            raise ValueError("budget_tokens and budget_seconds must be positive")
+        if self.budget_tokens < 1 or self.budget_compute_steps < 1:
+            raise ValueError("budget_tokens and budget_compute_steps must be positive")
+        engine.check_reference(self.reference, self.activations, [self.budget])
         if self.batch_size < 1 or self.rounds < 1 or self.curve_every < 1 or self.val_windows < 1:
             raise ValueError("batch_size, rounds, curve_every and val_windows must be >= 1")
         if self.threads < 0:
@@ -101,7 +104,7 @@ class LMRunConfig:
             batch_size=self.batch_size,
             lr=self.lr,
             steps=self.train_budget().amount // self.batch_tokens if self.budget == "tokens" else 0,
-            seconds=self.budget_seconds,
+            compute_steps=self.budget_compute_steps,
             val_windows=self.val_windows,
             max_bytes=int(self.max_bytes) if self.max_bytes else None,
             corpus=self.corpus,
@@ -114,7 +117,7 @@ class LMRunConfig:
 
     def train_budget(self) -> Budget:
         """The budget every arm gets; a token budget is whole batches (no trimmed last batch, no new shapes)."""
-        amount = self.budget_seconds if self.budget == "seconds" else self.budget_tokens
+        amount = self.budget_compute_steps if self.budget == "seconds" else self.budget_tokens
         return engine.matched_budget(self.budget, amount, self.batch_tokens)
 
     def train_config(self) -> TrainConfig:
@@ -145,6 +148,7 @@ def train_arms(config: LMRunConfig, workdir: str | Path | None = None) -> list[d
     trained = engine.train_matched(
         task, data, config.arms(), config.train_config(), config.train_budget(), rounds=config.rounds,
         fast_path=config.fast_path, curve_every=config.curve_every, workdir=workdir,
+        reference=config.reference if config.budget == "seconds" else None,
     )  # fmt: skip
     return [arm_record(name, trained[name], config, task, data.source) for name in config.activations]
 

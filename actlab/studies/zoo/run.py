@@ -3,9 +3,10 @@ engine.
 
 A run is one seed on one task (the unit of analysis). Per matching, `actlab.studies.compare.engine.train_matched`
 builds every entry's network from the same initial weights, gives each the same budget (the same optimiser steps,
-or the same seconds of compute by the budget clock), interleaves them in slices so load hits all alike, and scores
-them on the task's held-out split; `engine.arm_record` writes what every comparison records. Derived entries are
-derived, checked and saved into the run's own folder first (`build.factories`).
+or the same compute time by the budget clock, anchored on ReLU's `compute_steps` steps: `actlab.train.slices`),
+interleaves them in slices so load hits all alike, and scores them on the task's held-out split;
+`engine.arm_record` writes what every comparison records. Derived entries are derived, checked and saved into the
+run's own folder first (`build.factories`).
 
 `fast_path` puts the integrated entries (xIELU, xIPReLU, the derived ones) on one path. The CPU default is
 `function` (eager ops with the symbolic backward, no compiler): every zoo entry then runs as eager PyTorch, as the
@@ -51,7 +52,8 @@ class ZooRunConfig(engine.TaskBudget):
     activations: tuple[str, ...] = ()  # (): every entry
     matchings: tuple[str, ...] = MATCHINGS
     steps: int = 0
-    seconds: float = 0.0
+    compute_steps: int = 0  # compute-time matching: the reference's steps; every other entry gets their compute time
+    reference: str = "relu"
     lr: float = 0.0
     seed: int = 0
     rounds: int = 2
@@ -63,8 +65,9 @@ class ZooRunConfig(engine.TaskBudget):
         object.__setattr__(self, "activations", parse_names(self.activations))
         object.__setattr__(self, "matchings", engine.parse_matchings(self.matchings, MATCHINGS))
         get_task(self.task)
-        if self.steps < 0 or self.seconds < 0 or self.lr < 0 or self.threads < 0 or self.rounds < 1:
-            raise ValueError("steps, seconds, lr and threads must be >= 0 (0: the default) and rounds >= 1")
+        if self.steps < 0 or self.compute_steps < 0 or self.lr < 0 or self.threads < 0 or self.rounds < 1:
+            raise ValueError("steps, compute_steps, lr and threads must be >= 0 (0: the default) and rounds >= 1")
+        engine.check_reference(self.reference, self.activations or entry_names(), self.matchings)
         engine.check_fast_path(self.fast_path)
 
     def train_config(self) -> TrainConfig:
@@ -97,7 +100,8 @@ def train_zoo(config: ZooRunConfig, workdir: str | Path | None = None) -> dict[s
     records = []
     for matching in config.matchings:
         trained = engine.train_matched(task, data, arms, train, config.budget(matching),
-                                       rounds=config.rounds, fast_path=config.fast_path, workdir=workdir)  # fmt: skip
+                                       rounds=config.rounds, fast_path=config.fast_path, workdir=workdir,
+                                       reference=config.reference_for(matching))  # fmt: skip
         for name, arm in trained.items():
             records.append({**engine.arm_record(name, matching, arm, task, config.seed), "config": recorded})
     derived_summary = {name: {k: v for k, v in d.items() if k != "checks"} for name, d in derived.items()}
