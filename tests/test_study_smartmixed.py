@@ -365,3 +365,20 @@ def test_corrected_phase1_compiles_off_the_clock_and_the_warm_up_draws_nothing()
     assert torch.equal(torch.random.get_rng_state(), before)  # the run draws what it would have drawn anyway
     _, result, summary = run_phase1(config, data)
     assert result.used.steps > 3 and summary["steps"] == result.used.steps  # 0.3 s of training, not of compiling
+
+
+def test_a_named_dataset_is_read_once_per_process_and_runs_leave_it_as_it_was():
+    """A kept kernel's runs share the subsample (`data.load` caches it); a run must not change it, so the next run
+    on it ends where a run on freshly read data would."""
+    from actlab.studies.smartmixed.data import load
+
+    data = load("digits", data_seed=0, n_train=200, n_val=100, n_test=100)
+    assert load("digits", data_seed=0, n_train=200, n_val=100, n_test=100) is data
+    before = [tensor.clone() for split in (data.train, data.val, data.test) for tensor in split]
+    config = from_parameters(architecture="8", strategy="smartmixed,fixed:tanh", total=2, phase1_fraction=0.5,
+                             batch=32, seed=1, num_threads=1)  # fmt: skip
+    first = sm.run(config, data)
+    after = [tensor for split in (data.train, data.val, data.test) for tensor in split]
+    assert all(torch.equal(a, b) for a, b in zip(before, after, strict=True))
+    second = sm.run(config, data)
+    assert [arm.test_accuracy for arm in first.arms] == [arm.test_accuracy for arm in second.arms]

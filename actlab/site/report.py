@@ -150,23 +150,43 @@ def declares_claims_dir(template: Path) -> bool:
 def render_study(study_dir: Path, config: SiteConfig, report: str = STUDY_REPORT) -> Page:
     """Run a study's sweeps for the profile, then execute and render its report notebook (`report`: another
     notebook of the folder for an opt-in study kept out of `actlab report`, as `actlab zoo` renders `zoo.ipynb`)."""
-    from actlab.sweep import ExecutorOptions, load_spec, run_sweep
+    page = run_study_sweeps(study_dir, config, report)
+    return render_study_page(page, study_dir, config, report) if page.status == "ok" else page
+
+
+def run_study_sweeps(study_dir: Path, config: SiteConfig, report: str = STUDY_REPORT) -> Page:
+    """Run a study's sweeps for the profile (all queued at once on a local pool: `actlab.sweep.run_sweeps`); the
+    study's page, marked failed if a spec could not be read or run, with one line per sweep of what its runs did."""
+    from actlab.sweep import ExecutorOptions, load_spec, run_sweeps
 
     name = study_dir.name
     template = study_dir / report
     title = notebook_title(template)
     page = Page(name=name, title=title, html=f"{name}.html", source=str(template), kind="study", profile=config.profile)
     options = config.executor_options or ExecutorOptions(kind=config.executor, workers=config.workers)
+    specs = []
     for spec_path in study_specs(study_dir, config.profile):
         try:
             spec = load_spec(spec_path)
-            spec = config.prepare_spec(spec) if config.prepare_spec is not None else spec
-            outcome = run_sweep(spec, runs_dir=config.runs_dir, options=options, progress=config.progress)
+            specs.append(config.prepare_spec(spec) if config.prepare_spec is not None else spec)
         except Exception as error:  # a malformed spec: the study cannot be reported honestly
             page.status, page.error, page.html = "failed", f"sweep {spec_path.name}: {_one_line(error)}", ""
             return page
+    try:
+        outcomes = run_sweeps(specs, runs_dir=config.runs_dir, options=options, progress=config.progress)
+    except Exception as error:
+        page.status, page.error, page.html = "failed", f"sweeps of {name}: {_one_line(error)}", ""
+        return page
+    for outcome in outcomes:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(outcome.counts().items()))
         page.sweeps.append(f"{outcome.spec.name}: {counts}")
+    return page
+
+
+def render_study_page(page: Page, study_dir: Path, config: SiteConfig, report: str = STUDY_REPORT) -> Page:
+    """Execute and render a study's report notebook from its runs (`run_study_sweeps` ran them); its claims are
+    published only if the notebook ran to the end."""
+    name = study_dir.name
     claims_dir, staging = _fresh_staging(config, name)
     parameters = {
         "runs_dir": str((config.runs_dir / name / config.profile).resolve()),
@@ -174,7 +194,8 @@ def render_study(study_dir: Path, config: SiteConfig, report: str = STUDY_REPORT
         "claims_dir": str(staging),
         **(config.parameters.get(name) or {}),
     }
-    page = _execute_and_render(page, template, config.runs_dir / "pages" / f"{name}.ipynb", parameters, config)
+    page = _execute_and_render(page, study_dir / report, config.runs_dir / "pages" / f"{name}.ipynb", parameters,
+                               config)  # fmt: skip
     if page.status == "ok":
         publish_claims(staging, claims_dir, name)
     return page
@@ -261,17 +282,26 @@ def write_index(
 
 
 def build_site(config: SiteConfig) -> list[Page]:
-    """Execute and render every page, then the index. Returns the pages, failed ones included."""
+    """Execute and render every page, then the index. Returns the pages, failed ones included.
+
+    Pages render on one thread beside the sweeps (`PageQueue`): the standalone pages while the first study's runs
+    train, each study's page while the next study's runs train. Why: a page is one notebook on one core, and the
+    sweeps' runs on the other cores paused for it; the default report spent about a quarter of its time so.
+    """
     config.out_dir.mkdir(parents=True, exist_ok=True)
-    pages = []
-    for template in standalone_notebooks(config.notebooks_dir):
-        if config.only and template.stem not in config.only:
-            continue
-        pages.append(render_standalone(template, config))
-    for study_dir in study_folders(config.notebooks_dir):
-        if config.only and study_dir.name not in config.only:
-            continue
-        pages.append(render_study(study_dir, config))
+    with PageQueue() as queue:
+        for template in standalone_notebooks(config.notebooks_dir):
+            if not config.only or template.stem in config.only:
+                queue.submit(render_standalone, template, config)
+        for study_dir in study_folders(config.notebooks_dir):
+            if config.only and study_dir.name not in config.only:
+                continue
+            page = run_study_sweeps(study_dir, config)
+            if page.status == "ok":
+                queue.submit(render_study_page, page, study_dir, config)
+            else:
+                queue.done(page)
+        pages = queue.pages()
     if not config.only or "bench" in config.only:  # `actlab bench` results, if any: their page, linked here
         from actlab.site.bench_page import site_page
 
@@ -279,6 +309,51 @@ def build_site(config: SiteConfig) -> list[Page]:
         pages.extend([bench] if bench is not None else [])
     refresh_index(config, pages)
     return pages
+
+
+class PageQueue:
+    """Pages rendered one at a time on a background thread, in the order submitted; `pages()` waits for them all.
+
+    On an exception in the caller (Ctrl-C in a sweep), pages not yet started are dropped, the processes started
+    since the queue opened (the running page's kernel among them) are ended, and the running page is waited for: it
+    then fails at once, so its claims are not published and the earlier ones stay.
+    """
+
+    def __init__(self) -> None:
+        import concurrent.futures as cf
+
+        self._pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="actlab-page")
+        self._futures: list[Any] = []
+        self._before: set[int] = set()
+
+    def __enter__(self) -> PageQueue:
+        from actlab.sweep.runner import _descendant_pids
+
+        self._before = _descendant_pids()
+        return self
+
+    def submit(self, render: Any, *args: Any) -> None:
+        self._futures.append(self._pool.submit(render, *args))
+
+    def done(self, page: Page) -> None:
+        """A page that needs no rendering (a study whose sweeps failed), kept in its place in the order."""
+        import concurrent.futures as cf
+
+        future: cf.Future = cf.Future()
+        future.set_result(page)
+        self._futures.append(future)
+
+    def pages(self) -> list[Page]:
+        return [future.result() for future in self._futures]
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        if kind is not None:
+            from actlab.sweep.runner import _end_processes_started_since
+
+            for future in self._futures:
+                future.cancel()
+            _end_processes_started_since(self._before)
+        self._pool.shutdown(wait=True, cancel_futures=kind is not None)
 
 
 def load_pages(out_dir: Path) -> list[Page]:

@@ -30,7 +30,7 @@ from actlab.sweep.results import (
     run_counts,
     study_timing,
 )
-from actlab.sweep.runner import SweepOutcome, plan, run_id_for, run_sweep
+from actlab.sweep.runner import SweepOutcome, plan, run_id_for, run_sweep, run_sweeps
 from actlab.sweep.spec import SweepSpec, load_spec
 
 __all__ = [
@@ -48,5 +48,6 @@ __all__ = [
     "run_counts",
     "run_id_for",
     "run_sweep",
+    "run_sweeps",
     "study_timing",
 ]

@@ -210,12 +210,42 @@ def run_sweep(
     progress: bool = True,
 ) -> SweepOutcome:
     """Run whatever the spec still needs, then write `results.csv`; returns what happened."""
-    from tqdm import tqdm
+    return run_sweeps([spec], runs_dir, options, retry_failed=retry_failed, dry_run=dry_run, progress=progress)[0]
 
-    options = (options or ExecutorOptions()).for_spec(spec)  # the spec's time limit, a job name per sweep
+
+def run_sweeps(
+    specs: list[SweepSpec],
+    runs_dir: Path = Path("runs"),
+    options: ExecutorOptions | None = None,
+    retry_failed: bool = False,
+    dry_run: bool = False,
+    progress: bool = True,
+) -> list[SweepOutcome]:
+    """`run_sweep` for several specs whose runs share one local pool: every run is queued at once, in the specs'
+    order, so no worker waits for a sweep's last run before the next sweep starts (a study's sweeps on 2 workers
+    left one idle for half a run at every sweep's end). On a cluster each sweep keeps its own executor (its own job
+    arrays, time limit and name), one after another. Returns one outcome per spec, in order.
+    """
+    options = options or ExecutorOptions()
+    if options.kind != "local" and len(specs) > 1:
+        return [run_sweep(spec, runs_dir, options, retry_failed, dry_run, progress) for spec in specs]
+    outcomes = [_plan_outcome(spec, runs_dir, retry_failed) for spec in specs]
+    if dry_run:
+        return outcomes
+    for outcome in outcomes:
+        _write_sweep_record(outcome.spec, outcome.folder, outcome.runs)
+    if any(outcome.to_run for outcome in outcomes):
+        _execute(outcomes, options.for_spec(specs[0]), progress)
+    for outcome in outcomes:
+        outcome.results_csv = write_results_csv(outcome.runs, outcome.folder / RESULTS_CSV,
+                                                producer_of(outcome.spec.notebook))  # fmt: skip
+    return outcomes
+
+
+def _plan_outcome(spec: SweepSpec, runs_dir: Path, retry_failed: bool) -> SweepOutcome:
+    """The spec's runs, each marked to run or skipped (done, by the same producer) with its status so far."""
     runs = plan(spec, spec.runs_root(runs_dir))
-    folder = spec.runs_root(runs_dir) / spec.name
-    outcome = SweepOutcome(spec=spec, folder=folder, runs=runs)
+    outcome = SweepOutcome(spec=spec, folder=spec.runs_root(runs_dir) / spec.name, runs=runs)
     producer = producer_of(spec.notebook)
     for run in runs:
         status = read_status(run.folder)
@@ -223,51 +253,57 @@ def run_sweep(
             outcome.statuses[run.run_id] = status
         rerun = needs_run(status, retry_failed, producer, results_problem(status, run.folder))
         (outcome.to_run if rerun else outcome.skipped).append(run.run_id)
-    if dry_run:
-        return outcome
-
-    _write_sweep_record(spec, folder, runs)
-    if outcome.to_run:
-        from actlab import notebooks
-
-        notebooks.ensure_kernel()  # once, here, rather than racing in every worker
-        if options.kind == "slurm" and options.folder is None:
-            options = dataclasses.replace(options, folder=folder / ".submitit")
-        already_running = _descendant_pids()
-        executor = make_executor(options)
-        by_id = {run.run_id: run for run in runs}
-        tasks = [
-            RunTask(
-                run_id=run_id,
-                notebook=str(spec.notebook),
-                params=by_id[run_id].params,
-                folder=str(by_id[run_id].folder.resolve()),
-                timeout=spec.timeout,
-                pin_threads=executor.shares_cores,
-                producer=producer,
-                seen=record_token(outcome.statuses.get(run_id)),
-                keep_kernel=options.kind == "local",  # a pool worker's next run reuses its kernel (kept_kernel)
-                environment=dict(os.environ) if options.kind == "local" else None,
-            )
-            for run_id in outcome.to_run
-        ]
-        try:
-            futures = dict(zip(executor.submit_many(execute_run, tasks), tasks, strict=True))
-            bar = tqdm(total=len(tasks), desc=f"sweep {spec.name}", unit="run", disable=not progress)
-            with bar:
-                for future in cf.as_completed(futures):
-                    task = futures[future]
-                    outcome.statuses[task.run_id] = _collect(future, task)
-                    failed = sum(1 for s in outcome.statuses.values() if s.get("status") == "failed")
-                    bar.set_postfix(failed=failed)
-                    bar.update()
-        except BaseException:  # Ctrl-C or kill -INT: stop now, as SIGTERM does, rather than wait for every run
-            _end_processes_started_since(already_running)
-            executor.shutdown(wait=False, cancel_futures=True)
-            raise
-        executor.shutdown(wait=True)
-    outcome.results_csv = write_results_csv(runs, folder / RESULTS_CSV, producer)
     return outcome
+
+
+def _tasks(outcome: SweepOutcome, options: ExecutorOptions, shares_cores: bool) -> list[RunTask]:
+    """What a worker needs for each of the outcome's runs to run (`shares_cores`: pin each run to one thread)."""
+    spec, by_id = outcome.spec, {run.run_id: run for run in outcome.runs}
+    producer = producer_of(spec.notebook)
+    return [
+        RunTask(
+            run_id=run_id,
+            notebook=str(spec.notebook),
+            params=by_id[run_id].params,
+            folder=str(by_id[run_id].folder.resolve()),
+            timeout=spec.timeout,
+            pin_threads=shares_cores,
+            producer=producer,
+            seen=record_token(outcome.statuses.get(run_id)),
+            keep_kernel=options.kind == "local",  # a pool worker's next run reuses its kernel (kept_kernel)
+            environment=dict(os.environ) if options.kind == "local" else None,
+        )
+        for run_id in outcome.to_run
+    ]
+
+
+def _execute(outcomes: list[SweepOutcome], options: ExecutorOptions, progress: bool) -> None:
+    """Run every outcome's `to_run` on one executor, recording each run's final status in its outcome as it ends."""
+    from tqdm import tqdm
+
+    from actlab import notebooks
+
+    notebooks.ensure_kernel()  # once, here, rather than racing in every worker
+    if options.kind == "slurm" and options.folder is None:
+        options = dataclasses.replace(options, folder=outcomes[0].folder / ".submitit")
+    already_running = _descendant_pids()
+    executor = make_executor(options)
+    tasks = [(outcome, task) for outcome in outcomes for task in _tasks(outcome, options, executor.shares_cores)]
+    names = ", ".join(outcome.spec.name for outcome in outcomes if outcome.to_run)
+    try:
+        futures = dict(zip(executor.submit_many(execute_run, [task for _, task in tasks]), tasks, strict=True))
+        bar = tqdm(total=len(tasks), desc=f"sweep {names}", unit="run", disable=not progress)
+        with bar:
+            for future in cf.as_completed(futures):
+                outcome, task = futures[future]
+                outcome.statuses[task.run_id] = _collect(future, task)
+                bar.set_postfix(failed=sum(len(o.failed) for o in outcomes))
+                bar.update()
+    except BaseException:  # Ctrl-C or kill -INT: stop now, as SIGTERM does, rather than wait for every run
+        _end_processes_started_since(already_running)
+        executor.shutdown(wait=False, cancel_futures=True)
+        raise
+    executor.shutdown(wait=True)
 
 
 def _descendant_pids() -> set[int]:
