@@ -18,7 +18,7 @@ from actlab.errors import ActlabError
 KERNEL_NAME = "actlab"
 
 
-def _ipc_kernel_manager(folder: str) -> type:
+def _ipc_kernel_manager(folder: str, cwd: str | None = None) -> type:
     """jupyter_client's async kernel manager, talking to the kernel over Unix sockets in `folder`, not local TCP.
 
     Why: ipykernel warns "Kernel is running over TCP without encryption" (on every kernel start) whenever
@@ -26,14 +26,25 @@ def _ipc_kernel_manager(folder: str) -> type:
     at all: the ipc transport binds its five sockets as files in `folder` (a private 0700 temporary folder
     that `execute` removes), which nobody else can reach, so the warning no longer applies and no other
     warning is hidden. The folder's path is short on purpose: a socket path has ~107 bytes.
+
+    `cwd`: the folder the kernel starts in, given to its launch rather than set with `os.chdir` around it as
+    papermill's `cwd` does: the working directory is the whole process's, and `actlab report` renders pages on a
+    thread while the main thread plans and runs sweeps by relative paths.
     """
-    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_client.manager import AsyncKernelManager, KernelManager
 
     class IpcKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self.transport = "ipc"
             self.ip = os.path.join(folder, "socket")  # absolute: the kernel runs in another cwd
+
+        async def _async_start_kernel(self, **kw: Any) -> None:
+            if cwd is not None:
+                kw.setdefault("cwd", cwd)
+            await KernelManager._async_start_kernel(self, **kw)
+
+        start_kernel = _async_start_kernel
 
     return IpcKernelManager
 
@@ -83,16 +94,17 @@ def execute(
     if template.resolve() == output.resolve():
         raise ActlabError(f"refusing to overwrite the template {template} with its executed copy")
     output.parent.mkdir(parents=True, exist_ok=True)
+    kernel_cwd = Path(cwd if cwd is not None else output.parent).resolve()
     with tempfile.TemporaryDirectory(prefix="actlab-kernel-") as sockets:  # created 0700, removed after the run
         pm.execute_notebook(
             str(template),
             str(output),
             parameters=parameters or {},
             kernel_name=ensure_kernel(),
-            cwd=str(cwd) if cwd is not None else str(output.parent),
+            cwd=None,  # the kernel starts in `cwd` (below); this process's working directory is left alone
             progress_bar=False,
             execution_timeout=timeout,
-            kernel_manager_class=_ipc_kernel_manager(sockets),
+            kernel_manager_class=_ipc_kernel_manager(sockets, str(kernel_cwd)),
             shutdown_kernel="immediate" if stop_kernel_at_once else "graceful",
         )
     return output

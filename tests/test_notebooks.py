@@ -55,3 +55,34 @@ def test_a_rule_that_raises_shows_its_claim_and_traceback_on_the_page(tmp_path):
     assert "RuleError: claim toy-ratio" in page
     assert "ZeroDivisionError" in page and "ratio = estimate / baseline" in page  # the rule's own frame
     assert not (tmp_path / "claims").exists()
+
+
+def test_a_notebook_runs_in_its_folder_and_leaves_this_process_s_working_directory_alone(tmp_path, monkeypatch):
+    """`actlab report` renders pages on a thread while the main thread resolves relative paths: executing a
+    notebook must not `chdir` the process (papermill's `cwd` did), only start its kernel in the folder."""
+    import os
+    import threading
+
+    from toy_notebook import write_notebook
+
+    folder, elsewhere = tmp_path / "nb", tmp_path / "here"
+    folder.mkdir(), elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    template = write_notebook(folder / "where.ipynb", [], "import os\nopen('cwd.txt', 'w').write(os.getcwd())")
+    seen = []
+    watcher_stop = threading.Event()
+
+    def watch() -> None:  # what the main thread of a report would see meanwhile
+        while not watcher_stop.is_set():
+            seen.append(os.getcwd())
+            watcher_stop.wait(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        notebooks.execute(template, tmp_path / "out" / "where.ipynb", cwd=folder)
+    finally:
+        watcher_stop.set()
+        watcher.join()
+    assert (folder / "cwd.txt").read_text() == str(folder.resolve())
+    assert set(seen) == {str(elsewhere)} and os.getcwd() == str(elsewhere)
