@@ -55,3 +55,30 @@ def test_an_interrupt_ends_the_running_page_s_processes_and_drops_the_pages_not_
         assert started.wait(10)
         raise KeyboardInterrupt  # Ctrl-C in the next study's sweep
     assert rendered == ["running"] and time.monotonic() - begun < 10
+
+
+def test_a_page_interrupted_mid_notebook_keeps_the_page_an_earlier_build_made(tmp_path):
+    from toy_notebook import write_notebook
+
+    from actlab.site import report
+
+    folder, out = tmp_path / "nb", tmp_path / "site"
+    folder.mkdir(), out.mkdir()
+    template = write_notebook(folder / "01_slow.ipynb", [], "open('started', 'w').close()\nimport time\ntime.sleep(60)")
+    (out / "01_slow.html").write_text("the page of an earlier build")
+    config = report.SiteConfig(notebooks_dir=folder, runs_dir=tmp_path / "runs", out_dir=out)
+    pages = []
+
+    def render() -> Page:
+        page = _page("01_slow")
+        pages.append(report._execute_and_render(page, template, tmp_path / "runs" / "01_slow.ipynb", {}, config))
+        return page
+
+    with pytest.raises(KeyboardInterrupt), report.PageQueue() as queue:
+        queue.submit(render)
+        deadline = time.monotonic() + 60
+        while not (folder / "started").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        raise KeyboardInterrupt
+    assert [(page.status, page.error) for page in pages] == [("failed", "interrupted")]
+    assert (out / "01_slow.html").read_text() == "the page of an earlier build"

@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import threading
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -107,6 +108,9 @@ def _execute_and_render(
         notebooks.execute(template, executed, parameters, cwd=template.parent)
     except Exception as error:  # the page still renders with the error banner papermill wrote
         page.status, page.error = "failed", _one_line(error)
+    if _STOPPING.is_set():  # the build was interrupted under this page: keep the page an earlier build made
+        page.status, page.error = "failed", "interrupted"
+        return page
     if executed.is_file():
         notebooks.to_html(
             executed, config.out_dir / page.html, config.show_code, title=page_title(page), css=chrome.SITE_CSS
@@ -311,12 +315,15 @@ def build_site(config: SiteConfig) -> list[Page]:
     return pages
 
 
+_STOPPING = threading.Event()  # set while a `PageQueue` ends its pages after an interrupt
+
+
 class PageQueue:
     """Pages rendered one at a time on a background thread, in the order submitted; `pages()` waits for them all.
 
     On an exception in the caller (Ctrl-C in a sweep), pages not yet started are dropped, the processes started
     since the queue opened (the running page's kernel among them) are ended, and the running page is waited for: it
-    then fails at once, so its claims are not published and the earlier ones stay.
+    then fails at once, and neither its HTML nor its claims replace what an earlier build published.
     """
 
     def __init__(self) -> None:
@@ -329,6 +336,7 @@ class PageQueue:
     def __enter__(self) -> PageQueue:
         from actlab.sweep.runner import _descendant_pids
 
+        _STOPPING.clear()
         self._before = _descendant_pids()
         return self
 
@@ -350,6 +358,7 @@ class PageQueue:
         if kind is not None:
             from actlab.sweep.runner import _end_processes_started_since
 
+            _STOPPING.set()
             for future in self._futures:
                 future.cancel()
             _end_processes_started_since(self._before)
