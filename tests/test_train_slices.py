@@ -11,7 +11,7 @@ from torch import nn
 
 from actlab.data import load_dataset
 from actlab.models import build_mlp
-from actlab.train import Budget, TrainConfig, seed_everything
+from actlab.train import Budget, TrainConfig, cpu_threads, seed_everything
 from actlab.train import clock as clock_module
 from actlab.train.slices import train_interleaved
 
@@ -91,3 +91,13 @@ def test_a_reference_outside_the_arms_or_timed_itself_is_refused(digits):
         train_interleaved(arms, digits.train, config, Budget.steps(4), rounds=2, reference="relu")
     with pytest.raises(ValueError, match="not seconds"):
         train_interleaved(arms, digits.train, config, Budget.seconds(1.0), rounds=2, reference="a")
+
+
+def test_every_arm_trains_at_one_thread_count_the_reference_included(digits):
+    """The reference's steps are timed too, under its count budget: on CPU an unset thread count is fixed at one
+    for it as for the others (`clock.budget_threads(timed=True)`), so no arm's CPU time counts spin-waiting."""
+    arms = {name: build_mlp(64, [8], 10, lambda width: nn.ReLU()) for name in ("reference", "other")}
+    config = TrainConfig(batch_size=32, seed=0, device="cpu")  # num_threads unset
+    with cpu_threads(2):  # torch's own setting above one
+        results = train_interleaved(arms, digits.train, config, Budget.steps(4), rounds=2, reference="reference")
+    assert {name: result.threads for name, result in results.items()} == {"reference": 1, "other": 1}

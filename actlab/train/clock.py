@@ -43,13 +43,15 @@ CUDA_CLOCK = "cuda-events"
 WALL_CLOCK = "wall"  # MPS (no device timer torch exposes): synchronised wall time
 
 
-def budget_threads(num_threads: int | None, budget: Budget, device: torch.device) -> int | None:
+def budget_threads(num_threads: int | None, budget: Budget, device: torch.device, *, timed: bool = False) -> int | None:
     """The CPU thread count a run uses: `num_threads` if set; for a seconds budget on CPU, one when unset.
 
     Why fixed for seconds budgets: CPU time is a fair clock only for a fixed amount of parallel work, and with
     several threads it also counts OpenMP's spin-waiting, which grows with contention (see the module docstring).
+    `timed`: the steps are charged by the clock under a count budget too (the reference arm that compute time is
+    anchored on, `actlab.train.slices`), so the same holds.
     """
-    on_cpu_clock = budget.kind == "seconds" and device.type == "cpu"
+    on_cpu_clock = (timed or budget.kind == "seconds") and device.type == "cpu"
     if num_threads is None:
         return 1 if on_cpu_clock else None
     if on_cpu_clock and num_threads > 1 and os.environ.get("OMP_WAIT_POLICY", "").upper() != "PASSIVE":

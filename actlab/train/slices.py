@@ -18,6 +18,7 @@ relative to the reference, not on the machine's speed of the moment (docs/determ
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,9 @@ from torch import nn
 
 from actlab.train.budget import Budget
 from actlab.train.checkpoint import MemoryCheckpoint
-from actlab.train.clock import keep_freed_memory
+from actlab.train.clock import budget_threads, keep_freed_memory
 from actlab.train.config import TrainConfig
+from actlab.train.device import pick_device
 from actlab.train.loop import Data, train
 from actlab.train.state import TrainResult, TrainState
 
@@ -69,6 +71,9 @@ def train_interleaved(
     del workdir  # the checkpoints no longer go to disk: serialising and fsync-ing each slice cost ~2 s a run
     callbacks = callbacks or {}
     anchor = _Anchor(models, budget, reference, rounds) if reference is not None else None
+    if anchor is not None:  # every arm's steps are timed, the reference's too: one thread count for all (clock.py)
+        device = pick_device(config.device)
+        config = replace(config, num_threads=budget_threads(config.num_threads, budget, device, timed=True))
     results: dict[str, TrainResult] = {}
     finished: set[str] = set()
     checkpoints = {name: MemoryCheckpoint(name) for name in models}

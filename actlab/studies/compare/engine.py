@@ -181,8 +181,7 @@ def train_matched(
     """
     check_fast_path(fast_path)
     device = pick_device(config.device)
-    clocked = Budget.seconds(1.0) if reference is not None else budget  # the thread count a timed budget needs
-    with cpu_threads(budget_threads(config.num_threads, clocked, device)):
+    with cpu_threads(budget_threads(config.num_threads, budget, device, timed=reference is not None)):
         warm_batch = (data.train[0][: config.batch_size], data.train[1][: config.batch_size])
         models: dict[str, nn.Module] = {}
         curves: dict[str, LossCurve] = {}
