@@ -172,3 +172,21 @@ def test_two_runs_of_one_seed_are_refused_by_the_paired_analysis():
     ]
     with pytest.raises(ValueError, match="several runs of one .seed, activation. on mnist1d"):  # fmt: skip
         analysis.paired_improvements(pd.DataFrame(rows), ["mine"], ["relu"])
+
+
+def test_a_compute_time_budget_is_stated_by_its_reference_arm_only():
+    from actlab.studies.compare import engine
+
+    def arm(name: str, matching: str, amount: float, reference: str = "") -> dict:
+        return {"activation": name, "matching": matching, "task": "mnist1d", "seed": 0, "budget_amount": amount,
+                "reference": reference, "device": "cpu", "threads": 1, "config": {"lr": 0.0, "schedule": "cosine",
+                "rounds": 3, "grad_clip": 1.0, "fast_path": "auto"}}  # fmt: skip
+
+    arms = [arm("relu", "steps", 600), arm("cubic", "steps", 600), arm("relu", "seconds", 300, "relu"),
+            arm("cubic", "seconds", 0.81, "relu")]  # fmt: skip
+    assert [engine.stated_budget(a) for a in arms] == [(600, ""), (600, ""), (300, "relu"), None]
+    setup = analysis.setup_summary({"r0": {"results": {"arms": arms}}})
+    assert analysis.budget_text(setup, "mnist1d", "seconds").endswith(
+        ": the compute time of 300 relu steps per arm, 1 seeds"
+    )
+    assert analysis.budget_text(setup, "mnist1d", "steps").endswith(": 600 steps per arm, 1 seeds")

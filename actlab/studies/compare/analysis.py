@@ -24,7 +24,7 @@ from actlab import stats
 from actlab.claim import Claim
 from actlab.stats.power import mde_from_t_interval, tost_from_t_interval
 from actlab.studies.compare.beats_every import POWER, Comparisons
-from actlab.studies.compare.engine import MATCHINGS, matching_label
+from actlab.studies.compare.engine import MATCHINGS, budget_phrase, matching_label, stated_budget
 from actlab.studies.compare.tasks import Task, get_task
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
 
@@ -239,10 +239,11 @@ def setup_summary(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any
             entry = tasks.setdefault(arm["task"], {"label": get_task(arm["task"]).label, "seeds": set(),
                                                    "budgets": {}, "data": results.get("data", "")})  # fmt: skip
             entry["seeds"].add(arm["seed"])
-            reference = arm.get("reference") or ""
-            if reference and reference != arm["activation"]:
-                continue  # compute-time matching: the budget is the reference's steps, the others got its time
-            entry["budgets"].setdefault(arm["matching"], set()).add(arm["budget_amount"])
+            stated = stated_budget(arm)
+            if stated is None:
+                continue
+            amount, reference = stated
+            entry["budgets"].setdefault(arm["matching"], set()).add(amount)
             if reference:
                 entry.setdefault("references", {})[arm["matching"]] = reference
     return {
@@ -269,11 +270,9 @@ def budget_text(setup: dict[str, Any], task: str, matching: str) -> str:
     """'600 steps per arm, 8 seeds' or 'the compute time of 180 relu steps per arm, 8 seeds', from the runs."""
     entry = setup["tasks"][task]
     amounts = " / ".join(f"{a:g}" for a in entry["budgets"].get(matching, []))
-    reference = entry.get("references", {}).get(matching)
-    if reference:
-        return f"{entry['label']}: the compute time of {amounts} {reference} steps per arm, {len(entry['seeds'])} seeds"
     unit = "steps" if matching == "steps" else "s of compute"
-    return f"{entry['label']}: {amounts} {unit} per arm, {len(entry['seeds'])} seeds"
+    budget = budget_phrase(amounts, unit, entry.get("references", {}).get(matching, ""))
+    return f"{entry['label']}: {budget} per arm, {len(entry['seeds'])} seeds"
 
 
 def verdict_text(claims: Iterable[Claim]) -> pd.DataFrame:

@@ -207,6 +207,22 @@ def train_matched(
     return trained
 
 
+def stated_budget(arm: Mapping[str, Any]) -> tuple[float, str] | None:
+    """(the matching's budget, the reference it is anchored on or "") if `arm`'s record states it, else None.
+
+    Every arm of a count matching states it; under compute time only the reference does (its steps), the other arms'
+    `budget_amount` being the seconds they got. One reading for every study's setup summary."""
+    reference = arm.get("reference") or ""
+    if reference and reference != arm["activation"]:
+        return None
+    return arm["budget_amount"], reference
+
+
+def budget_phrase(amounts: str, unit: str, reference: str = "") -> str:
+    """'400 steps', or anchored on `reference`: 'the compute time of 180 relu steps'."""
+    return f"the compute time of {amounts} {reference} steps" if reference else f"{amounts} {unit}"
+
+
 def arm_record(name: str, matching: str, arm: TrainedArm, task: Task, seed: int) -> dict[str, Any]:
     """What every study records about an arm: the task's metric, the exact budget used, its speed, its alphas."""
     from actlab.nn import learned_alphas  # lazily, as the module imports nothing of actlab.nn at load

@@ -18,6 +18,7 @@ from actlab import stats
 from actlab.studies.compare.analysis import operating_table as operating_table  # the report shows claims alike
 from actlab.studies.compare.analysis import verdict_text as verdict_text
 from actlab.studies.compare.beats_every import Comparisons
+from actlab.studies.compare.engine import budget_phrase, stated_budget
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
 from actlab.studies.xielu.variants import arm_order, label, matching
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
@@ -272,10 +273,11 @@ def setup_summary(run_results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     for arm in arms:
         entry = budgets.setdefault(arm["budget"], {"amounts": set(), "seeds": set()})
         entry["seeds"].add(arm["config"]["seed"])
-        reference = arm.get("reference") or ""
-        if reference and reference != arm["activation"]:
-            continue  # compute-time matching: the budget is the reference's steps, the others got its time
-        entry["amounts"].add(arm["budget_amount"])
+        stated = stated_budget(arm)
+        if stated is None:
+            continue
+        amount, reference = stated
+        entry["amounts"].add(amount)
         if reference:
             entry["reference"] = reference
     return {
@@ -297,10 +299,9 @@ def budget_text(setup: dict[str, Any], budget: str) -> str:
     entry = setup["budgets"][budget]
     amounts = " / ".join(f"{a:g}" for a in entry["amounts"])
     unit = "tokens" if budget == "tokens" else "s of training loop"
-    if entry.get("reference"):
-        amounts, unit = f"the compute time of {amounts}", f"{entry['reference']} steps"
+    phrase = budget_phrase(amounts, unit, entry.get("reference", ""))
     shape = setup["shape"]
-    return (f"{amounts} {unit} per arm, {len(entry['seeds'])} seeds; d_model {shape['d_model']}, "
+    return (f"{phrase} per arm, {len(entry['seeds'])} seeds; d_model {shape['d_model']}, "
             f"{shape['n_layers']} layers, seq {shape['seq_len']}, batch {setup['batch_size']}")  # fmt: skip
 
 
