@@ -334,10 +334,10 @@ class PageQueue:
         self._before: set[int] = set()
 
     def __enter__(self) -> PageQueue:
-        from actlab.sweep.runner import _descendant_pids
+        from actlab.sweep.runner import descendant_pids
 
         _STOPPING.clear()
-        self._before = _descendant_pids()
+        self._before = descendant_pids()
         return self
 
     def submit(self, render: Any, *args: Any) -> None:
@@ -356,12 +356,12 @@ class PageQueue:
 
     def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
         if kind is not None:
-            from actlab.sweep.runner import _end_processes_started_since
+            from actlab.sweep.runner import end_processes_started_since
 
             _STOPPING.set()
             for future in self._futures:
                 future.cancel()
-            _end_processes_started_since(self._before)
+            end_processes_started_since(self._before)
         self._pool.shutdown(wait=True, cancel_futures=kind is not None)
 
 

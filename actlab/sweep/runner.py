@@ -286,7 +286,7 @@ def _execute(outcomes: list[SweepOutcome], options: ExecutorOptions, progress: b
     notebooks.ensure_kernel()  # once, here, rather than racing in every worker
     if options.kind == "slurm" and options.folder is None:
         options = dataclasses.replace(options, folder=outcomes[0].folder / ".submitit")
-    already_running = _descendant_pids()
+    already_running = descendant_pids()
     executor = make_executor(options)
     tasks = [(outcome, task) for outcome in outcomes for task in _tasks(outcome, options, executor.shares_cores)]
     names = ", ".join(outcome.spec.name for outcome in outcomes if outcome.to_run)
@@ -300,19 +300,21 @@ def _execute(outcomes: list[SweepOutcome], options: ExecutorOptions, progress: b
                 bar.set_postfix(failed=sum(len(o.failed) for o in outcomes))
                 bar.update()
     except BaseException:  # Ctrl-C or kill -INT: stop now, as SIGTERM does, rather than wait for every run
-        _end_processes_started_since(already_running)
+        end_processes_started_since(already_running)
         executor.shutdown(wait=False, cancel_futures=True)
         raise
     executor.shutdown(wait=True)
 
 
-def _descendant_pids() -> set[int]:
+def descendant_pids() -> set[int]:
+    """The pids of every process this one started, and of theirs: a snapshot taken before a sweep or a build, so
+    that an interrupt ends only what was started after it (`end_processes_started_since`)."""
     import psutil
 
     return {child.pid for child in psutil.Process().children(recursive=True)}
 
 
-def _end_processes_started_since(before: set[int], grace_seconds: float = 3.0) -> None:
+def end_processes_started_since(before: set[int], grace_seconds: float = 3.0) -> None:
     """Kill the processes the sweep started (forkserver, workers, their notebook kernels), shallowest first so that
     no worker outlives its kernel to record the run as failed, and wait for them.
 
