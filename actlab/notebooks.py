@@ -25,7 +25,8 @@ def _ipc_kernel_manager(folder: str, cwd: str | None = None) -> type:
     the transport is tcp and no CurveZMQ key was provisioned. A kernel on this machine needs no network port
     at all: the ipc transport binds its five sockets as files in `folder` (a private 0700 temporary folder
     that `execute` removes), which nobody else can reach, so the warning no longer applies and no other
-    warning is hidden. The folder's path is short on purpose: a socket path has ~107 bytes.
+    warning is hidden. The folder's path is short on purpose: a socket path has ~107 bytes. Its clients are
+    `actlab.kernel_client.PromptKernelClient`s (why there).
 
     `cwd`: the folder the kernel starts in, given to its launch rather than set with `os.chdir` around it as
     papermill's `cwd` does: the working directory is the whole process's, and `actlab report` renders pages on a
@@ -38,6 +39,7 @@ def _ipc_kernel_manager(folder: str, cwd: str | None = None) -> type:
             super().__init__(**kwargs)
             self.transport = "ipc"
             self.ip = os.path.join(folder, "socket")  # absolute: the kernel runs in another cwd
+            self.client_class = "actlab.kernel_client.PromptKernelClient"  # ready without an idle 0.2 s wait
 
         async def _async_start_kernel(self, **kw: Any) -> None:
             if cwd is not None:
