@@ -125,3 +125,52 @@ def test_kept_workers_serve_the_next_sweep_and_close_with_their_kernels(tmp_path
         psutil.STATUS_ZOMBIE,
         psutil.STATUS_DEAD,
     )
+
+
+def test_a_kept_kernel_serves_another_notebook_and_its_results_repeat_bit_for_bit(tmp_path):
+    """`actlab report` runs one study's notebook after another's on the same workers: a run of `nb.ipynb` after a
+    run of a different notebook, in that notebook's kernel, sees none of its names and records what it records in
+    a fresh kernel."""
+    from actlab.sweep.executors import close_kept_pools
+
+    _notebook(tmp_path)
+    other = BODY.replace("torch.nn.Tanh()", "torch.nn.ReLU()").replace("Budget.steps(12)", "Budget.steps(7)")
+    write_notebook(tmp_path / "other.ipynb", ["seed = 0\n", "fail_seed = -1\n"], other)
+    options = ExecutorOptions(workers=1, keep_workers=True)
+    try:
+        statuses, results = [], []
+        for name, notebook, seed in (("before", "other.ipynb", 0), ("after", "nb.ipynb", 1)):
+            (tmp_path / f"{name}.yml").write_text(f"name: {name}\nnotebook: {notebook}\nseeds: [{seed}]\n")
+            spec = load_spec(tmp_path / f"{name}.yml")
+            run_sweep(spec, tmp_path / "runs", options, progress=False)
+            folder = plan(spec, tmp_path / "runs")[0].folder
+            statuses.append(read_json(folder / "status.json"))
+            results.append(read_json(folder / "results.json"))
+    finally:
+        close_kept_pools()
+    (fresh,) = _sweep(tmp_path, "fresh", [1])
+    assert [status["kernel_runs"] for status in statuses] == [0, 1]
+    assert results[0]["kernel_pid"] == results[1]["kernel_pid"]  # one kernel ran both notebooks
+    assert results[1]["leftover"] == 0.0
+    assert fresh["status"]["kernel_runs"] == 0
+    assert results[1]["weights"] == fresh["results"]["weights"]  # exactly, float for float
+
+
+def test_a_kernel_is_kept_while_under_its_run_count_and_memory_bounds(monkeypatch):
+    """The bound on what a kept kernel accumulates is its resident memory (read from the process), with a run
+    count as a backstop; a kernel that is gone is left to the liveness check."""
+    import os
+
+    import psutil
+
+    from actlab.sweep import kept_kernel
+
+    kept = kept_kernel._Kept(key=(), manager=None, sockets="", runs=3, pid=os.getpid())
+    resident = psutil.Process().memory_info().rss
+    monkeypatch.setattr(kept_kernel, "MAX_RESIDENT_BYTES", resident * 4)
+    assert kept_kernel._reusable(kept)
+    monkeypatch.setattr(kept_kernel, "MAX_RESIDENT_BYTES", resident // 2)
+    assert not kept_kernel._reusable(kept)
+    monkeypatch.setattr(kept_kernel, "MAX_RESIDENT_BYTES", resident * 4)
+    kept.runs = kept_kernel.MAX_RUNS
+    assert not kept_kernel._reusable(kept)

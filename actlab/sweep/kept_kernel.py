@@ -1,4 +1,4 @@
-"""Several runs per kernel: a local worker keeps its notebook kernel between runs of one notebook, reset each time.
+"""Several runs per kernel: a local worker keeps its notebook kernel between runs, reset each time.
 
 Why: a fresh kernel per run paid, before the run's first step, for the kernel's start, importing torch, pandas and
 actlab, and importing and loading inductor's compiled kernels (about 20 s a run on a loaded 2-core machine, against
@@ -13,9 +13,20 @@ What keeps runs apart (each is still its own run: its own id, folder, parameters
 - every run seeds what it draws from (`actlab.train.seed_everything`), so what a previous run drew does not
   carry over, and modules cache only what the same code computes the same way (compiled kernels, derivations);
   a test runs the same run in a fresh and in a kept kernel and compares its results bit for bit;
-- the kernel is kept only after a run that finished without error, for at most `MAX_RUNS` runs, and only for the
-  same notebook and environment; a failed, timed-out or killed run takes its kernel with it, and the next run
-  starts a new one. `status.json` records the kernel's pid and how many runs it had executed before (`kernel_runs`).
+- the kernel is kept only after a run that finished without error, for at most `MAX_RUNS` runs and while its
+  resident memory stays under `MAX_RESIDENT_BYTES` (what the runs' caches hold is bounded by memory, not by a
+  count: at 25 runs, a worker restarted its kernel half way through SmartMixed's sweeps, 9 s each), and only for the
+  same environment (a thread count fixed by the environment is read when the kernel starts); a failed, timed-out
+  or killed run takes its kernel with it, and the next run starts a new one. `status.json` records the kernel's
+  pid and how many runs it had executed before (`kernel_runs`).
+
+Why any notebook, not only the same one: `actlab report` runs one study after another on the same workers, and a
+kernel per notebook paid its start, imports and inductor's first compile (5-12 s a worker) again in every study:
+the first runs of SmartMixed's sweeps spent 6 s compiling, 2 s importing and 1.7 s on data against 4 s of
+training. What a run defines is deleted whichever notebook defined it, and what stays (imported modules, their
+caches of compiled kernels and data) is the same whichever notebook imported it first; a test runs one notebook
+after another in one kernel and compares the second's results with a fresh kernel's, bit for bit.
+
 Only the local executor keeps kernels (a SLURM job or Dask task has no next run to keep it for).
 """
 
@@ -32,7 +43,8 @@ from typing import Any
 
 from actlab.errors import ActlabError
 
-MAX_RUNS = 25  # runs one kernel executes at most (bounds what a long sweep could accumulate in one process)
+MAX_RUNS = 200  # runs one kernel executes at most (a backstop; memory is the bound that matters)
+MAX_RESIDENT_BYTES = 4 << 30  # a kernel above this after a run is not kept (a 2-worker machine has 24 GiB)
 
 
 @dataclass
@@ -109,7 +121,7 @@ def execute(
     timeout: float | None = None,
 ) -> dict[str, Any]:
     """Execute `template` into `output` like `actlab.notebooks.execute`, in this worker's kept kernel (started if
-    there is none for this notebook and environment, reset if there is). Returns {"kernel_pid", "kernel_runs",
+    there is none for this environment, reset if there is). Returns {"kernel_pid", "kernel_runs",
     "kernel_reset_s"} (the reset's seconds are part of the run's kernel_start phase).
 
     Raises what papermill raises; the kernel is then stopped (`discard`), so a failure never leaks into a next run.
@@ -121,8 +133,8 @@ def execute(
 
     global _kept
     shared = sorted((name, value) for name, value in env.items() if name != "ACTLAB_RUN_DIR")  # the run's own
-    key = (str(Path(template).resolve()), tuple(shared))
-    if _kept is not None and (_kept.key != key or _kept.runs >= MAX_RUNS or not run_sync(_kept.manager.is_alive)()):
+    key = tuple(shared)
+    if _kept is not None and (_kept.key != key or not _reusable(_kept) or not run_sync(_kept.manager.is_alive)()):
         discard()
     if _kept is None:
         _stop_at_exit()
@@ -151,11 +163,24 @@ def execute(
         raise
     _kept.runs += 1
     provisioner = getattr(_kept.manager, "provisioner", None)
+    _kept.pid = getattr(provisioner, "pid", None)
     return {
-        "kernel_pid": getattr(provisioner, "pid", None),
+        "kernel_pid": _kept.pid,
         "kernel_runs": before,
         "kernel_reset_s": round(reset_seconds, 3),
     }
+
+
+def _reusable(kept: _Kept) -> bool:
+    """Whether `kept` may run another run: under `MAX_RUNS` runs and `MAX_RESIDENT_BYTES` of resident memory."""
+    import psutil
+
+    if kept.runs >= MAX_RUNS:
+        return False
+    try:
+        return kept.pid is None or psutil.Process(kept.pid).memory_info().rss < MAX_RESIDENT_BYTES
+    except psutil.Error:  # gone: is_alive says so next
+        return True
 
 
 def discard() -> None:
