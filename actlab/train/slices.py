@@ -59,8 +59,10 @@ def train_interleaved(
     """Every model to `budget`, in `rounds` turns each (round r ends at r/rounds of the budget), in `models`' order.
 
     A model that diverges or has used its budget takes no more turns. `callbacks[name]` go with that model's
-    every turn. The slices' checkpoints are kept in memory (`MemoryCheckpoint`: a slice resumes in the same process,
-    and a crashed run restarts from its start anyway); `workdir` is accepted for callers that named a folder.
+    every turn. `val_data` is evaluated in the last round only: an earlier slice's evaluations were never read
+    (a result reports its last), and they were most of a comparison run's evaluation time. The slices'
+    checkpoints are kept in memory (`MemoryCheckpoint`: a slice resumes in the same process, and a crashed run
+    restarts from its start anyway); `workdir` is accepted for callers that named a folder.
 
     `reference` names the arm compute time is anchored on (module docstring): it trains `budget` (a count budget)
     first in every round, and each other arm then trains until its compute time reaches the reference's so far.
@@ -88,7 +90,7 @@ def train_interleaved(
                 arm_budget, stop_at = anchor.slice(results[reference], reference in finished, round_index)
             checkpoint = checkpoints[name]
             results[name] = train(
-                models[name], train_data, config, arm_budget, val_data=val_data,
+                models[name], train_data, config, arm_budget, val_data=val_data if last else None,
                 callbacks=[*callbacks.get(name, ()), *([stop_at] if stop_at else [])],
                 checkpoint_path=checkpoint, resume_from=checkpoint if checkpoint.exists() else None,
                 progress=False,
