@@ -80,3 +80,24 @@ def test_bad_gradients_fail_with_one_clear_error():
 
     with pytest.raises(DerivationError, match="diverges at x = 0"):
         gradient_first("singular", positive=1 / x, negative=sp.exp(x))  # log(x) has no limit at 0+
+
+
+def test_a_build_is_kept_per_process_and_every_module_is_fresh():
+    """The recipe runs once per (pos, neg): a comparison run builds its derived arm several times, and SymPy's
+    integration cost ~0.1 s each. The modules it builds never share parameters."""
+    from actlab.symbolic.build import _build_activation, build_activation
+    from actlab.symbolic.defaults import XIELU_DEFAULTS
+
+    first = build_activation("x**3", "exp(x)", name="kept")
+    hits = _build_activation.cache_info().hits
+    second = build_activation("x**3", "exp(x)", name="kept")
+    assert second is first and _build_activation.cache_info().hits == hits + 1
+    one, two = first.module(XIELU_DEFAULTS), second.module(XIELU_DEFAULTS)
+    assert one.a_p is not two.a_p
+    with torch.no_grad():
+        one.a_p.add_(1.0)
+    assert float(two.a_p) != float(one.a_p)
+    with pytest.raises(ValueError):  # a failure is not kept: it is raised again
+        build_activation("log(x)", "log(x)", name="bad")
+    with pytest.raises(ValueError):
+        build_activation("log(x)", "log(x)", name="bad")

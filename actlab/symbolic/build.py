@@ -17,6 +17,7 @@ this module through `actlab.symbolic.saved`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -80,7 +81,16 @@ def build_activation(
     raises `ValueError` saying what to fix, an integral that diverges at 0 `recipe.DerivationError`. Without a
     closed form, `NoClosedFormError` (a `DerivationError`) is raised when `numeric` is False or the two sides
     differ.
+
+    Kept per process for the same arguments (a failure is not kept): the recipe is a pure function of its text,
+    and SymPy's integration took ~0.1 s a call, which a comparison run paid for every arm it built (~1 s a run,
+    outside its training loop). The result is immutable; `module` builds a fresh module from it every time.
     """
+    return _build_activation(positive, negative, name, numeric)
+
+
+@functools.lru_cache(maxsize=128)
+def _build_activation(positive: str | sp.Expr, negative: str | sp.Expr, name: str, numeric: bool) -> BuiltActivation:
     pos = derivations.parse_base_gradient(positive, "x > 0")
     neg = derivations.parse_base_gradient(negative, "x <= 0")
     try:
