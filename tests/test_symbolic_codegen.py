@@ -59,3 +59,19 @@ def test_check_levels_proved_numerically_and_failed():
     assert level in ("proved", "holds numerically"), detail
     level, detail = zero_residual(x, x + sp.Rational(1, 10**6) * x**2, "x > 0")
     assert level == "fails" and "relative residual" in detail
+
+
+def test_a_derived_activations_kernels_are_called_directly():
+    """A constant in a derived backward (a side whose partial is 0) is a traced `full`, not a tensor constant:
+    inductor passes a tensor constant as an extra input, so the backward kernel ran behind its wrappers (~7 us a
+    call). Both of the cubic's kernels are the generated code's own entry (`standalone._direct_entry`)."""
+    from actlab.kernels.paths import compiled_kernels
+    from actlab.symbolic.build import build_activation
+    from actlab.symbolic.defaults import XIELU_DEFAULTS
+
+    module = build_activation("x**3", "exp(x)", name="cubic").module(XIELU_DEFAULTS)
+    inputs = torch.randn(16, 8, requires_grad=True)
+    module(inputs).sum().backward()
+    kernels = compiled_kernels(module.spec)
+    entries = [kernel for kernel, _ in (*kernels._forwards.values(), *kernels._backwards.values())]
+    assert len(entries) == 2 and all(getattr(kernel, "__name__", "") == "direct" for kernel in entries)

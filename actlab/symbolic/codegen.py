@@ -151,8 +151,14 @@ def _branch_kernels(branch: Branch, parameters: Sequence[sp.Symbol], shift: sp.S
 
 
 def broadcast_full(value: torch.Tensor | float, like: torch.Tensor) -> torch.Tensor:
-    """Broadcast a generated result (possibly a Python number for a constant expression) to `like`."""
-    return torch.as_tensor(value, dtype=like.dtype, device=like.device).expand_as(like)
+    """Broadcast a generated result (possibly a Python number for a constant expression) to `like`.
+
+    A number becomes a `torch.full` of shape (), not `torch.as_tensor(number)`: traced for a compiled kernel
+    (`actlab.kernels.standalone`), `as_tensor` is a tensor constant, which inductor's wrapper passes as an extra
+    input, so the kernel could not be called directly (~7 us of wrappers a call, a derived backward's every call)."""
+    if isinstance(value, torch.Tensor):
+        return value.to(dtype=like.dtype, device=like.device).expand_as(like)
+    return torch.full((), value, dtype=like.dtype, device=like.device).expand_as(like)
 
 
 @dataclass(frozen=True)
