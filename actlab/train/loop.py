@@ -38,7 +38,7 @@ from actlab.train.config import TrainConfig, result_shaping_fields
 from actlab.train.device import autocast, cpu_threads, maybe_compile, pick_device, uses_bf16
 from actlab.train.evaluate import evaluate, regularization_loss, task_loss
 from actlab.train.metrics import MetricsLog, ProgressBar
-from actlab.train.optim import build_optimizer, lr_factor, set_lr
+from actlab.train.optim import build_optimizer, foreach_on, lr_factor, set_lr
 from actlab.train.seeding import capture_rng_state, epoch_permutation, restore_rng_state, seed_everything
 from actlab.train.stacked import StackedModels
 from actlab.train.state import TrainResult, TrainState
@@ -105,6 +105,7 @@ class _Run:
         self.runner = maybe_compile(self.model, config.compile, config.compile_backend)
         self.optimizer = build_optimizer(self.model, config)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.foreach = foreach_on(self.params)  # the clip's multi-tensor kernels, as the optimizer's (optim.py)
         self.stacked = StackedModels(self.params, self.y.shape[-1], config.task) if config.stacked else None
         self.budget_clock = BudgetClock(self.device)
         self.used = BudgetUsed(clock=self.budget_clock.name)
@@ -190,7 +191,7 @@ class _Run:
         if self.stacked is not None and not self.stacked.clean_gradients(self.used.steps + 1):
             return self._diverged(loss=loss_value, reg_loss=reg_value, grad_norm=math.nan)
         max_norm = self.config.grad_clip if self.config.grad_clip is not None else math.inf
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm).item()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm, foreach=self.foreach).item()
         if not math.isfinite(grad_norm):
             return self._diverged(loss=loss_value, reg_loss=reg_value, grad_norm=grad_norm)
         progress = self.meter.progress_after(self.used, rows, self.step_seconds)

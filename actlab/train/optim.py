@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+from collections.abc import Iterable
 
 import torch
 from torch import nn
@@ -39,16 +40,31 @@ def parameter_groups(model: nn.Module, config: TrainConfig) -> list[dict]:
     return groups
 
 
+FOREACH_DEVICES = ("cpu", "cuda")  # where torch's multi-tensor (foreach) kernels run
+
+
+def foreach_on(tensors: Iterable[torch.Tensor]) -> bool | None:
+    """True (the multi-tensor kernels) when every tensor is on a device that has them, else None (torch's choice).
+
+    Why: on CPU torch defaults to the per-tensor loop, which pays Python and dispatch per parameter per step. A
+    trainable activation adds two 0-d parameters per layer, and in the comparison's MNIST-1D network those four
+    scalars cost 91 us a step in AdamW, 57 us with foreach (a ReLU step is ~1.5 ms). The foreach kernels compute
+    the same operations per element in the same order: the weights after 1,000 steps are equal bit for bit (tested).
+    """
+    return True if all(t.device.type in FOREACH_DEVICES for t in tensors) else None
+
+
 def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
-    """The optimizer named in `config`, over `parameter_groups`."""
+    """The optimizer named in `config`, over `parameter_groups` (multi-tensor kernels where they exist)."""
     groups = parameter_groups(model, config)
     if not any(group["params"] for group in groups):
         raise ValueError("the model has no trainable parameters")
+    foreach = foreach_on(p for group in groups for p in group["params"])
     if config.optimizer == "adamw":
-        return torch.optim.AdamW(groups, lr=config.lr, betas=config.betas)
+        return torch.optim.AdamW(groups, lr=config.lr, betas=config.betas, foreach=foreach)
     if config.optimizer == "adam":
-        return torch.optim.Adam(groups, lr=config.lr, betas=config.betas)
-    return torch.optim.SGD(groups, lr=config.lr, momentum=config.momentum)
+        return torch.optim.Adam(groups, lr=config.lr, betas=config.betas, foreach=foreach)
+    return torch.optim.SGD(groups, lr=config.lr, momentum=config.momentum, foreach=foreach)
 
 
 def lr_factor(config: TrainConfig, progress: float) -> float:
