@@ -16,8 +16,19 @@ Notebooks: `notebooks/compare/run.ipynb` (one run), `notebooks/compare/report.ip
 
 from __future__ import annotations
 
-from actlab.studies.compare.claims import rule_beats_baselines
+from typing import Any
+
 from actlab.studies.compare.run import CompareRunConfig, flat_metrics, run_status, train_arms
 from actlab.studies.compare.tasks import TASKS, get_task
 
 __all__ = ["TASKS", "CompareRunConfig", "flat_metrics", "get_task", "rule_beats_baselines", "run_status", "train_arms"]
+
+
+def __getattr__(name: str) -> Any:
+    """`rule_beats_baselines` on first use: the claims import scipy's statistics (~0.6 s), which every run notebook
+    (this study's and the xIELU study's, through the engine) paid in its kernel's first run without using them."""
+    if name == "rule_beats_baselines":
+        from actlab.studies.compare.claims import rule_beats_baselines
+
+        return rule_beats_baselines
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
