@@ -97,7 +97,9 @@ def execute(
         raise ActlabError(f"refusing to overwrite the template {template} with its executed copy")
     output.parent.mkdir(parents=True, exist_ok=True)
     kernel_cwd = Path(cwd if cwd is not None else output.parent).resolve()
-    with tempfile.TemporaryDirectory(prefix="actlab-kernel-") as sockets:  # created 0700, removed after the run
+    from actlab.sweep.kept_kernel import sockets_prefix
+
+    with tempfile.TemporaryDirectory(prefix=sockets_prefix(os.getpid())) as sockets:  # 0700, removed after the run
         pm.execute_notebook(
             str(template),
             str(output),

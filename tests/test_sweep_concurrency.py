@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -84,5 +85,7 @@ def test_kill_9_of_a_sweep_leaves_no_process_and_a_rerun_completes(tmp_path):
     sweep.wait()
     gone, alive = psutil.wait_procs(family + kernels, timeout=10)
     assert not alive, [p.pid for p in alive]
+    left = [folder for p in family for folder in Path(tempfile.gettempdir()).glob(f"actlab-kernel-{p.pid}-*")]
+    assert not left  # each worker removed its kernel's socket folder before it exited
     assert _sweep(spec, "--workers", "2").wait(timeout=180) == 0
     assert {line for line in _executions(tmp_path)} == {"1 0", "1 1", "2 0", "2 1"}

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -65,6 +66,8 @@ def test_sigint_ends_workers_and_kernels_within_seconds_and_a_rerun_completes(tm
     _, err = sweep.communicate(timeout=30)
     gone, alive = psutil.wait_procs(family, timeout=10)
     assert not alive, [(p.pid, p.status()) for p in alive]
+    left = [folder for p in family for folder in Path(tempfile.gettempdir()).glob(f"actlab-kernel-{p.pid}-*")]
+    assert not left  # the killed workers' kernel socket folders are removed by the process that killed them
     assert sweep.returncode == 130 and err.strip().endswith("actlab: interrupted")
     assert "Traceback" not in err and "resource_tracker" not in err
     assert _lines(tmp_path / "counter.txt") == []  # nothing finished: the interrupt did not wait for the runs

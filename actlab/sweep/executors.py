@@ -245,13 +245,18 @@ def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
 
     import psutil
 
-    for process in list(getattr(pool, "_processes", {}).values()):
+    from actlab.sweep.kept_kernel import remove_sockets_of
+
+    workers = [process.pid for process in list(getattr(pool, "_processes", {}).values())]
+    for pid in workers:
         with contextlib.suppress(psutil.Error, ValueError):
-            worker = psutil.Process(process.pid)
+            worker = psutil.Process(pid)
             for child in worker.children(recursive=True):
                 with contextlib.suppress(psutil.Error):
                     child.kill()
             worker.kill()
+            worker.wait(timeout=3)
+    remove_sockets_of(workers)  # a killed worker never stops its kept kernel (`kept_kernel.discard`)
 
 
 def close_kept_pools() -> None:
