@@ -8,8 +8,10 @@ into an output folder (so the template is never overwritten), and renders it wit
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,22 @@ def _ipc_kernel_manager(folder: str, cwd: str | None = None) -> type:
         start_kernel = _async_start_kernel
 
     return IpcKernelManager
+
+
+def sockets_prefix(pid: int) -> str:
+    """The name a kernel socket folder of process `pid` starts with (`tempfile.mkdtemp`'s prefix).
+
+    Why the pid: a worker killed with its kernel (an interrupted sweep) never runs `kept_kernel.discard`, so its
+    folder stayed in the temporary folder; whoever killed it removes the folders of the pids it killed
+    (`remove_sockets_of`)."""
+    return f"actlab-kernel-{pid}-"
+
+
+def remove_sockets_of(pids: Iterable[int]) -> None:
+    """Remove the kernel socket folders that the (ended) processes `pids` created."""
+    for pid in pids:
+        for folder in Path(tempfile.gettempdir()).glob(sockets_prefix(pid) + "*"):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def ensure_kernel(name: str = KERNEL_NAME) -> str:
@@ -97,8 +115,6 @@ def execute(
         raise ActlabError(f"refusing to overwrite the template {template} with its executed copy")
     output.parent.mkdir(parents=True, exist_ok=True)
     kernel_cwd = Path(cwd if cwd is not None else output.parent).resolve()
-    from actlab.sweep.kept_kernel import sockets_prefix
-
     with tempfile.TemporaryDirectory(prefix=sockets_prefix(os.getpid())) as sockets:  # 0700, removed after the run
         pm.execute_notebook(
             str(template),

@@ -245,7 +245,7 @@ def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
 
     import psutil
 
-    from actlab.sweep.kept_kernel import remove_sockets_of
+    from actlab.notebooks import remove_sockets_of
 
     workers = [process.pid for process in list(getattr(pool, "_processes", {}).values())]
     for pid in workers:

@@ -37,7 +37,6 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,7 +138,7 @@ def execute(
         discard()
     if _kept is None:
         _stop_at_exit()
-        sockets = tempfile.mkdtemp(prefix=sockets_prefix(os.getpid()))  # 0700; removed by `discard`
+        sockets = tempfile.mkdtemp(prefix=notebooks.sockets_prefix(os.getpid()))  # 0700; removed by `discard`
         manager = notebooks._ipc_kernel_manager(sockets)(kernel_name=notebooks.ensure_kernel())
         _kept = _Kept(key=key, manager=manager, sockets=sockets)
     reset_seconds = 0.0
@@ -182,21 +181,6 @@ def _reusable(kept: _Kept) -> bool:
         return kept.pid is None or psutil.Process(kept.pid).memory_info().rss < MAX_RESIDENT_BYTES
     except psutil.Error:  # gone: is_alive says so next
         return True
-
-
-def sockets_prefix(pid: int) -> str:
-    """The name a kernel socket folder of process `pid` starts with (`tempfile.mkdtemp`'s prefix).
-
-    Why the pid: a worker killed with its kernel (an interrupted sweep) never runs `discard`, and its folder stayed
-    in the temporary folder; whoever killed it removes the folders of the pids it killed (`remove_sockets_of`)."""
-    return f"actlab-kernel-{pid}-"
-
-
-def remove_sockets_of(pids: Iterable[int]) -> None:
-    """Remove the kernel socket folders that the (ended) processes `pids` created."""
-    for pid in pids:
-        for folder in Path(tempfile.gettempdir()).glob(sockets_prefix(pid) + "*"):
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 def discard() -> None:

@@ -50,7 +50,7 @@ def end_this_worker() -> None:
         with contextlib.suppress(psutil.NoSuchProcess):
             child.kill()
     psutil.wait_procs(children, timeout=3)
-    from actlab.sweep.kept_kernel import remove_sockets_of
+    from actlab.notebooks import remove_sockets_of
 
     remove_sockets_of([os.getpid()])  # the kept kernel's socket folder: `os._exit` runs no finaliser
     os._exit(1)

@@ -327,7 +327,7 @@ def end_processes_started_since(before: set[int], grace_seconds: float = 3.0) ->
 
     import psutil
 
-    from actlab.sweep import kept_kernel
+    from actlab.notebooks import remove_sockets_of
 
     spared = {getattr(multiprocessing.resource_tracker._resource_tracker, "_pid", None)}
     depth: dict[int, int] = {}
@@ -340,7 +340,7 @@ def end_processes_started_since(before: set[int], grace_seconds: float = 3.0) ->
         with contextlib.suppress(psutil.Error):
             process.kill()
     psutil.wait_procs(started, timeout=grace_seconds)
-    kept_kernel.remove_sockets_of(process.pid for process in started)  # a killed worker never cleans up its own
+    remove_sockets_of(process.pid for process in started)  # a killed worker never cleans up its own
 
 
 def _descendants_by_level(root: Any) -> list[tuple[int, Any]]:
