@@ -60,7 +60,7 @@ def train_interleaved(
 
     A model that diverges or has used its budget takes no more turns. `callbacks[name]` go with that model's
     every turn. `val_data` is evaluated in the last round only: an earlier slice's evaluations were never read
-    (a result reports its last), and they were most of a comparison run's evaluation time. The slices'
+    (a result reports its last), and they were half of an MNIST-1D comparison run's evaluation time. The slices'
     checkpoints are kept in memory (`MemoryCheckpoint`: a slice resumes in the same process, and a crashed run
     restarts from its start anyway); `workdir` is accepted for callers that named a folder.
 
