@@ -74,7 +74,7 @@ def test_backward_kernel_never_reads_a_gradient_of_another_dtype():
     x = torch.randn(256, dtype=torch.bfloat16)
     p, n = torch.tensor(0.3), torch.tensor(0.2)
     grad = torch.randn(256, dtype=torch.float32)
-    compiled = kernels.backward(x, grad, p, n)
+    compiled = kernels.backward(x, grad, (p, n))
     eager = spec.backward(x, grad, p, n)
     for got, want in zip(compiled, eager, strict=True):
         assert got.dtype == want.dtype

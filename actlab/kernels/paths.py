@@ -76,15 +76,19 @@ def record_failure(error: Exception) -> None:
     warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
-def activate(spec: PointwiseSpec, x: torch.Tensor, p: torch.Tensor, n: torch.Tensor, path: str) -> torch.Tensor:
-    """f(x) for the scalars p, n as `spec` reads them, through the path `select_path` picks; x's dtype out."""
+def activate(spec: PointwiseSpec, x: torch.Tensor, scalars: pointwise.Scalars, path: str) -> torch.Tensor:
+    """f(x) for the scalars as `spec` reads them, through the path `select_path` picks; x's dtype out.
+
+    `scalars`: (p, n), two 0-d tensors, or (pn,), one tensor of shape (2,) holding both (`pointwise.unpack`).
+    """
     chosen = select_path(path)
     if chosen == "compile":
         try:
-            return pointwise.apply(compiled_kernels(spec), x, p, n)
+            return pointwise.apply(compiled_kernels(spec), x, scalars)
         except Exception as error:  # loud fallback: warn with the reason, then never retry
             record_failure(error)
             chosen = "function"
+    p, n = pointwise.unpack(scalars)
     out = spec.function(x, p, n) if chosen == "function" else spec.reference(x, p, n)
     # Under CUDA autocast, exp/expm1 run in float32 and promote the sum; the output keeps x's dtype on every path.
     return out if out.dtype == x.dtype else out.to(x.dtype)

@@ -32,6 +32,7 @@ MAX_RANK = len(EXAMPLE_SIZES)  # x of higher rank (or 0-d) runs flattened
 FROM_OUTPUT_DTYPES = (torch.float32, torch.float64)  # in float16/bfloat16, y's rounding is too coarse to read from
 
 Gradients = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+Scalars = tuple[torch.Tensor, ...]  # (p, n) as two 0-d tensors, or one tensor of shape (2,) holding both
 
 _log = logging.getLogger("actlab.kernels")
 
@@ -86,16 +87,42 @@ def sum_dtype(x: torch.Tensor) -> torch.dtype:
     return torch.promote_types(x.dtype, torch.float32)
 
 
-def _kernel_key(*tensors: torch.Tensor) -> tuple[object, ...]:
-    """Every input's dtype, x's rank, the parameters' ranks, the device and the CPU thread count: a kernel is only
-    ever called with inputs like the ones it was traced for (a buffer of another dtype would be read as garbage)."""
-    x, p, n = tensors[:3]
+def unpack(scalars: Scalars) -> tuple[torch.Tensor, torch.Tensor]:
+    """(p, n) from either layout: two 0-d tensors, or one tensor of shape (2,) read as (p, n)."""
+    if len(scalars) == 2:
+        return scalars[0], scalars[1]
+    (packed,) = scalars
+    return packed[0], packed[1]
+
+
+def pack_like(scalars: Scalars, grad_p: torch.Tensor, grad_n: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The two scalar gradients in the layout of `scalars`: (grad_p, grad_n), or one tensor of shape (2,)."""
+    return (grad_p, grad_n) if len(scalars) == 2 else (torch.stack((grad_p, grad_n)),)
+
+
+def _kernel_key(x: torch.Tensor, scalars: Scalars) -> tuple[object, ...]:
+    """The inputs' dtypes and ranks, the device and the CPU thread count: a kernel is only ever called with inputs
+    like the ones it was traced for (a buffer of another dtype would be read as garbage).
+
+    Why written out, not looped: it is computed at every call (~1 us this way, 2.5 us as a comprehension), and the
+    backward reuses the forward's (`FusedPointwise`), adding only the upstream gradient's and y's dtypes.
+    """
     device = x.device
-    return (*[t.dtype for t in tensors], x.dim(), p.dim(), n.dim(), device, thread_key(device))
+    threads = thread_key(device)
+    first = scalars[0]
+    if len(scalars) == 1:
+        return (x.dtype, first.dtype, x.dim(), first.dim(), device, threads)
+    second = scalars[1]
+    return (x.dtype, first.dtype, second.dtype, x.dim(), first.dim(), second.dim(), device, threads)
 
 
 class CompiledKernels:
-    """One spec's forward and backward, compiled on first use for each (dtypes, device, threads) they meet.
+    """One spec's forward and backward, compiled on first use for each (layout, dtypes, device, threads) they meet.
+
+    The scalars come as two 0-d tensors (p, n) or packed as one tensor of shape (2,) (`unpack`); the spec sees
+    (p, n) either way, and the packed backward returns one gradient of shape (2,). Why packed: each trainable
+    tensor costs the optimizer, the gradient clip and autograd's accumulation a fixed amount per step (~12 us in
+    AdamW on CPU), and a derived activation's layer has two 0-d ones.
 
     Callers pass x contiguous, of rank 1 to `MAX_RANK` (`apply` below makes it so). A forward that cannot be
     compiled raises, and the caller falls back. A backward that cannot be compiled (it is built lazily, after the
@@ -108,73 +135,85 @@ class CompiledKernels:
         self.reads_output = bool(spec.reads_output)  # read once: the forward asks at every call
         self.on_backward_failure = on_backward_failure
         self.backward_failed = False
-        self._forwards: dict[tuple[object, ...], Callable[..., object]] = {}
-        self._backwards: dict[tuple[object, ...], Callable[..., object]] = {}
+        self._forwards: dict[tuple[object, ...], tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {}
+        self._backwards: dict[tuple[object, ...], tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {}
 
-    def forward(self, x: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
-        key = _kernel_key(x, p, n)
+    def forward(self, x: torch.Tensor, scalars: Scalars, key: tuple[object, ...] | None = None) -> torch.Tensor:
+        """f(x); `key` is `_kernel_key(x, scalars)` when the caller has it already."""
+        if key is None:
+            key = _kernel_key(x, scalars)
         entry = self._forwards.get(key)
         if entry is None:
             _log.info("compiling the %s forward kernel for %s", self.spec.kind, key)
-            spec, tables = self.spec, self.spec.tables(x.dtype, x.device)
+            spec, tables, count = self.spec, self.spec.tables(x.dtype, x.device), len(scalars)
+
+            def forward(x, *rest):  # noqa: ANN001, ANN202 - traced: tensors in, tensors out
+                return spec.forward(x, *unpack(rest[:count]), *rest[count:])
+
             with rng_untouched(x.device):
-                kernel = compile_standalone(
-                    lambda x, p, n, *tables: spec.forward(x, p, n, *tables),
-                    [*_examples(x, p, n), *tables],
-                    unchecked_indexing=bool(tables),
-                )
+                kernel = compile_standalone(forward, [*_examples(x, scalars), *tables], unchecked_indexing=bool(tables))
             entry = self._forwards[key] = (kernel, tables)
         kernel, tables = entry
-        return kernel(x, p, n, *tables)  # type: ignore[operator]
+        return kernel(x, *scalars, *tables)  # type: ignore[return-value]
 
     def backward(
-        self, x: torch.Tensor, grad: torch.Tensor, p: torch.Tensor, n: torch.Tensor, y: torch.Tensor | None = None
-    ) -> Gradients:
-        """The spec's backward compiled; `y` = f(x) when the forward kept it (`reads_output`)."""
-        tables: tuple[torch.Tensor, ...] = ()
+        self,
+        x: torch.Tensor,
+        grad: torch.Tensor,
+        scalars: Scalars,
+        y: torch.Tensor | None = None,
+        key: tuple[object, ...] | None = None,
+    ) -> tuple[torch.Tensor, ...]:
+        """(dL/dx, *the scalars' gradients in their layout) from the spec's backward compiled; `y` = f(x) when the
+        forward kept it (`reads_output`). `key` is the forward's `_kernel_key(x, scalars)` when the caller kept it;
+        grad's and y's dtypes are added to it here."""
         if not self.backward_failed:
             try:
-                output = () if y is None else (y,)
-                key = (*_kernel_key(x, p, n, grad, *output), bool(output))
-                entry = self._backwards.get(key)
+                full_key = (key or _kernel_key(x, scalars), grad.dtype, None if y is None else y.dtype)
+                entry = self._backwards.get(full_key)
                 if entry is None:
+                    output = () if y is None else (y,)
                     with rng_untouched(x.device):  # the examples are random: the run's generator must not see them
-                        entry = self._backwards[key] = self._compile_backward(x, grad, p, n, output)
+                        entry = self._backwards[full_key] = self._compile_backward(x, grad, scalars, output)
                 kernel, tables = entry
-                grad_x, grad_p, grad_n = kernel(x, grad, p, n, *tables, *output)  # type: ignore[operator]
-                return grad_x, grad_p, grad_n
+                if y is None:
+                    return kernel(x, grad, *scalars, *tables)  # type: ignore[return-value]
+                return kernel(x, grad, *scalars, *tables, y)  # type: ignore[return-value]
             except Exception as error:  # loud and correct: report once, then use the eager backward from now on
                 self.backward_failed = True
                 self.on_backward_failure(error)
         tables = self.spec.tables(x.dtype, x.device)
-        return self.spec.backward(x, grad, p, n, *tables, y=y)
+        grad_x, grad_p, grad_n = self.spec.backward(x, grad, *unpack(scalars), *tables, y=y)
+        return (grad_x, *pack_like(scalars, grad_p, grad_n))
 
     def _compile_backward(
-        self, x: torch.Tensor, grad: torch.Tensor, p: torch.Tensor, n: torch.Tensor, output: tuple[torch.Tensor, ...]
+        self, x: torch.Tensor, grad: torch.Tensor, scalars: Scalars, output: tuple[torch.Tensor, ...]
     ) -> tuple[Callable[..., object], tuple[torch.Tensor, ...]]:
-        _log.info("compiling the %s backward kernel for %s", self.spec.kind, _kernel_key(x, p, n, grad))
-        spec, (x0, p0, n0) = self.spec, _examples(x, p, n)
+        _log.info("compiling the %s backward kernel for %s", self.spec.kind, _kernel_key(x, scalars))
+        spec, (x0, *scalars0) = self.spec, _examples(x, scalars)
         tables = spec.tables(x.dtype, x.device)
-        count = len(tables)
+        count, table_count = len(scalars), len(tables)
 
-        def backward(x, g, p, n, *rest):  # noqa: ANN001, ANN202 - traced: tensors in, tensors out
-            return spec.backward(x, g, p, n, *rest[:count], y=rest[count] if len(rest) > count else None)
+        def backward(x, g, *rest):  # noqa: ANN001, ANN202 - traced: tensors in, tensors out
+            own, tables_, output_ = rest[:count], rest[count : count + table_count], rest[count + table_count :]
+            grad_x, grad_p, grad_n = spec.backward(x, g, *unpack(own), *tables_, y=output_[0] if output_ else None)
+            return (grad_x, *pack_like(own, grad_p, grad_n))
 
         # every example a tensor of its own: inputs passed twice would be compiled as one
         upstream, outputs = torch.randn_like(x0, dtype=grad.dtype), [torch.randn_like(x0) for _ in output]
-        examples = [x0, upstream, p0, n0, *tables, *outputs]
+        examples = [x0, upstream, *scalars0, *tables, *outputs]
         return compile_standalone(backward, examples, unchecked_indexing=bool(tables)), tables
 
 
-def _examples(x: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> list[torch.Tensor]:
+def _examples(x: torch.Tensor, scalars: Scalars) -> list[torch.Tensor]:
     """Tracing inputs with x's dtype, device and rank, but fixed sizes: the kernel must not specialise on a size
     (sizes 0 and 1 would be specialised on, and equal sizes would be traced as one symbol)."""
     shape = (EXAMPLE_LENGTH,) if x.dim() == 1 else EXAMPLE_SIZES[: x.dim()]
-    return [torch.zeros(shape, dtype=x.dtype, device=x.device), p.detach().clone(), n.detach().clone()]
+    return [torch.zeros(shape, dtype=x.dtype, device=x.device), *(s.detach().clone() for s in scalars)]
 
 
 class FusedPointwise(torch.autograd.Function):
-    """y = f(x) with the forward kernel; saves x, the two 0-d scalars and, if the spec reads it, y.
+    """y = f(x) with the forward kernel; saves x, the scalars and, if the spec reads it, y.
 
     y is the tensor the next layer keeps for its own backward, so saving it here costs no memory there. Why x keeps
     its shape (one kernel per rank) and the backward enters no autocast context it does not need: at a small
@@ -183,18 +222,21 @@ class FusedPointwise(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, x, p, n, kernels):  # noqa: ANN001, ANN205 - autograd.Function signature
-        y = kernels.forward(x, p, n)
-        if kernels.reads_output and x.dtype in FROM_OUTPUT_DTYPES:
-            ctx.save_for_backward(x, p, n, y)
+    def forward(ctx, kernels, x, *scalars):  # noqa: ANN001, ANN205 - autograd.Function signature
+        ctx.key = key = _kernel_key(x, scalars)  # the backward's kernel is found by it too
+        y = kernels.forward(x, scalars, key)
+        ctx.keeps_output = kernels.reads_output and x.dtype in FROM_OUTPUT_DTYPES
+        if ctx.keeps_output:
+            ctx.save_for_backward(x, *scalars, y)
         else:
-            ctx.save_for_backward(x, p, n)
+            ctx.save_for_backward(x, *scalars)
         ctx.kernels = kernels
         return y
 
     @staticmethod
     def backward(ctx, grad):  # noqa: ANN001, ANN205
-        x, p, n, *y = ctx.saved_tensors
+        x, *scalars = ctx.saved_tensors
+        y = scalars.pop() if ctx.keeps_output else None
         # The upstream gradient in the dtype of our output (= x's): under mixed precision it may arrive wider.
         if grad.dtype != x.dtype:
             grad = grad.to(x.dtype)
@@ -202,23 +244,25 @@ class FusedPointwise(torch.autograd.Function):
             grad = grad.contiguous()
         if torch.is_autocast_enabled(x.device.type):
             with torch.autocast(device_type=x.device.type, enabled=False):
-                return (*ctx.kernels.backward(x, grad, p, n, *y), None)
-        return (*ctx.kernels.backward(x, grad, p, n, *y), None)
+                return (None, *ctx.kernels.backward(x, grad, tuple(scalars), y, ctx.key))
+        return (None, *ctx.kernels.backward(x, grad, tuple(scalars), y, ctx.key))
 
 
-def apply(kernels: CompiledKernels, x: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
-    """f(x) of any shape through the compiled kernels; autograd's Function only when a gradient is wanted."""
+def apply(kernels: CompiledKernels, x: torch.Tensor, scalars: Scalars) -> torch.Tensor:
+    """f(x) of any shape through the compiled kernels; autograd's Function only when a gradient is wanted.
+    `scalars`: (p, n), two 0-d tensors, or (pn,), one tensor of shape (2,)."""
     if not 1 <= x.dim() <= MAX_RANK:
-        return apply(kernels, x.reshape(-1), p, n).view(x.shape)
+        return apply(kernels, x.reshape(-1), scalars).view(x.shape)
     if not x.is_contiguous():
         x = x.contiguous()
     if torch.is_autocast_enabled(x.device.type):  # the kernels compute in x's dtype, whatever autocast's policy
         with torch.autocast(device_type=x.device.type, enabled=False):
-            return _apply(kernels, x, p, n)
-    return _apply(kernels, x, p, n)
+            return _apply(kernels, x, scalars)
+    return _apply(kernels, x, scalars)
 
 
-def _apply(kernels: CompiledKernels, x: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
-    if torch.is_grad_enabled() and (x.requires_grad or p.requires_grad or n.requires_grad):
-        return FusedPointwise.apply(x, p, n, kernels)
-    return kernels.forward(x, p, n)
+def _apply(kernels: CompiledKernels, x: torch.Tensor, scalars: Scalars) -> torch.Tensor:
+    wants_grad = x.requires_grad or scalars[0].requires_grad or (len(scalars) > 1 and scalars[1].requires_grad)
+    if wants_grad and torch.is_grad_enabled():
+        return FusedPointwise.apply(kernels, x, *scalars)
+    return kernels.forward(x, scalars)

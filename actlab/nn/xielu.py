@@ -41,7 +41,7 @@ def integrated_activation(
     kind: str, x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float, path: str = "auto"
 ) -> torch.Tensor:
     """Functional xIELU/xIPReLU (`kind`) on already-constrained alphas, through the path `select_path` picks."""
-    return activate(KernelSpec(kind, float(beta)), x, alpha_p, alpha_n, path)
+    return activate(KernelSpec(kind, float(beta)), x, (alpha_p, alpha_n), path)
 
 
 class _IntegratedGradientActivation(nn.Module):
@@ -85,7 +85,7 @@ class _IntegratedGradientActivation(nn.Module):
         if not torch.is_floating_point(x):
             raise ValueError(f"{type(self).__name__} needs a floating-point input, got {x.dtype}; cast with x.float()")
         spec = KernelSpec(self.kind, self.beta, alpha_offsets=(0.0, self._alpha_n_offset))
-        return activate(spec, x, self.a_p, self.a_n, self.path)  # raw parameters: the kernels apply softplus
+        return activate(spec, x, (self.a_p, self.a_n), self.path)  # raw parameters: the kernels apply softplus
 
     def extra_repr(self) -> str:
         alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"
