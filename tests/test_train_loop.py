@@ -156,6 +156,16 @@ def test_resume_rejects_a_checkpoint_trained_in_another_precision(digits, tmp_pa
         train(_mlp(0), digits.train, RICH, Budget.steps(4), resume_from=tmp_path / "b.pt")
 
 
+def test_resume_rejects_a_checkpoint_of_another_parameter_layout_and_says_what_to_do(digits, tmp_path):
+    """As a derived activation's a_p, a_n before they were packed in one parameter: the optimizer's state no longer
+    fits, and the error says so instead of torch's group-size message."""
+    train(_mlp(0), digits.train, RICH, Budget.steps(2), checkpoint_path=tmp_path / "a.pt")
+    other = _mlp(0)
+    other.add_module("extra", nn.Linear(1, 1))  # one more parameter: another layout
+    with pytest.raises(ValueError, match="cannot resume.*another layout.*delete it"):
+        train(other, digits.train, RICH, Budget.steps(4), resume_from=tmp_path / "a.pt")
+
+
 def test_compute_time_budget_stops_within_10_percent_with_exact_counts():
     seed_everything(0)
     config = LMConfig(seq_len=16, d_model=32, n_layers=1, n_heads=2)

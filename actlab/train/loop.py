@@ -334,8 +334,14 @@ class _Run:
                 f"cannot resume: the checkpoint's seconds were measured by the {clock_then} clock, this run's by "
                 f"{self.used.clock} (device {self.device}); resume a seconds budget on a device of the same kind"
             )
-        self.model.load_state_dict(payload["model"])
-        self.optimizer.load_state_dict(payload["optimizer"])
+        try:
+            self.model.load_state_dict(payload["model"])
+            self.optimizer.load_state_dict(payload["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as error:  # another layout of the parameters, e.g. an older actlab
+            raise ValueError(
+                f"cannot resume: the checkpoint's parameters do not fit this model ({str(error).splitlines()[0]}); "
+                "it was written for another layout of the model; delete it to train this run from the start"
+            ) from error
         for key, value in payload["used"].items():
             setattr(self.used, key, value)
         self.used.clock = self.budget_clock.name
