@@ -35,8 +35,8 @@ def test_cli_save_then_resolve_passes_gradcheck(store, tmp_path):
     x = torch.linspace(-3, 3, 12, dtype=torch.float64).requires_grad_(True)
     params = (module.a_p.detach().clone().requires_grad_(True), module.a_n.detach().clone().requires_grad_(True))
 
-    def f(x_, a_p, a_n):
-        return torch.func.functional_call(module, {"a_p": a_p, "a_n": a_n}, (x_,))
+    def f(x_, a_p, a_n):  # a_p, a_n as separate inputs: each one's gradient is checked
+        return torch.func.functional_call(module, {"raw_alphas": torch.stack((a_p, a_n))}, (x_,))
 
     assert torch.autograd.gradcheck(f, (x, *params))
 
@@ -61,7 +61,7 @@ def test_module_matches_sympy_lambdified_closed_form(store):
         assert float(value) == pytest.approx(f_pos(t) if t > 0 else f_neg(t), rel=1e-12, abs=1e-12)
         assert float(slope) == pytest.approx(g_pos(t) if t > 0 else g_neg(t), rel=1e-12, abs=1e-12)
     assert module(torch.ones(3, dtype=torch.bfloat16)).dtype == torch.bfloat16
-    assert set(dict(module.named_parameters())) == {"a_p", "a_n"}
+    assert set(dict(module.named_parameters())) == {"raw_alphas"}  # a_p, a_n packed (actlab.symbolic.trainable)
 
 
 def test_a_file_holding_code_is_refused_and_nothing_runs(store, tmp_path, monkeypatch):
@@ -207,8 +207,7 @@ def test_compiled_derived_activation_matches_the_eager_generated_code(store, nam
     tolerance = {"rtol": 1e-5, "atol": 1e-6} if dtype == torch.float32 else {"rtol": 1e-12, "atol": 1e-12}
     torch.testing.assert_close(y_fast, y_ref, **tolerance)
     torch.testing.assert_close(x_fast.grad, x_ref.grad, **tolerance)
-    for parameter in ("a_p", "a_n"):
-        torch.testing.assert_close(getattr(fast, parameter).grad, getattr(reference, parameter).grad, **tolerance)
+    torch.testing.assert_close(fast.raw_alphas.grad, reference.raw_alphas.grad, **tolerance)  # (dL/da_p, dL/da_n)
 
 
 def test_compiled_derived_activation_passes_gradcheck_in_every_input(store):
@@ -217,7 +216,8 @@ def test_compiled_derived_activation_passes_gradcheck_in_every_input(store):
     x = torch.tensor([-3.0, -0.7, -0.01, 0.02, 0.9, 2.5], dtype=torch.float64, requires_grad=True)
     params = (module.a_p.detach().clone().requires_grad_(True), module.a_n.detach().clone().requires_grad_(True))
     assert torch.autograd.gradcheck(
-        lambda x_, a_p, a_n: torch.func.functional_call(module, {"a_p": a_p, "a_n": a_n}, (x_,)), (x, *params)
+        lambda x_, a_p, a_n: torch.func.functional_call(module, {"raw_alphas": torch.stack((a_p, a_n))}, (x_,)),
+        (x, *params),
     )
 
 

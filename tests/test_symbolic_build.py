@@ -93,7 +93,7 @@ def test_a_build_is_kept_per_process_and_every_module_is_fresh():
     second = build_activation("x**3", "exp(x)", name="kept")
     assert second is first and _build_activation.cache_info().hits == hits + 1
     one, two = first.module(XIELU_DEFAULTS), second.module(XIELU_DEFAULTS)
-    assert one.a_p is not two.a_p
+    assert one.raw_alphas is not two.raw_alphas
     with torch.no_grad():
         one.a_p.add_(1.0)
     assert float(two.a_p) != float(one.a_p)

@@ -169,7 +169,7 @@ class DerivedActivation(SoftplusScales):
     def forward(self, x_: torch.Tensor) -> torch.Tensor:
         if not torch.is_floating_point(x_):
             raise ValueError(f"{self.name} needs a floating-point input, got {x_.dtype}; cast with x.float()")
-        return activate(self.spec, x_, (self.a_p, self.a_n), self.path)  # raw parameters: the kernels apply softplus
+        return activate(self.spec, x_, (self.raw_alphas,), self.path)  # raw parameters: the kernels apply softplus
 
     def extra_repr(self) -> str:
         alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"

@@ -229,7 +229,7 @@ class QuadratureActivation(SoftplusScales):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.spec is None:
             return QuadratureFunction.apply(x, F.softplus(self.a_p), F.softplus(self.a_n), self.beta, self.table)
-        return activate(self.spec, x, (self.a_p, self.a_n), self.path)  # raw parameters: the kernels apply softplus
+        return activate(self.spec, x, (self.raw_alphas,), self.path)  # raw parameters: the kernels apply softplus
 
     def fast_bound(self, dtype: torch.dtype, G: float) -> float | None:
         """The fast evaluator's stated bound of |G_fast(x) - G(x)| where |G(x)| = G (`FastTable.bound`)."""

@@ -3,6 +3,12 @@
 Why one base: a closed-form derivation (`derived_spec.DerivedActivation`) and a quadrature one
 (`quadrature.QuadratureActivation`) are parameterised alike, as the paper's xIPReLU is, and their kernels take the
 raw a_p, a_n (softplus applied inside). `actlab.nn`'s XIELU keeps its own, because its alpha_n is beta + softplus.
+
+Why a_p and a_n are one parameter (`raw_alphas`, shape (2,)): every trainable tensor costs the optimizer, the
+gradient clip and autograd a fixed amount per step, whatever its size (~12 us in AdamW on CPU), and in a small
+network two 0-d tensors per layer were a twentieth of a step (the comparison's MNIST-1D network; docs/timings.md).
+AdamW's update is elementwise, so one tensor of two gets the same update as two of one. `a_p` and `a_n` stay
+readable (views), and a state dict saved with them as two parameters still loads.
 """
 
 from __future__ import annotations
@@ -27,8 +33,18 @@ class SoftplusScales(nn.Module):
         select_path(path)
         self.beta = float(init.beta)
         self.path = path
-        self.a_p = nn.Parameter(torch.tensor(inverse_softplus(init.alpha_p_init)))
-        self.a_n = nn.Parameter(torch.tensor(inverse_softplus(init.alpha_n_init)))
+        raw = (inverse_softplus(init.alpha_p_init), inverse_softplus(init.alpha_n_init))
+        self.raw_alphas = nn.Parameter(torch.tensor(raw))
+
+    @property
+    def a_p(self) -> torch.Tensor:
+        """The raw a_p (a view of `raw_alphas`: gradients reach the parameter through it)."""
+        return self.raw_alphas[0]
+
+    @property
+    def a_n(self) -> torch.Tensor:
+        """The raw a_n (a view of `raw_alphas`)."""
+        return self.raw_alphas[1]
 
     @property
     def alpha_p(self) -> torch.Tensor:
@@ -39,3 +55,10 @@ class SoftplusScales(nn.Module):
     def alpha_n(self) -> torch.Tensor:
         """alpha_n = softplus(a_n)."""
         return F.softplus(self.a_n)
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: object, **kwargs: object) -> None:
+        """Loads state dicts that hold a_p and a_n as two 0-d parameters (saved before they were packed)."""
+        old = (prefix + "a_p", prefix + "a_n")
+        if prefix + "raw_alphas" not in state_dict and all(key in state_dict for key in old):
+            state_dict[prefix + "raw_alphas"] = torch.stack([state_dict.pop(key).reshape(()) for key in old])
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)  # type: ignore[arg-type]

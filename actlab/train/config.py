@@ -31,8 +31,9 @@ class TrainConfig:
     weight_decay: float = 0.0
     # Parameter-name patterns (fnmatch, matched against the full name and each dotted part) that get
     # no weight decay: biases, norms, and xIELU's trainable alphas (as in the xIELU paper), whether
-    # stored as alpha_p/alpha_n or as their pre-softplus a_p/a_n.
-    no_decay: tuple[str, ...] = ("bias", "norm*", "*_norm", "alpha_p", "alpha_n", "a_p", "a_n")
+    # stored as alpha_p/alpha_n, as their pre-softplus a_p/a_n, or as both of those in one raw_alphas
+    # (`actlab.symbolic.trainable`).
+    no_decay: tuple[str, ...] = ("bias", "norm*", "*_norm", "alpha_p", "alpha_n", "a_p", "a_n", "raw_alphas")
     # --- learning-rate schedule, as a function of the fraction of the budget consumed
     schedule: str = "constant"  # constant | cosine | linear | wsd (warmup-stable-decay, 1-sqrt cooldown)
     warmup_fraction: float = 0.0
