@@ -221,7 +221,8 @@ def test_the_dask_recipe_with_a_scheduler_and_workers_started_by_hand(tmp_path):
         # A longer sweep; one worker dies under it.
         spec = tmp_path / "long.yml"
         xs = ", ".join(str(i) for i in range(6))
-        spec.write_text(f"notebook: {TOY}\ngrid:\n  x: [{xs}]\nseeds: [0]\nfixed:\n  work: 3000000\n")
+        # ~8 s a run (3,000,000 took ~0.25 s: the run was over before the 2 s wait in _running_run ended)
+        spec.write_text(f"notebook: {TOY}\ngrid:\n  x: [{xs}]\nseeds: [0]\nfixed:\n  work: 100000000\n")
         sweep = subprocess.Popen(
             [str(BIN / "actlab"), "sweep", str(spec), "--executor", "dask", "--address", address, "--runs",
              str(runs), "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
