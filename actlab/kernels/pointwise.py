@@ -104,8 +104,9 @@ def _kernel_key(x: torch.Tensor, scalars: Scalars) -> tuple[object, ...]:
     """The inputs' dtypes and ranks, the device and the CPU thread count: a kernel is only ever called with inputs
     like the ones it was traced for (a buffer of another dtype would be read as garbage).
 
-    Why written out, not looped: it is computed at every call (~1 us this way, 2.5 us as a comprehension), and the
-    backward reuses the forward's (`FusedPointwise`), adding only the upstream gradient's and y's dtypes.
+    Why written out, not looped: it is computed at every call (measured with the call and the module's attribute
+    reads: 1.7 us this way, 2.5 us as a comprehension), and the backward reuses the forward's (`FusedPointwise`),
+    adding only the upstream gradient's and y's dtypes.
     """
     device = x.device
     threads = thread_key(device)
