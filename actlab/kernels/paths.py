@@ -76,6 +76,15 @@ def record_failure(error: Exception) -> None:
     warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
+def set_module_paths(model: torch.nn.Module, path: str) -> torch.nn.Module:
+    """Put every elementwise activation with trainable scalars in `model` (xIELU/xIPReLU, derived, quadrature: the
+    modules with `a_p` and `path`) on `path`; other modules are left as they are. Returns `model`."""
+    for module in model.modules():
+        if hasattr(module, "a_p") and hasattr(module, "path"):
+            module.path = path
+    return model
+
+
 def activate(spec: PointwiseSpec, x: torch.Tensor, scalars: pointwise.Scalars, path: str) -> torch.Tensor:
     """f(x) for the scalars as `spec` reads them, through the path `select_path` picks; x's dtype out.
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from torch import nn
 
+from actlab.kernels.paths import set_module_paths
 from actlab.studies.compare.tasks import Task, TaskData, get_task
 from actlab.train import Budget, TrainConfig, TrainResult, TrainState, cpu_threads, pick_device, seed_everything
 from actlab.train.clock import budget_threads
@@ -122,10 +123,8 @@ def check_fast_path(fast_path: str) -> str:
 
 
 def set_fast_path(model: nn.Module, path: str) -> None:
-    """Put every xIELU/xIPReLU module of `model` on `path` (auto, compile, function, eager)."""
-    for module in model.modules():
-        if hasattr(module, "a_p") and hasattr(module, "path"):
-            module.path = path
+    """Put every xIELU/xIPReLU, derived or quadrature module of `model` on `path` (auto, compile, function, eager)."""
+    set_module_paths(model, path)
 
 
 class LossCurve:

@@ -16,6 +16,7 @@ from typing import Any
 from torch import nn
 
 from actlab.environ import temporary_environment
+from actlab.kernels.paths import set_module_paths
 from actlab.studies.compare import specs
 from actlab.studies.zoo.entries import derive_table, get_entry
 from actlab.symbolic.saved import ENV_DIR
@@ -53,7 +54,4 @@ def _load_derived(name: str, folder: Path) -> nn.Module:
 
 def set_path(module: nn.Module, path: str) -> nn.Module:
     """Put a derived or integrated module (one with `a_p` and `path`) on `path`; others are returned unchanged."""
-    for part in module.modules():
-        if hasattr(part, "a_p") and hasattr(part, "path"):
-            part.path = path
-    return module
+    return set_module_paths(module, path)
