@@ -7,9 +7,12 @@ the file the index reads is the same value a study computed.
 
 A claim is computed, never typed: `decide` applies the claim's decision rule (a function in the study's
 `claims.py`, `rule(estimate, ci, **inputs) -> verdict`) to the `Evidence` a study computed from its runs, and
-stores the rule's source beside the verdict. `OperatingCharacteristics` (filled in by `actlab.stats.calibrate`)
-say how often that rule returns each verdict at its own n and observed spread: its false decisive rate at the
-null boundary and its power at the MDE and at the paper's effect.
+stores the rule's source beside the verdict. That verdict is the claim's *primary* verdict: its rule at its
+registered default design (`actlab.registry` holds the definitions, fixed before the data, with a hash and a
+date). Whether it holds at the other settings a paper leaves open is its `Robustness`, shown beside it and never
+in its place; only adequately powered or decisive specifications count there. `OperatingCharacteristics` (filled
+in by `actlab.stats.calibrate`) say how often the rule returns each verdict at its own n and observed spread: its
+false decisive rate at the null boundary and its power at the MDE and at the paper's effect.
 """
 
 from __future__ import annotations
@@ -27,12 +30,17 @@ from typing import Any
 
 from actlab.io import _json_default
 
-# What a decision rule may return. "equivalent" needs an equivalence margin (TOST); "not run" says the experiment
-# did not produce what the claim needs (e.g. routers that never left uniform); "depends on <choice>" says that
-# the specifications a paper leaves open give opposite decisive verdicts (or differ significantly).
+# What a decision rule may return: a closed set, so a verdict column can be filtered. "equivalent" needs an
+# equivalence margin (TOST); "not run" says the experiment did not produce what the claim needs (e.g. routers that
+# never left uniform). Whether the verdict holds at other settings is not a verdict: it is the claim's
+# `robustness`, reported beside the primary verdict and never in its place.
 VERDICTS = ("supported", "not supported", "inconclusive", "equivalent", "not run")
 DECISIVE = ("supported", "not supported", "equivalent")
-DEPENDS_ON = "depends on "
+SUPPORTING = ("supported",)
+AGAINST = ("not supported", "equivalent")
+# What kind of claim a row is: the paper's own mathematics (exact checks), the paper's own experiments, or a test
+# the paper never ran that its reviewers asked for (or the toolkit's demo / the zoo's related work).
+KINDS = ("mathematics", "experiment", "reviewer", "demo")
 CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,119}")
 MAX_TEXT = 20_000  # characters of any one text field: a claim is a summary, not a data dump
 
@@ -46,15 +54,24 @@ class RuleError(RuntimeError):
 
 
 def is_verdict(verdict: Any) -> bool:
-    """One of `VERDICTS`, or "depends on <choice>" naming the choice."""
-    if not isinstance(verdict, str):
-        return False
-    return verdict in VERDICTS or (verdict.startswith(DEPENDS_ON) and bool(verdict[len(DEPENDS_ON) :].strip()))
+    """One of `VERDICTS`."""
+    return isinstance(verdict, str) and verdict in VERDICTS
 
 
 def is_decisive(verdict: str) -> bool:
     """True for a verdict that asserts something about the claim ("supported", "not supported", "equivalent")."""
     return verdict in DECISIVE
+
+
+def opposite(a: str, b: str) -> bool:
+    """True when one verdict supports the claim and the other decisively rejects it.
+
+    >>> opposite("supported", "equivalent"), opposite("not supported", "equivalent")
+    (True, False)
+    >>> opposite("supported", "inconclusive")
+    False
+    """
+    return (a in SUPPORTING and b in AGAINST) or (a in AGAINST and b in SUPPORTING)
 
 
 def plain(value: Any) -> Any:
@@ -151,23 +168,139 @@ class Part:
 
 
 @dataclass(frozen=True)
-class SpecificationOutcome:
-    """A claim across the specifications a paper leaves open: the verdict holds in `stable` of `total`;
-    `depends_on` names the choice(s) that give an opposite decisive verdict or a significant difference
-    (None when the verdict does not depend on them); `heterogeneity_p` is the test across specifications."""
+class SpecificationCheck:
+    """One alternative specification of a claim (a setting the paper leaves open), as the robustness rule reads it.
 
-    stable: int
-    total: int
-    depends_on: str | None = None
-    heterogeneity_p: float | None = None
+    `verdict` is the claim's own rule at that specification at the claim's level; `family_verdict` the same rule
+    with the family of alternatives controlled (Bonferroni: level alpha / m over the m alternatives), which alone
+    can contradict the primary verdict; `adequate` says whether it can count as evidence at all: decisive on its
+    own, or at least 80% power at the claim's MDE (its own MDE, at its n and spread, no larger than the claim's).
+    `p_family` is the Bonferroni-adjusted p of its test in the direction opposite to the primary verdict.
+    """
+
+    label: str
+    n: int
+    verdict: str
+    family_verdict: str
+    adequate: bool
+    contradicts: bool = False
+    estimate: float | None = None
+    mde: float | None = None
+    p_family: float | None = None
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.stable, int) and isinstance(self.total, int) and 0 <= self.stable <= self.total):
-            raise ClaimError(f"specifications must give 0 <= stable <= total, got {self.stable} of {self.total}")
-        if self.total < 1:
-            raise ClaimError("specifications must count at least one specification")
-        if self.depends_on == "":
-            object.__setattr__(self, "depends_on", None)
+        where = f"specification {self.label!r}"
+        _text(where, "label", self.label)
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0:
+            raise ClaimError(f"{where}: n must be a whole number >= 0, got {self.n!r}")
+        for name in ("verdict", "family_verdict"):
+            if not is_verdict(getattr(self, name)):
+                raise ClaimError(f"{where}: {name} {getattr(self, name)!r} is not one of {VERDICTS}")
+        for name in ("estimate", "mde", "p_family"):
+            object.__setattr__(self, name, _number(where, name, getattr(self, name), optional=True))
+        if self.contradicts and not self.adequate:
+            raise ClaimError(f"{where}: only an adequately powered or decisive specification can contradict")
+
+
+ROBUSTNESS_STATUSES = (
+    "agrees",  # adequate specifications give the primary verdict, none contradicts it
+    "not confirmed",  # a decisive primary verdict that no adequate specification repeats (none contradicts it)
+    "contradicted",  # an adequate specification decides the opposite way, after control over the specifications
+    "decisive elsewhere",  # an inconclusive primary verdict; some adequate specification decides (family level)
+    "split",  # an inconclusive primary verdict; adequate specifications decide opposite ways (family level)
+    "too small to tell",  # no specification is adequately powered or decisive
+    "no specifications",
+)
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """Whether a claim's primary verdict holds at the other specifications: beside the verdict, never instead.
+
+    Only adequately powered or decisive specifications count; the rest are "too small to tell" and listed with
+    their n. "Contradicted" needs a decisive verdict opposite to the primary one at the family level
+    (`SpecificationCheck.family_verdict`). `false_contradiction` is the largest simulated P(contradicted) over
+    truths where every specification shares one effect, `reversal_power` the simulated P(contradicted) when one
+    choice reverses the effect (`reversal` names it), each with its Monte-Carlo SE (None: not simulated).
+    """
+
+    primary: str
+    specifications: tuple[SpecificationCheck, ...] = ()
+    family: str = ""
+    false_contradiction: tuple[float, float] | None = None
+    reversal: str = ""
+    reversal_power: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if not is_verdict(self.primary):
+            raise ClaimError(f"robustness: primary verdict {self.primary!r} is not one of {VERDICTS}")
+        if not all(isinstance(check, SpecificationCheck) for check in self.specifications):
+            raise ClaimError("robustness: specifications must be actlab.claim.SpecificationCheck values")
+        object.__setattr__(self, "specifications", tuple(self.specifications))
+        for name in ("false_contradiction", "reversal_power"):
+            value = getattr(self, name)
+            if value is not None:
+                if not (isinstance(value, Sequence) and len(value) == 2):
+                    raise ClaimError(f"robustness: {name} must be (probability, Monte-Carlo SE), got {value!r}")
+                object.__setattr__(self, name, tuple(_number("robustness", name, v) for v in value))
+
+    @property
+    def adequate(self) -> tuple[SpecificationCheck, ...]:
+        return tuple(check for check in self.specifications if check.adequate)
+
+    @property
+    def agreeing(self) -> tuple[SpecificationCheck, ...]:
+        return tuple(check for check in self.adequate if check.verdict == self.primary)
+
+    @property
+    def too_small(self) -> tuple[SpecificationCheck, ...]:
+        return tuple(check for check in self.specifications if not check.adequate)
+
+    @property
+    def contradicting(self) -> tuple[SpecificationCheck, ...]:
+        return tuple(check for check in self.specifications if check.contradicts)
+
+    @property
+    def status(self) -> str:
+        """One of `ROBUSTNESS_STATUSES` (a closed set, for the claims table's column)."""
+        if not self.specifications:
+            return "no specifications"
+        if self.contradicting:
+            return "contradicted"
+        if not self.adequate:
+            return "too small to tell"
+        if is_decisive(self.primary):
+            return "agrees" if self.agreeing else "not confirmed"
+        decided = {c.family_verdict for c in self.adequate if is_decisive(c.family_verdict)}
+        if any(opposite(a, b) for a in decided for b in decided):
+            return "split"
+        return "decisive elsewhere" if decided else "agrees"
+
+    @property
+    def p(self) -> float | None:
+        """The robustness test's p: the smallest family-adjusted p against the primary verdict over the adequate
+        specifications (the contradicting one's when there is one)."""
+        found = [check.p_family for check in (self.contradicting or self.adequate) if check.p_family is not None]
+        return min(found) if found else None
+
+    def line(self) -> str:
+        """'agrees at 3 of 4 adequately powered specifications; n too small at 12; contradicted at tau 0.1'."""
+        if not self.specifications:
+            return "no other specifications were run"
+        parts = [f"agrees at {len(self.agreeing)} of {len(self.adequate)} adequately powered specifications"]
+        if self.too_small:
+            sizes = sorted({check.n for check in self.too_small})
+            size = f"n = {sizes[0]}" if len(sizes) == 1 else f"n = {sizes[0]}-{sizes[-1]}"
+            parts.append(f"too small to tell at {len(self.too_small)} ({size})")
+        if self.contradicting:
+            where = "; ".join(f"{c.label} ({c.family_verdict})" for c in self.contradicting)
+            parts.append(f"contradicted at {where}")
+        elif not is_decisive(self.primary):
+            decided = [c for c in self.adequate if is_decisive(c.family_verdict)]
+            if decided:
+                where = "; ".join(f"{c.label} ({c.family_verdict})" for c in decided)
+                parts.append(f"decisive at {where}, after control over the specifications")
+        return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -176,7 +309,8 @@ class Scenario:
 
     `errors` are the verdicts that are wrong at this truth (their total probability is the scenario's error
     rate, e.g. "supported" at the null boundary); `target` is the verdict the rule should reach (its probability
-    is the power, e.g. "supported" at the MDE); either may be empty.
+    is the power, e.g. "supported" at the MDE); either may be empty. `contradicted` is how often the robustness
+    rule said "contradicted" there (None where the claim has no specifications to contradict it).
     """
 
     name: str
@@ -185,16 +319,12 @@ class Scenario:
     n_simulations: int
     errors: tuple[str, ...] = ()
     target: str | None = None
+    contradicted: float | None = None
 
     def probability(self, verdicts: Sequence[str] | str) -> float:
-        """P(the rule returns any of `verdicts`) at this truth; "depends on" counts every "depends on <x>"."""
+        """P(the rule returns any of `verdicts`) at this truth."""
         wanted = (verdicts,) if isinstance(verdicts, str) else tuple(verdicts)
-        total = 0.0
-        for verdict, share in self.probabilities.items():
-            group = "depends on" if verdict.startswith(DEPENDS_ON) else verdict
-            if verdict in wanted or group in wanted:
-                total += share
-        return total
+        return sum(share for verdict, share in self.probabilities.items() if verdict in wanted)
 
     def standard_error(self, probability: float) -> float:
         """Monte-Carlo standard error of a probability estimated from this scenario's simulations."""
@@ -273,13 +403,22 @@ class Claim:
     supports: str | None = None  # "above" or "below": the side of `threshold` that supports the claim
     paper: str = ""
     paper_value: float | None = None
-    specifications: SpecificationOutcome | None = None
+    kind: str = "experiment"  # one of KINDS: the paper's mathematics, its experiments, or a reviewer's test
+    robustness: Robustness | None = None  # the verdict at the other specifications, beside the primary one
     operating: OperatingCharacteristics | None = None
     parts: tuple[Part, ...] = ()  # what the rule decides on, each drawn in the forest plot (none: the estimate)
     decided_by: str = ""  # what else decided the verdict when its parts alone do not show it (e.g. divergence)
-    p_value: float | None = None
-    p_adjusted: float | None = None  # Holm within the study's family of claims (`adjust_family`)
+    p_value: float | None = None  # the p of the test that decided the verdict (`deciding_test` names it)
+    deciding_test: str = ""  # that test and the direction it points, in words
+    p_adjusted: float | None = None  # adjusted within the study's family of claims (`adjust_family`)
     family: str = ""  # the family the adjustment ran over, in words
+    survives_family: bool | None = None  # a decisive verdict whose adjusted p stays below alpha (None: not decisive)
+    registry_hash: str = ""  # the registered definition this claim was decided by (`actlab.registry`)
+    fixed_on: str = ""  # the date that definition was fixed (ISO), before or after the runs
+    registration: str = ""  # "registered", or why not (not registered; another design than the registered one)
+    post_hoc: bool = False  # the definition was fixed (or changed) after its runs were seen
+    post_hoc_reason: str = ""
+    margin_sensitivity: tuple[tuple[float, str], ...] = ()  # (margin, the verdict the rule gives at it)
     evidence_page: str = ""
     digits: int = 3
     provenance: Mapping[str, Any] = field(default_factory=dict)
@@ -288,9 +427,26 @@ class Claim:
         cid = self.claim_id
         if not isinstance(cid, str) or not CLAIM_ID.fullmatch(cid):
             raise ClaimError(f"claim_id {cid!r} must be 1-120 letters, digits, '_', '.', '-' (it names a file)")
-        for name in ("study", "title", "statement", "source", "units", "budget", "rule", "rule_name", "paper",
-                     "family", "evidence_page", "decided_by"):  # fmt: skip
+        texts = ("study", "title", "statement", "source", "units", "budget", "rule", "rule_name", "paper", "family")
+        texts += ("evidence_page", "decided_by", "deciding_test", "registry_hash", "fixed_on", "post_hoc_reason")
+        texts += ("registration",)
+        for name in texts:
             _text(cid, name, getattr(self, name))
+        if self.kind not in KINDS:
+            raise ClaimError(f"claim {cid}: kind {self.kind!r} is not one of {KINDS}")
+        for name in ("post_hoc",):
+            if not isinstance(getattr(self, name), bool):
+                raise ClaimError(f"claim {cid}: {name} must be true or false")
+        if self.survives_family not in (None, True, False):
+            raise ClaimError(f"claim {cid}: survives_family must be true, false or null")
+        if self.robustness is not None and not isinstance(self.robustness, Robustness):
+            raise ClaimError(f"claim {cid}: robustness must be an actlab.claim.Robustness value")
+        if self.robustness is not None and self.robustness.primary != self.verdict:
+            raise ClaimError(
+                f"claim {cid}: its robustness was assessed for {self.robustness.primary!r}, "
+                f"not for its verdict {self.verdict!r}"
+            )
+        object.__setattr__(self, "margin_sensitivity", _sensitivity(cid, self.margin_sensitivity))
         if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0:
             raise ClaimError(f"claim {cid}: n must be a whole number >= 0, got {self.n!r}")
         set_ = object.__setattr__
@@ -314,7 +470,7 @@ class Claim:
         if self.supports not in (None, "above", "below"):
             raise ClaimError(f"claim {cid}: supports must be 'above', 'below' or None, got {self.supports!r}")
         if not is_verdict(self.verdict):
-            raise ClaimError(f"claim {cid}: verdict {self.verdict!r} is not one of {VERDICTS} or '{DEPENDS_ON}<x>'")
+            raise ClaimError(f"claim {cid}: verdict {self.verdict!r} is not one of {VERDICTS}")
         if self.verdict == "inconclusive" and self.mde is None:
             raise ClaimError(
                 f"claim {cid}: an 'inconclusive' verdict must say what the run could have detected; give the "
@@ -357,6 +513,14 @@ class Claim:
         data["parts"] = [{**part, "ci": list(part["ci"])} for part in data["parts"]]
         data["estimate_text"] = self.estimate_text
         data["mde_text"] = self.mde_text
+        data["margin_sensitivity"] = [list(pair) for pair in self.margin_sensitivity]
+        # what a reader of the file asks first, under the names the report's readers use
+        data["primary_verdict"] = self.verdict
+        data["p"] = self.p_value
+        if self.robustness is not None:
+            data["robustness"]["status"] = self.robustness.status
+            data["robustness"]["line"] = self.robustness.line()
+            data["robustness"]["p"] = self.robustness.p
         return data
 
     @classmethod
@@ -370,8 +534,8 @@ class Claim:
             raise ClaimError(f"claim {data.get('claim_id', '?')!r}: missing field(s) {', '.join(missing)}")
         values = {key: value for key, value in data.items() if key in known}
         try:
-            if values.get("specifications") is not None:
-                values["specifications"] = SpecificationOutcome(**values["specifications"])
+            if values.get("robustness") is not None:
+                values["robustness"] = _robustness_from_json(values["robustness"])
             if values.get("operating") is not None:
                 values["operating"] = _operating_from_json(values["operating"])
             values["parts"] = tuple(Part(**part) for part in values.get("parts") or ())
@@ -382,6 +546,25 @@ class Claim:
     def with_changes(self, **changes: Any) -> Claim:
         """A copy with `changes` (validated again): e.g. operating characteristics or an adjusted p."""
         return replace(self, **changes)
+
+
+def _robustness_from_json(data: Mapping[str, Any]) -> Robustness:
+    derived = ("status", "line", "p")  # written for readers of the file, computed again from the rest
+    checks = tuple(SpecificationCheck(**item) for item in data.get("specifications", ()))
+    values = {key: value for key, value in data.items() if key not in (*derived, "specifications")}
+    return Robustness(specifications=checks, **values)
+
+
+def _sensitivity(claim_id: str, pairs: Any) -> tuple[tuple[float, str], ...]:
+    """(margin, verdict) pairs, validated: every verdict one of `VERDICTS`, margins finite and increasing."""
+    found = []
+    for pair in pairs or ():
+        if not (isinstance(pair, Sequence) and len(pair) == 2 and is_verdict(pair[1])):
+            raise ClaimError(f"claim {claim_id}: margin_sensitivity holds (margin, verdict) pairs, got {pair!r}")
+        found.append((_number(claim_id, "margin_sensitivity", pair[0]), pair[1]))
+    if any(b[0] <= a[0] for a, b in zip(found, found[1:], strict=False)):
+        raise ClaimError(f"claim {claim_id}: margin_sensitivity's margins must increase")
+    return tuple(found)
 
 
 def _operating_from_json(data: Mapping[str, Any]) -> OperatingCharacteristics:
@@ -420,9 +603,12 @@ def decide(
     supports: str | None = None,
     confidence: float = 0.95,
     equivalence_margin: float | None = None,
-    specifications: SpecificationOutcome | None = None,
+    kind: str = "experiment",
+    robustness: Robustness | None = None,
     parts: Sequence[Part] = (),
     decided_by: str = "",
+    deciding_test: str = "",
+    margin_sensitivity: Sequence[tuple[float, str]] = (),
     digits: int = 3,
     provenance: Mapping[str, Any] | None = None,
 ) -> Claim:
@@ -455,10 +641,13 @@ def decide(
         supports=supports,
         paper=paper,
         paper_value=paper_value,
-        specifications=specifications,
+        kind=kind,
+        robustness=robustness,
         parts=tuple(parts),
         decided_by=decided_by,
         p_value=evidence.p_value,
+        deciding_test=deciding_test,
+        margin_sensitivity=tuple(margin_sensitivity),
         evidence_page=f"{study}.html" if study else "",
         digits=digits,
         provenance=provenance or {},
@@ -474,9 +663,7 @@ def apply_rule(claim_id: str, rule: Callable[..., str], evidence: Evidence) -> s
     with _naming_the_claim(claim_id, getattr(rule, "__qualname__", repr(rule))):
         verdict = rule(evidence.estimate, tuple(evidence.ci), **dict(evidence.inputs))
     if not is_verdict(verdict):
-        raise ClaimError(
-            f"claim {claim_id}: the rule returned {verdict!r}; it must return one of {VERDICTS} or '{DEPENDS_ON}<x>'"
-        )
+        raise ClaimError(f"claim {claim_id}: the rule returned {verdict!r}; it must return one of {VERDICTS}")
     return verdict
 
 

@@ -56,8 +56,10 @@ VERDICT_COLORS = {
     "inconclusive": "#8a6d00",
     "equivalent": "#1f4e99",
     "not run": "#555555",
-    "depends": "#6b3fa0",
+    # a decisive verdict whose family-wise adjusted p is not below alpha: drawn grey, never as a finding
+    "not after family-wise control": "#6e6e6e",
 }
+FAMILY_FAILED = "not after family-wise control"
 IMAGE_DPI = 200  # figures are drawn at 2x their shown size, so they stay sharp on high-density screens
 SHOWN_DPI = 100
 MIN_TEXT_PX = 9.0  # no text on a page smaller than this in a 1400-px-wide window (issue 35)
@@ -91,14 +93,14 @@ def activation_color(name: str) -> str:
 
 
 def verdict_color(verdict: str) -> str:
-    """The colour of a verdict in the index's summary and forest plot."""
-    return VERDICT_COLORS["depends"] if verdict.startswith("depends on") else VERDICT_COLORS.get(verdict, "#949494")
+    """The colour of a verdict (or of `FAMILY_FAILED`) in the index's summary and forest plot."""
+    return VERDICT_COLORS.get(verdict, "#949494")
 
 
 def verdict_class(verdict: str) -> str:
-    """The CSS class of a verdict on every page ("not supported" -> "not-supported"; every "depends on ..." ->
-    "depends"), matching the keys of `VERDICT_COLORS`."""
-    return "depends" if verdict.startswith("depends on") else verdict.replace(" ", "-")
+    """The CSS class of a verdict on every page ("not supported" -> "not-supported"), matching the keys of
+    `VERDICT_COLORS`."""
+    return verdict.replace(" ", "-")
 
 
 def describe(fig: Figure, text: str) -> Figure:

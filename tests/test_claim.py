@@ -17,9 +17,10 @@ from actlab.claim import (
     Evidence,
     OperatingCharacteristics,
     Part,
+    Robustness,
     RuleError,
     Scenario,
-    SpecificationOutcome,
+    SpecificationCheck,
     decide,
     format_estimate,
 )
@@ -64,7 +65,7 @@ def test_the_verdict_is_what_the_rule_returns(estimate, ci, verdict):
             {},
             "needs its equivalence_margin",
         ),
-        (lambda estimate, ci: "depends on " if ci else "x", Evidence(0.5, (0, 1), 2), {}, "depends on <x>"),
+        (lambda estimate, ci: "depends on lr" if ci else "x", Evidence(0.5, (0, 1), 2), {}, "returned 'depends on lr'"),
         (_rule, Evidence(0.5, (0.1, 1), 2), {"supports": "left"}, "supports must be"),
         (_rule, Evidence(0.5, (0.1, 1), 2, p_value=1.5), {}, "p_value must lie in"),
     ],
@@ -81,8 +82,10 @@ def test_claim_ids_are_whole_file_names(claim_id):
 
 
 def test_specifications_and_parts_are_checked():
-    with pytest.raises(ClaimError, match="0 <= stable <= total"):
-        SpecificationOutcome(stable=3, total=2)
+    with pytest.raises(ClaimError, match="is not one of"):
+        SpecificationCheck("lr 0.1", 2, "depends on lr", "inconclusive", adequate=False)
+    with pytest.raises(ClaimError, match="only an adequately powered"):
+        SpecificationCheck("lr 0.1", 2, "supported", "supported", adequate=False, contradicts=True)
     with pytest.raises(ClaimError, match="low > high"):
         Part("p", 0.0, (1.0, -1.0))
     with pytest.raises(ClaimError, match="threshold to centre on"):
@@ -117,7 +120,12 @@ def _full_claim(estimate: float = 0.01, inputs: dict | None = None) -> Claim:
     evidence = Evidence(estimate, (-0.02, 0.04), 8, inputs={"margin": 0.05, **(inputs or {})}, mde=0.031, p_value=0.2)
     claim = decide(
         "c4", evidence, rule, **META, equivalence_margin=0.05, threshold=0.0, supports="below", paper_value=-0.01,
-        specifications=SpecificationOutcome(7, 8, "lr", heterogeneity_p=0.01),
+        robustness=Robustness("equivalent", (
+            SpecificationCheck("lr 0.1", 8, "equivalent", "inconclusive", adequate=True, estimate=0.0, mde=0.03),
+            SpecificationCheck("lr 0.01", 2, "inconclusive", "inconclusive", adequate=False, mde=0.2),
+            SpecificationCheck("tau 1", 8, "supported", "supported", adequate=True, contradicts=True, p_family=0.01),
+        ), family="Bonferroni over 3", false_contradiction=(0.01, 0.003), reversal="tau", reversal_power=(0.4, 0.02)),
+        kind="reviewer", deciding_test="TOST", margin_sensitivity=[(0.025, "inconclusive"), (0.05, "equivalent")],
         parts=[Part("vs ReLU", 0.01, (-0.02, 0.04), threshold=0.0, margin=0.05, units="bpb"),
                Part("vs GELU", -0.01, (-0.03, 0.01), threshold=0.0, supports="below")],
     )  # fmt: skip
@@ -131,7 +139,14 @@ def test_a_claim_survives_its_json_round_trip():
     assert Claim.from_json(claim.to_json()) == claim
     through_text = json.loads(json.dumps(claim.to_json(), allow_nan=False))
     assert Claim.from_json(through_text) == claim
-    assert through_text["mde_text"] == "0.031 points" and through_text["specifications"]["depends_on"] == "lr"
+    assert through_text["mde_text"] == "0.031 points" and through_text["primary_verdict"] == "equivalent"
+    robustness = through_text["robustness"]
+    assert robustness["status"] == "contradicted" and robustness["p"] == 0.01
+    assert robustness["line"] == (
+        "agrees at 1 of 2 adequately powered specifications; too small to tell at 1 (n = 2); "
+        "contradicted at tau 1 (supported)"
+    )
+    assert through_text["p"] == 0.2 and through_text["kind"] == "reviewer"
     assert [part.name for part in Claim.from_json(through_text).parts] == ["vs ReLU", "vs GELU"]
     assert claim.operating.false_decisive_rate == pytest.approx((0.04, math.sqrt(0.04 * 0.96 / 1000)))
     assert claim.operating.power_at("MDE, supporting")[0] == 0.7
@@ -162,7 +177,9 @@ def test_any_claim_round_trips(estimate, inputs):
         ({"claim_id": "x"}, "missing field"),
         ({**_full_claim().to_json(), "ci": [1]}, "ci must be"),
         ({**_full_claim().to_json(), "n": True}, "n must be a whole number"),
-        ({**_full_claim().to_json(), "specifications": {"stable": 1}}, "total"),
+        ({**_full_claim().to_json(), "robustness": {"primary": "supported"}}, "assessed for 'supported'"),
+        ({**_full_claim().to_json(), "kind": "opinion"}, "kind 'opinion'"),
+        ({**_full_claim().to_json(), "margin_sensitivity": [[0.1, "maybe"]]}, "margin_sensitivity holds"),
         ({**_full_claim().to_json(), "statement": "x" * 20_001}, "at most 20000"),
     ],
 )

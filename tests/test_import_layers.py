@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("nn", ("nn",)),
     ("activations, routing, models", ("activations", "routing", "models")),
     ("train, data", ("train", "data")),
-    ("sweep, stats", ("sweep", "stats")),
+    ("sweep, stats, registry", ("sweep", "stats", "registry")),
     ("theory", ("theory",)),
     ("studies, bench", ("studies", "bench")),
     ("site", ("site",)),

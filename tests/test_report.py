@@ -165,12 +165,12 @@ def test_malformed_claim_files_are_error_rows_and_the_rest_of_the_index_builds(t
 
 
 def test_saved_claims_are_what_the_index_reads_back(tmp_path):
-    from actlab.claim import Evidence, SpecificationOutcome, decide
+    from actlab.claim import Evidence, Robustness, decide
     from actlab.record import save_claims
 
     claim = decide(
         "written", Evidence(0.5, (0.1, 0.9), 2, mde=0.2), lambda estimate, ci: "supported" if ci[0] > 0 else "x",
-        study="page", statement="s", source="p", units="", budget="b", specifications=SpecificationOutcome(1, 2),
+        study="page", statement="s", source="p", units="", budget="b", robustness=Robustness("supported"),
     )  # fmt: skip
     save_claims([claim], tmp_path)
     assert load_claim(tmp_path / "written.json") == claim
@@ -197,7 +197,7 @@ def test_index_opens_with_one_answer_per_paper_then_the_demo_apart_then_the_fore
     atomic_write_json(claims / "f-1.json", _claim("f-1", study="flexact", verdict="supported", title="short A",
                                                   threshold=0.5, budget="100 epochs; more"))  # fmt: skip
     atomic_write_json(claims / "f-2.json", _claim("f-2", study="flexact", verdict="not supported", paper_value=0.8))
-    atomic_write_json(claims / "x-1.json", _claim("x-1", study="xielu", verdict="depends on lr"))
+    atomic_write_json(claims / "x-1.json", _claim("x-1", study="xielu", verdict="inconclusive", mde=0.1))
     atomic_write_json(claims / "c-1.json", _claim("c-1", study="compare", verdict="supported"))
     index = _index(tmp_path)
     flexact, xielu = index.index('id="paper-flexact"'), index.index('id="paper-xielu"')
@@ -220,15 +220,16 @@ def test_verdict_summary_counts_per_study_and_unreadable_files():
 
     claims = [
         Claim.from_json(_claim("x-1", verdict="supported", study="x")),
-        Claim.from_json(_claim("x-2", verdict="depends on batch size", study="x")),
+        Claim.from_json(_claim("x-2", verdict="not supported", study="x", survives_family=False, p_value=0.04)),
         Claim.from_json(_claim("y-1", verdict="supported")),  # no study: the id's prefix
         UnreadableClaim(claim_id="bad", file="bad.json", error="JSONDecodeError"),
     ]
     summary = summarise(claims)
-    assert summary.total == {"supported": 2, "depends on a choice": 1}
-    assert summary.by_study == {"x": {"supported": 1, "depends on a choice": 1}, "y": {"supported": 1}}
+    family = "not after family-wise control"  # decisive, but its adjusted p is not below 0.05: counted apart
+    assert summary.total == {"supported": 2, family: 1}
+    assert summary.by_study == {"x": {"supported": 1, family: 1}, "y": {"supported": 1}}
     assert summary.unreadable == 1 and summary.n_claims == 3
-    assert summary.columns() == ["supported", "depends on a choice"]
+    assert summary.columns() == ["supported", family]
 
 
 def test_forest_rows_span_their_ci_threshold_band_and_paper_value():

@@ -9,7 +9,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from actlab.claim import Claim, OperatingCharacteristics, Scenario, SpecificationOutcome
+from actlab.claim import Claim, OperatingCharacteristics, Robustness, Scenario, SpecificationCheck
 from actlab.notebooks import lead_first
 from actlab.site import page
 
@@ -47,10 +47,16 @@ def test_details_fold_tables_and_claims_block_links_each_claim_both_ways():
     assert "<td>10</td>" in folded
     claim = Claim(claim_id="s-1", study="s", title="Short", statement="A & B", source="p", units="pts", n=3,
                   budget="b", estimate=0.5, ci=(0.1, 0.9), verdict="inconclusive", rule="r", rule_name="r", mde=0.3,
-                  specifications=SpecificationOutcome(3, 4, "lr"))  # fmt: skip
+                  robustness=Robustness("inconclusive", (
+                      SpecificationCheck("lr 0.1", 2, "inconclusive", "inconclusive", adequate=False),)),
+                  registry_hash="abc123", fixed_on="2026-12-05", registration="registered", post_hoc=True,
+                  post_hoc_reason="margin set after the runs")  # fmt: skip
     block = page.claims_block([claim])._repr_html_()
     assert 'id="claim-s-1"' in block and 'href="index.html#claim-s-1"' in block
-    assert "A &amp; B" in block and "MDE 0.3 pts" in block and "stable in 3 of 4 specifications" in block
+    assert "A &amp; B" in block and "MDE 0.3 pts" in block
+    assert block.index("Primary verdict") < block.index("at other settings: agrees at 0 of 0 adequately powered")
+    assert "too small to tell at 1 (n = 2)" in block and ">post hoc</span>" in block
+    assert "registered definition abc123, fixed on 2026-12-05; POST HOC: margin set after the runs" in block
     assert page.claims_block([claim.to_json()])._repr_html_() == block  # a claim file's dict shows the same
 
 
@@ -69,8 +75,8 @@ def test_claims_block_shows_the_rules_error_rates_and_escapes_them():
                   estimate=0.5, ci=(0.1, 0.9), verdict="supported", rule="r", rule_name="r",
                   operating=operating)  # fmt: skip
     block = page.claims_block([claim])._repr_html_()
-    assert "false decisive rate 0.05 ± 0.01 (at the null boundary)" in block
-    assert "power 0.80 ± 0.02 at the MDE" in block
+    assert "wrong decisive verdict about 5 times in 100 (simulation error ± 1) at the null boundary" in block
+    assert "says &#x27;supported&#x27; about 80 times in 100 (simulation error ± 2) when the truth is one MDE" in block
     assert "&#x27;equivalent&#x27; cannot be reached at this n: &lt;needs 41 seeds&gt;" in block
 
 

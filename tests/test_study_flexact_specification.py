@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import matplotlib
@@ -12,6 +11,7 @@ import pytest
 import torch
 import yaml
 
+from actlab.stats.robustness import assess
 from actlab.studies.flexact import analysis, designs, plots, rules, specification
 from actlab.studies.flexact.arms import FLEXACT, Arm, expand, expand_sets
 from actlab.studies.flexact.fleet import RouterFleet
@@ -21,113 +21,48 @@ matplotlib.use("Agg")
 
 SWEEPS = Path(__file__).resolve().parent.parent / "notebooks" / "flexact" / "sweeps"
 
-S, N, I = "supported", "not supported", "inconclusive"
+S, N = "supported", "not supported"
 
 
-# ---------------------------------------------------------------- combine: known answers
-def test_all_specifications_agree_gives_that_verdict_stable_everywhere():
-    outcome = specification.combine(S, [({"lr": 0.01}, S), ({"epochs": 200}, S), ({"batch_size": 50}, S)])
-    assert (outcome.verdict, outcome.stable, outcome.total, outcome.depends_on) == (S, 4, 4, None)
-
-
-def test_a_constant_effect_with_some_alternatives_merely_inconclusive_does_not_depend():
-    """Supported at the baseline, inconclusive in two alternatives (less power there), the heterogeneity test not
-    significant: the verdict stands, stable in 2 of 4 (the old rule called this "depends on lr, epochs")."""
-    alternatives = [({"lr": 0.01}, I), ({"epochs": 50}, I), ({"tau_end": 0.5}, S)]
-    outcome = specification.combine(S, alternatives, heterogeneity_p=0.6)
-    assert (outcome.verdict, outcome.stable, outcome.total, outcome.depends_on) == (S, 2, 4, None)
-    assert specification.combine(S, alternatives).verdict == S  # no test at all: still no dependence
-
-
-def test_opposite_decisive_verdicts_depend_on_the_choice():
-    outcome = specification.combine(S, [({"lr": 0.01}, N), ({"epochs": 200}, S)], heterogeneity_p=0.4)
-    assert (outcome.verdict, outcome.stable, outcome.depends_on) == ("depends on lr", 2, "lr")
-    assert outcome.reason == "opposite decisive verdicts"
-    named = specification.combine(N, [({"lr": 0.01, "epochs": 200}, S)], moved_by="lr x epochs")
-    assert named.verdict == "depends on lr x epochs"  # the factorial's effect names the choice when it can
-
-
-def test_opposite_verdicts_count_only_at_the_family_level():
-    """Opposite own-level verdicts that do not survive the family adjustment (alpha / y) are not a dependence."""
-    alternatives = [({"lr": 0.01}, N), ({"epochs": 200}, I)]
-    outcome = specification.combine(S, alternatives, family=[S, I, I], heterogeneity_p=0.3)
-    assert outcome.verdict == S and outcome.depends_on is None
-
-
-def test_a_claim_that_holds_at_some_estimates_only_with_a_significant_heterogeneity_test_depends():
-    alternatives = [({"tau_end": 0.5}, I), ({"epochs": 200}, S)]
-    holds = [True, False, True]  # at tau_end = 0.5 the point estimate falls on the other side of the threshold
-    outcome = specification.combine(S, alternatives, holds=holds, heterogeneity_p=0.001, moved_by="tau_end")
-    assert (outcome.verdict, outcome.depends_on) == ("depends on tau_end", "tau_end")
-    assert specification.combine(S, alternatives, holds=holds, heterogeneity_p=0.2).verdict == S  # not significant
-
-
-def test_an_estimate_that_moves_but_stays_on_one_side_does_not_depend():
-    """Not supported at the baseline, inconclusive where two seeds leave the interval wide, and the estimate
-    moves significantly between specifications, but the claim holds at no specification's estimates: the
-    verdict does not depend on the choices (the old rule said "depends on", the tanh scale-bias claim's case)."""
-    alternatives = [({"lr": 0.01}, I), ({"epochs": 200}, N), ({"batch_size": 1000}, I)]
-    outcome = specification.combine(N, alternatives, holds=[False] * 4, heterogeneity_p=1e-4)
-    assert (outcome.verdict, outcome.stable, outcome.total, outcome.depends_on) == (N, 2, 4, None)
-
-
-def test_a_significant_heterogeneity_test_with_one_verdict_everywhere_does_not_depend():
-    """The estimate moves with the choices but the verdict never changes: the claim does not depend on them."""
-    outcome = specification.combine(N, [({"lr": 0.01}, N), ({"epochs": 200}, N)], heterogeneity_p=1e-6)
-    assert (outcome.verdict, outcome.stable, outcome.depends_on) == (N, 3, None)
-
-
-def test_combine_refuses_the_baseline_as_an_alternative():
-    with pytest.raises(ValueError, match="equals the baseline"):
-        specification.combine(S, [({}, S)])
-
-
-def _alternative(changes, estimate, ci):
-    return {"changes": changes, "estimate": estimate, "ci": list(ci), "inputs": {"threshold": 0.8}}
-
-
-def test_rule_across_specifications_applies_the_claims_own_rule_at_both_levels():
-    rule = specification.rule_across_specifications
-    agree = [_alternative({"lr": 0.01}, 0.95, (0.85, 1.0))]
-    assert rule(0.9, (0.82, 0.99), "rule_recovery", {"threshold": 0.8}, agree, 0.05) == S
-    flips = [*agree, _alternative({"x1_distribution": "normal"}, 0.3, (0.1, 0.5))]
-    with pytest.raises(ValueError, match="no family-level evidence"):
-        rule(0.9, (0.82, 0.99), "rule_recovery", {"threshold": 0.8}, flips, 0.05)
-    family = {"estimate": 0.3, "ci": [0.05, 0.6], "inputs": {"threshold": 0.8}}
-    flips[1]["family"], flips[0]["family"] = family, {**family, "ci": [0.7, 1.0]}
-    baseline_family = {"estimate": 0.9, "ci": [0.78, 1.0], "inputs": {"threshold": 0.8}}
-    # at the family level the two are inconclusive: no dependence, the baseline's verdict
-    assert rule(0.9, (0.82, 0.99), "rule_recovery", {"threshold": 0.8}, flips, 0.05, baseline_family) == S
-    flips[1]["family"] = {**family, "ci": [0.1, 0.5]}
-    assert (
-        rule(0.9, (0.82, 0.99), "rule_recovery", {"threshold": 0.8}, flips, 0.05, {**baseline_family, "ci": [0.81, 1]})
-        == "depends on x1_distribution"
-    )
-
-
-def test_rule_across_specifications_refuses_nan_naming_the_specification():
-    broken = [_alternative({"lr": 0.01}, math.nan, (0.1, 0.5))]
-    with pytest.raises(ValueError, match="estimate is nan at specification lr=0.01"):
-        specification.rule_across_specifications(0.9, (0.82, 0.99), "rule_recovery", {"threshold": 0.8}, broken, 0.05)
-
-
-# ---------------------------------------------------------------- combine: simulated
-def _depends_rate(specs: int, seeds: int, d_z: float, n_simulations: int, seed: int = 0) -> float:
-    """P("depends on") for a one-sample claim (supported if the 95% t interval of the mean lies above 0, not
-    supported if below) with the same true effect d_z (SD 1) in every one of `specs` specifications x `seeds`."""
-    rng = np.random.default_rng(seed)
-    design = _OneSample()
-    plan = specification.make_plan(
+# ---------------------------------------------------------------- the alternatives, as the robustness rule reads them
+def _plan(values: list[float]) -> specification.Plan:
+    return specification.make_plan(
         tuple(BASE[d] for d in specification.DIMENSIONS),
-        [tuple({**BASE, "lr": 0.01 * (i + 1)}[d] for d in specification.DIMENSIONS) for i in range(specs - 1)],
+        [tuple({**BASE, "lr": lr}[d] for d in specification.DIMENSIONS) for lr in values],
     )
-    hits = 0
-    for _ in range(n_simulations):
-        tables = {spec: rng.normal(d_z, 1.0, size=(seeds, 1)) for spec in plan.specifications}
-        estimate, ci, inputs = specification.curve_inputs(design, tables, plan, alpha=0.05, permutations=99,
-                                                          rng=rng, lazy=True)  # fmt: skip
-        hits += specification.rule_across_specifications(estimate, ci, **inputs).startswith("depends on")
-    return hits / n_simulations
+
+
+def test_each_alternative_is_decided_at_the_claims_level_and_at_the_family_level():
+    """A one-sample claim (mean of column 0 against 0): an alternative decisive at 0.05 but not at 0.05 / 2 keeps
+    its own verdict and cannot contradict; one decisive at 0.05 / 2 is the family verdict."""
+    design, plan = _OneSample(), _plan([0.01, 0.1])
+    z = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    weak = (1.0 + z / z.std(ddof=1) * np.sqrt(5) / 3.1)[:, None]  # t = 3.1, 4 df: decisive at 0.05, not at 0.025
+    strong = np.full((5, 1), 1.0) + np.linspace(-0.01, 0.01, 5)[:, None]
+    tables = {plan.baseline: -strong, plan.alternatives[0]: weak, plan.alternatives[1]: strong}
+    primary = design.verdict(tables[plan.baseline], 0.05)
+    assert primary == N
+    results = specification.specification_results(design, tables, plan, alpha=0.05, primary=primary,
+                                                  towards_support=True)  # fmt: skip
+    by_label = {r.label: r for r in results}
+    assert set(by_label) == {"learning rate 0.01", "learning rate 0.1"}  # the choices in words
+    assert by_label["learning rate 0.1"].family_verdict == S and by_label["learning rate 0.1"].p_against < 1e-6
+    robustness = assess(primary, design.detection(tables[plan.baseline], 0.05).mde, results)
+    assert [c.label for c in robustness.contradicting] == ["learning rate 0.1"]
+    assert specification.contradicted_fast(design, tables, plan, alpha=0.05, primary=primary)
+
+
+def test_an_alternative_that_is_only_inconclusive_never_counts_against_the_primary_verdict():
+    design, plan = _OneSample(), _plan([0.01, 0.1])
+    rng = np.random.default_rng(3)
+    tables = {plan.baseline: rng.normal(1.0, 0.3, (10, 1)), **{spec: rng.normal(-0.2, 3.0, (2, 1))
+                                                             for spec in plan.alternatives}}  # fmt: skip
+    primary = design.verdict(tables[plan.baseline], 0.05)
+    results = specification.specification_results(design, tables, plan, alpha=0.05, primary=primary,
+                                                  towards_support=True)  # fmt: skip
+    robustness = assess(primary, design.detection(tables[plan.baseline], 0.05).mde, results)
+    assert primary == S and robustness.status == "too small to tell" and not robustness.contradicting
+    assert not specification.contradicted_fast(design, tables, plan, alpha=0.05, primary=primary)
 
 
 class _OneSample(designs.ScaleBias):
@@ -148,21 +83,14 @@ class _OneSample(designs.ScaleBias):
     def holds(self, stack):
         return designs.StackMoments.of(stack).mean[:, 0] > 0.0
 
+    def detection(self, table, alpha):
+        x = table[:, 0]
+        d = designs.standardised_mde(int(np.isfinite(x).sum()), alpha, designs.POWER)
+        return designs.Detection(d * designs.sd_of(x), d * designs.sd_of(x), designs.t_p(x, 0.0, "above"),
+                                 designs.t_p(x, 0.0, "below"))  # fmt: skip
+
     def components(self, table):
         return table[:, :1]
-
-
-@pytest.mark.parametrize("d_z", [0.0, 1.0, 1.4])  # the null, d_z = 1 and about 80% power per specification
-def test_depends_on_stays_below_ten_percent_when_the_effect_is_the_same_everywhere(d_z):
-    """The issue's design, 7 specifications x 5 seeds: the old rule said "depends on" 30% (null), 97% (d_z = 1)
-    and 80% (80% power) of the time; this one at most 10% (300 simulations: 3 MC SE = 0.05)."""
-    assert _depends_rate(7, 5, d_z, n_simulations=300) <= 0.10
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("d_z", [0.0, 1.0, 1.4])
-def test_depends_on_stays_below_ten_percent_with_more_simulations(d_z):
-    assert _depends_rate(7, 5, d_z, n_simulations=3000, seed=1) <= 0.10
 
 
 # ---------------------------------------------------------------- the design of the default curve
@@ -208,8 +136,6 @@ def test_effects_of_a_planted_interaction_are_found_on_the_design():
     assert found[pair].estimate == pytest.approx(1.0, abs=0.15)
     assert found[pair].p < 1e-10 and found["epochs"].p < 1e-10
     assert all(abs(effect.estimate) < 0.2 for label, effect in found.items() if label not in ("epochs", pair))
-    # Holm over the 13 effects names both (a null effect may join them by chance: 5% family-wise)
-    assert specification.name_the_choice(_OneSample(), tables, plan, 0.05).startswith(f"epochs, {pair}")
 
 
 # ---------------------------------------------------------------- from runs to a recorded claim
@@ -239,24 +165,25 @@ def _sweep(name: str, settings: dict, rates: dict[float, float], seeds: int = 10
 BASE = {name: describe(RunSettings())[name] for name in specification.DIMENSIONS}
 
 
-def test_curve_takes_the_baseline_from_the_main_sweep_and_decides_stable_x_of_y():
-    recovery = [designs.Recovery()]
+def test_curve_takes_the_baseline_from_the_main_sweep_and_reads_the_alternatives_beside_it():
+    recovery = designs.Recovery()
     main = {"table1": _sweep("table1", BASE, {0.05: 1.0})}
     # the curve sweep also ran the baseline (ignored: the main sweep decides it) and two alternatives
     curve_sweep = _sweep("curve", BASE, {0.05: 0.0, 0.01: 1.0, 0.1: 0.2})
-    curve = specification.build_curve(main, curve_sweep, recovery)
+    curve = specification.build_curve(main, curve_sweep, [recovery])
     assert [curve.plan.changes(s) for s in curve.plan.alternatives] == [{"lr": 0.01}, {"lr": 0.1}]
     table = curve.table()
-    assert table.set_index("specification")["verdict"].to_dict() == {"baseline": S, "lr=0.01": S, "lr=0.1": N}
-    estimate, ci, inputs = specification.curve_inputs(
-        recovery[0], curve.tables[recovery[0].claim_id], curve.plan, alpha=0.05, permutations=999,
-        rng=np.random.default_rng(0),
-    )  # fmt: skip
-    outcome = specification.outcome_across_specifications(estimate, ci, **inputs)
-    assert (outcome.verdict, outcome.stable, outcome.total) == ("depends on lr", 2, 3)
-    # 20/20 against 4/20 at alpha / 3 is not decisive both ways; the rate crosses 0.8 and the test says it differs
-    assert outcome.reason.startswith("the claim holds at some specifications' estimates and not at others'")
-    assert estimate == 1.0  # the baseline's value, from the main sweep
+    expected = {"baseline": S, "learning rate 0.01": S, "learning rate 0.1": N}
+    assert table.set_index("specification")["verdict"].to_dict() == expected
+    tables = curve.tables[recovery.claim_id]
+    primary = recovery.verdict(tables[curve.plan.baseline], 0.05)
+    assert primary == S  # the baseline's verdict, from the main sweep (20 of 20)
+    results = specification.specification_results(recovery, tables, curve.plan, alpha=0.05, primary=primary,
+                                                  towards_support=True)  # fmt: skip
+    robustness = assess(primary, recovery.detection(tables[curve.plan.baseline], 0.05).mde, results)
+    # 4 of 20 at lr 0.1 is decisive at alpha / 2 as well: an adequate specification contradicts the primary verdict
+    assert robustness.status == "contradicted" and [c.label for c in robustness.contradicting] == ["learning rate 0.1"]
+    assert robustness.line().startswith("agrees at 1 of 2 adequately powered specifications")
 
 
 def test_curve_refuses_main_sweeps_that_disagree_on_the_baseline():

@@ -37,7 +37,6 @@ def test_commitment_of_a_hand_made_tensor():
         ((-1.6, 2.0), {}, "not supported"),  # one half (e.g. ReLU+LeakyReLU) flat: its shift is below the margin
         ((-1.6, 2.0), {"equivalence_p": 0.01}, "equivalent"),  # TOST: both changes within +-3 points
         ((4.0, 9.0), {"networks": 2}, "not run"),
-        ((4.0, 9.0), {"depends_on": "tau"}, "depends on tau"),
     ],
 )
 def test_layerwise_rule_known_answers(ci, changes, verdict):
@@ -57,7 +56,6 @@ def test_layerwise_rule_refuses_nan():
         ((0.3, 0.8), {}, "inconclusive"),
         ((-0.9, -0.1), {}, "not supported"),
         ((0.6, 0.9), {"committed": False}, "not run"),
-        ((0.6, 0.9), {"depends_on": "architecture"}, "depends on architecture"),
     ],
 )
 def test_learned_rule_known_answers(ci, inputs, verdict):
@@ -135,13 +133,16 @@ def test_layerwise_no_change_is_equivalent_and_small_n_inconclusive_with_its_mde
     assert few.verdict == "inconclusive" and few.mde > 0
 
 
-def test_layerwise_uncommitted_is_not_run_and_opposite_cells_depend_on_the_cell():
+def test_layerwise_uncommitted_is_not_run_and_opposite_cells_contradict_beside_the_primary_verdict():
     not_run = _layerwise(_records(0.04, -0.04, commitment=0.3))
     assert not_run.verdict == "not run" and math.isfinite(not_run.estimate)  # shown, never tested
+    assert not_run.robustness is not None and not not_run.robustness.contradicting  # nothing to contradict
     cells = {**_records(0.05, -0.05, cells=(("up", "x"),)), **_records(-0.05, 0.05, cells=(("down", "x"),), seed=2)}
     split = _layerwise(cells)
-    assert split.verdict == "depends on dataset x architecture"
-    assert split.specifications.depends_on == "dataset x architecture"
+    # the pooled baseline (the registered design) decides; the cells, each decisive the other way at alpha / 2,
+    # are its robustness: the primary verdict stays, and the page names where it is contradicted
+    assert split.verdict == "inconclusive" and split.robustness.status == "split"
+    assert "decisive at up / x (supported); down / x (not supported)" in split.robustness.line()
 
 
 def test_layerwise_claim_round_trips_through_json():

@@ -40,6 +40,8 @@ table { border-collapse: collapse; width: 100%; margin: .6rem 0; }
 th, td { border: 1px solid #ccc; padding: .35rem .5rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 .failed { color: #a4161a; }
+.post-hoc { font-size: .8em; font-weight: 700; color: #7a4a00; border: 1px solid #7a4a00; border-radius: 3px;
+            padding: 0 .25em; white-space: nowrap; }
 .muted { color: #555; font-size: .9em; }
 details pre { white-space: pre-wrap; font-size: .8em; background: #f8f8f8; padding: .4rem; margin: .3rem 0 0; }
 details.claims-section > summary { font-size: 1.05rem; margin: .6rem 0; cursor: pointer; }

@@ -1,55 +1,122 @@
-"""The lines a page prints under a verdict: what the run could detect and how often the rule errs.
+"""The lines a page prints under a verdict: what decided it, whether it holds elsewhere, when it was fixed, what
+the run could detect and how often the rule errs.
 
 Why one module: the study pages (`page.claims_block`) and the index (`index.html.j2`) show the same facts about
 a claim; written twice they drifted (units, digits, which cases are shown). These return plain text, which
-each caller escapes.
+each caller escapes. Error rates are worded as properties of the rule ("says 'supported' wrongly about 4 times
+in 100"), never as results with an interval, and every p says which test it is and which way it points.
 """
 
 from __future__ import annotations
 
-from actlab.claim import Claim
+from actlab.claim import Claim, is_decisive
 
 
-def _rate(pair: tuple[float, float] | None) -> str | None:
-    return None if pair is None else f"{pair[0]:.2f} ± {pair[1]:.2f}"
+def _per_100(pair: tuple[float, float] | None) -> str | None:
+    if pair is None:
+        return None
+    rate, se = pair
+    return f"about {100 * rate:.0f} times in 100 (simulation error ± {100 * se:.0f})"
+
+
+def deciding_line(claim: Claim) -> str | None:
+    """'decided by exact binomial test: selection rate below the threshold, p = 2.7e-13; Holm-adjusted over
+    Flex-Act's 6 claims: 1.6e-12, survives'."""
+    if claim.p_value is None:
+        return f"decided by {claim.deciding_test}" if claim.deciding_test else None
+    test = claim.deciding_test or "its rule's test"
+    what = "nearest test" if not is_decisive(claim.verdict) else "decided by"
+    line = f"{what}: {test}, p = {claim.p_value:.2g}"
+    if claim.p_adjusted is not None:
+        line += f"; adjusted over the family ({claim.family}): {claim.p_adjusted:.2g}"
+        if claim.survives_family is True:
+            line += ", survives family-wise control"
+        elif claim.survives_family is False:
+            line += ", does NOT survive family-wise control: not counted as a finding"
+    return line
+
+
+def robustness_lines(claim: Claim) -> list[str]:
+    """The robustness line, its contradiction test's p and the robustness rule's own simulated error rates."""
+    robustness = claim.robustness
+    if robustness is None:
+        return []
+    lines = [f"at other settings: {robustness.line()}"]
+    if robustness.contradicting and robustness.p is not None:
+        lines.append(f"contradiction test: p = {robustness.p:.2g} ({robustness.family})")
+    false_rate = _per_100(robustness.false_contradiction)
+    if false_rate:
+        lines.append(f"this robustness rule says 'contradicted' wrongly {false_rate} when one effect holds everywhere")
+    power = _per_100(robustness.reversal_power)
+    if power and robustness.reversal_power is not None:
+        found = f"it would find a planted reversal ({robustness.reversal}) {power}"
+        if robustness.reversal_power[0] < 0.8:
+            found += ": too few runs to rely on it to find one"
+        lines.append(found)
+    return lines
+
+
+def registry_line(claim: Claim) -> str:
+    """'definition 8f4e2dad7783, fixed on 2026-12-05' (or 'not registered'), with 'POST HOC: why' where it is."""
+    if claim.fixed_on:
+        line = f"registered definition {claim.registry_hash}, fixed on {claim.fixed_on}"
+    elif claim.registry_hash:
+        line = f"definition {claim.registry_hash}: {claim.registration or 'not registered'}"
+    else:
+        line = "definition not registered"
+    if claim.post_hoc:
+        line += f"; POST HOC: {claim.post_hoc_reason}"
+    return line
+
+
+def sensitivity_line(claim: Claim) -> str | None:
+    """'verdict by margin: 1 inconclusive, 2 inconclusive, 3 not supported (registered), ...'."""
+    if not claim.margin_sensitivity:
+        return None
+    registered = {claim.threshold, claim.equivalence_margin}
+    items = []
+    for margin, verdict in claim.margin_sensitivity:
+        mark = " (registered)" if any(r is not None and abs(r - margin) < 1e-12 for r in registered) else ""
+        items.append(f"{margin:.3g}: {verdict}{mark}")
+    return "verdict by margin or threshold: " + "; ".join(items)
 
 
 def operating_lines(claim: Claim) -> list[str]:
-    """'false decisive rate 0.05 ± 0.01 (at the null boundary)': the worst of the null scenarios, named; 'power
-    0.81 ± 0.01 at the MDE, 0.34 ± 0.02 at the paper's effect'; each outcome the rule cannot reach at this n; []
-    when no simulation was run; the design alone for a deterministic check (no scenarios: nothing to simulate)."""
+    """How often the rule errs, as properties of the rule: at the null boundary (its false decisive rate), its
+    power at the MDE and at the paper's effect, each outcome it cannot reach at this n; [] when not simulated; the
+    design alone for a deterministic check (nothing to simulate)."""
     operating = claim.operating
     if operating is None:
         return []
     if not operating.scenarios:
         return [operating.design]
     lines = []
-    false_rate = _rate(operating.false_decisive_rate)
+    false_rate = _per_100(operating.false_decisive_rate)
     if false_rate:
-        lines.append(f"false decisive rate {false_rate} (at the {operating.worst_null.name})")
-    powers = [
-        f"{text} at {where}"
-        for name, where in (("MDE, supporting", "the MDE"), ("paper's effect", "the paper's effect"))
-        if (text := _rate(operating.power_at(name)))
-    ]
-    if powers:
-        lines.append("power " + ", ".join(powers))
+        lines.append(f"this rule gives a wrong decisive verdict {false_rate} at the {operating.worst_null.name}")
+    for name, where in (("MDE, supporting", "one MDE past the threshold"), ("paper's effect", "the paper's effect")):
+        power = _per_100(operating.power_at(name))
+        if power:
+            lines.append(f"it says 'supported' {power} when the truth is {where}")
+    half = operating.scenario("every improvement half its margin")
+    if half is not None:
+        share = half.probability("supported")
+        lines.append(f"it says 'supported' {100 * share:.0f} times in 100 when every improvement is half its margin "
+                     "('supported' means better by any amount)")  # fmt: skip
     for verdict, why in operating.unreachable.items():
         lines.append(f"'{verdict}' cannot be reached at this n: {why}")
     return lines
 
 
 def detection_lines(claim: Claim) -> list[str]:
-    """The MDE, the equivalence margin, the specification curve and the family-adjusted p, as one line each."""
+    """What the run could detect and the margins it used: the MDE, the equivalence margin, whether the effect also
+    clears its margin (for "better by any amount" claims)."""
     lines = []
     if claim.mde_text:
         lines.append(f"MDE {claim.mde_text} (80% power)")
     if claim.equivalence_margin is not None:
         lines.append(f"equivalence margin ±{claim.equivalence_margin:.{claim.digits}g}")
-    specs = claim.specifications
-    if specs is not None:
-        flips = f" (depends on {specs.depends_on})" if specs.depends_on else ""
-        lines.append(f"stable in {specs.stable} of {specs.total} specifications{flips}")
-    if claim.p_adjusted is not None:
-        lines.append(f"p = {claim.p_value:.2g}, Holm-adjusted {claim.p_adjusted:.2g} ({claim.family})")
+    past = claim.context.get("past_margin")
+    if past:
+        lines.append(f"past the margin as well: {past}")
     return lines

@@ -19,13 +19,19 @@ from typing import Any
 from actlab.claim import Claim
 from actlab.io import atomic_write_text
 from actlab.site.inputs import UnreadableClaim
+from actlab.site.summary import reported
 
+# `verdict` is one of actlab.claim.VERDICTS (the primary verdict); `counted_as` adds "not after family-wise
+# control"; `robustness` is one of actlab.claim.ROBUSTNESS_STATUSES; `depends_on` lists the settings (if any) whose
+# adequately powered, family-controlled verdict contradicts the primary one, separated by " | ".
 CSV_COLUMNS = (
-    "claim_id", "study", "title", "verdict", "estimate", "ci_low", "ci_high", "confidence", "units", "mde",
-    "equivalence_margin", "threshold", "supports", "paper_value", "n", "budget", "p_value", "p_adjusted", "family",
-    "false_decisive_rate", "false_decisive_se", "power_at_mde", "power_at_mde_se", "power_at_paper",
-    "power_at_paper_se", "specifications_stable", "specifications_total", "depends_on", "statement", "source",
-    "paper", "evidence_page",
+    "claim_id", "study", "kind", "title", "verdict", "counted_as", "survives_family", "p_value", "deciding_test",
+    "p_adjusted", "family", "robustness", "depends_on", "robustness_p", "adequate_specifications",
+    "agreeing_specifications", "too_small_specifications", "registry_hash", "fixed_on", "post_hoc",
+    "post_hoc_reason", "estimate", "ci_low", "ci_high", "confidence", "units", "mde", "equivalence_margin",
+    "threshold", "supports", "paper_value", "n", "budget", "false_decisive_rate", "false_decisive_se",
+    "power_at_mde", "power_at_mde_se", "power_at_paper", "power_at_paper_se", "statement", "source", "paper",
+    "evidence_page",
 )  # fmt: skip
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 CLAIM_FIELDS = frozenset(field.name for field in fields(Claim))
@@ -37,7 +43,7 @@ def claim_row(claim: Claim) -> dict[str, Any]:
     false_rate = operating.false_decisive_rate if operating else None
     at_mde = operating.power_at("MDE, supporting") if operating else None
     at_paper = operating.power_at("paper's effect") if operating else None
-    specs = claim.specifications
+    robustness = claim.robustness
     return {
         **{name: getattr(claim, name) for name in CSV_COLUMNS if name in CLAIM_FIELDS},
         "ci_low": claim.ci[0],
@@ -48,9 +54,13 @@ def claim_row(claim: Claim) -> dict[str, Any]:
         "power_at_mde_se": at_mde[1] if at_mde else None,
         "power_at_paper": at_paper[0] if at_paper else None,
         "power_at_paper_se": at_paper[1] if at_paper else None,
-        "specifications_stable": specs.stable if specs else None,
-        "specifications_total": specs.total if specs else None,
-        "depends_on": specs.depends_on if specs else None,
+        "counted_as": reported(claim),
+        "robustness": robustness.status if robustness else None,
+        "depends_on": " | ".join(c.label for c in robustness.contradicting) if robustness else None,
+        "robustness_p": robustness.p if robustness else None,
+        "adequate_specifications": len(robustness.adequate) if robustness else None,
+        "agreeing_specifications": len(robustness.agreeing) if robustness else None,
+        "too_small_specifications": len(robustness.too_small) if robustness else None,
     }
 
 

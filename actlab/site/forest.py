@@ -20,7 +20,7 @@ from typing import Any
 
 from actlab.claim import Claim, Part
 from actlab.figure_style import verdict_color
-from actlab.site.summary import verdict_group
+from actlab.site.summary import reported
 
 ROW_INCHES = 0.42
 TITLE_CHARS = 58
@@ -60,7 +60,7 @@ def agreement(claim: Claim) -> tuple[bool, str]:
     """(does the drawing imply the verdict, why). "supported" needs every part wholly on its supporting side;
     "not supported" some part wholly against; "equivalent" every part with a band inside it; "inconclusive"
     no part against and not all for. Any verdict may instead be explained by `claim.decided_by` ("not run",
-    "depends on ...", a divergence)."""
+    a divergence)."""
     sides = [part_side(part) for part in parts_of(claim)]
     verdict = claim.verdict
     if verdict == "supported":
@@ -72,7 +72,7 @@ def agreement(claim: Claim) -> tuple[bool, str]:
         ok = bool(banded) and all(side == "within margin" for side in banded)
     elif verdict == "inconclusive":
         ok = "against" not in sides and not all(side == "for" for side in sides)
-    else:  # "not run", "depends on ...": never implied by one set of intervals
+    else:  # "not run": never implied by one set of intervals
         ok = False
     if ok:
         return True, f"{verdict}: parts {', '.join(sides)}"
@@ -100,7 +100,7 @@ def alt_text(claims: Sequence[Any]) -> str:
     rows = plottable(claims)
     counts: dict[str, int] = {}
     for claim in rows:
-        group = verdict_group(claim.verdict)
+        group = reported(claim)
         counts[group] = counts.get(group, 0) + 1
     tally = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
     n_parts = sum(len(parts_of(claim)) for claim in rows)
@@ -163,7 +163,7 @@ def draw(claims: Sequence[Any]):  # noqa: ANN201 - a matplotlib Figure
     fig = Figure(figsize=(11, 0.7 + ROW_INCHES * len(rows)))  # no pyplot: no backend, no global state
     axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
     for ax, (claim, index, part) in zip(axes, rows, strict=True):
-        color = verdict_color(claim.verdict)
+        color = verdict_color(reported(claim))
         paper_value = claim.paper_value if index == 0 and not claim.parts else None
         _draw_part(ax, part, color, paper_value)
         label = claim.title or claim.claim_id if index == 0 else ""

@@ -25,9 +25,10 @@ from matplotlib.figure import Figure
 
 from actlab import figure_style
 from actlab.claim import Claim
-from actlab.site import claim_text
+from actlab.site import claim_text, summary
 
 DIGITS = 3  # significant digits of every float in a page's tables
+POST_HOC_STYLE = "font-size:.8em;font-weight:700;color:#7a4a00;border:1px solid #7a4a00;padding:0 .25em"
 
 
 def format_number(value: Any, digits: int = DIGITS) -> str:
@@ -127,24 +128,37 @@ def details(summary: str, *items: Any) -> HTMLBlock:
 
 
 def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[str, Any] | None = None) -> HTMLBlock:
-    """The page's lead: each claim with its verdict, estimate, MDE, specifications and error rates, linked to
-    its row in the index, then its headline figure (`headline[claim_id]`)."""
+    """The page's lead: each claim with its primary verdict first (the rule at its registered default design, with
+    the test that decided it and whether it survives family-wise control), then its robustness at other settings,
+    when its definition was fixed, what the run could detect and how often the rule errs; linked to its row in the
+    index; then its headline figure (`headline[claim_id]`)."""
     headline = headline or {}
     parts = ['<section class="actlab-claims"><h2>Claims and verdicts</h2>']
     for item in claims:
         claim = item if isinstance(item, Claim) else Claim.from_json(item)
         claim_id = html.escape(claim.claim_id)
-        css = figure_style.verdict_class(claim.verdict)
-        color = figure_style.verdict_color(claim.verdict)
-        lines = [claim.estimate_text, *claim_text.detection_lines(claim), *claim_text.operating_lines(claim)]
+        shown = summary.reported(claim)
+        css = figure_style.verdict_class(shown)
+        color = figure_style.verdict_color(shown)
+        badge = f"{claim.verdict} (not after family-wise control)" if shown != claim.verdict else claim.verdict
+        post_hoc = f' <span class="post-hoc" style="{POST_HOC_STYLE}">post hoc</span>' if claim.post_hoc else ""
+        primary = [claim.estimate_text, claim_text.deciding_line(claim), *claim_text.detection_lines(claim)]
+        rest = [
+            *claim_text.robustness_lines(claim),
+            claim_text.registry_line(claim),
+            claim_text.sensitivity_line(claim),
+            *claim_text.operating_lines(claim),
+        ]
         if claim.paper:
-            lines.append(f"paper: {claim.paper}")
+            rest.append(f"paper: {claim.paper}")
         parts.append(
             f'<div class="actlab-claim" id="claim-{claim_id}">'
             f"<h3>{html.escape(claim.title or claim.claim_id)}: "
-            f'<span class="{css}" style="color:{color}">{html.escape(claim.verdict)}</span></h3>'
+            f'<span class="{css}" style="color:{color}">{html.escape(badge)}</span>{post_hoc}</h3>'
             f"<p>{html.escape(claim.statement)}</p>"
-            f"<p>{'<br>'.join(html.escape(line) for line in lines)}<br>"
+            f"<p><strong>Primary verdict</strong> (the rule at its registered default design): "
+            f"{'<br>'.join(html.escape(line) for line in primary if line)}</p>"
+            f"<p>{'<br>'.join(html.escape(line) for line in rest if line)}<br>"
             f'<a href="index.html#claim-{claim_id}">this claim in the index</a></p>'
         )
         figure = headline.get(claim.claim_id)

@@ -13,7 +13,7 @@ from typing import Any
 
 from actlab import provenance
 from actlab.io import atomic_write_text
-from actlab.site import claim_text
+from actlab.site import claim_text, summary
 from actlab.site.inputs import safe_href
 
 
@@ -46,6 +46,11 @@ def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
     env.filters["safe_href"] = safe_href  # link targets from files: relative paths and http(s) only
     env.filters["detection_lines"] = claim_text.detection_lines
     env.filters["operating_lines"] = claim_text.operating_lines
+    env.filters["deciding_line"] = claim_text.deciding_line
+    env.filters["robustness_lines"] = claim_text.robustness_lines
+    env.filters["registry_line"] = claim_text.registry_line
+    env.filters["sensitivity_line"] = claim_text.sensitivity_line
+    env.filters["reported"] = summary.reported
     return env
 
 

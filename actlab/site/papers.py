@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from actlab.claim import Claim
-from actlab.site.summary import SUMMARY_VERDICTS, verdict_group
+from actlab.site.summary import SUMMARY_VERDICTS, reported
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,6 @@ def answers(claims: Sequence[object]) -> list[PaperAnswer]:
         found = grouped.get(paper.key)
         if not found:
             continue
-        counts = Counter(verdict_group(claim.verdict) for claim in found)
+        counts = Counter(reported(claim) for claim in found)
         result.append(PaperAnswer(paper, tuple(found), {v: counts[v] for v in SUMMARY_VERDICTS if counts[v]}))
     return result

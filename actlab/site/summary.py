@@ -9,16 +9,30 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from actlab.claim import DEPENDS_ON, VERDICTS, Claim
+from actlab.claim import VERDICTS, Claim, is_decisive
+from actlab.figure_style import FAMILY_FAILED
 from actlab.site.inputs import UnreadableClaim
 
-# The summary's columns, in reading order; every "depends on <choice>" counts as one "depends on ...".
-SUMMARY_VERDICTS = (*VERDICTS, "depends on a choice")
+# The summary's columns, in reading order: the primary verdicts, and apart from them the decisive ones that do not
+# survive their study's family-wise control (counted as findings nowhere).
+SUMMARY_VERDICTS = (*VERDICTS, FAMILY_FAILED)
 
 
-def verdict_group(verdict: str) -> str:
-    """The summary column of a verdict."""
-    return "depends on a choice" if verdict.startswith(DEPENDS_ON) else verdict
+def reported(claim: Claim) -> str:
+    """The column a claim is counted and coloured in: its primary verdict, or `FAMILY_FAILED` for a decisive
+    verdict whose adjusted p did not stay below alpha.
+
+    >>> from actlab.claim import Claim
+    >>> base = dict(study="s", title="t", statement="x", source="", units="", n=5, budget="", estimate=1.0,
+    ...             ci=(0.5, 1.5), rule="r", rule_name="r")
+    >>> reported(Claim(claim_id="a", verdict="supported", survives_family=False, **base))
+    'not after family-wise control'
+    >>> reported(Claim(claim_id="b", verdict="supported", survives_family=True, **base))
+    'supported'
+    """
+    if is_decisive(claim.verdict) and claim.survives_family is False:
+        return FAMILY_FAILED
+    return claim.verdict
 
 
 @dataclass(frozen=True)
@@ -47,7 +61,7 @@ def summarise(claims: Sequence[Claim | UnreadableClaim]) -> VerdictSummary:
         if not isinstance(claim, Claim):
             unreadable += 1
             continue
-        group = verdict_group(claim.verdict)
+        group = reported(claim)
         total[group] += 1
         study = claim.study or claim.claim_id.split("-", 1)[0]
         by_study.setdefault(study, Counter())[group] += 1

@@ -36,9 +36,18 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
 
 
 @lru_cache(maxsize=65_536)
-def binomial_p(k: int, n: int, p0: float) -> float:
-    """Two-sided exact binomial test of k/n against the rate p0 (scipy's `binomtest`)."""
-    return float(scipy_stats.binomtest(k, n, p0).pvalue)
+def binomial_p(k: int, n: int, p0: float, side: str | None = None) -> float:
+    """Exact binomial test of k/n against the rate p0 (scipy's `binomtest`): two-sided, or with `side` ("above" /
+    "below") twice the one-sided p towards that side, capped at 1, which is below alpha exactly when the
+    Clopper-Pearson interval at 1 - alpha lies wholly on that side.
+
+    >>> round(binomial_p(9, 10, 0.5, "above"), 4), binomial_p(9, 10, 0.5, "below")
+    (0.0215, 1.0)
+    """
+    if side is None:
+        return float(scipy_stats.binomtest(k, n, p0).pvalue)
+    alternative = {"above": "greater", "below": "less"}[side]
+    return min(1.0, 2 * float(scipy_stats.binomtest(k, n, p0, alternative=alternative).pvalue))
 
 
 def _check(n: int, threshold: float, side: str) -> None:

@@ -25,7 +25,9 @@ import numpy as np
 from actlab.claim import OperatingCharacteristics, Scenario
 
 DEFAULT_SIMULATIONS = 1000
-Simulate = Callable[[float, np.random.Generator], str]
+# A simulated data set's outcome: the verdict, or (verdict, contradicted) for a claim with a robustness rule
+Outcome = str | tuple[str, bool]
+Simulate = Callable[[float, np.random.Generator], Outcome]
 
 
 @dataclass(frozen=True)
@@ -64,18 +66,27 @@ def operating_characteristics(
     return OperatingCharacteristics(design=design, scenarios=tuple(results), seed=seed, unreachable=unreachable or {})
 
 
-def counted(spec: ScenarioSpec, verdicts: Sequence[str]) -> Scenario:
-    """The scenario `spec` with the share of each verdict among `verdicts` (one per simulated data set)."""
-    if not verdicts:
+def counted(spec: ScenarioSpec, outcomes: Sequence[Outcome]) -> Scenario:
+    """The scenario `spec` with the share of each verdict among `outcomes` (one per simulated data set), and the
+    share of "contradicted" when the outcomes are (verdict, contradicted) pairs.
+
+    >>> s = counted(ScenarioSpec("null", 0.0), [("supported", False), ("inconclusive", True)])
+    >>> s.probabilities, s.contradicted
+    ({'inconclusive': 0.5, 'supported': 0.5}, 0.5)
+    """
+    if not outcomes:
         raise ValueError(f"scenario {spec.name!r}: no simulated verdicts to count")
-    counts = Counter(verdicts)
+    pairs = [outcome if isinstance(outcome, tuple) else (outcome, None) for outcome in outcomes]
+    counts = Counter(verdict for verdict, _ in pairs)
+    flags = [flag for _, flag in pairs if flag is not None]
     return Scenario(
         name=spec.name,
         effect=float(spec.effect),
-        probabilities={verdict: count / len(verdicts) for verdict, count in sorted(counts.items())},
-        n_simulations=len(verdicts),
+        probabilities={verdict: count / len(pairs) for verdict, count in sorted(counts.items())},
+        n_simulations=len(pairs),
         errors=tuple(spec.errors),
         target=spec.target,
+        contradicted=sum(flags) / len(flags) if flags else None,
     )
 
 

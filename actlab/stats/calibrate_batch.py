@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from actlab.claim import OperatingCharacteristics
-from actlab.stats.calibrate import ScenarioSpec, counted
+from actlab.stats.calibrate import Outcome, ScenarioSpec, counted
 
-SimulateBatch = Callable[[tuple[float, ...], np.random.Generator, int], Sequence[str]]
+SimulateBatch = Callable[[tuple[float, ...], np.random.Generator, int], Sequence[Outcome]]
 
 
 @dataclass(frozen=True)

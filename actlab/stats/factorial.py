@@ -19,10 +19,11 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from scipy import stats as scipy_stats
+
+from actlab.stats.tdist import two_sided_t
 
 LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # factor letters as design tables write them (no I: it is the identity)
 
@@ -148,7 +149,7 @@ class EffectsModel:
         df = len(values) - self.X.shape[1]
         residual = values - self.X @ coef
         sigma2 = float(residual @ residual / df) if df > 0 else math.nan
-        t = _t_quantile(df, confidence) if df > 0 else math.nan
+        t = two_sided_t(confidence, df) if df > 0 else math.nan
         tolerance = 1e-9 * max(1.0, float(np.max(np.abs(values)))) if values.size else 0.0
         found = []
         for k in range(1, self.X.shape[1]):
@@ -183,8 +184,3 @@ def effects(coded: np.ndarray, values: np.ndarray, factors: Sequence[str], confi
 
 def _same_up_to_sign(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(a, b) or np.array_equal(a, -b))
-
-
-@lru_cache(maxsize=1024)
-def _t_quantile(df: int, confidence: float) -> float:
-    return float(scipy_stats.t.ppf((1 + confidence) / 2, df))

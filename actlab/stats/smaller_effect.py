@@ -22,10 +22,11 @@ simulated data sets with the same code that evaluates the one real data set (bat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from scipy import stats
+
+from actlab.stats.tdist import standardised_mde, t_quantile
 
 POWER = 0.8
 
@@ -56,28 +57,12 @@ def components(values: np.ndarray) -> Components:
     return Components(x.mean(axis=1), sd, n, sd / np.sqrt(n))
 
 
-@lru_cache(maxsize=256)
-def t_quantile(q: float, df: int) -> float:
-    return float(stats.t.ppf(q, df))
-
-
-@lru_cache(maxsize=256)
-def standardised_mde(n: int, alpha: float, power: float) -> float:
-    """d such that a two-sided one-sample t test at `alpha` on n units has `power` (statsmodels' TTestPower)."""
-    from statsmodels.stats.power import TTestPower
-
-    d = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided")
-    # statsmodels' fallback root finder returns a 1-element array at some n (87 at alpha 0.025), which numpy 2
-    # refuses to float(), and may find the negative root there; a two-sided test's power is symmetric
-    return abs(float(np.ravel(d)[0]))
-
-
 def _t_stat(c: Components, centre: float) -> np.ndarray:
     """(mean - centre) / se, with +-inf (or 0) where the units have no spread."""
     diff = c.mean - centre
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # both branches are computed; only the valid one is kept
         t = diff / c.se
-    return np.where(c.se > 0, t, np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
+        return np.where(c.se > 0, t, np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
 
 
 @dataclass(frozen=True)

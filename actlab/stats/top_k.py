@@ -40,7 +40,9 @@ class TopK:
     estimate: np.ndarray
     low: np.ndarray
     high: np.ndarray
-    p_value: np.ndarray
+    p_value: np.ndarray  # the nearer of the two directions
+    p_for: np.ndarray  # the test that decides "top k" (capped at 1)
+    p_against: np.ndarray  # the test that decides "not top k" (capped at 1)
     share: np.ndarray
     margins: np.ndarray
     mde: np.ndarray  # the majority over blocks of each block's MDE for its margin
@@ -100,6 +102,8 @@ def top_k(differences: list[np.ndarray], k: int, alpha: float = 0.05) -> TopK:
         low=majority(stacked["low"]),
         high=majority(stacked["high"]),
         p_value=np.minimum(1.0, np.minimum(p_for, p_against)),
+        p_for=np.minimum(1.0, p_for),
+        p_against=np.minimum(1.0, p_against),
         share=(stacked["margin"] >= 0).mean(axis=-1),
         margins=stacked["margin"],
         mde=majority(stacked["mde"]),

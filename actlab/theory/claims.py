@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from actlab import registry
 from actlab.claim import Claim, Evidence, OperatingCharacteristics, Part, decide
 from actlab.theory import checks
 from actlab.theory.propositions import EXACT_TOLERANCE
@@ -99,6 +100,47 @@ EXACT = (
 )
 
 
+OTHERS = (  # the three checks beyond the identities: (claim id, statement, units, threshold, rule)
+    ("propositions-4-d4", "replacing delta by c delta (c > 0) scales every logit gradient by c and keeps their order",
+     "relative error", None, below_tolerance_in_every_order),
+    ("propositions-5-cor-d3", "for h ~ N(0, sigma_h^2) and delta > 0, E[delta ReLU(h)] grows linearly with sigma_h",
+     "slope in sigma_h (SymPy, delta = 1)", 0.0, grows_with_scale),
+    ("propositions-6-appendix-b-relu-gradient", "E|ReLU'(h)| ≈ 1.0 for h ~ N(0, sigma_h^2)",
+     "|E|ReLU'(h)| - 1| (SymPy, exact)", APPENDIX_B_TOLERANCE, below_tolerance),
+)  # fmt: skip
+
+
+def _statement(claim_id: str) -> str:
+    return next(text for cid, text, *_ in OTHERS if cid == claim_id)
+
+
+DECIDING_TEST = "exact check: the largest deviation from the statement against its tolerance (no sampling, no p)"
+
+
+def definitions(tolerance: float = EXACT_TOLERANCE) -> list[registry.Definition]:
+    """The six checks of the paper's mathematics as registered (`actlab.registry`): they read no sweep."""
+    items = [(e.claim_id, e.statement, "relative error", tolerance, below_tolerance) for e in EXACT]
+    items += [(cid, text, units, tolerance if threshold is None else threshold, rule)
+              for cid, text, units, threshold, rule in OTHERS]  # fmt: skip
+    return [
+        registry.Definition(
+            claim_id=cid,
+            study=STUDY,
+            kind="mathematics",
+            statement=text,
+            units=units,
+            threshold=threshold,
+            supports="above" if rule is grows_with_scale else "below",
+            margin=f"tolerance {threshold:g}",
+            margin_source="fixed with the checks (2026-12-02): far above float64 rounding, far below any real error",
+            alpha=0.0,
+            rules=(rule,),
+            sweeps=(),
+        )  # fmt: skip
+        for cid, text, units, threshold, rule in items
+    ]
+
+
 def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[str, Any] | None = None) -> list[Claim]:
     """The paper's mathematical statements that `report` checked, each a claim of study `propositions`.
 
@@ -148,7 +190,7 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
             ),  # fmt: skip
             below_tolerance_in_every_order,
             title="D.4: rescaling delta keeps the candidates' order",
-            statement="replacing delta by c delta (c > 0) scales every logit gradient by c and keeps their order",
+            statement=_statement("propositions-4-d4"),
             source="Flex-Act, App. D.4",
             units="relative error",
             budget=budget,
@@ -174,7 +216,7 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
             ),  # fmt: skip
             grows_with_scale,
             title="Cor. D.3: E[delta ReLU(h)] grows with the pre-activation scale",
-            statement="for h ~ N(0, sigma_h^2) and delta > 0, E[delta ReLU(h)] grows linearly with sigma_h",
+            statement=_statement("propositions-5-cor-d3"),
             source="Flex-Act, Cor. D.3",
             units="slope in sigma_h (SymPy, delta = 1)",
             budget=f"SymPy closed form; Monte Carlo cross-check with {settings.mc_samples:,} samples per sigma_h",
@@ -198,7 +240,7 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
             ),  # fmt: skip
             below_tolerance,
             title="App. B: ReLU's mean gradient magnitude is about 1",
-            statement="E|ReLU'(h)| ≈ 1.0 for h ~ N(0, sigma_h^2)",
+            statement=_statement("propositions-6-appendix-b-relu-gradient"),
             source="Flex-Act, App. B",
             units="|E|ReLU'(h)| - 1| (SymPy, exact)",
             budget="SymPy, exact for every sigma_h",
@@ -208,7 +250,8 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
             provenance=provenance,
         )
     )
-    return [claim.with_changes(operating=operating, evidence_page=PAGE) for claim in made]
+    made = [claim.with_changes(operating=operating, evidence_page=PAGE) for claim in made]
+    return registry.stamp(made, definitions(settings.tolerance), profile="any")
 
 
 def _claim(claim_id: str, evidence: Evidence, rule: Any, *, threshold: float, units: str, supports: str = "below",
@@ -224,6 +267,8 @@ def _claim(claim_id: str, evidence: Evidence, rule: Any, *, threshold: float, un
         supports=supports,
         parts=(part,),
         digits=3,
+        kind="mathematics",
+        deciding_test=DECIDING_TEST,
         **text,
     )
 

@@ -13,6 +13,12 @@ Bonferroni), so "supported" (every comparison better) and "not supported" (some 
 improvement clears 0 together with >= 80% power); TOST is intersection-union (every improvement within its margin,
 each at level alpha). The same function reads one data set (a claim: batch of 1) or a thousand simulated ones.
 
+What "supported" means here, stated on every such claim: better than every comparator *by any amount* (the
+interval wholly above 0). Whether the improvement also clears the claim's margin (the smallest difference worth
+acting on, which TOST uses for "equivalent") is shown beside the verdict (`past_margin`: yes / no / not clear),
+and the simulations report how often "supported" comes when every true improvement is half its margin, so a
+reader sees that a tiny effect can be "supported".
+
 A study shows its claim either as improvements (`supports="above"`: the estimate is the smallest improvement) or as
 differences in a lower-is-better metric (`supports="below"`: candidate minus comparator, the estimate the largest
 difference); `oriented` turns one into the other, and the rule reads the side.
@@ -40,6 +46,7 @@ from actlab.stats.calibrate_batch import Truth, operating_characteristics
 from actlab.stats.sample_size import smallest_n
 
 POWER = 0.8  # the power an MDE and an "n needed" are stated at
+HALF_MARGIN = "every improvement half its margin"  # the scenario that shows what "by any amount" means
 # An outcome is listed as out of reach at this n if even its most favourable truth gives it less often than this:
 # the power an MDE promises, so "reachable" means what "detectable" means
 REACHABLE = POWER
@@ -137,6 +144,59 @@ def rule_beats_baselines(
     if equivalence_p is not None and equivalence_p < alpha:
         return "equivalent"
     return "inconclusive"
+
+
+MARGIN_SCALES = (0.5, 0.75, 1.0, 1.5, 2.0)  # the sensitivity strip: the registered margins times these
+TESTS = {
+    "supported": "paired t tests: every improvement above 0, by any amount (the largest p, Bonferroni over the "
+    "baselines)",
+    "not supported": "paired t tests: some improvement below 0 (the smallest p, Bonferroni over the baselines)",
+    "equivalent": "TOST: every difference within +-its margin (the largest of the one-sided p's)",
+}
+DIVERGED_TEST = "divergence: the candidate diverged on a seed where a baseline trained (no test needed: p = 0)"
+
+
+def deciding_test(verdict: str, diverged: int) -> str:
+    """The test whose p decided `verdict`, in words (an inconclusive one: the nearer of the directions)."""
+    if diverged and verdict == "not supported":
+        return DIVERGED_TEST
+    return TESTS.get(verdict, "nearer of: " + "; ".join(TESTS.values()))
+
+
+def deciding_p(ev: Statistics, verdict: str, diverged: int) -> float:
+    """The p of that test for data set 0: TOST's for "equivalent", 0 for a divergence, else the smaller effect's."""
+    if diverged:
+        return 0.0
+    if verdict == "equivalent" and ev.equivalence_p is not None:
+        return float(ev.equivalence_p[0])
+    return float(ev.smaller.p_value[0])
+
+
+def past_margin(ev: Statistics, margins: Sequence[float] | None) -> str:
+    """Whether every improvement clears its margin as well (the claim itself asks only for "better"): "yes" when
+    every simultaneous interval lies above its margin, "no" when some lies below it, else "not clear" ("" when
+    the claim has no margin). Read beside "supported", which means better by any amount."""
+    if margins is None:
+        return ""
+    low, high = ev.smaller.component_low[0], ev.smaller.component_high[0]
+    if all(lo > m for lo, m in zip(low, margins, strict=True)):
+        return "yes"
+    if any(hi < m for hi, m in zip(high, margins, strict=True)):
+        return "no"
+    return "not clear"
+
+
+def margin_sensitivity(data: Comparisons, *, supports: str, alpha: float, confidence: float) -> list[tuple[float, str]]:
+    """The rule's verdict with every margin scaled by each of `MARGIN_SCALES` (the smallest margin as the strip's
+    value): only "equivalent" can move, since "supported" is better by any amount."""
+    if data.margins is None:
+        return []
+    found = []
+    for scale in MARGIN_SCALES:
+        margins = [scale * m for m in data.margins]
+        verdict = verdicts(data.values[None], supports=supports, alpha=alpha, confidence=confidence, margins=margins)
+        found.append((min(margins), "not supported" if data.diverged else verdict[0]))
+    return found
 
 
 def oriented(mean: float, low: float, high: float, supports: str) -> tuple[float, tuple[float, float]]:
@@ -277,6 +337,8 @@ def operating(
         boundary[tightest] = -data.margins[tightest]
         truths.append(truth("equivalence boundary", boundary, errors=("equivalent",)))
         truths.append(truth("equivalence, no difference", [0.0] * k, target="equivalent"))
+        # "supported" means better by any amount: how often it says so when every improvement is half its margin
+        truths.append(truth(HALF_MARGIN, [m / 2 for m in data.margins]))
     result = operating_characteristics(
         simulate, truths, n_simulations=n_simulations, seed=seed,
         design=f"{n} seeds, paired: each seed's improvements over {', '.join(data.comparators)} drawn jointly normal "
@@ -358,6 +420,6 @@ def divergence_text(candidate: str, data: Comparisons, comparators: Sequence[str
         "(blowing up is not beating)"  # fmt: skip
 
 
-__all__ = ["Comparisons", "Statistics", "component_context", "divergence_operating", "divergence_part",
-           "divergence_share", "divergence_text", "statistics", "operating", "parts", "rule_beats_baselines",
-           "rule_inputs", "verdicts"]  # fmt: skip
+__all__ = ["Comparisons", "Statistics", "component_context", "deciding_p", "deciding_test", "divergence_operating",
+           "divergence_part", "divergence_share", "divergence_text", "margin_sensitivity", "past_margin",
+           "statistics", "operating", "parts", "rule_beats_baselines", "rule_inputs", "verdicts"]  # fmt: skip

@@ -7,15 +7,18 @@ unit) and the seeds X diverged on; its rule (`beats_every.rule_beats_baselines`)
 - not supported: X diverged on a seed where a baseline trained cleanly (blowing up is not beating; a candidate
   that diverged on every seed gets this verdict too, with the share of seeds it diverged on as its estimate), or
   its improvement interval lies below 0 for some baseline;
-- supported: the interval lies above 0 for every baseline;
+- supported: the interval lies above 0 for every baseline: better by any amount (whether the improvement also clears
+  the task's margin is shown beside it, `beats_every.past_margin`);
 - equivalent: a margin was given and every improvement lies within +-margin (TOST, intersection-union);
 - inconclusive: anything else; the claim then carries the MDE (what the run could have detected).
 
 The interval is simultaneous over the claim's own baselines (Bonferroni), so each verdict errs at most 2.5% at the
 null boundary, and the MDE is at that level and over that family. Across the study's claims (8 in the default
-profile: 2 candidates x 2 tasks x 2 matchings, one question over one set of runs) Holm-adjusted p values are shown
-beside the verdicts (`actlab.stats.family`). Why "every baseline": the headline a user wants is "better than what I
-would otherwise use", so a candidate that beats ReLU but loses to GELU has not shown that.
+profile: 2 candidates x 2 tasks x 2 matchings, one question over one set of runs) Holm's adjustment is applied: a
+decisive verdict that does not survive it is marked (`actlab.stats.family`). Every claim is stamped with its
+registry entry (`actlab.registry`); a user's own candidate has none and says so. Why "every baseline": the headline
+a user wants is "better than what I would otherwise use", so a candidate that beats ReLU but loses to GELU has not
+shown that.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from actlab import registry
 from actlab.claim import Claim, Evidence, decide
 from actlab.stats.family import adjust_family
 from actlab.studies.compare import analysis, beats_every
@@ -90,16 +94,25 @@ def from_runs(runs_dir: Path, *, n_simulations: int, seed: int) -> list[Claim]:
     """The claims from `runs_dir` (runs/compare/<profile>) with `n_simulations` per scenario (actlab calibrate)."""
     from actlab import provenance
 
-    return claims(load_runs(runs_dir), Settings(n_simulations=n_simulations, seed=seed,
-                                                provenance=provenance.collect()))  # fmt: skip
+    settings = Settings(n_simulations=n_simulations, seed=seed, provenance=provenance.collect())
+    return claims(load_runs(runs_dir), settings, runs_dir=runs_dir, profile=Path(runs_dir).name)
 
 
-def claims(runs: StudyRuns, settings: Settings) -> list[Claim]:
-    """Every comparison claim, decided, with its operating characteristics, Holm-adjusted over the study."""
-    return decide_all(runs, settings).claims
+def claims(runs: StudyRuns, settings: Settings, *, runs_dir: str | Path | None = None,
+           profile: str = "default") -> list[Claim]:  # fmt: skip
+    """Every comparison claim, decided, with its operating characteristics, Holm over the study applied, stamped
+    with its registry entry (`runs_dir`: where the runs are, for their design and dates)."""
+    return decide_all(runs, settings, runs_dir=runs_dir, profile=profile).claims
 
 
-def decide_all(runs: StudyRuns, settings: Settings) -> StudyClaims:
+def decide_all(
+    runs: StudyRuns,
+    settings: Settings,
+    *,
+    runs_dir: str | Path | None = None,
+    profile: str = "default",
+    stamp: bool = True,
+) -> StudyClaims:
     """`claims`, plus the comparisons that could not be tested: fewer than two seeds on which the candidate and
     every baseline trained, or improvements that never vary (arms too short to train give the same accuracy on
     every seed: no interval, no MDE). A candidate that diverged is never among them: its claim says so."""
@@ -122,7 +135,10 @@ def decide_all(runs: StudyRuns, settings: Settings) -> StudyClaims:
                                 "train), so they give no interval and no MDE")  # fmt: skip
             else:
                 found.append(candidate_claim(data, candidate, task, matching, runs.setup, settings))
-    return StudyClaims(adjust_family(found, "Comparison"), untested)
+    adjusted = adjust_family(found, "Comparison", alpha=settings.alpha)
+    if stamp:  # the zoo relabels these claims and stamps them with its own definitions
+        adjusted = registry.stamp(adjusted, definitions(settings), profile=profile, runs_dir=runs_dir)
+    return StudyClaims(adjusted, untested)
 
 
 def candidate_claim(data: Comparisons, candidate: str, task_name: str, matching: str, setup: Mapping[str, Any],
@@ -141,14 +157,17 @@ def candidate_claim(data: Comparisons, candidate: str, task_name: str, matching:
         parts = beats_every.parts(ev, [f"improvement over {b}" for b in named], verdict=verdict, supports="above",
                                   units=task.unit, margins=data.margins)  # fmt: skip
         context.update(beats_every.component_context(ev, named), **beats_every.spread_context(data))
+        context["past_margin"] = beats_every.past_margin(ev, data.margins)
+        p_value = beats_every.deciding_p(ev, verdict, data.diverged)
         evidence = Evidence(estimate, ci, data.n, inputs, mde=float(ev.smaller.mde[0]), context=context,
-                            p_value=0.0 if data.diverged else float(ev.smaller.p_value[0]))  # fmt: skip
+                            p_value=p_value)  # fmt: skip
         units, supports = task.unit, "above"
     else:  # diverged on every seed (or all but one): nothing to pair, the divergence decides
         share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
         inputs = {"supports": "below", "diverged": data.diverged, "alpha": alpha, "equivalence_p": None}
         evidence = Evidence(share, ci, data.seeds, inputs, context=context, p_value=0.0)
         units, supports = f"share of seeds on which {candidate} diverged", "below"
+        verdict = rule_beats_baselines(share, ci, **inputs)
     if data.diverged:
         parts.append(beats_every.divergence_part(data.diverged, data.seeds, candidate, confidence))
     margin = settings.margins.get(task_name)
@@ -167,6 +186,11 @@ def candidate_claim(data: Comparisons, candidate: str, task_name: str, matching:
         confidence=confidence,
         equivalence_margin=margin if margin is not None and data.testable else None,
         parts=parts,
+        kind="demo",
+        deciding_test=beats_every.deciding_test(verdict, data.diverged),
+        margin_sensitivity=beats_every.margin_sensitivity(data, supports="above", alpha=alpha, confidence=confidence)
+        if data.testable
+        else (),
         decided_by=beats_every.divergence_text(candidate, data, named),
         provenance=settings.provenance,
     )
@@ -178,6 +202,56 @@ def candidate_claim(data: Comparisons, candidate: str, task_name: str, matching:
     return claim.with_changes(operating=operating)
 
 
+MARGIN_SOURCE = "chosen as differences a user would not act on at these budgets, fixed with the study (2026-12-04)"
+
+
+def definitions(
+    settings: Settings | None = None, study_dir: str = STUDY, every: Sequence[str] = ()
+) -> list[registry.Definition]:
+    """Every claim the committed sweep files of the registered profiles produce, as registered (a user's own
+    candidate, added to a sweep file, has no entry until `actlab registry --update` registers it); `every` is
+    what a sweep's `activations: all` stands for (the zoo's claimants)."""
+    settings = settings or Settings()
+    found: dict[str, registry.Definition] = {}
+    for profile in registry.PROFILES:
+        for sweep, task, candidates, matchings in _planned(study_dir, profile, settings.baselines, every):
+            for candidate in candidates:
+                for matching in matchings:
+                    cid = claim_id(candidate, task, matching)
+                    margin = settings.margins.get(task)
+                    found.setdefault(cid, registry.Definition(
+                        claim_id=cid, study=study_dir, kind="demo" if study_dir == STUDY else "experiment",
+                        statement=statement(candidate, list(settings.baselines), get_task(task).label,
+                                            matching_label(matching)),
+                        units=get_task(task).unit, threshold=0.0, supports="above",
+                        margin="none for 'supported' (better by any amount); TOST "
+                        + (f"+-{margin:g} {get_task(task).unit}" if margin is not None else "none"),
+                        margin_source=MARGIN_SOURCE, alpha=settings.alpha,
+                        rules=(rule_beats_baselines, beats_every.statistics), sweeps=(sweep,),
+                        extra={"baselines": list(settings.baselines)},
+                    ))  # fmt: skip
+    return list(found.values())
+
+
+def _planned(study_dir: str, profile: str, baselines: Sequence[str], every: Sequence[str]):  # noqa: ANN202
+    """(sweep name, task, candidates, matchings) per committed sweep file of `profile` (activations 'all':
+    `every`)."""
+    from actlab.sweep.spec import load_spec
+
+    folder = registry.NOTEBOOKS / study_dir / "sweeps" / profile
+    for path in sorted(folder.glob("*.yml")):
+        spec = load_spec(path)
+        settings = {**spec.fixed, **{key: values[0] for key, values in spec.grid.items() if len(values) == 1}}
+        named = settings.get("activations", "")
+        names = [a.strip() for a in named.split(",")] if isinstance(named, str) else list(named)
+        candidates = [a for a in names if a and a not in baselines and a != "all"]
+        if named == "all":
+            candidates = [a for a in every if a not in baselines]
+        matchings = [m.strip() for m in str(settings.get("matchings", "steps")).split(",") if m.strip()]
+        for task in spec.grid.get("task", [settings.get("task")]):
+            yield spec.name, task, candidates, matchings
+
+
 def statement(candidate: str, baselines: list[str], task_label: str, matching_label: str) -> str:
     """'cubic beats relu and gelu on Fashion-MNIST ... (step-matched: every arm trained for the same steps).'"""
     how = {
@@ -185,8 +259,9 @@ def statement(candidate: str, baselines: list[str], task_label: str, matching_la
         "compute-time-matched": "every arm trained for the same seconds of compute: CPU time, or GPU time on CUDA",
     }.get(matching_label, matching_label)
     return (
-        f"{candidate} beats {' and '.join(baselines)} on {task_label}, {matching_label} ({how}). Estimate: the least "
-        f"favourable paired improvement over the baselines (> 0: {candidate} better)."
+        f"{candidate} beats {' and '.join(baselines)} on {task_label}, {matching_label} ({how}), by any amount "
+        "(whether it also clears the task's margin is shown beside). Estimate: the least favourable paired "
+        f"improvement over the baselines (> 0: {candidate} better)."
     )
 
 

@@ -6,10 +6,12 @@ saves and displays), and each claim's operating characteristics come from simula
 same code (`operating`), so the page can say how often each verdict is wrong.
 
 For each claim (`designs`): its per-run table at the baseline and at every specification of the curve
-(`specification.build_curve`), the estimate, CI, MDE and p at the baseline, the verdict across specifications
-(`specification.rule_across_specifications`, stored as the claim's rule with every specification's evidence),
-"stable in x of y", the simulated error rates, and finally Holm over the study's family (`adjust_family`).
-`from_runs` loads the runs the way the report notebook does, for `actlab calibrate`.
+(`specification.build_curve`); the primary verdict, the claim's own rule at the baseline (its registered default
+design), with its estimate, CI, MDE and the p of the test that decided it; its robustness across the curve's
+specifications (`actlab.stats.robustness`: adequate specifications only); the simulated error rates of both;
+the verdict at a range of thresholds or margins; Holm over the study's family (`adjust_family`, applied); and
+the registry's hash and date (`actlab.registry`). `from_runs` loads the runs the way the report notebook does,
+for `actlab calibrate`.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from actlab.claim import Claim, Evidence, Part, SpecificationOutcome, decide
+from actlab import registry
+from actlab.claim import Claim, Evidence, Part, decide
 from actlab.stats.family import adjust_family
+from actlab.stats.robustness import assess, simulated_rates
 from actlab.studies.flexact import analysis, designs, operating, paper, scale, specification
 from actlab.studies.flexact.designs import ClaimDesign
-from actlab.studies.flexact.rules import MATERIAL_MSE_FACTOR
+from actlab.studies.flexact.rules import MATERIAL_MSE_FACTOR, MSE_MARGIN
 
 STUDY = "flexact"
 SECTIONS = ("table1", "alpha", "table6", "scale", "prior", "speccurve")
@@ -34,12 +38,11 @@ SECTIONS = ("table1", "alpha", "table6", "scale", "prior", "speccurve")
 
 @dataclass(frozen=True)
 class ClaimSettings:
-    """What the claims are decided with: level, simulations (per scenario), permutations of the heterogeneity
-    test, the seed of both, the profile and the provenance the caller collected (claims stay pure)."""
+    """What the claims are decided with: level, simulations (per scenario), their seed, the profile and the
+    provenance the caller collected (claims stay pure)."""
 
     alpha: float = 0.05
     n_simulations: int = 500
-    permutations: int = 1999
     seed: int = 0
     profile: str = "default"
     provenance: Mapping[str, Any] = field(default_factory=dict)
@@ -47,8 +50,8 @@ class ClaimSettings:
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 0.5:
             raise ValueError(f"ClaimSettings: alpha must lie in (0, 0.5), got {self.alpha}")
-        if not 1 <= self.n_simulations <= 100_000 or not 1 <= self.permutations <= 100_000:
-            raise ValueError("ClaimSettings: n_simulations and permutations must lie in 1..100000")
+        if not 1 <= self.n_simulations <= 100_000:
+            raise ValueError("ClaimSettings: n_simulations must lie in 1..100000")
 
 
 @dataclass(frozen=True)
@@ -64,9 +67,18 @@ class Text:
     budget: str
 
 
-def _texts(data: Mapping[str, analysis.SweepRows], budget: str, worst_truth: str) -> dict[str, Text]:
-    sc = data["scale"].frame
-    ks = sorted(sc.k.unique().tolist()) if not sc.empty else []
+MARGIN_SOURCES = {
+    "flexact-1-scale-bias-sigmoid": "threshold 0.5: 'most' of the routing mass, fixed with the claim (2026-12-02)",
+    "flexact-1-scale-bias-tanh": "threshold 0.5: 'most' of the routing mass, fixed with the claim (2026-12-02)",
+    "flexact-2-table1-recovery": "threshold 0.8: 'recovered' as selected in 4 of 5 networks, fixed with the claim",
+    "flexact-3-table6-strategies": "a factor of 2 in MSE, App. B's plateau margin, set on 2026-12-04 after runs",
+    "flexact-4-appendix-b-alpha": "rate 0.8 as Table 1; the plateau a factor of 2 in MSE, fixed with the claim",
+    "flexact-5-every-truth": "threshold 0.8 per truth, as Table 1, fixed with the claim",
+}
+
+
+def _texts(budget: str, ks: list[float], grid: str) -> dict[str, Text]:
+    """Each claim's words: static (the registry hashes them) except the budget, which says what ran."""
     routing0 = sum(paper.APPENDIX_B_ALPHA0_ROUTING[n] for n in ("relu", "leaky_relu", "identity"))
     table1 = paper.TABLE1["flexact a=0.3"]
     texts = {
@@ -128,7 +140,6 @@ def _texts(data: Mapping[str, analysis.SweepRows], budget: str, worst_truth: str
         paper_value=paper.APPENDIX_B_SIGMOID_PROB,
         budget=f"{budget}; alpha in 0, 0.1, ..., 1.0; networks = alphas x seeds",
     )
-    pr = data["prior"].frame
     texts["flexact-5-every-truth"] = Text(
         title="Every ground truth recovered at alpha = 0.3",
         statement=(
@@ -136,16 +147,10 @@ def _texts(data: Mapping[str, analysis.SweepRows], budget: str, worst_truth: str
             f"{paper.PAPER_ALPHA} (lambda = tau as in App. B, g_bar = batch mean of per-sample gradient norms)."
         ),
         source="Flex-Act §3.3 eq. 1-4, App. B; issue I",
-        units=f"selection accuracy of the worst ground truth ({worst_truth})",
+        units="selection accuracy of the worst-recovered ground truth",
         paper="Table 1: Flex-Act at alpha = 0.3 best or second best on all 5 ground truths",
         paper_value=None,
-        budget=budget
-        + (
-            f"; grid: alpha {sorted(pr.alpha.unique().tolist())}, lambda {sorted(set(pr.lam_label) - {'-'})}, "
-            f"g_bar {sorted(set(pr.g_bar) - {'-'})}"
-            if not pr.empty
-            else ""
-        ),  # fmt: skip
+        budget=budget + grid,
     )
     return texts
 
@@ -157,6 +162,16 @@ def budget_text(data: Mapping[str, analysis.SweepRows], profile: str) -> str:
     return f"{s.get('epochs')} epochs of {s.get('n_train')} examples (batch {batch}) per arm; profile {profile}"
 
 
+def _grid_text(data: Mapping[str, analysis.SweepRows]) -> str:
+    pr = data["prior"].frame
+    if pr.empty:
+        return ""
+    return (
+        f"; grid: alpha {sorted(pr.alpha.unique().tolist())}, lambda {sorted(set(pr.lam_label) - {'-'})}, "
+        f"g_bar {sorted(set(pr.g_bar) - {'-'})}"
+    )
+
+
 def curve_of(data: Mapping[str, analysis.SweepRows]) -> specification.Curve:
     """Every claim's per-run tables at the baseline and at each specification of the curve; the every-truth
     claim's figure follows the truth that is worst at the baseline."""
@@ -164,27 +179,69 @@ def curve_of(data: Mapping[str, analysis.SweepRows]) -> specification.Curve:
     curve = specification.build_curve(main, data["speccurve"], designs.all_designs())
     every = curve.design("flexact-5-every-truth")
     base = curve.tables[every.claim_id][curve.plan.baseline]
-    estimate, _, _ = every.decision(base, 0.05)
     rates = [float(np.nanmean(base[:, j])) for j in range(base.shape[1])]
     focused = replace(every, focus=int(np.argmin(rates)))
     curve.designs = [focused if d.claim_id == every.claim_id else d for d in curve.designs]
     return curve
 
 
-def claims(data: Mapping[str, analysis.SweepRows], settings: ClaimSettings) -> list[Claim]:
-    """The six Flex-Act claims from the loaded sweeps (`SECTIONS` -> rows), decided, simulated and adjusted."""
+ROBUSTNESS = (
+    "the claim's rule at each of the curve's specifications (a 2^(6-2) factorial of lr, epochs, tau end, x_1, batch "
+    "and router start in the default profile); only decisive or adequately powered ones count; contradicted only "
+    "by an opposite decisive verdict at alpha / m (Bonferroni over the m alternatives)"
+)
+
+
+def definitions() -> list[registry.Definition]:
+    """The six claims as registered (`actlab.registry`): everything that decides them except the runs."""
+    texts = _texts("", [], "")
+    found = []
+    for design in designs.all_designs():
+        text = texts[design.claim_id]
+        margin = (
+            f"{design.threshold:g} ({design.supports} supports the claim)"
+            if design.margin_input == "threshold"
+            else f"log10 MSE {MSE_MARGIN:.4g} (a factor of {MATERIAL_MSE_FACTOR:g})"
+        )
+        found.append(
+            registry.Definition(
+                claim_id=design.claim_id,
+                study=STUDY,
+                kind="experiment",
+                statement=text.statement,
+                units=text.units,
+                threshold=design.threshold,
+                supports=design.supports,
+                margin=margin,
+                margin_source=MARGIN_SOURCES[design.claim_id],
+                alpha=ClaimSettings().alpha,
+                rules=(design.rule, type(design).decisions, type(design).detection),
+                sweeps=(design.section, "speccurve"),
+                robustness=ROBUSTNESS,
+            )
+        )
+    return found
+
+
+def claims(
+    data: Mapping[str, analysis.SweepRows], settings: ClaimSettings, runs_dir: str | os.PathLike[str] | None = None
+) -> list[Claim]:
+    """The six Flex-Act claims from the loaded sweeps (`SECTIONS` -> rows): decided at the baseline, read across
+    the curve, simulated, adjusted over the family and stamped with the registry's hash (`runs_dir`: where the
+    runs are, for the design they were made with and their dates)."""
     missing = [section for section in SECTIONS if section not in data]
     if missing:
         raise ValueError(f"claims: the data lack the sections {missing}; load every sweep of {SECTIONS}")
     curve = curve_of(data)
-    every = curve.design("flexact-5-every-truth")
-    texts = _texts(data, budget_text(data, settings.profile), every.truths[every.focus])
+    sc = data["scale"].frame
+    ks = sorted(sc.k.unique().tolist()) if not sc.empty else []
+    texts = _texts(budget_text(data, settings.profile), ks, _grid_text(data))
     specs_note = f"; specification curve: {len(curve.plan.specifications)} specifications"
     found = []
     for index, design in enumerate(curve.designs):
-        text = texts[design.claim_id]
-        found.append(_claim(design, curve, text, specs_note, settings, index))
-    return adjust_family(found, "Flex-Act")
+        found.append(_claim(design, curve, texts[design.claim_id], specs_note, settings, index))
+    adjusted = adjust_family(found, "Flex-Act", alpha=settings.alpha)
+    return registry.stamp(adjusted, definitions(), profile=settings.profile, runs_dir=runs_dir)
 
 
 def _claim(
@@ -197,47 +254,64 @@ def _claim(
 ) -> Claim:
     tables = curve.tables[design.claim_id]
     base = tables[curve.plan.baseline]
-    rng = np.random.default_rng([settings.seed, index])
-    estimate, ci, inputs = specification.curve_inputs(
-        design, tables, curve.plan, alpha=settings.alpha, permutations=settings.permutations, rng=rng
-    )
-    outcome = specification.outcome_across_specifications(estimate, ci, **inputs)
-    detection = design.detection(base, settings.alpha)
+    alpha = settings.alpha
+    estimate, ci, inputs = design.decision(base, alpha)
+    detection = design.detection(base, alpha)
+    verdict = design.rule(estimate, ci, **inputs)
     context = {
         "mde_against": detection.mde_against,
         "detection": detection.note,
         "p_support": detection.p_support,
         "p_against": detection.p_against,
-        "depends_because": outcome.reason,
     }
+    if isinstance(design, designs.EveryTruth):
+        context["worst_truth"] = design.truths[design.focus]
+    mde = stated_mde(design, detection)
     evidence = Evidence(
         estimate=estimate,
         ci=ci,
         n=design.n_units(base),
         inputs=inputs,
-        mde=stated_mde(design, detection),
+        mde=mde,
         context=context,
+        p_value=detection.p_for(verdict),
     )
-    parts = design.parts(base, settings.alpha)
+    results = specification.specification_results(
+        design, tables, curve.plan, alpha=alpha, primary=verdict, towards_support=detection.mde is not None
+    )
     claim = decide(
-        design.claim_id, evidence, specification.rule_across_specifications, study=STUDY, title=text.title,
-        statement=text.statement, source=text.source, units=text.units, budget=text.budget + specs_note,
-        paper=text.paper, paper_value=text.paper_value, threshold=design.threshold, supports=design.supports,
-        confidence=1 - settings.alpha, provenance=settings.provenance, parts=parts,
-        specifications=SpecificationOutcome(outcome.stable, outcome.total, outcome.depends_on, outcome.heterogeneity_p),
+        design.claim_id, evidence, design.rule, study=STUDY, title=text.title, statement=text.statement,
+        source=text.source, units=text.units, budget=text.budget + specs_note, paper=text.paper,
+        paper_value=text.paper_value, threshold=design.threshold, supports=design.supports, confidence=1 - alpha,
+        provenance=settings.provenance, parts=design.parts(base, alpha), kind="experiment",
+        robustness=assess(verdict, mde, results, family=f"Bonferroni over the {len(results)} alternatives"),
+        deciding_test=design.deciding_test(verdict),
+        margin_sensitivity=sensitivity(design, estimate, ci, inputs),
     )  # fmt: skip
-    sim = operating.simulation_design(design, tables, curve.plan, detection, settings.alpha)
+    sim = operating.simulation_design(design, tables, curve.plan, detection, alpha)
     characteristics = operating.operating(sim, text.paper_value, n_simulations=settings.n_simulations,
                                           seed=settings.seed + 1000 * index)  # fmt: skip
-    return claim.with_changes(p_value=detection.p_for(claim.verdict), operating=characteristics,
-                              decided_by=decided_by(claim, outcome.reason))  # fmt: skip
+    false_rate, reversal_power = simulated_rates(characteristics.scenarios, operating.REVERSED)
+    robustness = replace(
+        claim.robustness,
+        false_contradiction=false_rate,
+        reversal_power=reversal_power,
+        reversal=operating.REVERSED if reversal_power is not None else "",
+    )
+    return claim.with_changes(operating=characteristics, robustness=robustness, decided_by=decided_by(claim))
 
 
-def decided_by(claim: Claim, reason: str) -> str:
+def sensitivity(
+    design: ClaimDesign, estimate: float, ci: tuple[float, float], inputs: Mapping[str, Any]
+) -> list[tuple[float, str]]:
+    """The claim's rule at each value of its margin grid (threshold or margin), the rest of its evidence fixed."""
+    key = design.margin_input
+    return [(value, design.rule(estimate, ci, **{**inputs, key: value})) for value in design.margin_grid]
+
+
+def decided_by(claim: Claim) -> str:
     """What decided the verdict when its parts' 95% intervals alone do not show it (the index's forest plot asks):
-    the specification curve for "depends on", the Bonferroni intervals of "not supported" otherwise."""
-    if claim.verdict.startswith("depends on"):
-        return f"the specification curve: {reason}"
+    the Bonferroni intervals of "not supported", or the plateau's margin."""
     parts = claim.parts or ()
     sides = [_side(part) for part in parts]
     if claim.verdict == "inconclusive" and "against" in sides:
@@ -280,4 +354,4 @@ def from_runs(runs_dir: os.PathLike[str] | str, *, n_simulations: int, seed: int
 
     profile = os.path.basename(os.path.normpath(runs_dir))
     settings = ClaimSettings(n_simulations=n_simulations, seed=seed, profile=profile, provenance=provenance.collect())
-    return claims(load(runs_dir), settings)
+    return claims(load(runs_dir), settings, runs_dir=runs_dir)

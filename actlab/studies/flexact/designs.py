@@ -22,34 +22,22 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
-from statsmodels.stats.power import TTestPower
 
 from actlab.claim import Part
 from actlab.stats.binomial import binomial_p, clopper_pearson, deciding_count, n_for_power, n_reachable, rate_mde
+from actlab.stats.tdist import standardised_mde, two_sided_t
 from actlab.studies.flexact import paper, rules, units
 
 POWER = 0.8
 Decision = tuple[float, tuple[float, float], dict[str, Any]]
 
 
-# ---------------------------------------------------------------- small exact helpers (cached)
-@lru_cache(maxsize=4096)
-def t_quantile(df: int, confidence: float) -> float:
-    return float(scipy_stats.t.ppf((1 + confidence) / 2, df))
-
-
-@lru_cache(maxsize=4096)
-def standardised_mde(n: int, alpha: float, power: float) -> float:
-    """d at which a two-sided one-sample t test of n values at level alpha has this power (statsmodels)."""
-    return float(TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power))
-
-
+# ---------------------------------------------------------------- small exact helpers
 def finite(values: np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=float)
     return values[np.isfinite(values)]
@@ -73,7 +61,7 @@ class Moments:
 
     def interval(self, confidence: float) -> tuple[float, float]:
         """The t interval of the mean; a point when the values do not vary."""
-        half = t_quantile(self.n - 1, confidence) * self.sd / math.sqrt(self.n) if self.sd > 0 else 0.0
+        half = two_sided_t(confidence, self.n - 1) * self.sd / math.sqrt(self.n) if self.sd > 0 else 0.0
         return self.mean - half, self.mean + half
 
 
@@ -115,9 +103,9 @@ class StackMoments:
         """The t intervals of column `column`'s means (points where the values do not vary)."""
         n = self.n[:, column]
         if n.min() == n.max():  # every table has the same n (a simulation): one quantile
-            t = t_quantile(int(n[0]) - 1, confidence)
+            t = two_sided_t(confidence, int(n[0]) - 1)
         else:
-            t = np.array([t_quantile(int(m) - 1, confidence) for m in n])
+            t = np.array([two_sided_t(confidence, int(m) - 1) for m in n])
         half = np.where(self.sd[:, column] > 0, t * self.sd[:, column] / np.sqrt(n), 0.0)
         mean = self.mean[:, column]
         return mean - half, mean + half
@@ -139,14 +127,18 @@ def mean_interval(values: np.ndarray, confidence: float) -> tuple[float, float, 
     return (moments.mean, *moments.interval(confidence))
 
 
-def t_p(values: np.ndarray, null: float) -> float:
-    """Two-sided p of a one-sample t test of the mean of `values` against `null` (0 or 1 without spread)."""
+def t_p(values: np.ndarray, null: float, side: str) -> float:
+    """p of a one-sample t test that the mean of `values` lies on `side` ("above" / "below") of `null`: twice the
+    one-sided p, capped at 1, so below alpha exactly when the 1 - alpha t interval lies wholly on that side (0 or 1
+    without spread)."""
     x = finite(values)
     sd = float(x.std(ddof=1))
+    difference = float(x.mean()) - null
+    towards = difference if side == "above" else -difference
     if sd == 0:
-        return 1.0 if float(x.mean()) == null else 0.0
-    t = (float(x.mean()) - null) / (sd / math.sqrt(x.size))
-    return float(2 * scipy_stats.t.sf(abs(t), x.size - 1))
+        return 0.0 if towards > 0 else 1.0
+    t = towards / (sd / math.sqrt(x.size))
+    return min(1.0, float(2 * scipy_stats.t.sf(t, x.size - 1)))
 
 
 def sd_of(values: np.ndarray) -> float:
@@ -256,13 +248,24 @@ class Detection:
 
 
 class ClaimDesign(ABC):
-    """One claim: its id, the report section whose sweep holds the baseline, its rule and its threshold."""
+    """One claim: its id, the report section whose sweep holds the baseline, its rule and its threshold; the tests
+    that decide each verdict (in words, for the page beside their p), and the rule input a margin-sensitivity strip
+    varies over `margin_grid` (the registered value among them)."""
 
     claim_id: ClassVar[str]
     section: ClassVar[str]
     rule: ClassVar[Callable[..., str]]
     threshold: ClassVar[float]
     supports: ClassVar[str]  # "above" or "below": the side of the threshold that supports the claim
+    tests: ClassVar[dict[str, str]] = {}
+    margin_input: ClassVar[str] = "threshold"
+    margin_grid: ClassVar[tuple[float, ...]] = ()
+
+    def deciding_test(self, verdict: str) -> str:
+        """The test whose p decided `verdict` (for an inconclusive one, the nearer of the two directions)."""
+        if verdict in self.tests:
+            return self.tests[verdict]
+        return "nearer of: " + "; ".join(self.tests.values())
 
     @property
     def sign(self) -> float:
@@ -348,6 +351,11 @@ class ScaleBias(NormalRows):
     threshold: ClassVar[float] = rules.MASS_THRESHOLD
     supports: ClassVar[str] = "above"
     rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_bias_beyond_fit)
+    tests: ClassVar[dict[str, str]] = {
+        "supported": "t tests: mass beyond fit above the threshold and its slope on log k above 0 (the larger p)",
+        "not supported": "t tests: mass below the threshold or slope below 0 (the smaller p, Bonferroni over 2)",
+    }
+    margin_grid: ClassVar[tuple[float, ...]] = (0.3, 0.4, 0.5, 0.6, 0.7)
 
     @property
     def claim_id(self) -> str:  # type: ignore[override]
@@ -374,12 +382,11 @@ class ScaleBias(NormalRows):
         n = int(np.isfinite(mass).sum())
         towards = standardised_mde(n, alpha, 1 - (1 - POWER) / 2)  # both parts: Bonferroni bound on joint power
         away = standardised_mde(n, alpha / 2, POWER)  # either part, at alpha / 2
-        p_mass, p_slope = t_p(mass, self.threshold), t_p(slope, 0.0)
         return Detection(
             mde=towards * sd_of(mass),
             mde_against=away * sd_of(mass),
-            p_support=max(p_mass, p_slope),
-            p_against=min(1.0, 2 * min(p_mass, p_slope)),
+            p_support=max(t_p(mass, self.threshold, "above"), t_p(slope, 0.0, "above")),
+            p_against=min(1.0, 2 * min(t_p(mass, self.threshold, "below"), t_p(slope, 0.0, "below"))),
             parts={"slope": towards * sd_of(slope), "slope_against": away * sd_of(slope)},
             note="MDE of the mass with the slope at its own MDE (each part at 90% power, joint power >= 80%)",
         )
@@ -418,6 +425,11 @@ class Recovery(ClaimDesign):
     threshold: ClassVar[float] = rules.RECOVERY_THRESHOLD
     supports: ClassVar[str] = "above"
     rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_recovery)
+    tests: ClassVar[dict[str, str]] = {
+        "supported": "exact binomial test: selection rate above the threshold",
+        "not supported": "exact binomial test: selection rate below the threshold",
+    }
+    margin_grid: ClassVar[tuple[float, ...]] = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 
     def units(self, rows: pd.DataFrame) -> np.ndarray:
         return units.selection(rows)
@@ -435,7 +447,7 @@ class Recovery(ClaimDesign):
             needed = n_reachable(self.threshold, 1 - alpha, "above")
             unreachable["supported"] = (f"{n} networks can never give a {1 - alpha:.0%} lower bound >= "
                                         f"{self.threshold:g}; that needs n >= {needed}")  # fmt: skip
-        p = binomial_p(k, n, self.threshold)
+        p = binomial_p(k, n, self.threshold, "above"), binomial_p(k, n, self.threshold, "below")
         note = ""
         needed_95 = n_for_power(self.threshold, 0.95, 1 - alpha, POWER, "above")
         if needed_95 is not None:
@@ -443,8 +455,7 @@ class Recovery(ClaimDesign):
             note = (f"at a true rate of 0.95, 'supported' comes {power_95:.0%} of the time with n = {n}; 80% needs "
                     f"n >= {needed_95} networks")  # fmt: skip
         against = rate_against(n, self.threshold, 1 - alpha, unreachable, "networks")
-        return Detection(towards, against, p, p,
-                         unreachable=unreachable, note=note)  # fmt: skip
+        return Detection(towards, against, p[0], p[1], unreachable=unreachable, note=note)
 
     def n_units(self, table: np.ndarray) -> int:
         return int(np.isfinite(table).sum())
@@ -480,6 +491,10 @@ class EveryTruth(Recovery):
     claim_id: ClassVar[str] = "flexact-5-every-truth"
     section: ClassVar[str] = "prior"
     rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_every_truth)
+    tests: ClassVar[dict[str, str]] = {
+        "supported": "exact binomial tests: every truth's rate above the threshold (the largest p)",
+        "not supported": "exact binomial tests: some truth's rate below the threshold (Bonferroni over the truths)",
+    }
     truths: tuple[str, ...] = paper.GROUND_TRUTHS
     focus: int = 0
 
@@ -519,12 +534,11 @@ class EveryTruth(Recovery):
                 f"(it needs >= {needed} seeds per truth, all selected; 80% power when every truth is selected "
                 f"at 0.95 needs {all_95})"
             )
-        p = [binomial_p(k, m, self.threshold) for k, m in counts]
         return Detection(
             mde=towards,
             mde_against=rate_against(n, self.threshold, 1 - alpha / truths, unreachable, "seeds per truth"),
-            p_support=max(p),
-            p_against=min(1.0, truths * min(p)),
+            p_support=max(binomial_p(k, m, self.threshold, "above") for k, m in counts),
+            p_against=min(1.0, truths * min(binomial_p(k, m, self.threshold, "below") for k, m in counts)),
             unreachable=unreachable,
             note=f"MDE against: one truth's rate below {self.threshold:g}, at 1 - alpha/{truths} (Bonferroni)",
         )
@@ -558,6 +572,12 @@ class Table6(NormalRows):
     threshold: ClassVar[float] = -rules.MSE_MARGIN
     supports: ClassVar[str] = "below"
     rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_table6)
+    tests: ClassVar[dict[str, str]] = {
+        "supported": "paired t tests: every log10 MSE ratio below -margin (the largest p)",
+        "not supported": "paired t tests: some ratio above -margin (the smallest p, Bonferroni over the alternatives)",
+    }
+    margin_input: ClassVar[str] = "margin"
+    margin_grid: ClassVar[tuple[float, ...]] = tuple(math.log10(f) for f in (1.25, 1.5, 2.0, 3.0, 4.0))
     alternatives: tuple[str, ...] = units.TABLE6_ALTERNATIVES
 
     def units(self, rows: pd.DataFrame) -> np.ndarray:
@@ -583,12 +603,12 @@ class Table6(NormalRows):
         sds = [sd_of(table[:, j]) for j in range(count)]
         towards = max(standardised_mde(n, alpha, 1 - (1 - POWER) / count) * sd for n, sd in zip(ns, sds, strict=True))
         away = min(standardised_mde(n, alpha / count, POWER) * sd for n, sd in zip(ns, sds, strict=True))
-        p = [t_p(table[:, j], self.threshold) for j in range(count)]
+        columns = [table[:, j] for j in range(count)]
         return Detection(
             mde=towards,
             mde_against=away,
-            p_support=max(p),
-            p_against=min(1.0, count * min(p)),
+            p_support=max(t_p(column, self.threshold, "below") for column in columns),
+            p_against=min(1.0, count * min(t_p(column, self.threshold, "above") for column in columns)),
             note=(f"every alternative at the same distance past the threshold; 'supported' needs all {count} "
                   f"(each at {1 - (1 - POWER) / count:.0%} power), 'not supported' one, at alpha/{count}"),
         )  # fmt: skip
@@ -627,6 +647,12 @@ class AppendixB(ClaimDesign):
     threshold: ClassVar[float] = rules.RECOVERY_THRESHOLD
     supports: ClassVar[str] = "above"
     rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_appendix_b)
+    tests: ClassVar[dict[str, str]] = {
+        "supported": "binomial test of the rate, TOST of the plateau, t test of the gain (the largest p)",
+        "not supported": "one of the three parts fails (the smallest p, Bonferroni over 3)",
+    }
+    margin_input: ClassVar[str] = "margin"
+    margin_grid: ClassVar[tuple[float, ...]] = tuple(math.log10(f) for f in (1.25, 1.5, 2.0, 3.0, 4.0))
     margin: ClassVar[float] = rules.MSE_MARGIN
     n_parts: ClassVar[int] = 3
 
@@ -665,14 +691,16 @@ class AppendixB(ClaimDesign):
             unreachable["supported"] = (f"{n_sel} networks can never give a {1 - alpha:.0%} lower bound >= "
                                         f"{self.threshold:g}; that needs n >= "
                                         f"{n_reachable(self.threshold, 1 - alpha, 'above')}")  # fmt: skip
-        p_selection = binomial_p(k, n_sel, self.threshold)
-        p_improvement = t_p(improvement, 0.0)
         p_inside, p_outside = _plateau_p(change, self.margin)
         return Detection(
             mde=towards,
             mde_against=rate_against(n_sel, self.threshold, 1 - alpha / self.n_parts, unreachable, "networks"),
-            p_support=max(p_selection, p_inside, p_improvement),
-            p_against=min(1.0, self.n_parts * min(p_selection, p_outside, p_improvement)),
+            p_support=max(binomial_p(k, n_sel, self.threshold, "above"), p_inside, t_p(improvement, 0.0, "above")),
+            p_against=min(
+                1.0,
+                self.n_parts
+                * min(binomial_p(k, n_sel, self.threshold, "below"), p_outside, t_p(improvement, 0.0, "below")),
+            ),
             parts={
                 "improvement": standardised_mde(n, alpha, each) * sd_of(improvement),
                 "improvement_against": standardised_mde(n, alpha / self.n_parts, POWER) * sd_of(improvement),

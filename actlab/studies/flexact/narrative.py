@@ -292,23 +292,17 @@ def _bounded(name: str) -> bool:
 
 
 def specification_markdown(table: pd.DataFrame, claims: Sequence[Claim]) -> str:
-    """One line per claim: its verdict across the specifications, x of y, the heterogeneity test and, when it
-    depends on a choice, why (opposite decisive verdicts, or differing verdicts with a significant test)."""
+    """One line per claim: its primary verdict (the baseline's) and its robustness line (adequate specifications
+    only; the others listed as too small), with the contradiction test's p where one was possible."""
     lines = []
     for claim in claims:
-        specs = claim.specifications
-        if specs is None:
+        robustness = claim.robustness
+        if robustness is None:
             continue
-        part = table[table.claim == claim.claim_id]
-        base = part[part.baseline].iloc[0]
-        text = f"- **{claim.claim_id}**: {claim.verdict}, stable in {specs.stable} of {specs.total} specifications"
-        text += f" (baseline: {base['verdict']}"
-        if specs.heterogeneity_p is not None:
-            text += f"; heterogeneity across the curve p = {specs.heterogeneity_p:.2g}"
-        reason = claim.context.get("depends_because")
-        if specs.depends_on and reason:
-            text += f"; depends because of {reason}"
-        lines.append(text + ").")
+        text = f"- **{claim.title or claim.claim_id}**: {claim.verdict} at the default settings; {robustness.line()}"
+        if robustness.p is not None:
+            text += f" (contradiction test: smallest p = {robustness.p:.2g}, {robustness.family})"
+        lines.append(text + ".")
     return "\n".join(lines)
 
 
@@ -321,9 +315,8 @@ def specification_alt(table: pd.DataFrame, claims: Sequence[Claim], dimensions: 
         f"matrix marking which value of {', '.join(dimensions)} the specification uses."
     ]
     for claim in claims:
-        specs = claim.specifications
-        if specs is not None:
-            parts.append(f"{claim.claim_id}: {claim.verdict}, stable in {specs.stable} of {specs.total}.")
+        if claim.robustness is not None:
+            parts.append(f"{claim.title or claim.claim_id}: {claim.verdict}; {claim.robustness.line()}.")
     return " ".join(parts)
 
 

@@ -11,8 +11,10 @@ runs, and a rule can only be simulated if nothing about a claim is put together 
 - `smartmixed-learned-beats-controls`: SmartMixed beats the random AND the reversed control by at least
   `accuracy_margin` points; the run (architecture x seed) is the unit.
 
-Each claim carries its operating characteristics (`operating.py`), the last two their specification curve
-(`speccurve.py`: the baseline's cells plus the `speccurve` sweep); Holm runs over the study's family.
+Each claim's primary verdict is its rule at its registered default design; it carries its operating
+characteristics (`operating.py`), the last two their robustness across the specification curve (`speccurve.py`:
+the baseline's cells plus the `speccurve` sweep, which includes the reference code's procedure as a whole); Holm
+over the study's family is applied, and each claim is stamped with its registry entry (`actlab.registry`).
 """
 
 from __future__ import annotations
@@ -23,14 +25,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from actlab import registry
 from actlab.claim import Claim, Evidence, decide
 from actlab.stats.family import adjust_family
+from actlab.stats.robustness import simulated_rates
 from actlab.stats.top_k import detectable_margins
 from actlab.studies.smartmixed import analysis, paper, preference, speccurve
 from actlab.studies.smartmixed import evidence as ev
+from actlab.studies.smartmixed.config import INITS
 from actlab.studies.smartmixed.layers import DEEP_GROUP, EARLY_GROUP
-from actlab.studies.smartmixed.operating import ordinal, top_k_operating, two_component_operating
+from actlab.studies.smartmixed.operating import (
+    ordinal,
+    reversal_choice,
+    reversal_name,
+    top_k_operating,
+    two_component_operating,
+)
 from actlab.studies.smartmixed.rules import layerwise_rule, learned_rule, top3_rule
 
 __all__ = ["Settings", "StudyRuns", "claims", "from_runs", "layerwise_rule", "learned_rule", "top3_rule"]
@@ -38,6 +50,19 @@ __all__ = ["Settings", "StudyRuns", "claims", "from_runs", "layerwise_rule", "le
 STUDY = "smartmixed"
 LAYERWISE = ("ELU+SELU rise", "ReLU+LeakyReLU fall")
 LEARNED = ("win over random", "win over reversed")
+REFERENCE_CHOICE = "the reference code's procedure"  # the speccurve entries that run it as a whole
+TOP3_TESTS = {
+    "supported": "paired t tests over seeds, simultaneous over architectures and competitors: the majority "
+    "margin over the k-th best above 0",
+    "not supported": "the same tests: the majority margin below 0",
+}
+TWO_COMPONENT_TESTS = {
+    "supported": "t tests of both components above the margin (the larger p, Bonferroni over the two)",
+    "not supported": "t test of the smaller component below the margin (Bonferroni over the two)",
+    "equivalent": "TOST: both components within +-margin (the largest of the one-sided p's)",
+}
+LAYERWISE_MARGINS = (1.0, 2.0, 3.0, 4.0, 5.0)  # points: the sensitivity strip around the registered 3
+LEARNED_MARGINS = (0.0, 0.25, 0.5, 1.0, 1.5)  # accuracy points around the registered 0.5
 
 
 @dataclass(frozen=True)
@@ -92,12 +117,15 @@ def from_runs(runs_dir: Path, *, n_simulations: int, seed: int) -> list[Claim]:
     from actlab import provenance
 
     settings = Settings(n_simulations=n_simulations, seed=seed, provenance=provenance.collect())
-    return claims(load_runs(runs_dir), settings)
+    return claims(load_runs(runs_dir), settings, runs_dir=runs_dir, profile=Path(runs_dir).name)
 
 
-def claims(runs: StudyRuns, settings: Settings) -> list[Claim]:
-    """Every SmartMixed claim, decided, with its operating characteristics, Holm-adjusted over the study."""
-    return decide_all(runs, settings).claims
+def claims(
+    runs: StudyRuns, settings: Settings, *, runs_dir: str | Path | None = None, profile: str = "default"
+) -> list[Claim]:
+    """Every SmartMixed claim, decided, with its operating characteristics, Holm over the study applied, stamped
+    with its registry entry (`runs_dir`: where the runs are, for their design and dates)."""
+    return decide_all(runs, settings, runs_dir=runs_dir, profile=profile).claims
 
 
 @dataclass
@@ -106,21 +134,90 @@ class StudyClaims:
 
     claims: list[Claim]
     curves: dict[str, Any]  # claim id -> DataFrame
-    not_run: dict[str, list[str]]  # claim id -> specifications whose routers did not commit
+    not_run: dict[str, list[str]]  # claim id -> specifications with fewer than two committed networks
 
     def by_id(self) -> dict[str, Claim]:
         return {claim.claim_id: claim for claim in self.claims}
 
 
-def decide_all(runs: StudyRuns, settings: Settings) -> StudyClaims:
+def decide_all(
+    runs: StudyRuns, settings: Settings, *, runs_dir: str | Path | None = None, profile: str = "default"
+) -> StudyClaims:
     """`claims` with the specification tables the report shows beside them (computed once)."""
     found = [ranking_claim(runs.compare, settings, wallclock=False)]
     if runs.wallclock is not None:
         found.append(ranking_claim(runs.wallclock, settings, wallclock=True))
     curves = [layerwise_claim(runs, settings), learned_claim(runs, settings)]
     found += [decided.claim for decided in curves]
-    return StudyClaims(adjust_family(found, "SmartMixed"), {d.claim.claim_id: d.table for d in curves},
-                       {d.claim.claim_id: d.not_run for d in curves})  # fmt: skip
+    adjusted = adjust_family(found, "SmartMixed", alpha=settings.alpha)
+    stamped = registry.stamp(adjusted, definitions(settings), profile=profile, runs_dir=runs_dir)
+    tables = {d.claim.claim_id: d.table for d in curves}
+    return StudyClaims(stamped, tables, {d.claim.claim_id: d.not_run for d in curves})
+
+
+# ---------------------------------------------------------------- the registry
+def definitions(settings: Settings | None = None) -> list[registry.Definition]:
+    """The four claims as registered (`actlab.registry`): everything that decides them except the runs."""
+    settings = settings or Settings()
+    curve = (
+        "the claim's rule at each of the baseline's cells and each speccurve setting (including the reference "
+        "code's procedure as a whole); only decisive or adequately powered ones count; contradicted only by an "
+        "opposite decisive verdict at alpha / m (Bonferroni over the m specifications)"
+    )
+    top3 = {
+        "statement": paper.CLAIM_TOP3,
+        "units": f"accuracy points over the {ordinal(settings.k)}-best fixed activation (majority of architectures)",
+        "threshold": 0.0,
+        "supports": "above",
+        "margin": "0 points: top k means ranking above the k-th best, so no margin",
+        "margin_source": "the claim's own wording (top 3 of 7, on most architectures)",
+        "rules": (top3_rule, ev.ranking),
+        "extra": {"k": settings.k, "init": settings.init},
+    }
+    common = {"study": STUDY, "alpha": settings.alpha}
+    return [
+        registry.Definition(
+            claim_id="smartmixed-top3-compute-matched", kind="experiment", sweeps=("compare",), **common, **top3
+        ),
+        registry.Definition(
+            claim_id="smartmixed-top3-compute-time-matched",
+            kind="reviewer",
+            sweeps=("compare_wallclock",),
+            **common,
+            **top3,
+        ),
+        registry.Definition(
+            claim_id="smartmixed-layerwise-preference",
+            kind="experiment",
+            statement=paper.CLAIM_LAYERWISE,
+            units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
+            threshold=settings.preference_margin,
+            supports="above",
+            margin=f"{settings.preference_margin:g} points of a layer's neurons (also the TOST margin)",
+            margin_source="set on 2026-12-04 after the default run's layer-wise numbers had been seen "
+            "(docs/smartmixed.md)",
+            rules=(layerwise_rule, ev.decide_two_component, layer_values),
+            sweeps=("preference", "speccurve"),
+            robustness=curve,
+            extra={"min_networks": settings.min_networks, "committed_only": True},
+            **common,
+        ),
+        registry.Definition(
+            claim_id="smartmixed-learned-beats-controls",
+            kind="reviewer",
+            statement=paper.CLAIM_LEARNED,
+            units="accuracy points (the smaller of the wins over the random and the reversed control)",
+            threshold=settings.accuracy_margin,
+            supports="above",
+            margin=f"{settings.accuracy_margin:g} accuracy points",
+            margin_source="the smallest win worth the name, fixed with the claim (2026-12-02)",
+            rules=(learned_rule, ev.decide_two_component, control_values),
+            sweeps=("compare", "speccurve"),
+            robustness=curve,
+            extra={"init": settings.init},
+            **common,
+        ),
+    ]
 
 
 # ---------------------------------------------------------------- the ranking
@@ -144,10 +241,14 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
             "share_top_k": float(top.share[0]),
             "margin_per_architecture": dict(zip(architectures, map(float, top.margins[0]), strict=True)),
             "seeds_per_architecture": dict(zip(architectures, map(int, seeds), strict=True)),
+            "p_for": float(top.p_for[0]),
+            "p_against": float(top.p_against[0]),
         },
-        p_value=float(top.p_value[0]),
     )
     kind = "compute-time-matched" if wallclock else "step-matched"
+    verdict = top3_rule(evidence.estimate, evidence.ci, **evidence.inputs)
+    p_value = {"supported": top.p_for[0], "not supported": top.p_against[0]}.get(verdict, top.p_value[0])
+    evidence = replace(evidence, p_value=float(p_value) if verdict != "not run" else None)
     claim = decide(
         f"smartmixed-top3-{'compute-time' if wallclock else 'compute'}-matched",
         evidence,
@@ -163,6 +264,8 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
         threshold=0.0,
         supports="above",
         confidence=settings.confidence,
+        kind="reviewer" if wallclock else "experiment",
+        deciding_test=TOP3_TESTS.get(verdict, "nearer of: " + "; ".join(TOP3_TESTS.values())),
         decided_by=_decided_by(
             evidence,
             top3_rule,
@@ -191,7 +294,42 @@ class Decided:
 
     claim: Claim
     table: Any  # pandas DataFrame: one row per specification
-    not_run: list[str]  # specifications whose routers did not commit
+    not_run: list[str]  # specifications with fewer than two units to read (for layer-wise: committed networks)
+
+
+def layerwise_readings(runs: StudyRuns) -> pd.DataFrame:
+    """One row per layer-wise specification (the baseline's cells, then the curve's settings): its networks, how
+    many committed and their mean commitment (the mean over layers of each network's lowest layer commitment),
+    and both readings of the two trends, in points: committed networks only, and every network's noise-free
+    argmax (the reference code's reading, whatever the commitment)."""
+    sources = [(f"baseline: {d} / {a}", block) for (d, a), block in _cells(runs.preference)]
+    curve = runs.curve
+    for label in curve.labels("layerwise") if curve else []:
+        sources.append((label, preference.from_records(curve.records[label])))
+    return pd.DataFrame([_reading(label, pref) for label, pref in sources])
+
+
+def _cells(pref: preference.Preference) -> list[tuple[tuple[str, str], preference.Preference]]:
+    found = []
+    for cell, block in pref.runs.groupby(list(preference.CELL), sort=False):
+        networks = set(block.network)
+        found.append((cell, preference.Preference(block, pref.layers[pref.layers.network.isin(networks)], pref.budget)))
+    return found
+
+
+def _reading(label: str, pref: preference.Preference) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "specification": label,
+        "networks": int(pref.runs.network.nunique()),
+        "committed": int(pref.runs.committed.sum()),
+        "commitment (mean of the lowest layer's)": float(pref.runs.commitment_min.mean()),
+    }
+    for reading, layers in (("committed only", pref.committed_layers), ("every network's argmax", pref.layers)):
+        if layers.network.nunique() >= 1:
+            values = layer_values(layers)[0]
+            for i, name in enumerate(LAYERWISE):
+                row[f"{name}, {reading}"] = float(values[:, i].mean())
+    return row
 
 
 def layer_values(layers) -> np.ndarray:  # noqa: ANN001 - the preference `layers` frame
@@ -203,7 +341,8 @@ def layer_values(layers) -> np.ndarray:  # noqa: ANN001 - the preference `layers
 
 
 def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
-    """Both trends of Fig. 3 over committed networks; cells and alternative settings form the curve."""
+    """Both trends of Fig. 3 over committed networks (the registered primary design); the baseline's cells and
+    the alternative settings are its specifications, the reference code's procedure read by its own argmax."""
     pref = runs.preference
     committed = pref.committed_layers
     n_committed = int(committed.network.nunique())
@@ -213,8 +352,10 @@ def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
     curve = runs.curve
     for label in curve.labels("layerwise") if curve else []:
         spec = preference.from_records(curve.records[label])
-        if spec.committed_layers.network.nunique() >= 2:
-            alternatives[label] = layer_values(spec.committed_layers)
+        # the reference procedure freezes the argmax whatever the commitment: every network counts there
+        chosen = spec.layers if curve.choice_of[label] == REFERENCE_CHOICE else spec.committed_layers
+        if chosen.network.nunique() >= 2:
+            alternatives[label] = layer_values(chosen)
         else:
             not_run.append(label)
     choice_of = {**{label: "dataset x architecture" for label in cells}, **(curve.choice_of if curve else {})}
@@ -231,6 +372,8 @@ def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
     evidence = replace(evidence, context=context)
     if n_committed < settings.min_networks:
         evidence = replace(evidence, n=n_committed, inputs={**evidence.inputs, "networks": n_committed})
+    verdict = layerwise_rule(evidence.estimate, evidence.ci, **evidence.inputs)
+    evidence = _deciding_p(evidence, verdict)
     claim = decide(
         "smartmixed-layerwise-preference",
         evidence,
@@ -246,8 +389,11 @@ def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
         supports="above",
         confidence=settings.confidence,
         equivalence_margin=settings.preference_margin,
-        specifications=decision.outcomes[0],
+        kind="experiment",
+        robustness=ev.robustness(decision, specs, evidence.mde, verdict),
         parts=ev.parts(decision, rule, LAYERWISE, "points of a layer's neurons, first to last hidden layer"),
+        deciding_test=_two_component_test(verdict),
+        margin_sensitivity=_sensitivity(specs, rule, LAYERWISE_MARGINS),
         decided_by=_decided_by(
             evidence,
             layerwise_rule,
@@ -277,7 +423,8 @@ def control_values(results: analysis.StudyResults, init: str) -> dict[str, np.nd
 
 
 def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
-    """SmartMixed against both controls; the architectures and the alternative settings form the curve."""
+    """SmartMixed against both controls; the architectures and the alternative settings form the curve (the
+    reference code's procedure counts whatever its routers' commitment, with its own phase-2 start)."""
     committed = routers_committed(runs.compare)
     cells = control_values(runs.compare, settings.init)
     if not cells:
@@ -287,8 +434,10 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
     curve = runs.curve
     for label in curve.labels("controls") if curve else []:
         results = analysis.frames_from_records(curve.records[label])
-        values = control_values(results, settings.init)
-        if routers_committed(results) and values:
+        reference = curve.choice_of[label] == REFERENCE_CHOICE
+        init = _init_of(results, settings.init) if reference else settings.init
+        values = control_values(results, init)
+        if values and (reference or routers_committed(results)):
             alternatives[label] = np.concatenate(list(values.values()), axis=1)
         else:
             not_run.append(label)
@@ -299,6 +448,8 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
     decision = ev.decide_two_component(specs, rule)
     evidence = ev.evidence(decision, rule, LEARNED)
     evidence = replace(evidence, context={**evidence.context, "not_run_specifications": not_run})
+    verdict = learned_rule(evidence.estimate, evidence.ci, **evidence.inputs)
+    evidence = _deciding_p(evidence, verdict)
     claim = decide(
         "smartmixed-learned-beats-controls",
         evidence,
@@ -313,13 +464,49 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
         threshold=settings.accuracy_margin,
         supports="above",
         confidence=settings.confidence,
-        specifications=decision.outcomes[0],
+        kind="reviewer",
+        robustness=ev.robustness(decision, specs, evidence.mde, verdict),
         parts=ev.parts(decision, rule, LEARNED, "accuracy points (SmartMixed - control)"),
+        deciding_test=_two_component_test(verdict),
+        margin_sensitivity=_sensitivity(specs, rule, LEARNED_MARGINS),
         decided_by=_decided_by(evidence, learned_rule, {"not run": "the compare sweep's routers did not commit"}),
         provenance=settings.provenance,
     )
     claim = _with_operating(claim, specs, rule, evidence, LEARNED, settings)
     return Decided(claim, ev.specification_table(decision, LEARNED), not_run)
+
+
+def _init_of(results: analysis.StudyResults, preferred: str) -> str:
+    """The phase-2 init a specification's arms ran with: `preferred` if present, else the one they used."""
+    arms = set(analysis.ok_arms(results).arm)
+    if f"smartmixed@{preferred}" in arms:
+        return preferred
+    return next((init for init in INITS if f"smartmixed@{init}" in arms), preferred)
+
+
+def _deciding_p(evidence: Evidence, verdict: str) -> Evidence:
+    """The evidence with the p of the test that decided `verdict`: TOST's for "equivalent", none for "not run"."""
+    if verdict == "not run":
+        return replace(evidence, p_value=None)
+    if verdict == "equivalent":
+        return replace(evidence, p_value=float(evidence.inputs["equivalence_p"]))
+    return evidence
+
+
+def _two_component_test(verdict: str) -> str:
+    if verdict == "not run":
+        return ""
+    return TWO_COMPONENT_TESTS.get(verdict, "nearer of: " + "; ".join(TWO_COMPONENT_TESTS.values()))
+
+
+def _sensitivity(specs: ev.Specifications, rule: ev.TwoComponentClaim, margins: tuple[float, ...]) -> list:
+    """The primary verdict (the pooled baseline) at each margin of the strip, everything else as registered."""
+    baseline = ev.Specifications(specs.cells)
+    found = []
+    for margin in margins:
+        verdict = ev.decide_two_component(baseline, replace(rule, margin=margin)).verdicts[0]
+        found.append((float(margin), verdict))
+    return found
 
 
 def _with_operating(
@@ -330,21 +517,30 @@ def _with_operating(
     names: tuple[str, str],
     settings: Settings,
 ) -> Claim:
-    """The claim with its rule's operating characteristics at its own design (none for a claim that did not run)."""
+    """The claim with its rule's operating characteristics at its own design and its robustness's simulated
+    error rates (none for a claim that did not run)."""
     if claim.verdict == "not run":
         return claim
     observed = tuple(float(evidence.context[name]["estimate"]) for name in names)
     operating = two_component_operating(specs, rule, mde=evidence.mde, observed=observed, names=names,
                                         n_simulations=settings.n_simulations, seed=settings.seed)  # fmt: skip
-    return claim.with_changes(operating=operating)
+    changes: dict[str, Any] = {"operating": operating}
+    if claim.robustness is not None:
+        reversal = reversal_name(reversal_choice(specs))
+        false_rate, power = simulated_rates(operating.scenarios, reversal)
+        changes["robustness"] = replace(
+            claim.robustness,
+            false_contradiction=false_rate,
+            reversal=reversal if power is not None else "",
+            reversal_power=power,
+        )
+    return claim.with_changes(**changes)
 
 
 def _decided_by(evidence: Evidence, rule: Any, reasons: Mapping[str, str]) -> str:
-    """What decided the verdict when the drawn intervals alone do not show it: the specification curve, an
-    equivalence test, or a precondition that failed; "" when the intervals imply it."""
+    """What decided the verdict when the drawn intervals alone do not show it: an equivalence test, or a
+    precondition that failed; "" when the intervals imply it."""
     verdict = rule(evidence.estimate, evidence.ci, **evidence.inputs)
-    if verdict.startswith("depends on "):
-        return f"the specification curve: opposite decisive verdicts or differing effects ({verdict})"
     return reasons.get(verdict, "")
 
 

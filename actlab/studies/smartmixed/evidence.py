@@ -9,9 +9,10 @@ Two kinds of claim:
 - two-component claims (`TwoComponentClaim`): the layer-wise preference (per network: the rise of the ELU+SELU
   share and the fall of the ReLU+LeakyReLU share, first to last hidden layer, in points) and learned vs controls
   (per run: SmartMixed's win over the random and over the reversed control, in accuracy points). The estimate is
-  the smaller component against the claim's margin (`actlab.stats.smaller_effect`); the specification curve is
-  the baseline's cells (dataset x architecture) and the alternative settings, combined by
-  `actlab.stats.specification_curve.combine`.
+  the smaller component against the claim's margin (`actlab.stats.smaller_effect`). The primary verdict is the
+  rule on the pooled baseline (the registered default design); the baseline's cells (dataset x architecture) and
+  the alternative settings are its specifications, each decided at the claim's level and at alpha / m, and read
+  by the robustness rule (`actlab.stats.robustness`) beside the primary verdict.
 - the top-k ranking (`ranking`): per architecture SmartMixed's margin over the k-th best fixed activation; the
   majority margin, with simultaneous paired t bounds (`actlab.stats.top_k`).
 """
@@ -19,17 +20,16 @@ Two kinds of claim:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from actlab.claim import Evidence, SpecificationOutcome
+from actlab.claim import Evidence, Robustness, opposite
 from actlab.stats import smaller_effect as se
 from actlab.stats import top_k
-from actlab.stats.specification_curve import combine
+from actlab.stats.robustness import SpecificationResult, assess
 
 BASELINE = "baseline"
 POINTS = 100.0  # shares and accuracies are fractions; claims are in percentage points
@@ -95,70 +95,64 @@ def _group(label: str, values: np.ndarray, claim: TwoComponentClaim, power: floa
     return GroupResult(label, n, summary, smaller, tost, verdicts)
 
 
-def _inputs(claim: TwoComponentClaim, n: int, equivalence_p: float, depends_on: str | None = None) -> dict[str, Any]:
-    inputs = {**claim.static_inputs, "margin": claim.margin, claim.count_key: n, "depends_on": depends_on}
+def _inputs(claim: TwoComponentClaim, n: int, equivalence_p: float) -> dict[str, Any]:
+    inputs = {**claim.static_inputs, "margin": claim.margin, claim.count_key: n}
     if claim.equivalence:
         inputs["equivalence_p"] = equivalence_p
     return inputs
 
 
-def heterogeneity(groups: list[np.ndarray]) -> np.ndarray:
-    """Per batch element: Bonferroni over the two components of the one-way ANOVA p across specifications.
-
-    The classic F test, not Welch's: Welch's is liberal with 3-4 units per specification; simulated at the
-    controls claim's design (the observed spreads, which differ between specifications) it flagged 13% of curves
-    whose effect was the same everywhere, the classic test 8% (tests/test_study_smartmixed_operating.py)."""
-    usable = [g for g in groups if g.shape[1] >= 2]
-    if len(usable) < 2:
-        return np.full(groups[0].shape[0] if groups else 1, np.nan)
-    total_n = sum(g.shape[1] for g in usable)
-    grand = sum(g.sum(axis=1) for g in usable) / total_n  # (batch, 2)
-    between = sum(g.shape[1] * (g.mean(axis=1) - grand) ** 2 for g in usable)
-    within = sum(((g - g.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) for g in usable)
-    df_between, df_within = len(usable) - 1, total_n - len(usable)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f = (between / df_between) / (within / df_within)
-    p = stats.f.sf(f, df_between, df_within)
-    p = np.where(within > 0, p, np.where(between > 0, 0.0, 1.0))  # no spread at all: differ or not
-    return np.minimum(1.0, 2 * p.min(axis=-1))
-
-
 @dataclass(frozen=True)
 class TwoComponentDecision:
-    """The claim over the batch: the pooled baseline, every specification, the curve's outcome, the verdicts."""
+    """The claim over the batch: the pooled baseline (whose verdicts are the primary verdicts), every
+    specification at the claim's level and at the family level (alpha / m), and per batch element whether an
+    adequate specification contradicts the primary verdict."""
 
     baseline: GroupResult
     specifications: list[GroupResult]
-    outcomes: list[SpecificationOutcome | None]
+    family: list[GroupResult]
     verdicts: list[str]
-    heterogeneity_p: np.ndarray
+    contradicted: list[bool]
 
 
 def decide_two_component(specs: Specifications, claim: TwoComponentClaim) -> TwoComponentDecision:
-    """Every specification's verdict by the claim's rule, their combination, and the claim's verdict."""
+    """The primary verdict (the pooled baseline) and every specification's verdicts, for the robustness rule."""
     groups = {**specs.cells, **specs.alternatives}
-    # With a curve, "supported" also needs the curve not to call dependence, which it may do at up to about alpha
-    # when the effect is the same everywhere: the baseline's MDE is computed at power / (1 - alpha).
-    curve_power = claim.power / (1 - claim.alpha) if len(groups) > 1 else claim.power
-    baseline = _group(BASELINE, specs.pooled(), claim, curve_power)
+    baseline = _group(BASELINE, specs.pooled(), claim, claim.power)
     results = [_group(label, values, claim, claim.power) for label, values in groups.items()]
-    tested = [r for r in results if r.summary is not None and r.verdicts[0] != "not run"]
-    het = heterogeneity([groups[r.label] for r in tested])
-    outcomes: list[SpecificationOutcome | None] = []
-    verdicts = []
-    for b in range(specs.batch):
-        outcome = None
-        if tested and baseline.smaller is not None:
-            outcome = combine(baseline.verdicts[b], {r.label: r.verdicts[b] for r in tested},
-                              choice_of=specs.choice_of, heterogeneity=float(het[b]), alpha=claim.alpha)  # fmt: skip
-        outcomes.append(outcome)
-        if baseline.smaller is None or outcome is None or outcome.depends_on is None:
-            verdicts.append(baseline.verdicts[b])
-        else:
-            verdicts.append(claim.rule(float(baseline.smaller.estimate[b]),
-                                       (float(baseline.smaller.low[b]), float(baseline.smaller.high[b])),
-                                       **_inputs(claim, baseline.n, _eq(baseline, b), outcome.depends_on)))  # fmt: skip
-    return TwoComponentDecision(baseline, results, outcomes, verdicts, het)
+    m = max(1, sum(r.summary is not None for r in results))
+    strict = replace(claim, confidence=1 - claim.alpha / m, alpha=claim.alpha / m)
+    family = [_group(label, values, strict, claim.power) for label, values in groups.items()]
+    contradicted = [
+        any(opposite(baseline.verdicts[b], f.verdicts[b]) for f in family if f.summary is not None)
+        for b in range(specs.batch)
+    ]
+    return TwoComponentDecision(baseline, results, family, list(baseline.verdicts), contradicted)
+
+
+def robustness(
+    decision: TwoComponentDecision, specs: Specifications, primary_mde: float | None, primary: str | None = None
+) -> Robustness:
+    """The robustness of batch element 0 (the runs): every specification as the robustness rule reads it, against
+    `primary` (default: the pooled baseline's verdict; a claim may replace it, e.g. "not run" when too few
+    networks committed)."""
+    primary = decision.verdicts[0] if primary is None else primary
+    found = []
+    for own, strict in zip(decision.specifications, decision.family, strict=True):
+        tested = own.summary is not None
+        found.append(
+            SpecificationResult(
+                label=own.label,
+                n=own.n,
+                verdict=own.verdicts[0],
+                family_verdict=strict.verdicts[0],
+                estimate=float(own.smaller.estimate[0]) if tested else None,
+                mde=float(own.smaller.mde[0]) if tested else None,
+                p_against=float(own.smaller.p_value[0]) if tested and opposite(primary, own.verdicts[0]) else None,
+            )
+        )
+    m = sum(r.summary is not None for r in decision.specifications)
+    return assess(primary, primary_mde, found, family=f"Bonferroni over the {m} specifications")
 
 
 def _eq(group: GroupResult, b: int) -> float:
@@ -170,7 +164,6 @@ def evidence(decision: TwoComponentDecision, claim: TwoComponentClaim, component
     base = decision.baseline
     if base.smaller is None:
         raise ValueError(f"the baseline has {base.n} unit(s); a claim needs at least 2 to be estimated")
-    outcome = decision.outcomes[0]
     sm = base.smaller
     low, high, p = se.component_intervals(base.summary, claim.confidence)
     context = {
@@ -183,7 +176,7 @@ def evidence(decision: TwoComponentDecision, claim: TwoComponentClaim, component
         estimate=float(sm.estimate[0]),
         ci=(float(sm.low[0]), float(sm.high[0])),
         n=base.n,
-        inputs=_inputs(claim, base.n, _eq(base, 0), None if outcome is None else outcome.depends_on),
+        inputs=_inputs(claim, base.n, _eq(base, 0)),
         mde=float(sm.mde[0]),
         context=context,
         p_value=float(sm.p_value[0]),

@@ -27,23 +27,19 @@ def layerwise_rule(
     networks: int,
     min_networks: int,
     alpha: float,
-    depends_on: str | None = None,
     **shown: Any,
 ) -> str:
     """The reading tested: from the first to the last hidden layer the ELU+SELU share rises by at least `margin`
     points AND the ReLU+LeakyReLU share falls by at least `margin` points. `estimate` is the smaller of the two
     shifts (the rise, and the fall counted positive) and `ci` its simultaneous 95% interval.
 
-    'not run' with fewer than `min_networks` committed networks; 'depends on <choice>' when the specification
-    curve gives opposite decisive verdicts (or a significant heterogeneity with differing verdicts); 'supported'
-    when the interval lies above `margin` (both shifts exceed it); 'equivalent' when TOST puts both changes
-    within +-`margin` (no layer-wise preference); 'not supported' when the interval lies below `margin` (one of
-    the two trends is smaller than `margin`, e.g. ReLU+LeakyReLU flat); else 'inconclusive'."""
+    'not run' with fewer than `min_networks` committed networks; 'supported' when the interval lies above `margin`
+    (both shifts exceed it); 'equivalent' when TOST puts both changes within +-`margin` (no layer-wise preference);
+    'not supported' when the interval lies below `margin` (one of the two trends is smaller than `margin`, e.g.
+    ReLU+LeakyReLU flat); else 'inconclusive'."""
     if networks < min_networks:
         return "not run"
     require_finite("layerwise_rule", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1], margin=margin)
-    if depends_on:
-        return f"depends on {depends_on}"
     if ci[0] > margin:
         return "supported"
     if equivalence_p < alpha:
@@ -59,21 +55,17 @@ def learned_rule(
     *,
     margin: float,
     committed: bool,
-    depends_on: str | None = None,
     **shown: Any,
 ) -> str:
     """The reading tested: SmartMixed's test accuracy beats BOTH the random and the reversed control by at least
     `margin` points (the smallest win worth the name). `estimate` is the smaller of the two wins and `ci` its
     simultaneous 95% interval (Bonferroni over the two controls: the claim's own family).
 
-    'not run' while the routers have not committed; 'depends on <choice>' as for every specification curve;
-    'supported' when the interval lies above `margin`; 'not supported' when it lies below (one win is smaller
-    than the margin, or a loss); else 'inconclusive'."""
+    'not run' while the routers have not committed; 'supported' when the interval lies above `margin`; 'not
+    supported' when it lies below (one win is smaller than the margin, or a loss); else 'inconclusive'."""
     if not committed:
         return "not run"
     require_finite("learned_rule", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1], margin=margin)
-    if depends_on:
-        return f"depends on {depends_on}"
     if ci[0] > margin:
         return "supported"
     if ci[1] < margin:

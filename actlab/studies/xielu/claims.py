@@ -10,7 +10,8 @@ claim), and it ends:
 
 - not supported: xIELU diverged on a seed where ReLU² or SwiGLU trained (blowing up is not beating), or it is
   worse than one of them (its interval of xIELU − other lies above 0);
-- supported: lower than both (both intervals below 0);
+- supported: lower than both (both intervals below 0), by any amount: whether the difference also clears the
+  margin below is shown beside it (`beats_every.past_margin`);
 - equivalent: within +-margin of both (TOST, intersection-union);
 - inconclusive: anything else, with the MDE.
 
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from actlab import registry
 from actlab.claim import Claim, Evidence, decide
 from actlab.stats.family import adjust_family
 from actlab.studies.compare import beats_every
@@ -48,11 +50,40 @@ __all__ = ["Settings", "StudyRuns", "claims", "equivalence_margin", "from_runs",
 STUDY = "xielu"
 SOURCE = "xIELU paper (arXiv 2411.13010), abstract and Table 2; review: wall-clock matching"
 STATEMENTS = {
-    "tokens": "xIELU reaches lower validation loss than ReLU² and than SwiGLU at matched parameters and matmul FLOPs "
-    "(1.5x width rule), with every model trained on the same tokens.",
-    "seconds": "xIELU reaches lower validation loss than ReLU² and than SwiGLU at matched parameters and matmul FLOPs "
-    "when every model gets the same seconds of training compute (CPU time here, GPU time on CUDA).",
+    "tokens": "xIELU reaches lower validation loss than ReLU² and than SwiGLU, by any amount, at matched parameters "
+    "and matmul FLOPs (1.5x width rule), with every model trained on the same tokens.",
+    "seconds": "xIELU reaches lower validation loss than ReLU² and than SwiGLU, by any amount, at matched parameters "
+    "and matmul FLOPs when every model gets the same seconds of training compute (CPU time here, GPU time on CUDA).",
 }
+MARGIN_SOURCE = (
+    "the paper's own effect (Table 2, 1.1B: its perplexity gap as a share of the log-perplexity) applied to the "
+    "other arm's mean bits/byte here; added on 2026-12-04, after runs had been seen, but derived from the paper"
+)
+
+
+def definitions(settings: Settings | None = None) -> list[registry.Definition]:
+    """Both claims as registered (`actlab.registry`): everything that decides them except the runs."""
+    settings = settings or Settings()
+    gaps = {other: round(paper_relative_gap(other), 6) for other in CLAIM_COMPARATORS}
+    return [
+        registry.Definition(
+            claim_id=f"xielu-lm-{matching(budget)}",
+            study=STUDY,
+            kind="experiment" if budget == "tokens" else "reviewer",
+            statement=STATEMENTS[budget],
+            units="bits/byte",
+            threshold=0.0,
+            supports="below",
+            margin=f"none for 'supported' (lower by any amount); TOST +-{settings.equivalence_scale:g} x the paper's "
+            "relative gap x the other arm's mean bits/byte",
+            margin_source=MARGIN_SOURCE,
+            alpha=settings.alpha,
+            rules=(rule_beats_baselines, beats_every.statistics, equivalence_margin),
+            sweeps=("lm",),
+            extra={"paper_relative_gaps": gaps, "comparators": list(CLAIM_COMPARATORS)},
+        )
+        for budget in ("tokens", "seconds")
+    ]
 
 
 @dataclass(frozen=True)
@@ -87,8 +118,8 @@ def from_runs(runs_dir: Path, *, n_simulations: int, seed: int) -> list[Claim]:
     """The claims from `runs_dir` (runs/xielu/<profile>) with `n_simulations` per scenario (actlab calibrate)."""
     from actlab import provenance
 
-    return claims(load_runs(runs_dir), Settings(n_simulations=n_simulations, seed=seed,
-                                                provenance=provenance.collect()))  # fmt: skip
+    settings = Settings(n_simulations=n_simulations, seed=seed, provenance=provenance.collect())
+    return claims(load_runs(runs_dir), settings, runs_dir=runs_dir, profile=Path(runs_dir).name)
 
 
 def paper_relative_gap(other: str) -> float:
@@ -102,10 +133,14 @@ def equivalence_margin(other: str, other_mean_bpb: float, scale: float = 1.0) ->
     return scale * paper_relative_gap(other) * other_mean_bpb
 
 
-def claims(runs: StudyRuns, settings: Settings) -> list[Claim]:
-    """Both claims (one per budget that ran), with operating characteristics, Holm-adjusted over the study."""
+def claims(
+    runs: StudyRuns, settings: Settings, *, runs_dir: str | Path | None = None, profile: str = "default"
+) -> list[Claim]:
+    """Both claims (one per budget that ran), with operating characteristics, Holm over the study applied, each
+    stamped with its registry entry (`runs_dir`: where the runs are, for their design and dates)."""
     budgets = [b for b in ("tokens", "seconds") if b in set(runs.arms["budget"])]
-    return adjust_family([budget_claim(runs, budget, settings) for budget in budgets], "xIELU")
+    found = adjust_family([budget_claim(runs, budget, settings) for budget in budgets], "xIELU", alpha=settings.alpha)
+    return registry.stamp(found, definitions(settings), profile=profile, runs_dir=runs_dir)
 
 
 def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
@@ -126,14 +161,16 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
         verdict = rule_beats_baselines(estimate, ci, **inputs)
         parts = beats_every.parts(ev, names, verdict=verdict, supports="below", units="bits/byte", margins=margins)
         context.update(beats_every.component_context(ev, CLAIM_COMPARATORS), **beats_every.spread_context(data))
+        context["past_margin"] = beats_every.past_margin(ev, margins)
         evidence = Evidence(estimate, ci, data.n, inputs, mde=float(ev.smaller.mde[0]), context=context,
-                            p_value=0.0 if data.diverged else float(ev.smaller.p_value[0]))  # fmt: skip
+                            p_value=beats_every.deciding_p(ev, verdict, data.diverged))  # fmt: skip
         units = "bits/byte"
     elif data.diverged:  # xIELU diverged on every seed (or all but one): the divergence decides
         share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
         inputs = {"supports": "below", "diverged": data.diverged, "alpha": alpha, "equivalence_p": None}
         evidence = Evidence(share, ci, data.seeds, inputs, context=context, p_value=0.0)
         units = "share of seeds on which xIELU diverged"
+        verdict = rule_beats_baselines(share, ci, **inputs)
     else:
         raise ValueError(
             f"the {matching(budget)} claim has {data.n} seed(s) on which xIELU, ReLU² and SwiGLU all trained and "
@@ -158,6 +195,11 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
         supports="below",
         confidence=confidence,
         equivalence_margin=min(margins) if margins and data.testable else None,
+        kind="experiment" if token_matched else "reviewer",
+        deciding_test=beats_every.deciding_test(verdict, data.diverged),
+        margin_sensitivity=beats_every.margin_sensitivity(data, supports="below", alpha=alpha, confidence=confidence)
+        if data.testable and margins
+        else (),
         parts=parts,
         decided_by=beats_every.divergence_text("xIELU", data, [label(o) for o in CLAIM_COMPARATORS]),
         provenance=settings.provenance,

@@ -6,17 +6,19 @@ include), it gets a claim row per task and matching, decided exactly as the comp
 baselines" (`actlab.studies.compare.claims`, rule `beats_every.rule_beats_baselines`, with ReLU the only
 baseline): paired by seed, not supported / supported / equivalent within the task's margin / inconclusive with its
 MDE, each with its operating characteristics simulated at its own n and spread. The claims say that they are tested
-at CPU scale (small MLPs, seconds of training), not at the paper's; Holm-adjusted p values run over the zoo's
-claims.
+at CPU scale (small MLPs, seconds of training), not at the paper's. Sixty claims are a large family, so
+Benjamini-Hochberg's false discovery rate is applied over them (`actlab.stats.family`), with the number of false
+verdicts it allows among the surviving ones stated.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from actlab import registry
 from actlab.claim import Claim
 from actlab.stats.family import adjust_family
 from actlab.studies.compare import claims as compare_claims
@@ -45,19 +47,46 @@ def claimants() -> tuple[str, ...]:
     return tuple(entry.name for entry in ENTRIES if entry.paper_claim and entry.name != BASELINE)
 
 
-def claims(runs: compare_claims.StudyRuns, settings: Settings) -> compare_claims.StudyClaims:
-    """Every testable "X beats ReLU" claim, decided, relabelled as the zoo's, Holm-adjusted over the zoo's claims."""
+def definitions(settings: Settings | None = None) -> list[registry.Definition]:
+    """Every "X beats ReLU" claim the committed zoo sweeps produce, as registered."""
+    settings = settings or Settings()
+    found = compare_claims.definitions(_compare_settings(settings, ()), study_dir=STUDY, every=claimants())
+    return [
+        replace(
+            definition,
+            claim_id="zoo-" + definition.claim_id.removeprefix("compare-"),
+            statement=CPU_SCALE + definition.statement,
+            kind="experiment",
+        )
+        for definition in found
+    ]
+
+
+def _compare_settings(settings: Settings, candidates: tuple[str, ...]) -> compare_claims.Settings:
+    return compare_claims.Settings(
+        baselines=(BASELINE,),
+        candidates=candidates,
+        margins=settings.margins,
+        alpha=settings.alpha,
+        confidence=settings.confidence,
+        n_simulations=settings.n_simulations,
+        seed=settings.seed,
+        provenance=settings.provenance,
+    )
+
+
+def claims(
+    runs: compare_claims.StudyRuns, settings: Settings, *, runs_dir: str | None = None, profile: str = "default"
+) -> compare_claims.StudyClaims:
+    """Every testable "X beats ReLU" claim, decided, relabelled as the zoo's, with Benjamini-Hochberg applied over
+    the zoo's claims and each stamped with its registry entry."""
     present = set(runs.arms["activation"])
     candidates = tuple(name for name in claimants() if name in present)
-    decided = compare_claims.decide_all(
-        runs,
-        compare_claims.Settings(baselines=(BASELINE,), candidates=candidates, margins=settings.margins,
-                                alpha=settings.alpha, confidence=settings.confidence,
-                                n_simulations=settings.n_simulations, seed=settings.seed,
-                                provenance=settings.provenance),
-    )  # fmt: skip
+    decided = compare_claims.decide_all(runs, _compare_settings(settings, candidates), stamp=False)
     relabelled = [relabel(claim) for claim in decided.claims]
-    return compare_claims.StudyClaims(adjust_family(relabelled, "Zoo"), decided.untested)
+    adjusted = adjust_family(relabelled, "Zoo", method="fdr_bh", alpha=settings.alpha)
+    stamped = registry.stamp(adjusted, definitions(settings), profile=profile, runs_dir=runs_dir)
+    return compare_claims.StudyClaims(stamped, decided.untested)
 
 
 def relabel(claim: Claim) -> Claim:
@@ -67,6 +96,7 @@ def relabel(claim: Claim) -> Claim:
     return claim.with_changes(
         claim_id="zoo-" + claim.claim_id.removeprefix("compare-"),
         study=STUDY,
+        kind="experiment",
         source=f"{entry.label}: {entry.source}, {entry.paper_claim}",
         statement=CPU_SCALE + claim.statement,
         title=f"{entry.label} beats ReLU ({entry.source}), CPU scale: " + claim.title.split(": ", 1)[-1],

@@ -1,0 +1,117 @@
+"""Does a claim's primary verdict hold at the other settings the paper leaves open? The robustness rule.
+
+Why a rule of its own, and why it never replaces the verdict: the primary verdict is the claim's rule at its
+registered default design. Running the claim again at other settings (a specification curve) says whether that
+verdict is fragile, but most alternatives are small (2-4 seeds), and a rule that let any alternative's point
+estimate, or a heterogeneity test beside it, override a decisive baseline fired on noise most of the time
+(issue Y: "depends on" in 78% of curves where the claim was false everywhere). So here:
+
+- an alternative counts as evidence only if it is *adequate*: decisive on its own, or with at least 80% power at
+  the claim's MDE (its own MDE, at its own n and spread, no larger than the claim's: for a t test the two say the
+  same). The others are "too small to tell" and are listed with their n, never counted;
+- the primary verdict is *contradicted* only by a decisive verdict of the opposite direction at an adequate
+  alternative, judged with the family of alternatives controlled: the study computes each alternative's
+  `family_verdict` with its own rule at level alpha / m for m alternatives (Bonferroni), so under any truth shared
+  by every specification the chance that some alternative contradicts a correct primary verdict is at most alpha;
+- the robustness test's p is the smallest Bonferroni-adjusted p against the primary verdict.
+
+Its error rates are simulated per claim, with every specification drawn at its own observed spread (the studies'
+`operating` modules); `Robustness` carries the worst P(contradicted) where one effect holds everywhere and the
+power to find a planted reversal at one choice.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from actlab.claim import DECISIVE, Robustness, SpecificationCheck, opposite
+
+POWER = 0.8  # "adequately powered": at least this power at the claim's MDE
+_SAME_MDE = 1e-9  # relative slack when a specification's MDE equals the claim's (same n and spread)
+
+
+@dataclass(frozen=True)
+class SpecificationResult:
+    """One alternative as a study computed it: `verdict` at the claim's level, `family_verdict` at alpha / m,
+    `mde` in the direction of the claim's stated MDE (None: that verdict cannot be reached at its n), and
+    `p_against` the unadjusted p of its test in the direction opposite to the primary verdict (None: no test)."""
+
+    label: str
+    n: int
+    verdict: str
+    family_verdict: str
+    estimate: float | None = None
+    mde: float | None = None
+    p_against: float | None = None
+
+
+def is_adequate(verdict: str, mde: float | None, claim_mde: float | None) -> bool:
+    """Decisive on its own, or its MDE (80% power) no larger than the claim's.
+
+    >>> is_adequate("inconclusive", 0.2, 0.3), is_adequate("inconclusive", 0.4, 0.3)
+    (True, False)
+    >>> is_adequate("supported", None, 0.3)
+    True
+    """
+    if verdict in DECISIVE:
+        return True
+    if mde is None or claim_mde is None or not (math.isfinite(mde) and math.isfinite(claim_mde)):
+        return False
+    return mde <= claim_mde * (1 + _SAME_MDE)
+
+
+def assess(
+    primary: str, claim_mde: float | None, results: Sequence[SpecificationResult], *, family: str = ""
+) -> Robustness:
+    """The primary verdict against every alternative in `results` (module docstring).
+
+    >>> small = SpecificationResult("lr 0.01", 2, "inconclusive", "inconclusive", mde=0.5)
+    >>> against = SpecificationResult("lr 0.1", 10, "not supported", "not supported", p_against=0.001)
+    >>> r = assess("supported", 0.1, [small, against])
+    >>> r.status, len(r.too_small), [c.label for c in r.contradicting], round(r.p, 3)
+    ('contradicted', 1, ['lr 0.1'], 0.002)
+    """
+    m = len(results)
+    checks = []
+    for result in results:
+        adequate = is_adequate(result.verdict, result.mde, claim_mde)
+        p_family = None if result.p_against is None else min(1.0, m * float(result.p_against))
+        checks.append(
+            SpecificationCheck(
+                label=result.label,
+                n=int(result.n),
+                verdict=result.verdict,
+                family_verdict=result.family_verdict,
+                adequate=adequate,
+                contradicts=adequate and opposite(primary, result.family_verdict),
+                estimate=result.estimate,
+                mde=result.mde,
+                p_family=p_family,
+            )
+        )
+    text = family or f"Bonferroni over the {m} alternative specification{'s' if m != 1 else ''}"
+    return Robustness(primary=primary, specifications=tuple(checks), family=text)
+
+
+def contradicted(primary: str, family_verdicts: Sequence[str], adequate: Sequence[bool]) -> bool:
+    """The rule's decision alone, for simulations: some adequate alternative decides the opposite way at alpha/m.
+
+    >>> contradicted("supported", ["not supported", "inconclusive"], [True, False])
+    True
+    """
+    return any(ok and opposite(primary, verdict) for verdict, ok in zip(family_verdicts, adequate, strict=True))
+
+
+def simulated_rates(
+    scenarios: Sequence[object], reversal: str | None = None
+) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """(worst P(contradicted) over the scenarios with one effect everywhere, P(contradicted) in the `reversal`
+    scenario), each with its Monte-Carlo SE, from `actlab.claim.Scenario`s that recorded `contradicted`."""
+    same = [s for s in scenarios if s.contradicted is not None and s.name != reversal]
+    worst = max(same, key=lambda s: s.contradicted, default=None)
+    false_rate = None if worst is None else (worst.contradicted, worst.standard_error(worst.contradicted))
+    found = next((s for s in scenarios if s.name == reversal and s.contradicted is not None), None)
+    power = None if found is None else (found.contradicted, found.standard_error(found.contradicted))
+    return false_rate, power
