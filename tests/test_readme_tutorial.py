@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-
 README = Path(__file__).resolve().parent.parent / "README.md"
 TINY = ["-p", "seeds", "2", "-p", "steps", "4", "-p", "compute_steps", "2", "-p", "rounds", "1",
         "-p", "n_simulations", "10", "-p", "points", "21"]  # fmt: skip
@@ -55,6 +54,8 @@ def test_the_tutorial_block_runs_as_written_on_a_fresh_clone(tmp_path):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(README.parent), str(clone)], check=True, timeout=120)
     (clone / ".venv").symlink_to(Path(sys.prefix))
+    with (clone / ".git" / "info" / "exclude").open("a") as exclude:  # .gitignore's `.venv/` matches folders only
+        exclude.write(".venv\n")
     assert not (clone / "runs").exists()
     commands = tutorial_commands((clone / "README.md").read_text(encoding="utf-8"))
     assert [Path(words[0]).name for words in commands if Path(words[0]).name != "mkdir"] == [
@@ -71,10 +72,9 @@ def test_the_tutorial_block_runs_as_written_on_a_fresh_clone(tmp_path):
         assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     executed = json.loads((clone / "runs" / "mine.ipynb").read_text(encoding="utf-8"))
     verdicts = "".join(
-        "".join(output.get("data", {}).get("text/markdown", ""))
-        for output in executed["cells"][-1].get("outputs", [])
+        "".join(output.get("data", {}).get("text/markdown", "")) for output in executed["cells"][-1].get("outputs", [])
     )
     assert "mine beats relu and gelu" in verdicts  # the notebook reached its last cell, with the saved derivation
     assert (tmp_path / "derivations").is_dir()
     status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True)
-    assert status.stdout == ""  # the executed notebook stays out of git (and the linked .venv is ignored)
+    assert status.stdout == ""  # the executed notebook stays out of git
