@@ -22,8 +22,7 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-TINY = ["-p", "seeds", "2", "-p", "steps", "4", "-p", "compute_steps", "2", "-p", "rounds", "1",
-        "-p", "n_simulations", "10", "-p", "points", "21"]  # fmt: skip
+TINY = {"seeds": 2, "steps": 4, "compute_steps": 2, "rounds": 1, "n_simulations": 10, "points": 21}
 
 
 def tutorial_commands(readme: str) -> list[list[str]]:
@@ -42,7 +41,7 @@ def tutorial_commands(readme: str) -> list[list[str]]:
 
 def _as_run_here(words: list[str]) -> list[str]:
     if Path(words[0]).name == "papermill":
-        return [*words, *TINY]
+        return [*words, *(word for name, value in TINY.items() for word in ("-p", name, str(value)))]
     if Path(words[0]).name == "actlab" and words[1] == "report":
         return [*words, "--dry-run"]
     return words
