@@ -3,17 +3,22 @@
 Why this shape: each subcommand lives in its own module under `actlab.commands` and exposes
 `configure(parser)` and `run(args) -> int`, so a new capability adds one module and one line in
 `SUBCOMMANDS` without touching the others. Errors print one line to stderr and exit non-zero;
-`--debug` shows the traceback.
+`--debug` shows the traceback. SIGTERM unwinds the command as Ctrl-C does (`Terminated`), so what a command cleans
+up on an interrupt (its workers and kernels, a page's kernel socket folder) is cleaned up on a `kill` too.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 from actlab._version import __version__
+from actlab.errors import Terminated
 
 # name -> (module under actlab.commands, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -57,7 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args._run(args) or 0)
+        with _sigterm_as_interrupt():
+            return int(args._run(args) or 0)
+    except Terminated:
+        print("actlab: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("actlab: interrupted", file=sys.stderr)
         return 130
@@ -67,6 +76,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"actlab {args.command}: error: {message}", file=sys.stderr)
         return int(getattr(error, "exit_code", 1))
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While the command runs, SIGTERM raises `Terminated` (a `KeyboardInterrupt`) in the main thread.
+
+    Why: SIGTERM's default action ends the process where it stands, so no `finally` runs: a page rendering at that
+    moment left its kernel socket folder (`actlab-kernel-*`) in the temporary folder, which Ctrl-C removes. Only
+    the main thread can set a handler (a command called from another thread keeps the default), and a SIGTERM
+    ignored by whoever started actlab stays ignored.
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated(f"signal {signum}")
 
 
 if __name__ == "__main__":

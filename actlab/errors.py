@@ -21,6 +21,11 @@ class UsageError(ActlabError):
     exit_code = 2
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread by the CLI's handler: a `KeyboardInterrupt`, so every cleanup written for
+    Ctrl-C (ending a sweep's workers and kernels, a page's kernel and its socket folder) runs for a `kill` too."""
+
+
 def require_finite(where: str, hint: str, /, **values: object) -> None:
     """One `ValueError` naming every value that is not a finite number (NaN, inf, None, text), then `hint`.
 

@@ -6,18 +6,27 @@ version or the complete new one, never half-written, so a rerun can trust whatev
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write `data` to `path` via a temporary file in the same folder and `os.replace`."""
+    """Write `data` to `path` via a temporary file in the same folder and `os.replace`.
+
+    A failure raises the same `OSError` subclass (same errno) with a message that names `path`, and says so
+    when the disk is full: a bare "[Errno 28] No space left on device" after hours of sweeps did not say which
+    of thousands of files was lost or what to do.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        _raise_naming(error, path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -25,10 +34,26 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp makes 0600; published files must be readable
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as error:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            _raise_naming(error, path)
         raise
     return path
+
+
+_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up"}
+
+
+def _raise_naming(error: OSError, path: Path) -> NoReturn:
+    """Raise `error` again with a message naming `path`, keeping its errno (so its subclass: `OSError(errno, ...)`
+    picks `PermissionError`, `FileNotFoundError`, ...); an error without an errno is raised as it is."""
+    if error.errno is None:
+        raise error
+    reason = error.strerror or str(error)
+    if error.errno in _FULL:
+        reason = f"{_FULL[error.errno]} ({reason}); free space and rerun: files already written are kept"
+    raise OSError(error.errno, f"cannot write {path}: {reason}") from error
 
 
 def _current_umask() -> int:

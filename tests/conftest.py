@@ -44,3 +44,25 @@ def cuda_autocast():
     from cuda_emulation import cuda_autocast_emulation
 
     return cuda_autocast_emulation
+
+
+@pytest.fixture
+def read_only_folder(tmp_path: Path):
+    """An existing folder nobody may write into, this process included: mode 0555, and for root (whom modes do not
+    stop) the immutable attribute (`chattr +i`); skips where neither holds."""
+    import shutil
+    import subprocess
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    immutable = os.geteuid() == 0
+    if immutable and (shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)]).returncode):
+        folder.chmod(0o755)
+        pytest.skip("running as root without chattr +i: no folder here is read-only for this process")
+    try:
+        yield folder
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], check=False)
+        folder.chmod(0o755)

@@ -92,3 +92,44 @@ def test_calibrate_prints_a_claims_stored_error_rates(tmp_path, capsys):
     assert main(["calibrate", "nope", "--runs", str(tmp_path)]) == 1
     assert "no claim 'nope'" in capsys.readouterr().err
     assert main(["calibrate", "s-1", "--runs", str(tmp_path), "--simulations", "0"]) == 1
+
+
+def test_sigterm_while_a_page_renders_removes_its_kernel_socket_folder(tmp_path):
+    """SIGTERM ended the process where it stood: the page's `actlab-kernel-<pid>-*` folder stayed in the temporary
+    folder. It now unwinds as Ctrl-C does (exit 143), ending the page's kernel and removing the folder."""
+    import os
+    import signal
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from toy_notebook import write_notebook
+
+    notebooks, started = tmp_path / "notebooks", tmp_path / "started"
+    notebooks.mkdir()
+    body = f"import time\nopen({str(started)!r}, 'w').close()\ntime.sleep(120)\n"
+    write_notebook(notebooks / "01_slow.ipynb", [], body)
+    command = [
+        sys.executable,
+        "-m",
+        "actlab",
+        "report",
+        "--notebooks",
+        str(notebooks),
+        "--runs",
+        str(tmp_path / "runs"),
+        "--out",
+        str(tmp_path / "site"),
+    ]
+    report = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sockets = Path(tempfile.gettempdir()).glob
+    deadline = time.monotonic() + 120
+    while not started.exists() and time.monotonic() < deadline and report.poll() is None:
+        time.sleep(0.2)
+    assert started.exists(), report.communicate(timeout=30)
+    assert list(sockets(f"actlab-kernel-{report.pid}-*"))  # the page's kernel talks through it
+    os.kill(report.pid, signal.SIGTERM)
+    _, err = report.communicate(timeout=60)
+    assert report.returncode == 143 and err.strip().endswith("actlab: terminated"), err
+    assert list(sockets(f"actlab-kernel-{report.pid}-*")) == []
+    assert "Traceback" not in err

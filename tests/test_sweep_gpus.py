@@ -47,10 +47,10 @@ def test_default_workers_is_one_per_gpu_slot(monkeypatch):
     assert default_workers() == (os.cpu_count() or 1)
 
 
-def test_report_dry_run_shows_the_slurm_gpu_request(repo_root):
+def test_report_dry_run_shows_the_slurm_gpu_request(repo_root, tmp_path):
     command = [sys.executable, "-m", "actlab", "report", "--profile", "full", "--executor", "slurm", "--gpus", "1"]
     result = subprocess.run(
-        [*command, "--time", "240", "--partition", "gpu", "--dry-run", "--runs", "/nonexistent-runs"],
+        [*command, "--time", "240", "--partition", "gpu", "--dry-run", "--runs", str(tmp_path / "no-runs-yet")],
         cwd=repo_root,
         capture_output=True,
         text=True,

@@ -17,18 +17,22 @@ from actlab.errors import ActlabError
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("claim_id", help="the claim's id, as the index lists it (e.g. xielu-lm-token-matched)")
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="the runs folder (default runs/)")
-    parser.add_argument("--profile", default="default", help="the sweep profile the claim was decided on")
+    parser.add_argument(
+        "--profile", default=None, help="with --simulations: the profile whose runs recompute it (default: default)"
+    )
     parser.add_argument(
         "--simulations", type=int, default=None, help="recompute with this many simulations per scenario (1-100000)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="the simulations' seed (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="with --simulations: the simulations' seed (default 0)")
 
 
 def run(args: argparse.Namespace) -> int:
     from actlab.claim import Claim
+    from actlab.commands.options import check_calibrate_args
     from actlab.site.inputs import load_claim
     from actlab.stats.calibrate import format_table
 
+    check_calibrate_args(args)
     path = args.runs / "claims" / f"{args.claim_id}.json"
     if not path.is_file():
         raise ActlabError(f"no claim {args.claim_id!r} under {args.runs / 'claims'}; run `make report` first, or "
@@ -57,8 +61,8 @@ def _recomputed(claim, args: argparse.Namespace):  # noqa: ANN001, ANN202 - Clai
     from_runs = getattr(module, "from_runs", None)
     if from_runs is None:
         raise ActlabError(f"study {claim.study!r} cannot recompute its claims ({module_name} has no from_runs)")
-    runs_dir = (args.runs / claim.study / args.profile).resolve()
-    fresh = {c.claim_id: c for c in from_runs(runs_dir, n_simulations=args.simulations, seed=args.seed)}
+    runs_dir = (args.runs / claim.study / (args.profile or "default")).resolve()
+    fresh = {c.claim_id: c for c in from_runs(runs_dir, n_simulations=args.simulations, seed=args.seed or 0)}
     if claim.claim_id not in fresh:
         raise ActlabError(f"study {claim.study!r} no longer decides {claim.claim_id} from {runs_dir}")
     return fresh[claim.claim_id]

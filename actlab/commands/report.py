@@ -196,18 +196,17 @@ def _dry_run(args: argparse.Namespace, options: Any, plans: list[StudyPlan]) -> 
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    """The notebook folder exists and `--only` names pages that exist, or the command stops at once (exit 2)."""
+    """The notebook folder exists, `--only` names pages that exist and every option holds
+    (`actlab.commands.options`), or the command stops at once, before any sweep."""
+    from actlab.commands.options import check_report_args
     from actlab.errors import ActlabError, UsageError
     from actlab.site.report import standalone_notebooks, study_folders
 
     if not args.notebooks.is_dir():
         raise ActlabError(f"notebook folder {args.notebooks} not found; run from the project root or pass --notebooks")
-    if args.address and args.executor != "dask":
-        raise UsageError("--address is the Dask scheduler's; add --executor dask")
-    if args.cluster and args.executor != "slurm":
-        raise UsageError("--cluster is submitit's (slurm, local, debug); add --executor slurm")
     known = [p.stem for p in standalone_notebooks(args.notebooks)] + [p.name for p in study_folders(args.notebooks)]
     known.append("bench")
     unknown = [name for name in args.only if name not in known]
     if unknown:
         raise UsageError(f"--only: no page named {', '.join(map(repr, unknown))}; known pages: {', '.join(known)}")
+    check_report_args(args)

@@ -44,12 +44,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from actlab.commands.options import check_sweep_args
     from actlab.sweep import ExecutorOptions, load_spec, run_sweep
     from actlab.sweep.executors import DEFAULT_SLURM_PARALLELISM, gpu_slots, visible_gpus
 
     spec = load_spec(args.spec)
     if args.status:
         return _print_status(spec, args.runs)
+    check_sweep_args(args, spec)
     workers = args.workers
     if workers is None and args.executor == "slurm":  # tasks of each job array at a time
         workers = DEFAULT_SLURM_PARALLELISM

@@ -27,6 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from actlab.commands.options import check_zoo_args
     from actlab.errors import ActlabError
     from actlab.site.report import SiteConfig, refresh_index, render_study
     from actlab.sweep import ExecutorOptions, load_spec, run_sweep
@@ -34,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from actlab.sweep.smoke import smoke_spec
     from actlab.sweep.spec import study_specs
 
+    check_zoo_args(args)
     study_dir = args.notebooks / STUDY
     if not (study_dir / PAGE_NOTEBOOK).is_file():
         raise ActlabError(f"{study_dir / PAGE_NOTEBOOK} not found; run from the project root or pass --notebooks")

@@ -11,7 +11,8 @@ status dict (losing that dict loses nothing: the run folder holds everything).
   (`gpus_per_run` devices, round robin over the visible ones: with 2 GPUs, 4 workers use 0, 1, 0, 1), so runs
   spread over the GPUs instead of all landing on `cuda:0`; `default_workers()` is one worker per GPU slot there.
 - `dask`: `distributed.Client` at `address`, or a `LocalCluster` of N single-threaded worker
-  processes; tasks are submitted with `pure=False` (a rerun must run, not reuse a cached result). The GPUs are
+  processes; tasks are submitted with `pure=False` (a rerun must run, not reuse a cached result). An address is
+  first asked who it is (`check_scheduler`: a bounded wait, once per process if it fails). The GPUs are
   shared out round robin only on a LocalCluster: workers at an `address` keep the `CUDA_VISIBLE_DEVICES` they
   were started with (docs/sweeps.md: one worker process per GPU), since this machine's GPUs are not theirs.
 - `slurm`: `submitit.AutoExecutor`; the sweep is submitted as job arrays (`map_array`) of at most `array_limit`
@@ -22,6 +23,7 @@ status dict (losing that dict loses nothing: the run folder holds everything).
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import concurrent.futures as cf
 import dataclasses
@@ -42,6 +44,8 @@ EXECUTORS = ("local", "dask", "slurm")
 DEFAULT_TIME_MIN = 60  # per run, when neither --time nor the spec's time_limit says
 DEFAULT_ARRAY_LIMIT = 1000  # tasks per SLURM job array: below SLURM's default MaxArraySize (1001)
 DEFAULT_SLURM_PARALLELISM = 256  # tasks of one array running at once (submitit's default), unless --workers
+SUBMITIT_CLUSTERS = ("slurm", "local", "debug")  # what submitit's AutoExecutor takes as `cluster`
+SCHEDULER_CHECK_SECONDS = 10.0  # a Dask scheduler answers in milliseconds; this bounds a silent or foreign server
 
 
 @dataclass
@@ -272,8 +276,69 @@ def _set_visible_devices(slot: str) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = slot
 
 
+_not_schedulers: dict[str, str] = {}  # address -> why it failed, so that a command pays its timeout once
+
+
+def check_scheduler(address: str, timeout: float | None = None) -> None:
+    """Raise one `ActlabError` ("<address> is not a Dask scheduler: why") unless `address` answers Dask's handshake
+    and says it is a scheduler, all within `timeout` seconds (default `SCHEDULER_CHECK_SECONDS`).
+
+    Why: `distributed.Client` bounds the connection but not the handshake after it, so a server that accepts and
+    stays silent (an HTTP server) hung for minutes, and one that sends bytes of another protocol made Dask read its
+    first 8 bytes as a frame length ("Unable to allocate 3.01 EiB"). Here the whole exchange (connect, handshake,
+    the public `identity` operation every Dask server answers) has one deadline, on a thread of its own so that no
+    caller's event loop is involved. A failure is remembered for the rest of the process: `actlab report` makes
+    one executor per sweep, and an unreachable address must cost its timeout once per command, not once per sweep.
+    """
+    if address in _not_schedulers:
+        raise ActlabError(_not_schedulers[address])
+    timeout = SCHEDULER_CHECK_SECONDS if timeout is None else timeout
+    try:
+        from distributed.comm import CommClosedError, connect
+        from distributed.security import Security
+    except ImportError:
+        raise ActlabError("--executor dask needs the 'dist' extra: pip install -e '.[dist]'") from None
+
+    async def identity() -> Any:  # half the time to connect, the rest to answer
+        comm = await connect(address, timeout=timeout / 2, **Security().get_connection_args("client"))
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    def ask() -> Any:
+        return asyncio.run(asyncio.wait_for(identity(), timeout))
+
+    answer, failure = None, f"{address} is not a Dask scheduler"
+    with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="actlab-dask-check") as pool:
+        try:
+            answer, why = pool.submit(ask).result(), None
+        except TimeoutError:  # connected, then silence (TimeoutError is an OSError: caught first)
+            why = f"no answer to Dask's handshake within {timeout:g} s"
+        except CommClosedError as error:
+            why = f"it closed the connection ({_first_line(error)})"
+        except OSError as error:
+            failure, why = f"no Dask scheduler at {address}", f"cannot connect ({_first_line(error)})"
+        except MemoryError as error:  # another protocol's first bytes, read as the length of a Dask message
+            why = f"its answer is not in Dask's protocol ({_first_line(error)})"
+        except Exception as error:  # noqa: BLE001 - whatever the server did, the user gets one line naming it
+            why = _first_line(error)
+    if why is None and not (isinstance(answer, dict) and answer.get("type") == "Scheduler"):
+        kind = answer.get("type") if isinstance(answer, dict) else None
+        why = f"it is a Dask {kind}" if isinstance(kind, str) else f"it answered {str(answer)[:80]!r}"
+    if why is not None:
+        _not_schedulers[address] = f"{failure}: {why}; give the address `dask scheduler` prints (tcp://host:8786)"
+        raise ActlabError(_not_schedulers[address])
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
 class DaskExecutor(SweepExecutor):
-    """A Dask `distributed.Client` at an address, or on a fresh `LocalCluster`."""
+    """A Dask `distributed.Client` at an address (checked first: `check_scheduler`), or on a fresh `LocalCluster`."""
 
     def __init__(self, workers: int = 1, address: str | None = None, gpu_slots: list[str] | None = None) -> None:
         try:
@@ -288,7 +353,8 @@ class DaskExecutor(SweepExecutor):
             )
             self._client = Client(self._cluster)
         else:
-            self._client = Client(address)
+            check_scheduler(address)
+            self._client = Client(address, timeout=SCHEDULER_CHECK_SECONDS)
         self.workers = workers if address is None else max(1, len(self._client.scheduler_info()["workers"]))
         self.shares_cores = self.workers > 1
         if gpu_slots:  # each worker process its own slot, round robin, before any task runs
