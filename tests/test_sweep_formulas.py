@@ -79,6 +79,17 @@ def test_sources_are_the_saved_derivations_and_modules_the_parameters_name(tmp_p
     assert SourceLookup().sources(params)["mypkg.acts:MyAct"]["sha256"] != sources["mypkg.acts:MyAct"]["sha256"]
 
 
+def test_a_file_that_is_no_derivation_is_hashed_byte_for_byte(derivations_dir):
+    """Not a JSON object, or a beta of 10**400 (no float holds it): a run resolving it fails, but a sweep plans."""
+    hashes = set()
+    for text in ("[1, 2]", "[1, 3]", '{"positive": "1", "negative": "x", "beta": 1' + "0" * 400 + "}"):
+        (derivations_dir / "broken.json").write_text(text)
+        (source,) = SourceLookup().sources({"activation": "broken"}).values()
+        assert source["formula"] == f"not a valid saved derivation: {derivations_dir / 'broken.json'}"
+        hashes.add(source["sha256"])
+    assert len(hashes) == 3
+
+
 def test_a_run_naming_no_saved_derivation_keeps_its_producer(tmp_path, derivations_dir):
     """Runs of registry names (every shipped study's) record what they always did: nothing reruns after an upgrade."""
     notebook = write_notebook(tmp_path / "nb.ipynb", ["activation = 'relu'\n", "seed = 0\n"], BODY)

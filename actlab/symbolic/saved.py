@@ -204,16 +204,16 @@ def fingerprint(name: str) -> dict[str, str] | None:
     try:
         record = json.loads(raw)
         fields = {key: record.get(key, default) for key, default in _IDENTITY_FIELDS.items()}
-    except (ValueError, AttributeError, RecursionError):
-        return {"sha256": hashlib.sha256(raw).hexdigest()[:16], "formula": f"unreadable saved derivation {path}"}
-    fields = {
-        key: float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
-        for key, value in fields.items()
-    }
-    digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()[:16]
-    formula = (
-        f"f'(x) = alpha_p * ({fields['positive']}) + beta on x > 0, alpha_n * ({fields['negative']}) + beta on x <= 0"
-    )
+        fields = {
+            key: float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+            for key, value in fields.items()
+        }  # 1 and 1.0 build the same module
+        canonical = json.dumps(fields, sort_keys=True)
+    except (ValueError, AttributeError, TypeError, OverflowError, RecursionError):
+        return {"sha256": hashlib.sha256(raw).hexdigest()[:16], "formula": f"not a valid saved derivation: {path}"}
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+    positive, negative = (str(fields[key])[:_MAX_EXPRESSION] for key in ("positive", "negative"))
+    formula = f"f'(x) = alpha_p * ({positive}) + beta on x > 0, alpha_n * ({negative}) + beta on x <= 0"
     scalars = [fields[key] for key in ("alpha_p_init", "alpha_n_init", "beta")]
     if all(isinstance(value, float) for value in scalars):
         formula += "; alpha_p, alpha_n from {:g}, {:g}; beta {:g}".format(*scalars)
