@@ -180,3 +180,43 @@ def test_actlab_convention_is_measured_on_the_module_formula_with_slope_beta_at_
 def test_domain_problems_are_one_clear_error(positive, negative, message):
     with pytest.raises(ValueError, match=message):
         derivations.custom(positive, negative)
+
+
+# --- each side integrated on its own half-line -----------------------------------------------------------------
+
+# (--pos, --neg, side, closed form of that side by hand): SymPy's plain `integrate` writes the x <= 0 ones with the
+# log of a negative number there (1/(1 - x) -> -log(x - 1)), which made derive fail with "... I is not real".
+HALF_LINE_CASES = [
+    ("1", "1/(1-x)", "x <= 0", -alpha_n * sp.log(1 - x) + beta * x),
+    ("1", "1/(2-x)", "x <= 0", alpha_n * (sp.log(2) - sp.log(2 - x)) + beta * x),
+    ("1", "1/(1-x)**2", "x <= 0", alpha_n * (1 / (1 - x) - 1) + beta * x),
+    ("1", "log(1-x)", "x <= 0", alpha_n * ((x - 1) * sp.log(1 - x) - x) + beta * x),
+    ("1/(1+x)", "1", "x > 0", alpha_p * sp.log(1 + x) + beta * x),
+]
+
+
+@pytest.mark.parametrize(("positive", "negative", "side", "expected"), HALF_LINE_CASES)
+def test_log_of_a_negative_quantity_is_integrated_on_its_half_line(capsys, positive, negative, side, expected):
+    """`actlab derive --check` passes (d/dx, f(0) = 0, continuity, autograd, gradcheck) and the closed form is the
+    one written by hand, real on its side, at 30 digits and random positive parameters."""
+    assert cli.main(["derive", "--pos", positive, "--neg", negative, "--check"]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and "checks passed" in out
+    derivation = derivations.custom(positive, negative)
+    branch = {b.side: b for b in derivation.branches}[side]
+    sign = 1 if side == "x > 0" else -1
+    for point in (1e-3, 0.5, 3.0, 40.0):
+        subs = {x: sign * point, alpha_p: 0.7, alpha_n: 1.3, beta: 0.5}
+        got = complex(branch.closed_form.evalf(30, subs=subs))
+        assert got.imag == 0
+        assert got.real == pytest.approx(float(expected.evalf(30, subs=subs)), rel=1e-14)
+
+
+def test_an_antiderivative_complex_on_its_side_is_one_clear_error():
+    """What SymPy's plain `integrate` gives for 1/(1 - x) is refused on x <= 0, where it is log(1 - x) - i pi."""
+    from actlab.symbolic.recipe import DerivationError, _check_real
+
+    _check_real(-sp.log(1 - x), 1 / (1 - x), "x <= 0")  # the half-line's form passes
+    message = r"for x <= 0, -log\(x - 1\), is \(.*j\) at x = -1e-06 .*not a real number"
+    with pytest.raises(DerivationError, match=message):
+        _check_real(-sp.log(x - 1), 1 / (1 - x), "x <= 0")

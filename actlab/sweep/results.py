@@ -3,7 +3,8 @@
 Why separate from the runner: report notebooks only read. They get the tidy table seaborn and
 statsmodels take (`load_results`), one row per run with each run's status and error
 (`load_status`), the per-run `results.json` for curves and lists (`load_run_results`), and a wide
-table with one column per metric (`metrics_wide`), and where the runs' time went (`study_timing`). Nothing here
+table with one column per metric (`metrics_wide`), where the runs' time went (`study_timing`), and the formula
+each saved derivation or user module named in the runs stood for when they ran (`activation_formulas`). Nothing here
 starts a kernel.
 """
 
@@ -19,7 +20,15 @@ import pandas as pd
 from actlab.errors import ActlabError
 from actlab.io import read_json
 from actlab.sweep import phases
-from actlab.sweep.runner import PARAMS_FILE, RESULTS_CSV, SWEEP_FILE, read_run_results, read_status, results_problem
+from actlab.sweep.runner import (
+    FORMULAS,
+    PARAMS_FILE,
+    RESULTS_CSV,
+    SWEEP_FILE,
+    read_run_results,
+    read_status,
+    results_problem,
+)
 
 _STATUS_FIELDS = ("status", "ename", "evalue", "cell_index", "kernel_died", "duration_s", "host", "record_error")
 INCOMPLETE = "incomplete"  # finished ok or diverged, but its results.json is missing, unreadable or empty
@@ -159,3 +168,28 @@ def study_timing(runs_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, float]
     section in one call."""
     records = study_records(runs_dir)
     return phases.phase_table(records), phases.training_share(records)
+
+
+def activation_formulas(runs_dir: str | os.PathLike[str], sweeps: Sequence[str]) -> dict[str, list[str]]:
+    """name -> the formulas the runs of `sweeps` recorded for it (saved derivations and user modules their
+    parameters named; `actlab.sweep.formulas`), in first-seen order.
+
+    Why from the runs and not from the files: a page must say what its numbers were trained on, and the file may
+    have changed since. One formula per name is the normal case (a changed formula makes its runs stale and they
+    run again); two mean the runs mix formulas under one name, which a page should show, not hide."""
+    found: dict[str, list[str]] = {}
+    for sweep in sweeps:
+        for run_folder in _run_folders(sweep_folder(runs_dir, sweep)):
+            producer = (read_status(run_folder) or {}).get("producer")
+            formulas = producer.get(FORMULAS) if isinstance(producer, dict) else None
+            for name, source in (formulas if isinstance(formulas, dict) else {}).items():
+                formula = source.get("formula") if isinstance(source, dict) else None
+                if isinstance(formula, str) and formula not in found.setdefault(name, []):
+                    found[name].append(formula)
+    return found
+
+
+def formulas_text(runs_dir: str | os.PathLike[str], sweeps: Sequence[str]) -> str:
+    """`activation_formulas` as one line for a page ("mine: f'(x) = ...; other: ..."), or "none"."""
+    formulas = activation_formulas(runs_dir, sweeps)
+    return "; ".join(f"{name}: {' | '.join(texts)}" for name, texts in formulas.items()) or "none"

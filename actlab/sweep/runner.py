@@ -2,8 +2,9 @@
 
 Why this shape: a run is identified by a hash of what it computes (notebook name + parameters,
 seed included), so a rerun of the same spec finds the runs already done and skips them. A finished run also
-records what produced it (`producer`: the hash of the notebook's code cells and the actlab version); when
-either has changed since, the run is stale and runs again (`actlab sweep SPEC --status` lists which and why). Every
+records what produced it (`producer`: the hash of the notebook's code cells, the actlab version, and the content
+and formula of every saved derivation or user module its parameters name, `actlab.sweep.formulas`); when any of
+these has changed since, the run is stale and runs again (`actlab sweep SPEC --status` lists which and why). Every
 file is written atomically and `status.json` is written last, so a folder is either complete or
 visibly unfinished. A run that raises, diverges or kills its kernel is recorded and the sweep
 goes on.
@@ -33,6 +34,7 @@ from typing import Any
 from actlab.io import _json_default, atomic_write_json, atomic_write_text, read_json
 from actlab.record import RESULTS_FILE
 from actlab.sweep.executors import ExecutorOptions, make_executor
+from actlab.sweep.formulas import SourceLookup
 from actlab.sweep.spec import SweepSpec
 from actlab.sweep.worker import (  # noqa: F401 - PARAMS_FILE and STATUS_FILE are part of this module's API
     CORRUPT,
@@ -48,6 +50,7 @@ from actlab.sweep.worker import (  # noqa: F401 - PARAMS_FILE and STATUS_FILE ar
 
 SWEEP_FILE = "sweep.json"
 RESULTS_CSV = "results.csv"
+FORMULAS = "formulas"  # the producer's entry {name: {"sha256", "formula"}} (actlab.sweep.formulas)
 
 
 @dataclass(frozen=True)
@@ -95,14 +98,35 @@ def producer_of(notebook: Path) -> dict[str, str]:
     return {"notebook_code_sha256": digest, "actlab_version": __version__}
 
 
-def stale_reason(status: dict[str, Any] | None, producer: dict[str, str] | None) -> str | None:
-    """Why a finished run no longer reflects its notebook and actlab (None: it does, or it is not finished)."""
+def run_producers(spec: SweepSpec, runs: list[Run]) -> dict[str, dict[str, Any]]:
+    """run_id -> what produces that run: `producer_of` the notebook, plus, when its parameters name saved
+    derivations or user modules, their content and formulas under `FORMULAS` (`actlab.sweep.formulas`).
+
+    Computed afresh at every planning pass (never kept): re-saving a derivation between two sweeps is what it
+    detects. A run that names none has exactly `producer_of`'s record, so its staleness is as it always was."""
+    base = producer_of(spec.notebook)
+    lookup = SourceLookup()
+    producers = {}
+    for run in runs:
+        sources = lookup.sources(run.params)
+        producers[run.run_id] = {**base, FORMULAS: sources} if sources else base
+    return producers
+
+
+def stale_reason(status: dict[str, Any] | None, producer: dict[str, Any] | None) -> str | None:
+    """Why a finished run no longer reflects its notebook, actlab and the formulas its activation names stood for
+    (None: it does, or it is not finished)."""
     if producer is None or status is None or status.get("status") not in FINAL_STATUSES:
         return None
     recorded = status.get("producer")
-    if not recorded:
+    if not recorded or not isinstance(recorded, dict):
         return "it records no producer (made before actlab recorded one)"
-    changed = [key.replace("_", " ") for key in producer if recorded.get(key) != producer[key]]
+    changed = [key.replace("_", " ") for key in producer if key != FORMULAS and recorded.get(key) != producer[key]]
+    now, then = producer.get(FORMULAS) or {}, recorded.get(FORMULAS)
+    then = then if isinstance(then, dict) else {}
+    for name in sorted(set(now) | set(then)):
+        if not isinstance(then.get(name), dict) or then[name].get("sha256") != (now.get(name) or {}).get("sha256"):
+            changed.append(f"formula of {name!r}")
     return f"{' and '.join(changed)} changed since it ran" if changed else None
 
 
@@ -150,11 +174,12 @@ def run_states(spec: SweepSpec, runs_dir: Path) -> list[tuple[Run, str, str]]:
     corrupt (status.json unreadable) or incomplete (finished, but results.json is missing, unreadable or empty)."""
     from actlab.sweep.locks import owner_alive, read_owner
 
-    producer = producer_of(spec.notebook)
+    runs = plan(spec, spec.runs_root(runs_dir))
+    producers = run_producers(spec, runs)
     states = []
-    for run in plan(spec, spec.runs_root(runs_dir)):
+    for run in runs:
         status = read_status(run.folder)
-        reason = stale_reason(status, producer)
+        reason = stale_reason(status, producers[run.run_id])
         problem = results_problem(status, run.folder)
         if status is None:
             states.append((run, "missing", "never started"))
@@ -187,6 +212,7 @@ class SweepOutcome:
     skipped: list[str] = field(default_factory=list)
     statuses: dict[str, dict[str, Any]] = field(default_factory=dict)
     results_csv: Path | None = None
+    producers: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_id -> its producer (`run_producers`)
 
     def counts(self) -> dict[str, int]:
         """Runs per status (ok, failed, diverged, and 'not run' for a dry run)."""
@@ -237,8 +263,7 @@ def run_sweeps(
     if any(outcome.to_run for outcome in outcomes):
         _execute(outcomes, options.for_spec(specs[0]), progress)
     for outcome in outcomes:
-        outcome.results_csv = write_results_csv(outcome.runs, outcome.folder / RESULTS_CSV,
-                                                producer_of(outcome.spec.notebook))  # fmt: skip
+        outcome.results_csv = write_results_csv(outcome.runs, outcome.folder / RESULTS_CSV, outcome.producers)
     return outcomes
 
 
@@ -246,11 +271,12 @@ def _plan_outcome(spec: SweepSpec, runs_dir: Path, retry_failed: bool) -> SweepO
     """The spec's runs, each marked to run or skipped (done, by the same producer) with its status so far."""
     runs = plan(spec, spec.runs_root(runs_dir))
     outcome = SweepOutcome(spec=spec, folder=spec.runs_root(runs_dir) / spec.name, runs=runs)
-    producer = producer_of(spec.notebook)
+    outcome.producers = run_producers(spec, runs)
     for run in runs:
         status = read_status(run.folder)
         if status is not None:
             outcome.statuses[run.run_id] = status
+        producer = outcome.producers[run.run_id]
         rerun = needs_run(status, retry_failed, producer, results_problem(status, run.folder))
         (outcome.to_run if rerun else outcome.skipped).append(run.run_id)
     return outcome
@@ -259,7 +285,6 @@ def _plan_outcome(spec: SweepSpec, runs_dir: Path, retry_failed: bool) -> SweepO
 def _tasks(outcome: SweepOutcome, options: ExecutorOptions, shares_cores: bool) -> list[RunTask]:
     """What a worker needs for each of the outcome's runs to run (`shares_cores`: pin each run to one thread)."""
     spec, by_id = outcome.spec, {run.run_id: run for run in outcome.runs}
-    producer = producer_of(spec.notebook)
     return [
         RunTask(
             run_id=run_id,
@@ -268,7 +293,7 @@ def _tasks(outcome: SweepOutcome, options: ExecutorOptions, shares_cores: bool) 
             folder=str(by_id[run_id].folder.resolve()),
             timeout=spec.timeout,
             pin_threads=shares_cores,
-            producer=producer,
+            producer=outcome.producers[run_id],
             seen=record_token(outcome.statuses.get(run_id)),
             keep_kernel=options.kind == "local",  # a pool worker's next run reuses its kernel (kept_kernel)
             environment=dict(os.environ) if options.kind == "local" else None,
@@ -398,16 +423,18 @@ def _write_sweep_record(spec: SweepSpec, folder: Path, runs: list[Run]) -> None:
     )
 
 
-def tidy_rows(runs: list[Run], producer: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def tidy_rows(runs: list[Run], producers: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One row per run and numeric metric; runs without any get one row with an empty metric.
 
-    `stale` says whether a row's run was made by another notebook or actlab than `producer` (never silently)."""
+    `stale` says whether a row's run was made by another notebook, actlab or formula than its producer in
+    `producers` (run_id -> `run_producers`' record; never silently)."""
     rows = []
     for run in runs:
         record = read_status(run.folder)
         status = (record or {}).get("status", "not run")
         labels = {key: _cell(value) for key, value in run.labels.items()}
-        base = {"run_id": run.run_id, **labels, "status": status, "stale": stale_reason(record, producer) is not None}
+        stale = stale_reason(record, (producers or {}).get(run.run_id)) is not None
+        base = {"run_id": run.run_id, **labels, "status": status, "stale": stale}
         metrics = {
             key: float(value)
             for key, value in read_run_results(run.folder)[0].items()  # an unreadable file counts as no metrics
@@ -424,9 +451,9 @@ def _cell(value: Any) -> Any:
     return json.dumps(value, default=_json_default) if isinstance(value, list | dict) else value
 
 
-def write_results_csv(runs: list[Run], path: Path, producer: dict[str, str] | None = None) -> Path:
+def write_results_csv(runs: list[Run], path: Path, producers: dict[str, dict[str, Any]] | None = None) -> Path:
     """Write the tidy table atomically (a reader never sees half a CSV)."""
     import pandas as pd
 
-    frame = pd.DataFrame(tidy_rows(runs, producer))
+    frame = pd.DataFrame(tidy_rows(runs, producers))
     return atomic_write_text(path, frame.to_csv(index=False))

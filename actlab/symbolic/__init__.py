@@ -5,6 +5,7 @@
 - `build`: `build_activation(pos, neg)`, the one place that decides "closed form, else quadrature";
 - `derivations`: the built-in derivations (xIELU, xIPReLU, xIEP), user base gradients, `--check`;
 - `codegen`: torch code generated from a derivation, and an autograd Function with the symbolic gradient;
+- `stable`: softplus and sigmoid as torch's stable functions in generated code (no exp overflow far out);
 - `derived_spec`: a closed-form derivation's compiled kernels and its trainable module;
 - `trainable`: the softplus-parameterised scales alpha_p, alpha_n and fixed beta those modules share;
 - `quadrature`: the numeric path where SymPy finds no closed form, with an error bound;

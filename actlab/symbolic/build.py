@@ -7,7 +7,8 @@ the derivations notebook all turn base gradients into an activation, and must fa
 and builds the trainable module.
 
 Each side's gradient is refined on its own half-line before integrating (`recipe.gradient_first`), so `Abs`,
-`sign`, `Heaviside`, `Max`, `Min` and `Piecewise` integrate as the functions they are on that side.
+`sign`, `Heaviside`, `Max`, `Min` and `Piecewise` integrate as the functions they are on that side, and is integrated
+there (x = ±t, t > 0), so its antiderivative is real on that side (1/(1 - x) gives log(1 - x), not -log(x - 1)).
 
 The numeric path (`actlab.symbolic.quadrature`) integrates one gradient over the whole line, so it needs the same
 base gradient on both sides; two different gradients without a closed form raise `NoClosedFormError`.

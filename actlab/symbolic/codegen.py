@@ -1,8 +1,9 @@
 """Torch code generated from a `Derivation`: f, its gradient, and an autograd Function whose backward is symbolic.
 
 Why generate rather than hand-write: the module's fast path and the notebook's plots must be the derived math,
-not a second transcription of it. Expressions go through SymPy's C99 rewrites first (`exp(x) - 1` becomes
-`expm1(x)`), so the generated code keeps full precision near 0.
+not a second transcription of it. Softplus and sigmoid patterns become torch's stable functions first
+(`actlab.symbolic.stable`: log(1 + exp(x)) is inf beyond x ~ 88 in float32, softplus(x) is not), then expressions go
+through SymPy's C99 rewrites (`exp(x) - 1` becomes `expm1(x)`), so the generated code keeps full precision near 0.
 
 Each branch is evaluated on its own side only: the x > 0 branch sees `clamp(x, min=0)` and the x <= 0 branch
 `clamp(x, max=0)`. The selected branch is unchanged, and the other one stays finite (no `exp` overflow), so
@@ -29,6 +30,7 @@ from sympy.printing.pytorch import TorchPrinter
 from actlab.kernels.fast_exp import exp_nonpositive, expm1_nonpositive
 from actlab.symbolic.defaults import XIELU_DEFAULTS
 from actlab.symbolic.recipe import Branch, Derivation, NoClosedFormError, x
+from actlab.symbolic.stable import Sigmoid, Softplus, softplus_forms
 
 TensorFn = Callable[..., torch.Tensor]
 
@@ -54,6 +56,8 @@ class _Printer(TorchPrinter):
         log1p: "torch.log1p",
         ExpNonpositive: "exp_nonpositive",
         Expm1Nonpositive: "expm1_nonpositive",
+        Softplus: "torch.nn.functional.softplus",
+        Sigmoid: "torch.sigmoid",
     }
 
 
@@ -77,16 +81,37 @@ def _fusable_exps(expr: sp.Expr, side: str) -> sp.Expr:
     )
 
 
+def _stable_on(expr: sp.Expr, side: str | None) -> sp.Expr:
+    """`expr` with softplus and sigmoid as `actlab.symbolic.stable`'s functions; on a side, every softplus takes an
+    argument <= 0 there: Softplus(u) with u >= 0 proved on the side is u + Softplus(-u).
+
+    Why the side: SymPy integrates 1/(1 + e^-x) as x + log(1 + e^-x), which for x < 0 adds two large terms of
+    opposite sign (x = -20: -20 + 20.000000002 rounds to 0 in float32); as Softplus(x) it is accurate there, and
+    its derivative is Sigmoid(x), not 1 - Sigmoid(-x), which rounds to 0 as well.
+    """
+    expr = softplus_forms(expr)
+    if side is None:
+        return expr
+    return expr.replace(
+        lambda e: (
+            isinstance(e, Softplus) and _nonpositive_on(-e.args[0], side) and not _nonpositive_on(e.args[0], side)
+        ),
+        lambda e: e.args[0] + Softplus(-e.args[0]),
+    )
+
+
 def _torch_ready(expr: sp.Expr, side: str | None = None) -> sp.Expr:
     """`expr` in the forms torch's functions take, for every function the safe parser accepts.
 
+    - softplus and sigmoid patterns (log(1 + exp(u)), exp(u)/(1 + exp(u))) become torch's stable functions, before
+      the C99 rewrites (which would make log(1 + exp(-u)) the overflowing -u + log1p(exp(u))): `_stable_on`;
     - Max, Min and Heaviside become Piecewise (printed as `torch.where`, whose gradient is the selected branch's;
       torch.maximum and torch.heaviside refuse a Python number as an argument);
     - erfc(u) becomes 1 - erf(u) (no printer for erfc);
     - after the C99 rewrites (expm1, log1p), every constant subexpression (sqrt(2), log(2), pi, E, ...) is folded
       into one float, so torch never receives a Python number where it wants a tensor (`torch.sqrt(2)`).
     """
-    expr = sp.sympify(expr)
+    expr = _stable_on(sp.sympify(expr), side)
     expr = expr.replace(lambda e: isinstance(e, (sp.Max, sp.Min, sp.Heaviside)), lambda e: e.rewrite(sp.Piecewise))
     expr = expr.replace(lambda e: isinstance(e, sp.erfc), lambda e: 1 - sp.erf(e.args[0]))
     expr = optimize(expr, optims_c99)
@@ -135,12 +160,16 @@ class BranchKernels:
 
 
 def _branch_kernels(branch: Branch, parameters: Sequence[sp.Symbol], shift: sp.Symbol) -> BranchKernels:
-    """The branch's torch functions; a closed form using a function torch lacks raises `NoClosedFormError`."""
+    """The branch's torch functions; a closed form using a function torch lacks raises `NoClosedFormError`.
+
+    The closed form takes its stable forms (`_stable_on`) before it is differentiated, so the partials are stable
+    too (Softplus differentiates to Sigmoid)."""
     args = [x, *parameters, shift]
-    partials = [sp.diff(branch.closed_form, x), *(sp.diff(branch.closed_form, p) for p in parameters)]
+    closed_form = _stable_on(branch.closed_form, branch.side)
+    partials = [sp.diff(closed_form, x), *(sp.diff(closed_form, p) for p in parameters)]
     try:
         return BranchKernels(
-            value=lambdify_torch(args, branch.closed_form, branch.side),
+            value=lambdify_torch(args, closed_form, branch.side),
             partials=lambdify_torch(args, partials, branch.side),
         )
     except PrintMethodNotImplementedError as error:  # SymPy's printer names the function it cannot print

@@ -166,13 +166,54 @@ class NoClosedFormError(DerivationError):
 
 
 def _integrate(gradient: sp.Expr, side: str) -> sp.Expr:
-    antiderivative = sp.integrate(gradient, x)
+    """An antiderivative of `gradient` that is real on `side`, found on that half-line alone.
+
+    Why not `integrate(gradient, x)`: SymPy integrates over the complex plane and may pick a branch that is
+    complex on the side that uses it (1/(1 - x) becomes -log(x - 1), which is log(1 - x) - i pi for x < 0). So x is
+    written as sign * t with t > 0 (x = t on x > 0, x = -t on x <= 0), the gradient is integrated in t under that
+    assumption (dx = sign dt), and t = sign * x is put back: log(t + 1) becomes log(1 - x), real for every x <= 0.
+    The result is then checked real at points of the side (`_check_real`), so an antiderivative complex there
+    fails here with one error, not later as a complex constant or NaNs in the generated code.
+    """
+    sign = 1 if side == "x > 0" else -1
+    on_half_line = gradient.subs(x, sign * _t)
+    antiderivative = sign * sp.integrate(on_half_line, _t)
     if antiderivative.has(sp.Integral):
         raise NoClosedFormError(
             f"SymPy found no closed-form integral of {gradient} for {side}; the numeric path "
             "(actlab.symbolic.quadrature) builds f by quadrature with the exact gradient"
         )
+    antiderivative = antiderivative.subs(_t, sign * x)
+    _check_real(antiderivative, gradient, side)
     return antiderivative
+
+
+# Points |x| of a side where an antiderivative must be real (from near 0 to far out, as the domain check's).
+_REAL_PROBES = (1e-6, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0)
+
+
+def _check_real(antiderivative: sp.Expr, gradient: sp.Expr, side: str) -> None:
+    """Raise `DerivationError` if `antiderivative` is complex at a point of `side` (parameters set to 1).
+
+    Why at points: `is_real` on an expression in x and positive parameters is often undecided (None), and a
+    check that passes whenever SymPy cannot decide would pass the very cases it is for. The base gradients are
+    already real and finite on their side (`derivations.parse_base_gradient`), so a complex value here is a branch
+    of log or a root SymPy chose, never a property of the activation.
+    """
+    sign = 1 if side == "x > 0" else -1
+    parameters = {symbol: sp.Integer(1) for symbol in antiderivative.free_symbols - {x}}
+    for magnitude in _REAL_PROBES:
+        point = sp.Float(sign * magnitude, 30)
+        try:
+            value = complex(antiderivative.subs(parameters).subs(x, point).evalf(30))
+        except (TypeError, ValueError):  # zoo, nan: not a number at all
+            value = complex("nan")
+        if value.imag != 0 and abs(value.imag) > 1e-20 * max(1.0, abs(value.real)) or value != value:
+            raise DerivationError(
+                f"the antiderivative SymPy found for {side}, {antiderivative}, is {value} at x = {sign * magnitude:g} "
+                f"(parameters 1), not a real number, though the gradient {gradient} is real there: write the base "
+                "gradient in another form (expanded, or with Abs(x) for |x|) that SymPy integrates to a real one"
+            )
 
 
 def _one_sided_limit(expr: sp.Expr, direction: str, side: str) -> sp.Expr:

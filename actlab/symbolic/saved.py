@@ -21,6 +21,8 @@ forward with autograd. Any float dtype; the output has the input's dtype.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -171,6 +173,61 @@ def load_derivation(name: str, reserved: Iterable[str] = ()) -> SavedDerivation:
     saved = SavedDerivation(**{**fields, "checks": tuple(record.get("checks", ()))})
     saved.derivation()  # parse now: a malicious or broken expression fails here, before any module exists
     return saved
+
+
+# What `resolve(name)` builds from a file depends on these fields only (`checks` and `actlab_version` are records).
+_IDENTITY_FIELDS = {
+    "positive": None,
+    "negative": None,
+    "alpha_p_init": XIELU_DEFAULTS.alpha_p_init,
+    "alpha_n_init": XIELU_DEFAULTS.alpha_n_init,
+    "beta": XIELU_DEFAULTS.beta,
+}
+
+
+def fingerprint(name: str) -> dict[str, str] | None:
+    """`{"sha256": ..., "formula": ...}` of what `resolve(name)` builds from the saved file `name`, or None if there
+    is no such file.
+
+    Why: a run names a saved derivation by name only, so a sweep must know when the file behind the name changed
+    (`actlab.sweep.formulas`), and a report must say which formula the name meant. The hash covers the fields that
+    decide the module (both base gradients as written, the initial alphas, beta), so re-saving the same formula
+    changes nothing. It reads the JSON only, never SymPy: a sweep plans thousands of runs. A file that is not a
+    JSON object is hashed byte for byte (a run resolving it fails, with `load_derivation`'s message).
+    """
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        return None
+    path = derivations_dir() / f"{name}.json"
+    if not path.is_file():
+        return None
+    raw = path.read_bytes()
+    try:
+        record = json.loads(raw)
+        fields = {key: record.get(key, default) for key, default in _IDENTITY_FIELDS.items()}
+        fields = {
+            key: float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+            for key, value in fields.items()
+        }  # 1 and 1.0 build the same module
+        canonical = json.dumps(fields, sort_keys=True)
+    except (ValueError, AttributeError, TypeError, OverflowError, RecursionError):
+        return {"sha256": hashlib.sha256(raw).hexdigest()[:16], "formula": f"not a valid saved derivation: {path}"}
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+    positive, negative = (str(fields[key])[:_MAX_EXPRESSION] for key in ("positive", "negative"))
+    formula = f"f'(x) = alpha_p * ({positive}) + beta on x > 0, alpha_n * ({negative}) + beta on x <= 0"
+    scalars = [fields[key] for key in ("alpha_p_init", "alpha_n_init", "beta")]
+    if all(isinstance(value, float) for value in scalars):
+        formula += "; alpha_p, alpha_n from {:g}, {:g}; beta {:g}".format(*scalars)
+    return {"sha256": digest, "formula": formula}
+
+
+def describe(name: str) -> str:
+    """The formula the saved derivation `name` stands for now, in one line (base gradients, initial alphas, beta),
+    for pages and run records; a name with no saved file fails as `load_derivation` does."""
+    found = fingerprint(name)
+    if found is None:
+        load_derivation(name)  # raises its one clear error (a bad name, or no file and how to create one)
+        raise ActlabError(f"no saved derivation {name!r} in {derivations_dir()}")
+    return found["formula"]
 
 
 def _validate(record: Any, source: str) -> dict[str, Any]:
