@@ -2,46 +2,23 @@
 
 Why: the index publishes what claim files and `pages.json` say. Those files are written by notebooks, by
 hand or by anyone who can write to `runs/`; the report must not turn them into live script links, and one
-malformed file must not stop the index from rebuilding. So a link target becomes a link only if it is a
-relative path or an http(s) URL, and a claim file that `actlab.claim.Claim.from_json` refuses, or whose name is
-not its claim's id, becomes an error row naming the file and the problem.
+malformed file must not stop the index from rebuilding. So a link target becomes a link only if `safe_href`
+passes it (a relative path or an http(s) URL; defined in `actlab.sanitize`, whose notebook pages use the same
+check), and a claim file that `actlab.claim.Claim.from_json` refuses, or whose name is not its claim's id, becomes
+an error row naming the file and the problem.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from actlab.claim import Claim, ClaimError
+from actlab.sanitize import safe_href
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
-_WEB_SCHEMES = ("http", "https")
-
-
-def safe_href(target: Any) -> str | None:
-    """`target` if it is safe to publish as a link, else None (the caller shows it as text).
-
-    Allowed: a relative path (no scheme, not starting with '//', which a browser reads as another host)
-    and an http(s) URL with a host. Refused: every other scheme (javascript:, data:, file:, vbscript:, ...)
-    and any whitespace, control character or backslash, since browsers drop or reinterpret those before
-    reading the scheme ("java\\tscript:" runs as javascript:, "/\\\\host" goes to another host).
-    """
-    if not isinstance(target, str) or not target:
-        return None
-    if any(char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F or char == "\\" for char in target):
-        return None
-    scheme = _SCHEME.match(target)
-    if scheme is None:
-        return None if target.startswith("//") else target
-    if scheme.group(1).lower() not in _WEB_SCHEMES:
-        return None
-    rest = target[scheme.end() :]
-    host = rest[2:].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
-    return target if rest.startswith("//") and host else None
+__all__ = ["MAX_CLAIM_BYTES", "UnreadableClaim", "load_claim", "safe_href"]
 
 
 @dataclass(frozen=True)
