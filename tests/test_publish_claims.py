@@ -112,6 +112,10 @@ def test_a_study_never_publishes_another_s_claim_or_a_misnamed_file(tmp_path):
     atomic_write_json(staging.folder / "x-1.json", OLD.with_changes(verdict="not supported").to_json())
     with pytest.raises(publish_claims.PublishError, match=r"staged x-1.json: it holds claim 's-1'"):
         publish_claims.publish(staging)
+    staging = publish_claims.stage(claims, "s")  # a claim without a study, under the id of study x's claim
+    save_claims([OLD.with_changes(claim_id="x-1", study="")], staging.folder)
+    with pytest.raises(publish_claims.PublishError, match="staged x-1.json, which is claim x-1 of study x"):
+        publish_claims.publish(staging)
     assert {name: (claims / name).read_text() for name in _names(claims)} == before
     assert list((claims / publish_claims.STAGING_FOLDER).iterdir()) == []
 

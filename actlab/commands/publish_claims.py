@@ -36,7 +36,8 @@ LOCK_FILE = ".publish.lock"  # under the claims folder: held while a build publi
 
 
 class PublishError(ValueError):
-    """Staged claims that cannot be published (another study's claim, a file not named after its claim)."""
+    """Staged claims that cannot be published (another study's claim, a file not named after its claim, a claim id
+    another study publishes)."""
 
 
 @dataclass(frozen=True)
@@ -67,12 +68,19 @@ def discard(staging: Staging) -> None:
 def publish(staging: Staging) -> list[str]:
     """Put the staged claims in place of the study's; returns the file names published.
 
-    Raises `PublishError` (publishing nothing) if a staged claim is another study's or its file is not named after
-    its claim. The staging folder goes either way.
+    Raises `PublishError` (publishing nothing) if a staged claim is another study's, its file is not named after
+    its claim, or it would replace another study's claim. The staging folder goes either way.
     """
     try:
         fresh = _checked(staging)
         with FileLock(str(staging.claims_dir / LOCK_FILE)):
+            for name in fresh:
+                published = load_claim(staging.claims_dir / name) if (staging.claims_dir / name).exists() else None
+                if isinstance(published, Claim) and published.study not in ("", staging.study):
+                    raise PublishError(
+                        f"study {staging.study} staged {name}, which is claim {published.claim_id} of study "
+                        f"{published.study}; nothing published"
+                    )
             for path in staging.claims_dir.glob("*.json"):
                 if path.name not in fresh and _superseded(path, staging):
                     path.unlink(missing_ok=True)

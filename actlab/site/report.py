@@ -86,8 +86,8 @@ def standalone_page(template: Path) -> Page:
 def study_page(study_dir: Path, profile: str, report: str = STUDY_REPORT) -> Page:
     """The page record of a study (`<study>/report.ipynb` -> `<study>.html`)."""
     name, template = study_dir.name, study_dir / report
-    return Page(name=name, title=notebook_title(template), html=f"{name}.html", source=str(template), kind="study",
-                profile=profile)  # fmt: skip
+    title = notebook_title(template)
+    return Page(name=name, title=title, html=f"{name}.html", source=str(template), kind="study", profile=profile)
 
 
 def study_parameters(study_dir: Path, config: SiteConfig) -> dict[str, Any]:
