@@ -72,6 +72,16 @@ def test_each_build_stages_in_a_folder_of_its_own(tmp_path):
     assert first.folder.parent == second.folder.parent == tmp_path / publish_claims.STAGING_FOLDER
 
 
+def test_the_staging_folder_a_killed_build_left_is_removed_and_a_live_one_is_kept(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    live = publish_claims.stage(tmp_path, "s")
+    orphan = live.folder.with_name(live.folder.name.replace(f".{os.getpid()}.", f".{dead.stdout.strip()}."))
+    elsewhere = live.folder.with_name(live.folder.name.replace(f".{publish_claims._HOST}.", ".other-host."))
+    orphan.mkdir(), elsewhere.mkdir()
+    publish_claims.stage(tmp_path, "s")
+    assert live.folder.is_dir() and elsewhere.is_dir() and not orphan.exists()
+
+
 def test_two_builds_publishing_at_once_keep_every_claim(tmp_path):
     """Both builds staged before either published (the issue's interleaving: B's staging began while A's notebook
     ran), then both publish on two threads at once; an earlier build's claim that neither decided is dropped."""

@@ -6,7 +6,8 @@ only a notebook that ran to the end replaces them.
 
 Invariants, each tested (`tests/test_publish_claims.py`):
 - a staging folder belongs to one build: `stage` makes a fresh one with `tempfile.mkdtemp` under
-  `claims/.staging/`, so two builds of one study at once never share, wipe or publish each other's staging;
+  `claims/.staging/`, so two builds of one study at once never share, wipe or publish each other's staging (only
+  the folders of processes gone from this host are removed);
 - publishing holds `claims/.publish.lock`, so publishes of one claims folder happen one at a time; each file goes in
   with `os.replace` (a reader sees the old claim or the new one, never half of one) and is stamped with the time it
   was published;
@@ -22,10 +23,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 from filelock import FileLock
 
 from actlab.claim import Claim
@@ -52,12 +55,27 @@ class Staging:
 
 
 def stage(claims_dir: Path, study: str) -> Staging:
-    """A fresh, empty staging folder of this build for `study`'s claims under `claims_dir`."""
+    """A fresh, empty staging folder of this build for `study`'s claims under `claims_dir`.
+
+    Its name holds the host and process id (`<study>.<host>.<pid>.<random>`), so the folders a killed build left
+    (its process gone from this host) are removed here; another host's, or a live process's, are never touched.
+    """
     claims_dir = Path(claims_dir).resolve()
     parent = claims_dir / STAGING_FOLDER
     parent.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=f"{study}-", dir=parent))
+    _remove_orphans(parent)
+    folder = Path(tempfile.mkdtemp(prefix=f"{study}.{_HOST}.{os.getpid()}.", dir=parent))
     return Staging(study=study, claims_dir=claims_dir, folder=folder, began_ns=folder.stat().st_mtime_ns)
+
+
+_HOST = socket.gethostname().replace(".", "-")
+
+
+def _remove_orphans(parent: Path) -> None:
+    for folder in parent.iterdir():
+        parts = folder.name.rsplit(".", 3)  # study, host, pid, random
+        if len(parts) == 4 and parts[1] == _HOST and parts[2].isdigit() and not psutil.pid_exists(int(parts[2])):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def discard(staging: Staging) -> None:
