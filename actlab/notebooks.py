@@ -179,14 +179,15 @@ def to_html(
     `title` is the page's `<title>` (else the notebook's file name).
 
     Sanitised: every Markdown cell, Markdown output and HTML output passes `actlab.sanitize.clean_html`
-    (nbconvert's `sanitize_html` switch, with actlab's allowlist as its `clean_html` filter) and JavaScript outputs
-    are dropped, so no string that reached a notebook's output can run script on the page.
+    (nbconvert's `sanitize_html` switch, with actlab's allowlist as its `clean_html` filter), JavaScript outputs
+    are dropped, and image outputs are written by `actlab.sanitize.image_html` (their metadata checked, their data
+    embedded), so no string that reached a notebook's output can run script on the page or load from the network.
     """
     import nbformat
     from nbconvert import HTMLExporter
 
     from actlab.io import atomic_write_text
-    from actlab.sanitize import clean_html, latex_mathml
+    from actlab.sanitize import clean_html, image_html, latex_mathml
 
     exporter = HTMLExporter(
         template_name=PAGE_TEMPLATE,
@@ -198,6 +199,7 @@ def to_html(
     )
     exporter.register_filter("clean_html", clean_html)
     exporter.register_filter("latex_mathml", latex_mathml)
+    exporter.register_filter("image_html", image_html)
     node = nbformat.read(str(notebook), as_version=4)
     node.cells = lead_first(node.cells)
     if title:

@@ -8,11 +8,20 @@ event handler, `javascript:` link or foreign element reaches the page.
 
 How: nbconvert's own switch (`HTMLExporter(sanitize_html=True)`) runs its `clean_html` filter over every Markdown
 cell, Markdown output and HTML output, and drops JavaScript outputs. nbconvert's default allowlist would turn the
-site's tables, figures and folded sections into text, so `clean_html` here is the same sanitiser (bleach, which
-nbconvert uses for it) with actlab's allowlist: the tags the report pages use, `class`/`id`/`title` and a few
-layout attributes, CSS properties through bleach's CSS sanitizer, links to http(s), mail and in-page anchors, and
-images only as embedded PNG/JPEG/GIF/WebP/SVG data (an SVG in an `<img>` runs no script). Anything else is shown
-as text (escaped), so an injection attempt stays visible rather than silently vanishing.
+site's tables, figures and folded sections into text, so `clean_html` here is nh3 (the maintained successor of
+bleach, which nbconvert uses) with actlab's allowlist: the tags the report pages use, `class`/`id`/`title` and a
+few layout attributes, links that pass `safe_href` (the one link check the index and its navigation use too),
+images only as embedded PNG/JPEG/GIF/WebP/SVG data (an SVG in an `<img>` runs no script), and inline CSS of listed
+properties whose values are plain (`_style`). A tag outside the allowlist is shown as text (escaped, `_escape_foreign`)
+so an injection attempt stays visible rather than silently vanishing; nh3 alone decides what is markup.
+
+Inline CSS cannot lay one element over others or blow one up to the size of the page: no positioning, transforms or
+`!important` (not listed), no negative lengths (a negative margin pulls a box over the one before it), no viewport
+units, lengths capped per property, and links take no inline style at all.
+
+Image outputs (PNG, JPEG, SVG) never pass an HTML sanitiser in nbconvert: its template writes their metadata into
+the `<img>` unquoted and takes `filenames` metadata as the image's address. `image_html` writes them instead
+(the page template's image blocks call it): the data embedded, width and height only as plain positive numbers.
 
 Math: a LaTeX output (`IPython.display.Math`, SymPy) becomes MathML when the page is built (`latex_mathml`), which
 browsers draw themselves, so pages load no MathJax. The converter copies `\\text{...}` verbatim, so its MathML
@@ -21,11 +30,15 @@ passes a cleaner of its own that keeps only MathML elements and their layout att
 
 from __future__ import annotations
 
+import base64
+import binascii
 import html
 import re
+from collections.abc import Iterable, Mapping
+from html.parser import HTMLParser
+from typing import Any
 
-import bleach
-from bleach.css_sanitizer import CSSSanitizer
+import nh3
 
 TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "caption", "code", "col", "colgroup", "dd", "del", "details", "div", "dl",
@@ -49,43 +62,239 @@ CSS_PROPERTIES = frozenset({
     "height", "min-height", "max-height", "margin", "margin-top", "margin-right", "margin-bottom", "margin-left",
     "padding", "padding-top", "padding-right", "padding-bottom", "padding-left", "border", "border-top",
     "border-right", "border-bottom", "border-left", "border-collapse", "border-color", "border-style",
-    "border-width", "font", "font-size", "font-style", "font-weight", "font-family", "line-height",
+    "border-width", "font-size", "font-style", "font-weight", "font-family", "line-height",
     "text-decoration", "display", "overflow", "overflow-x",
 })  # fmt: skip
-_SAFE_HREF = re.compile(r"(https?:|mailto:|#|[^:/?#]*(?:[/?#]|\Z))", re.IGNORECASE)  # a scheme we allow, or none
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_WEB_SCHEMES = ("http", "https")
+
+
+def safe_href(target: Any) -> str | None:
+    """`target` if it is safe to publish as a link, else None (the caller shows it as text or drops the attribute).
+
+    The one link check of the site: the index, its navigation bar and every notebook page use it. Allowed: a
+    relative path (no scheme, not starting with '//', which a browser reads as another host) and an http(s) URL
+    with a host. Refused: every other scheme (javascript:, data:, file:, vbscript:, ...) and any whitespace,
+    control character or backslash, since browsers drop or reinterpret those before reading the scheme
+    ("java\\tscript:" runs as javascript:, "/\\\\host" goes to another host).
+    """
+    if not isinstance(target, str) or not target:
+        return None
+    if any(char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F or char == "\\" for char in target):
+        return None
+    scheme = _SCHEME.match(target)
+    if scheme is None:
+        return None if target.startswith("//") else target
+    if scheme.group(1).lower() not in _WEB_SCHEMES:
+        return None
+    rest = target[scheme.end() :]
+    host = rest[2:].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    return target if rest.startswith("//") and host else None
+
+
 _IMAGE_DATA = re.compile(r"data:image/(png|jpeg|gif|webp|svg\+xml)[;,]", re.IGNORECASE)
 _STYLE_ELEMENT = re.compile(r"<style\b[^>]*>.*?</style\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_SPACE = " \t\n\r\f"  # what HTML strips around an attribute's URL (not every Unicode space)
+
+# Inline CSS: the largest length each kind of property may take, per unit ("" = a unitless number). A unit not
+# listed (vw, vh, cm, ...) is refused, as is every negative number.
+_LENGTH_CAPS: dict[str, dict[str, float]] = {
+    "width": {"px": 1200, "pt": 900, "em": 80, "rem": 80, "%": 100, "": 0},
+    "height": {"px": 600, "pt": 450, "em": 40, "rem": 40, "%": 100, "": 0},
+    "text": {"px": 64, "pt": 48, "em": 4, "rem": 4, "%": 400, "": 4},  # font-size, line-height
+    "other": {"px": 64, "pt": 48, "em": 4, "rem": 4, "%": 100, "": 1000},  # margins, paddings, borders, weights
+}
+_KIND = {
+    **dict.fromkeys(("width", "min-width", "max-width"), "width"),
+    **dict.fromkeys(("height", "min-height", "max-height"), "height"),
+    **dict.fromkeys(("font-size", "line-height"), "text"),
+}
+_CSS_FUNCTIONS = frozenset({"rgb", "rgba", "hsl", "hsla"})
+_CSS_VALUE = re.compile(r"[\w\s#%.,()/+-]*", re.ASCII)  # no quotes, backslashes, comments, '!', ':' or ';'
+_CSS_TOKEN = re.compile(r"[^\s,()/]+", re.ASCII)
+_CSS_NUMBER = re.compile(r"([+-]?)(\d+\.?\d*|\.\d+)([a-z%]*)", re.ASCII)
+_CSS_WORD = re.compile(r"[a-z][a-z-]*")
+_HEX_COLOR = re.compile(r"#(?:[0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})")
 
 
-def _allowed_attribute(tag: str, name: str, value: str) -> bool:
-    if name in _EVERY_TAG or name in _PER_TAG.get(tag, ()):
-        if tag == "a" and name == "href":
-            return bool(_SAFE_HREF.match(value.strip()))
-        if tag == "img" and name == "src":
-            return bool(_IMAGE_DATA.match(value.strip()))
-        return True
-    return False
+def _css_value_ok(prop: str, value: str) -> bool:
+    """Whether `value` is a plain value for `prop`: words, hex colours, rgb()/hsl() and lengths within the caps."""
+    if not value or not _CSS_VALUE.fullmatch(value):
+        return False
+    if any(name not in _CSS_FUNCTIONS for name in re.findall(r"([a-z-]*)\(", value)):
+        return False
+    caps = _LENGTH_CAPS[_KIND.get(prop, "other")]
+    for token in _CSS_TOKEN.findall(value):
+        number = _CSS_NUMBER.fullmatch(token)
+        if number is not None:
+            sign, magnitude, unit = number.groups()
+            if sign == "-" or unit not in caps or float(magnitude) > caps[unit]:
+                return False
+        elif not (_CSS_WORD.fullmatch(token) or _HEX_COLOR.fullmatch(token)) or token.startswith("-"):
+            return False
+    return True
 
 
-_CLEANER = bleach.Cleaner(
-    tags=TAGS,
-    attributes=_allowed_attribute,
-    protocols={"http", "https", "mailto", "data"},  # data: only passes `_allowed_attribute` on an <img>
-    css_sanitizer=CSSSanitizer(allowed_css_properties=CSS_PROPERTIES),
-    strip=False,
+def clean_style(style: str) -> str | None:
+    """The declarations of a `style` attribute that are listed properties with plain values (`_css_value_ok`),
+    rebuilt as `name:value;...`; None if none is left. nh3 filters the result by property once more."""
+    kept = []
+    for declaration in style.lower().split(";"):
+        name, colon, value = declaration.partition(":")
+        name, value = name.strip(), " ".join(value.split())
+        if colon and name in CSS_PROPERTIES and _css_value_ok(name, value):
+            kept.append(f"{name}:{value}")
+    return ";".join(kept) or None
+
+
+MAX_IMAGE_PX = 2000  # the largest width or height an image may ask for
+
+
+def image_dimension(value: Any) -> str | None:
+    """A width or height as a plain positive number of pixels (at most `MAX_IMAGE_PX`), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        text = repr(value)
+    elif isinstance(value, str):
+        text = value.strip(_HTML_SPACE)
+    else:
+        return None
+    if not re.fullmatch(r"\d{1,5}(\.\d{1,4})?", text, flags=re.ASCII) or not 0 < float(text) <= MAX_IMAGE_PX:
+        return None
+    return text
+
+
+def _attribute(tag: str, name: str, value: str) -> str | None:
+    """nh3's attribute filter: the value to keep (perhaps rewritten), or None to drop the attribute."""
+    if name == "href":
+        return safe_href(value.strip(_HTML_SPACE))
+    if name == "src":
+        return value if _IMAGE_DATA.match(value.strip(_HTML_SPACE)) else None
+    if name == "style":
+        return None if tag == "a" else clean_style(value)
+    if tag == "img" and name in ("width", "height"):
+        return image_dimension(value)
+    return value
+
+
+class _ForeignTags(HTMLParser):
+    """Re-emits HTML with every tag outside `allowed` escaped to text, so nh3 keeps it as visible text.
+
+    Not a sanitiser: nh3 parses the result and decides alone what is markup. Whatever this parser reads differently
+    from nh3 is at worst shown as text, or handed to nh3 as a tag it then drops.
+    """
+
+    def __init__(self, allowed: frozenset[str]) -> None:
+        super().__init__(convert_charrefs=False)
+        self.allowed = allowed
+        self.parts: list[str] = []
+
+    def _tag(self, tag: str) -> None:
+        raw = self.get_starttag_text() or ""
+        self.parts.append(raw if tag in self.allowed else html.escape(raw, quote=False))
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._tag(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._tag(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        self.parts.append(f"</{tag}>" if tag in self.allowed else f"&lt;/{html.escape(tag)}&gt;")
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+    def handle_entityref(self, name: str) -> None:
+        self.parts.append(f"&{name};")
+
+    def handle_charref(self, name: str) -> None:
+        self.parts.append(f"&#{name};")
+
+    def handle_decl(self, decl: str) -> None:
+        self.parts.append(html.escape(f"<!{decl}>", quote=False))
+
+    def handle_pi(self, data: str) -> None:
+        self.parts.append(html.escape(f"<?{data}>", quote=False))
+
+    def unknown_decl(self, data: str) -> None:
+        self.parts.append(html.escape(f"<![{data}]>", quote=False))
+
+
+def _escape_foreign(text: str, allowed: frozenset[str]) -> str:
+    parser = _ForeignTags(allowed)
+    parser.feed(text)
+    parser.close()
+    return "".join(parser.parts)
+
+
+def _attributes(every: Iterable[str], per_tag: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    return {"*": set(every), **{tag: set(names) for tag, names in per_tag.items()}}
+
+
+_CLEANER = nh3.Cleaner(
+    tags=set(TAGS),
+    attributes=_attributes(_EVERY_TAG, _PER_TAG),
+    attribute_filter=_attribute,
+    url_schemes={"http", "https", "data"},  # data: only passes `_attribute` as an <img>'s image
+    filter_style_properties=set(CSS_PROPERTIES),
+    link_rel=None,  # `rel` is an allowed attribute of <a>; nh3 must not add its own
     strip_comments=True,
 )
 
 
 def clean_html(element: str | bytes) -> str:
-    """`element` with only the allowlisted markup left; everything else escaped to visible text.
+    """`element` with only the allowlisted markup left; every other tag escaped to visible text.
 
     `<style>` elements (pandas' Styler writes an empty one before its tables) are removed first: as text their CSS
     would clutter the page, and as markup they could restyle it. The signature is nbconvert's `clean_html` filter's,
     which this replaces in `actlab.notebooks.to_html`.
     """
     text = element.decode("utf-8") if isinstance(element, bytes) else str(element)
-    return _CLEANER.clean(_STYLE_ELEMENT.sub("", text))
+    return _CLEANER.clean(_escape_foreign(_STYLE_ELEMENT.sub("", text), TAGS))
+
+
+_IMAGE_CLASSES = {"light": "jp-needs-light-background", "dark": "jp-needs-dark-background"}
+
+
+def _image_metadata(output: Mapping[str, Any], mime: str, key: str) -> Any:
+    """nbconvert's `get_metadata` lookup: the mime type's own metadata first, then the output's."""
+    metadata = output.get("metadata") or {}
+    own = metadata.get(mime)
+    if isinstance(own, Mapping) and key in own:
+        return own[key]
+    return metadata.get(key)
+
+
+def image_html(output: Mapping[str, Any], mime: str) -> str:
+    """An image output (`image/png`, `image/jpeg`, `image/svg+xml`) as one `<img>` with its data embedded.
+
+    Why not nbconvert's: its template writes width and height metadata unquoted (`{"width": "1 onerror=..."}` ran
+    script) and uses `filenames` metadata as the image's address (a remote image, on a page that loads nothing from
+    the network). Here the address is always the output's own data (checked base64; SVG encoded as base64), width and
+    height are plain positive numbers (`image_dimension`) or left out, and nothing else of the metadata is read
+    but the two background hints, which become fixed class names.
+    """
+    data = (output.get("data") or {}).get(mime)
+    if mime == "image/svg+xml":
+        text = "".join(data) if isinstance(data, list) else data
+        payload = base64.b64encode(str(text or "").encode("utf-8")).decode("ascii")
+    else:
+        payload = re.sub(r"\s+", "", "".join(data) if isinstance(data, list) else str(data or ""))
+        try:
+            base64.b64decode(payload, validate=True)
+        except (binascii.Error, ValueError):
+            return '<p class="actlab-missing-image">(an image output whose data is not base64; not shown)</p>'
+    attributes = [f'src="data:{mime};base64,{payload}"']
+    for key in ("width", "height"):
+        value = image_dimension(_image_metadata(output, mime, key))
+        if value is not None:
+            attributes.append(f'{key}="{value}"')
+    background = _IMAGE_CLASSES.get(str(_image_metadata(output, mime, "needs_background")))
+    if background:
+        attributes.append(f'class="{background}"')
+    return f"<img {' '.join(attributes)}>"
 
 
 MATHML_TAGS = frozenset({
@@ -98,11 +307,11 @@ MATHML_ATTRIBUTES = frozenset({
     "displaystyle", "scriptlevel", "accent", "accentunder", "movablelimits", "largeop", "symmetric", "minsize",
     "maxsize", "notation",
 })  # fmt: skip
-_MATH_CLEANER = bleach.Cleaner(
-    tags=MATHML_TAGS,
-    attributes=lambda tag, name, value: name in MATHML_ATTRIBUTES,
-    protocols=set(),
-    strip=False,
+_MATH_CLEANER = nh3.Cleaner(
+    tags=set(MATHML_TAGS),
+    attributes={"*": set(MATHML_ATTRIBUTES)},
+    url_schemes=set(),
+    link_rel=None,
     strip_comments=True,
 )
 _MATH_DELIMITERS = (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))
@@ -126,4 +335,4 @@ def latex_mathml(latex: str) -> str:
         mathml = convert(text, display="block")
     except Exception:  # the converter's own errors vary by input; the page shows the source instead
         return f'<pre class="latex">{html.escape(str(latex))}</pre>'
-    return _MATH_CLEANER.clean(mathml)
+    return _MATH_CLEANER.clean(_escape_foreign(mathml, MATHML_TAGS))

@@ -17,7 +17,8 @@ from actlab.claim import Claim
 from actlab.io import atomic_write_json
 from actlab.record import save_claims
 from actlab.site import bench_page as page
-from actlab.site.report import PAGES_MANIFEST, Page
+from actlab.site.manifest import GENERATOR_MARK, PAGES_MANIFEST
+from actlab.site.pages import Page
 
 MACHINE = {"cpus": 2, "torch_threads": 1, "device": "cpu", "time_utc": "2026-01-01T00:00:00+00:00",
            "versions": {"torch": "2.13.0", "python": "3.11"}, "host": "box", "git_commit": "abc"}  # fmt: skip
@@ -69,7 +70,8 @@ def test_actlab_bench_writes_json_and_an_escaped_page(tmp_path, monkeypatch):
     monkeypatch.setitem(BENCHMARKS, "toy", "toy_bench_module")
     out = tmp_path / "site" / "bench.json"
     out.parent.mkdir()
-    (out.parent / "old.html").write_text("<html></html>")  # a page and a claim an earlier `actlab report` made
+    # a page and a claim an earlier `actlab report` made
+    (out.parent / "old.html").write_text(f"<html><head>{GENERATOR_MARK}</head></html>")
     old = Page(name="old", title="Old page", html="old.html", source="old.ipynb")
     atomic_write_json(out.parent / PAGES_MANIFEST, [asdict(old)])
     claim = Claim(claim_id="claim-c", study="s", title="c", statement="s", source="p", units="", n=2, budget="b",
@@ -102,8 +104,9 @@ def test_met_is_ratio_at_most_target(ratio, target, met):
 
 
 def test_actlab_report_renders_and_links_the_bench_page(tmp_path):
+    from actlab.commands.site_build import build_site
     from actlab.io import atomic_write_json
-    from actlab.site.report import SiteConfig, build_site
+    from actlab.site.report import SiteConfig
 
     out = tmp_path / "site"
     (tmp_path / "notebooks").mkdir()

@@ -232,3 +232,45 @@ def test_no_page_scrolls_sideways_on_a_phone(browser):
         browser.get((config.out_dir / html_name).resolve().as_uri())
         overflow = browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"{html_name} scrolls sideways by {overflow} px on a phone"
+
+
+def test_hostile_outputs_run_no_script_load_nothing_and_no_link_covers_the_page(browser):
+    """Issue 45, items 4 and 5, on a page rendered from a real executed notebook: `Image(png, width="1 onerror=...")`
+    ran script, `filenames` metadata loaded a remote image, `//host` links stayed links, and inline CSS made a link
+    cover the page. Nothing runs, nothing leaves the file, and no link covers the title or a quarter of the screen."""
+    from hostile_outputs import COVERS, FAR_LINKS, hostile_outputs_page
+
+    _at_1400x900(browser)
+    _requested_urls(browser)  # drop what earlier tests logged
+    browser.get(hostile_outputs_page().resolve().as_uri())
+    time.sleep(1.0)  # an onerror/onload handler would run once its image has loaded or failed
+    leaving = [url for url in _requested_urls(browser) if urlparse(url).scheme not in ("file", "data")]
+    assert leaving == []
+    found = browser.execute_script(
+        "const all = Array.from(document.querySelectorAll('*'));"
+        "return [typeof window.__actlab_injected,"
+        " all.filter(e => Array.from(e.attributes).some(a => a.name.startsWith('on'))).map(e => e.outerHTML)];"
+    )
+    assert found == ["undefined", []]
+    far = browser.execute_script(
+        "return arguments[0].map(id => document.getElementById(id).getAttribute('href'))", list(FAR_LINKS)
+    )
+    assert far == [None] * len(FAR_LINKS)
+    boxes = browser.execute_script(
+        "return arguments[0].map(id => {"
+        "  const a = document.getElementById(id);"
+        "  const rects = [a, ...a.querySelectorAll('*')].flatMap(e => Array.from(e.getClientRects()));"
+        "  const left = Math.min(...rects.map(r => r.left)), right = Math.max(...rects.map(r => r.right));"
+        "  const top = Math.min(...rects.map(r => r.top)), bottom = Math.max(...rects.map(r => r.bottom));"
+        "  return [id, right - left, bottom - top, getComputedStyle(a).position];"
+        "});",
+        list(COVERS),
+    )
+    for name, width, height, position in boxes:
+        assert position == "static" and width * height <= 1400 * 900 / 4 and height <= 600, (name, width, height)
+    title = browser.execute_script(
+        "const h = document.querySelector('h1').getBoundingClientRect();"
+        "const hit = document.elementFromPoint(h.left + 10, h.top + h.height / 2);"
+        "return hit ? [hit.tagName, hit.closest('a[href^=\"https:\"]') === null] : ['none', true];"
+    )
+    assert title == ["H1", True], title  # the page's title is the title, not a link laid over it

@@ -134,6 +134,7 @@ def test_analysis_rows_cover_every_convention():
 
 
 def test_notebook_executes_with_tiny_parameters_and_states_the_computed_jump(repo_root, tmp_path):
+    from actlab.commands.site_build import build_site
     from actlab.site import report
 
     config = report.SiteConfig(
@@ -151,7 +152,7 @@ def test_notebook_executes_with_tiny_parameters_and_states_the_computed_jump(rep
             }
         },
     )
-    pages = report.build_site(config)
+    pages = build_site(config)
     assert [page.status for page in pages] == ["ok"], pages
     html = (tmp_path / "site" / "01_derivations.html").read_text()
     jump = float(eps_clamp.symbolic_effect("-1e-6")["jump f(0+) - f(0)"].subs(alpha_n, 0.8))

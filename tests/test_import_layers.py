@@ -46,6 +46,29 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 
+# Pairs of layers that may not meet even though the rule above lets the higher import the lower: (importer prefix,
+# imported prefix, why). The site renders pages from what is on disk; running sweeps and ending their processes is
+# the command line's (`actlab.commands.site_build`), so a page can never start an experiment.
+FORBIDDEN: list[tuple[str, str, str]] = [
+    ("site", "sweep", "actlab.site renders only; sweeps run from actlab.commands (site_build)"),
+]
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def forbidden_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of `graph` (module -> modules it imports) that a `FORBIDDEN` pair rules out, with the reason."""
+    return [
+        f"actlab.{module} imports actlab.{target}: {why}"
+        for module, targets in sorted(graph.items())
+        for target in sorted(targets)
+        for importer, imported, why in FORBIDDEN
+        if _within(module, importer) and _within(target, imported)
+    ]
+
+
 def _module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE).with_suffix("").parts
     if parts[-1] == "__init__" and len(parts) > 1:
@@ -112,6 +135,21 @@ def test_every_import_runs_down_the_layers():
                     f"({LAYERS[layer_of(target)][0]}, a higher layer)"
                 )
     assert not violations, "\n".join(violations)
+
+
+def test_no_forbidden_pair_meets():
+    assert forbidden_imports(_graph()) == []
+
+
+def test_a_planted_site_to_sweep_import_is_caught(tmp_path):
+    planted = tmp_path / "report.py"
+    planted.write_text("def build():\n    from actlab.sweep.runner import end_processes_started_since\n")
+    modules = {"site", "site.report", "sweep", "sweep.runner", "commands.site_build"}
+    graph = {"site.report": imports_of(planted, modules), "commands.site_build": {"sweep.runner", "site.report"}}
+    assert forbidden_imports(graph) == [
+        "actlab.site.report imports actlab.sweep.runner: actlab.site renders only; sweeps run from actlab.commands "
+        "(site_build)"
+    ]
 
 
 def test_no_import_cycles():

@@ -11,8 +11,9 @@ import pytest
 
 from actlab import notebooks
 from actlab.claim import Claim
+from actlab.commands.site_build import build_site
 from actlab.io import atomic_write_json
-from actlab.site import report
+from actlab.site import manifest, report
 from actlab.site.inputs import load_claim, safe_href
 
 
@@ -24,7 +25,7 @@ def test_gallery_executes_and_renders_with_embedded_images(repo_root, tmp_path):
         only=("00_activation_gallery",),
         parameters={"00_activation_gallery": {"activations": "relu,tanh", "points": 21}},
     )
-    pages = report.build_site(config)
+    pages = build_site(config)
     assert [p.status for p in pages] == ["ok"]
     html = (tmp_path / "site" / "00_activation_gallery.html").read_text()
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
@@ -54,7 +55,7 @@ def _index(tmp_path) -> str:
 def test_index_escapes_claim_text(tmp_path):
     atomic_write_json(tmp_path / "runs" / "claims" / "x.json", _claim("x", statement="<script>alert(1)</script>"))
     config = report.SiteConfig(notebooks_dir=tmp_path, runs_dir=tmp_path / "runs", out_dir=tmp_path / "site")
-    report.build_site(config)
+    build_site(config)
     index = (tmp_path / "site" / "index.html").read_text()
     assert "<script>alert(1)</script>" not in index
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in index
@@ -76,23 +77,23 @@ def test_index_keeps_pages_built_earlier_while_their_html_exists(tmp_path):
     site, notebooks_dir = tmp_path / "site", tmp_path / "notebooks"
     notebooks_dir.mkdir()
     site.mkdir()
-    (site / "old.html").write_text("<html></html>")
-    earlier = [report.Page(name="old", title="Old page", html="old.html", source="old.ipynb")]
-    atomic_write_json(site / report.PAGES_MANIFEST, [asdict(page) for page in earlier])
+    (site / "old.html").write_text(f"<html><head>{manifest.GENERATOR_MARK}</head></html>")
+    earlier = [manifest.Page(name="old", title="Old page", html="old.html", source="old.ipynb")]
+    atomic_write_json(site / manifest.PAGES_MANIFEST, [asdict(page) for page in earlier])
     config = report.SiteConfig(notebooks_dir=notebooks_dir, runs_dir=tmp_path / "runs", out_dir=site, only=("x",))
 
-    assert report.build_site(config) == []  # nothing built this time
+    assert build_site(config) == []  # nothing built this time
     assert 'href="old.html"' in (site / "index.html").read_text()
-    assert [page.name for page in report.load_pages(site)] == ["old"]
+    assert [page.name for page in manifest.load_pages(site)] == ["old"]
 
     (site / "old.html").unlink()  # a page whose HTML is gone is no longer listed
-    report.build_site(config)
+    build_site(config)
     assert "old.html" not in (site / "index.html").read_text()
-    assert report.load_pages(site) == []
+    assert manifest.load_pages(site) == []
 
-    (site / report.PAGES_MANIFEST).write_text("{not json")  # unreadable: this build's pages only, no crash
-    report.build_site(config)
-    assert report.load_pages(site) == []
+    (site / manifest.PAGES_MANIFEST).write_text("{not json")  # unreadable: this build's pages only, no crash
+    build_site(config)
+    assert manifest.load_pages(site) == []
 
 
 @pytest.mark.parametrize(
@@ -322,3 +323,20 @@ def test_the_index_writes_its_claims_as_json_and_csv_with_no_formula_cells(tmp_p
     assert [row["claim_id"] for row in rows] == ["a", "b"]
     assert rows[0]["statement"] == '\'=HYPERLINK("http://x")' and rows[1]["title"] == "'-1 point"
     assert float(rows[0]["estimate"]) == 0.25 and rows[1]["mde"] == "0.4" and rows[0]["mde"] == ""
+
+
+def test_a_claim_file_named_after_another_id_is_refused_by_name_and_never_a_second_row(tmp_path):
+    """The issue's probe: a copy of claim `c` under another file name, with the opposite verdict, was published as a
+    second row for `c`. It is an error row naming the file; `c` has one row, its own file's."""
+    claims = tmp_path / "runs" / "claims"
+    atomic_write_json(claims / "c.json", _claim("c", verdict="supported"))
+    atomic_write_json(claims / "c-copy.json", _claim("c", verdict="not supported"))
+    index = _index(tmp_path)
+    assert len(re.findall(r'<tr id="claim-c">', index)) == 1
+    row = re.search(r'<tr id="claim-c">(.*?)</tr>', index, flags=re.S).group(1)
+    assert "not supported" not in row and "supported" in row
+    refused = re.search(r'<tr id="claim-c-copy" class="claim-error">(.*?)</tr>', index, flags=re.S).group(1)
+    assert "<strong>c-copy.json</strong>" in refused and "it holds claim &#39;c&#39;, whose file is c.json" in refused
+    assert [row["claim_id"] for row in json.loads((tmp_path / "site" / "claims.json").read_text())["claims"]] == ["c"]
+    loaded = report.load_claims(claims)
+    assert [(type(c).__name__, c.claim_id) for c in loaded] == [("Claim", "c"), ("UnreadableClaim", "c-copy")]

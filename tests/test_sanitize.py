@@ -7,6 +7,7 @@ Pages are parsed with Python's own HTML parser (what is a tag and an attribute a
 from __future__ import annotations
 
 import html
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -177,3 +178,86 @@ def test_a_page_with_math_has_no_script_no_stylesheet_link_and_no_address_outsid
     assert all(not value or value.startswith(("#", "data:")) for value in addresses), addresses
     assert "<title>Math page | actlab</title>" in text and "<msup>" in text
     assert "jp-RenderedHTMLCommon" in text and len(text) < 20_000  # the cell markup, without JupyterLab's CSS
+
+
+def test_image_outputs_keep_no_metadata_but_plain_sizes_and_load_only_their_own_data():
+    """Image metadata never passed the sanitiser: `Image(png, width="1 onerror=...")` ran script and `filenames`
+    metadata loaded a remote image. Now every image is the output's own data, sized only by plain numbers."""
+    from hostile_outputs import FAR_LINKS, REMOTE_IMAGE, hostile_outputs_page
+
+    text = hostile_outputs_page().read_text()
+    markup = _markup(text)
+    assert _live(markup) == [] and "__actlab_injected" not in " ".join(markup.scripts)
+    images = [attrs for tag, attrs in markup.tags if tag == "img"]
+    assert len(images) == 4 and all(attrs["src"].startswith("data:image/") for attrs in images)
+    assert [attrs.get("width") for attrs in images] == [None, "40", None, None]  # the handler-bearing ones dropped
+    assert all(set(attrs) <= {"src", "alt", "width", "height"} for attrs in images)
+    assert REMOTE_IMAGE not in text
+    links = {attrs.get("id"): attrs for tag, attrs in markup.tags if tag == "a"}
+    assert all("href" not in links[name] for name in FAR_LINKS)  # `//host` and `/\host` are not links
+    assert "graph TD; A--&gt;B &lt;img src=x" in text  # the Mermaid source, as text
+
+
+@pytest.mark.parametrize(
+    ("style", "kept"),
+    [
+        ("max-width:100%;height:auto", "max-width:100%;height:auto"),
+        ("color: #1B7A3E", "color:#1b7a3e"),
+        ("color: rgb(10, 20, 30); font-weight: 700", "color:rgb(10, 20, 30);font-weight:700"),
+        ("position:fixed;top:0;z-index:99;color:red", "color:red"),
+        ("margin-top:-3000px;margin-left:-1px;padding:2px", "padding:2px"),
+        ("width:100vw;height:100vh;min-height:50vmax", None),
+        ("width:1400px;height:2000px;font-size:900px;padding:500px;line-height:50", None),
+        (
+            "width:1200px;height:600px;font-size:4em;padding:64px",
+            "width:1200px;height:600px;font-size:4em;padding:64px",
+        ),
+        ("color:red !important", None),
+        ("background-color:url(javascript:alert(1));color:expression(alert(1))", None),
+        ("co\\6c or:red;color:red/*x*/", None),
+        ("font-family:'Comic Sans'", None),
+        ("", None),
+    ],
+)
+def test_inline_css_keeps_plain_values_and_nothing_that_could_cover_the_page(style, kept):
+    from actlab.sanitize import clean_style
+
+    assert clean_style(style) == kept
+
+
+def test_a_link_takes_no_inline_style_and_only_the_one_link_check_s_targets():
+    cleaned = clean_html(
+        '<a href="x.html" style="display:block;width:1000px">a</a><a href="//evil.example">b</a>'
+        '<a href="/\\evil.example">c</a><a href="https://example.org/p">d</a><a href="#claim-x">e</a>'
+    )
+    assert re.findall(r"<a[^>]*>", cleaned) == [
+        '<a href="x.html">',
+        "<a>",
+        "<a>",
+        '<a href="https://example.org/p">',
+        '<a href="#claim-x">',
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "kept"),
+    [
+        (40, "40"),
+        (12.5, "12.5"),
+        ("300", "300"),
+        (" 64 ", "64"),
+        ("1 onerror=alert(1)", None),
+        ("100%", None),
+        (0, None),
+        (-5, None),
+        (True, None),
+        (5000, None),
+        ("1e3", None),
+        (None, None),
+        ([1], None),
+    ],
+)
+def test_an_image_size_is_a_plain_positive_number(value, kept):
+    from actlab.sanitize import image_dimension
+
+    assert image_dimension(value) == kept

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
+from actlab.commands.site_build import PageQueue
 from actlab.site.pages import Page
-from actlab.site.report import PageQueue
 
 
 def _page(name: str) -> Page:
@@ -71,10 +71,11 @@ def test_a_page_interrupted_mid_notebook_keeps_the_page_an_earlier_build_made(tm
 
     def render() -> Page:
         page = _page("01_slow")
-        pages.append(report._execute_and_render(page, template, tmp_path / "runs" / "01_slow.ipynb", {}, config))
+        executed = tmp_path / "runs" / "01_slow.ipynb"
+        pages.append(report.render_page(page, template, executed, {}, config, interrupted=queue.interrupted))
         return page
 
-    with pytest.raises(KeyboardInterrupt), report.PageQueue() as queue:
+    with pytest.raises(KeyboardInterrupt), PageQueue() as queue:
         queue.submit(render)
         deadline = time.monotonic() + 60
         while not (folder / "started").exists() and time.monotonic() < deadline:

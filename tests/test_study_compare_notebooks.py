@@ -11,6 +11,7 @@ from notebook_figures import figure_images
 
 from actlab import notebooks
 from actlab.claim import VERDICTS, Claim
+from actlab.commands.site_build import build_site
 from actlab.io import read_json
 from actlab.site import forest, report
 from actlab.studies.compare import claims as compare_claims
@@ -122,7 +123,7 @@ def test_the_tutorial_runs_headless_with_tiny_parameters(tmp_path):
             }
         },  # fmt: skip
     )
-    pages = report.build_site(config)
+    pages = build_site(config)
     assert [page.status for page in pages] == ["ok"], pages
     page = re.sub(r"<[^>]+>", " ", (tmp_path / "site" / "03_your_activation.html").read_text())
     assert "6 of 6 checks pass" in page and "f' jumps at 0" in page  # x**3 | exp(x): f'(0-) = 1.3, f'(0+) = 0.5

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from actlab.claim import VERDICTS, Claim, is_verdict
+from actlab.commands.site_build import SweepSettings, build_site
 from actlab.record import read_results
 from actlab.site import report
 from actlab.site.forest import agreement
@@ -65,12 +66,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
         out_dir=root / "reports",
         profile="test",
         only=("flexact",),
-        workers=2,
         parameters={
             "flexact": {"sweeps": {**dict.fromkeys(SECTIONS, "tiny"), "speccurve": "tiny_curve"}, "n_simulations": 20}
         },
     )
-    pages = report.build_site(config)
+    pages = build_site(config, SweepSettings(workers=2))
     return {"root": root, "pages": pages}
 
 

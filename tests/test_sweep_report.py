@@ -7,11 +7,12 @@ import re
 
 import nbformat
 import pandas as pd
-import pytest
 from toy_site import NOTEBOOKS, STATEMENT, toy_site
 
 from actlab import stats
 from actlab.claim import Claim
+from actlab.commands import publish_claims
+from actlab.commands.site_build import build_site
 from actlab.io import read_json
 from actlab.record import save_claims
 from actlab.site import report
@@ -58,26 +59,9 @@ def test_study_sweep_resumes_and_a_rebuild_replaces_only_its_own_claims():
     fresh = Claim.from_json(read_json(claims / "toy-loss.json"))
     save_claims([fresh.with_changes(claim_id="stale")], claims)  # a claim the study no longer decides
     save_claims([fresh.with_changes(claim_id="other", study="another")], claims)
-    report.build_site(config)
+    build_site(config)
     assert sorted(p.name for p in claims.glob("*.json")) == ["other.json", "toy-loss.json"]
-    assert not (claims / report.STAGING_FOLDER / "toystudy").exists()
-
-
-def test_a_failed_or_interrupted_report_keeps_the_claims_of_the_last_good_build(tmp_path):
-    claims, staging = tmp_path / "claims", tmp_path / "claims" / report.STAGING_FOLDER / "s"
-    old = Claim(claim_id="s-1", study="s", title="t", statement="x", source="p", units="", n=2, budget="b",
-                estimate=0.5, ci=(0.1, 0.9), verdict="supported", rule="r", rule_name="r")  # fmt: skip
-    save_claims([old, old.with_changes(claim_id="s-2")], claims)
-    save_claims([old.with_changes(estimate=0.6)], staging)
-    before = sorted(p.name for p in claims.glob("*.json"))
-    # build_site publishes only after the notebook succeeded; a failure leaves staging unpublished
-    assert before == ["s-1.json", "s-2.json"] and read_json(claims / "s-1.json")["estimate"] == 0.5
-    report.publish_claims(staging, claims, "s")
-    assert sorted(p.name for p in claims.glob("*.json")) == ["s-1.json"]
-    assert read_json(claims / "s-1.json")["estimate"] == 0.6 and not staging.exists()
-    save_claims([old.with_changes(claim_id="x-1", study="x")], staging)
-    with pytest.raises(ValueError, match="study s wrote claim x-1 of study x"):
-        report.publish_claims(staging, claims, "s")
+    assert list((claims / publish_claims.STAGING_FOLDER).iterdir()) == []  # every staging folder went
 
 
 def _notebook(path, code):
@@ -101,7 +85,7 @@ def test_failing_studies_are_listed_with_their_errors_and_the_site_still_builds(
     (notebooks / "badspec" / "sweeps" / "default").mkdir(parents=True)
     (notebooks / "badspec" / "sweeps" / "default" / "bad.yml").write_text("notebook: nope.ipynb\nseeds: [0]\n")
     config = report.SiteConfig(notebooks_dir=notebooks, runs_dir=tmp_path / "runs", out_dir=tmp_path / "site")
-    pages = {p.name: p for p in report.build_site(config)}
+    pages = {p.name: p for p in build_site(config)}
     assert pages["badspec"].status == "failed" and pages["badspec"].html == ""
     assert (
         pages["badspec"].error.startswith("sweep bad.yml: ActlabError: ")
@@ -122,7 +106,7 @@ def test_index_shows_rule_inputs_short_and_escaped(tmp_path):
     )  # fmt: skip
     save_claims([claim], tmp_path / "runs" / "claims")
     config = report.SiteConfig(notebooks_dir=tmp_path, runs_dir=tmp_path / "runs", out_dir=tmp_path / "site")
-    report.build_site(config)
+    build_site(config)
     index = (tmp_path / "site" / "index.html").read_text()
     assert "p_holm = 0.01235" in index and "per_arch = {512: 0.25}" in index
     assert "&lt;b&gt;bold&lt;/b&gt;" in index and "<b>bold</b>" not in index

@@ -151,6 +151,7 @@ def test_random_cases_are_reproducible_and_varied():
 
 @pytest.mark.slow
 def test_propositions_notebook_executes(repo_root, tmp_path):
+    from actlab.commands.site_build import build_site
     from actlab.site import report
 
     config = report.SiteConfig(
@@ -160,7 +161,7 @@ def test_propositions_notebook_executes(repo_root, tmp_path):
         only=("02_propositions",),
         parameters={"02_propositions": {"configs": 3, "mc_samples": 2000}},
     )
-    pages = report.build_site(config)
+    pages = build_site(config)
     assert [page.status for page in pages] == ["ok"], pages[0].error
     html = (tmp_path / "site" / "02_propositions.html").read_text()
     assert html.count("data:image/png;base64") >= 4

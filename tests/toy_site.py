@@ -11,7 +11,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from actlab.site.report import Page, SiteConfig, build_site
+from actlab.commands.site_build import SweepSettings, build_site
+from actlab.site.report import Page, SiteConfig
 
 NOTEBOOKS = Path(__file__).parent / "notebooks"
 STATEMENT = "Loss is small <script>window.__actlab_injected = 1;</script> & stays so"
@@ -29,7 +30,6 @@ def toy_site() -> tuple[SiteConfig, list[Page]]:
             runs_dir=root / "runs",
             out_dir=root / "site",
             parameters={"toystudy": {"statement": STATEMENT}},
-            workers=2,
         )
-        _built = (config, build_site(config))
+        _built = (config, build_site(config, SweepSettings(workers=2)))
     return _built

@@ -1,4 +1,5 @@
-"""`actlab report`: run each study's sweeps, execute the report notebooks and build `reports/`.
+"""`actlab report`: run each study's sweeps, execute the report notebooks and build `reports/`
+(`actlab.commands.site_build`).
 
 Before anything runs, every spec of the profile is loaded and every report notebook's sweep-name parameters are
 checked against the profile (`actlab.site.profiles`): a mistake stops the command in seconds, not after the
@@ -74,7 +75,8 @@ class StudyPlan:
 
 
 def run(args: argparse.Namespace) -> int:
-    from actlab.site.report import SiteConfig, build_site
+    from actlab.commands.site_build import SweepSettings, build_site
+    from actlab.site.report import SiteConfig
     from actlab.sweep.executors import DEFAULT_SLURM_PARALLELISM, ExecutorOptions, close_kept_pools, default_workers
     from actlab.sweep.smoke import smoke_spec
 
@@ -102,14 +104,10 @@ def run(args: argparse.Namespace) -> int:
         profile=args.profile,
         only=tuple(args.only),
         parameters={plan.study.name: plan.parameters for plan in plans if plan.parameters},
-        executor=args.executor,
-        workers=args.workers,
-        executor_options=options,
-        progress=True,
-        prepare_spec=smoke_spec if args.smoke else None,
     )
+    sweeps = SweepSettings(options=options, progress=True, prepare_spec=smoke_spec if args.smoke else None)
     try:
-        pages = build_site(config)
+        pages = build_site(config, sweeps)
     finally:
         close_kept_pools()
     failed = [page for page in pages if page.status != "ok"]

@@ -28,8 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from actlab.commands.options import check_zoo_args
+    from actlab.commands.site_build import SweepSettings, render_study
     from actlab.errors import ActlabError
-    from actlab.site.report import SiteConfig, refresh_index, render_study
+    from actlab.site.report import SiteConfig, refresh_index
     from actlab.sweep import ExecutorOptions, load_spec, run_sweep
     from actlab.sweep.executors import default_workers
     from actlab.sweep.smoke import smoke_spec
@@ -52,11 +53,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{STUDY}/{spec.name}: {len(outcome.runs)} runs, {len(outcome.to_run)} to run")
     if args.dry_run:
         return 0
-    config = SiteConfig(notebooks_dir=args.notebooks, runs_dir=args.runs, out_dir=args.out, profile=args.profile,
-                        executor="local", workers=options.workers, executor_options=options, progress=True,
-                        prepare_spec=smoke_spec if args.smoke else None)  # fmt: skip
+    config = SiteConfig(notebooks_dir=args.notebooks, runs_dir=args.runs, out_dir=args.out, profile=args.profile)
+    sweeps = SweepSettings(options=options, progress=True, prepare_spec=smoke_spec if args.smoke else None)
     args.out.mkdir(parents=True, exist_ok=True)
-    page = render_study(study_dir, config, report=PAGE_NOTEBOOK)
+    page = render_study(study_dir, config, sweeps, report=PAGE_NOTEBOOK)
     refresh_index(config, [page])
     target = config.out_dir / page.html if page.html else "(no page)"
     print(f"{page.status:>6}  {target}  {page.error}")

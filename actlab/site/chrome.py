@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from actlab.io import atomic_write_text
+from actlab.site.inputs import safe_href
 
 VIEWPORT = '<meta name="viewport" content="width=device-width, initial-scale=1">'
 NAV_CSS = (
@@ -56,11 +57,19 @@ code { font-size: .85em; }
 
 
 def nav_html(links: Sequence[tuple[str, str]], current: str = "") -> str:
-    """The top bar: one link per (title, href), the current page marked for screen readers and styled."""
+    """The top bar: one link per (title, href), the current page marked for screen readers and styled.
+
+    Every href passes `actlab.site.inputs.safe_href`, the check the index's links pass: one that fails (a
+    `javascript:` target from a tampered `pages.json`) is shown as its title in plain text, never as a link.
+    """
     items = []
     for title, href in links:
-        here = ' aria-current="page"' if href == current else ""
-        items.append(f'<a href="{html.escape(href)}"{here}>{html.escape(title)}</a>')
+        target = safe_href(href)
+        if target is None:
+            items.append(f"<span>{html.escape(title)}</span>")
+            continue
+        here = ' aria-current="page"' if target == current else ""
+        items.append(f'<a href="{html.escape(target)}"{here}>{html.escape(title)}</a>')
     return f'<nav class="actlab-nav" aria-label="site">{"".join(items)}</nav>'
 
 
@@ -77,7 +86,7 @@ def decorate(html_path: Path, *, title: str, links: Sequence[tuple[str, str]], c
     """Give a rendered page the site's viewport, its own `<title>` and the navigation bar (idempotent: a page
     decorated before gets its bar replaced, so each index refresh brings every page's links up to date)."""
     body = html_path.read_text(encoding="utf-8")
-    page_title = f"<title>{html.escape(title)}</title>"
+    page_title = f"<title>{html.escape(' '.join(title.split()))}</title>"
     if re.search(r"<title>.*?</title>", body, flags=re.S):
         body = re.sub(r"<title>.*?</title>", lambda _: page_title, body, count=1, flags=re.S)
     else:

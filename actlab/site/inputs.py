@@ -2,46 +2,23 @@
 
 Why: the index publishes what claim files and `pages.json` say. Those files are written by notebooks, by
 hand or by anyone who can write to `runs/`; the report must not turn them into live script links, and one
-malformed file must not stop the index from rebuilding. So a link target becomes a link only if it is a
-relative path or an http(s) URL, and a claim file that `actlab.claim.Claim.from_json` refuses becomes an
-error row naming the file and the problem.
+malformed file must not stop the index from rebuilding. So a link target becomes a link only if `safe_href`
+passes it (a relative path or an http(s) URL; defined in `actlab.sanitize`, whose notebook pages use the same
+check), and a claim file that `actlab.claim.Claim.from_json` refuses, or whose name is not its claim's id, becomes
+an error row naming the file and the problem.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from actlab.claim import Claim, ClaimError
+from actlab.sanitize import safe_href
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
-_WEB_SCHEMES = ("http", "https")
-
-
-def safe_href(target: Any) -> str | None:
-    """`target` if it is safe to publish as a link, else None (the caller shows it as text).
-
-    Allowed: a relative path (no scheme, not starting with '//', which a browser reads as another host)
-    and an http(s) URL with a host. Refused: every other scheme (javascript:, data:, file:, vbscript:, ...)
-    and any whitespace, control character or backslash, since browsers drop or reinterpret those before
-    reading the scheme ("java\\tscript:" runs as javascript:, "/\\\\host" goes to another host).
-    """
-    if not isinstance(target, str) or not target:
-        return None
-    if any(char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F or char == "\\" for char in target):
-        return None
-    scheme = _SCHEME.match(target)
-    if scheme is None:
-        return None if target.startswith("//") else target
-    if scheme.group(1).lower() not in _WEB_SCHEMES:
-        return None
-    rest = target[scheme.end() :]
-    host = rest[2:].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
-    return target if rest.startswith("//") and host else None
+__all__ = ["MAX_CLAIM_BYTES", "UnreadableClaim", "load_claim", "safe_href"]
 
 
 @dataclass(frozen=True)
@@ -68,12 +45,23 @@ def _finite_float(text: str) -> float:
 
 
 def load_claim(path: Path) -> Claim | UnreadableClaim:
-    """The claim in `path`, validated by `Claim.from_json`; or an `UnreadableClaim` saying what is wrong."""
+    """The claim in `path`, validated by `Claim.from_json`; or an `UnreadableClaim` saying what is wrong.
+
+    A claim file is named `<claim_id>.json` (what `actlab.save_claims` writes); one whose name differs is refused.
+    Why: the folder then holds at most one file per id, so the index can never list two rows, perhaps with opposite
+    verdicts, for one claim (a copy saved under another name, or a file renamed by hand).
+    """
     try:
         if path.stat().st_size > MAX_CLAIM_BYTES:
             raise ClaimError(f"it is {path.stat().st_size:,} bytes; a claim file is at most {MAX_CLAIM_BYTES:,}")
         text = path.read_text(encoding="utf-8")
-        return Claim.from_json(json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float))
+        claim = Claim.from_json(json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float))
+        if path.name != f"{claim.claim_id}.json":
+            raise ClaimError(
+                f"it holds claim {claim.claim_id!r}, whose file is {claim.claim_id}.json; a claim file is named after "
+                "its claim_id (rename or remove this one)"
+            )
+        return claim
     except (OSError, ValueError, RecursionError) as error:  # JSONDecodeError and ClaimError are ValueErrors
         problem = str(error) if isinstance(error, ClaimError) else f"{type(error).__name__}: {error}"
         return UnreadableClaim(claim_id=path.stem, file=path.name, error=problem)

@@ -1,0 +1,230 @@
+"""Building the site: each study's sweeps, then its page; the standalone pages; the claims they publish; the index.
+
+Why here and not in `actlab.site`: the site renders (a notebook into a page, claims into the index); deciding what
+runs first, in which process, and what an interrupt ends is the command's. `actlab report` and `actlab zoo` build
+through this module; `actlab.site` imports nothing from `actlab.sweep`.
+
+How a build keeps the cores busy: pages render on one thread beside the sweeps (`PageQueue`), the standalone pages
+while the first study's runs train, each study's page while the next study's runs train. Why: a page is one notebook
+on one core, and the sweeps' runs on the other cores paused for it.
+
+A page that decides claims gets a staging folder of its own as its `claims_dir` parameter; its claims replace the
+study's only if the notebook ran to the end (`actlab.commands.publish_claims`), so a failed, interrupted or
+concurrent build loses nothing.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from actlab.commands import publish_claims
+from actlab.site.pages import Page
+from actlab.site.report import (
+    CLAIMS_FOLDER,
+    STUDY_REPORT,
+    SiteConfig,
+    one_line,
+    refresh_index,
+    render_page,
+    standalone_notebooks,
+    standalone_page,
+    study_folders,
+    study_page,
+    study_parameters,
+)
+from actlab.sweep import ExecutorOptions, load_spec, run_sweeps
+from actlab.sweep.runner import descendant_pids, end_processes_started_since
+from actlab.sweep.spec import study_specs
+
+
+@dataclass
+class SweepSettings:
+    """How the studies' sweeps run while the site builds."""
+
+    executor: str = "local"  # see actlab.sweep.executors
+    workers: int = 1
+    options: ExecutorOptions | None = None  # a full request (slurm, GPUs, kept workers); overrides the two above
+    progress: bool = False
+    prepare_spec: Callable[[Any], Any] | None = None  # SweepSpec -> SweepSpec before each sweep (`--smoke`)
+
+    def executor_options(self) -> ExecutorOptions:
+        return self.options or ExecutorOptions(kind=self.executor, workers=self.workers)
+
+
+def build_site(config: SiteConfig, sweeps: SweepSettings | None = None) -> list[Page]:
+    """Run every study's sweeps, execute and render every page, then the index. Returns the pages, failed ones
+    included (a study whose sweep spec or report fails is listed as failed with its error; the site still builds)."""
+    sweeps = sweeps or SweepSettings()
+    config.out_dir.mkdir(parents=True, exist_ok=True)
+    with PageQueue() as queue:
+        for template in standalone_notebooks(config.notebooks_dir):
+            if not config.only or template.stem in config.only:
+                queue.submit(render_standalone, template, config, queue.interrupted)
+        for study_dir in study_folders(config.notebooks_dir):
+            if config.only and study_dir.name not in config.only:
+                continue
+            page = run_study_sweeps(study_dir, config, sweeps)
+            if page.status == "ok":
+                queue.submit(render_study_page, page, study_dir, config, STUDY_REPORT, queue.interrupted)
+            else:
+                queue.done(page)
+        pages = queue.pages()
+    if not config.only or "bench" in config.only:  # `actlab bench` results, if any: their page, linked here
+        from actlab.site.bench_page import site_page
+
+        bench = site_page(config.out_dir)
+        pages.extend([bench] if bench is not None else [])
+    refresh_index(config, pages)
+    return pages
+
+
+def render_study(
+    study_dir: Path, config: SiteConfig, sweeps: SweepSettings | None = None, report: str = STUDY_REPORT
+) -> Page:
+    """Run a study's sweeps for the profile, then execute and render its report notebook (`report`: another
+    notebook of the folder for an opt-in study kept out of `actlab report`, as `actlab zoo` renders `zoo.ipynb`)."""
+    page = run_study_sweeps(study_dir, config, sweeps or SweepSettings(), report)
+    return render_study_page(page, study_dir, config, report) if page.status == "ok" else page
+
+
+def run_study_sweeps(study_dir: Path, config: SiteConfig, sweeps: SweepSettings, report: str = STUDY_REPORT) -> Page:
+    """Run a study's sweeps for the profile (all queued at once on a local pool: `actlab.sweep.run_sweeps`); the
+    study's page, marked failed if a spec could not be read or run, with one line per sweep of what its runs did."""
+    page = study_page(study_dir, config.profile, report)
+    specs = []
+    for spec_path in study_specs(study_dir, config.profile):
+        try:
+            spec = load_spec(spec_path)
+            specs.append(sweeps.prepare_spec(spec) if sweeps.prepare_spec is not None else spec)
+        except Exception as error:  # a malformed spec: the study cannot be reported honestly
+            page.status, page.error, page.html = "failed", f"sweep {spec_path.name}: {one_line(error)}", ""
+            return page
+    try:
+        outcomes = run_sweeps(
+            specs, runs_dir=config.runs_dir, options=sweeps.executor_options(), progress=sweeps.progress
+        )
+    except Exception as error:
+        page.status, page.error, page.html = "failed", f"sweeps of {page.name}: {one_line(error)}", ""
+        return page
+    for outcome in outcomes:
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(outcome.counts().items()))
+        page.sweeps.append(f"{outcome.spec.name}: {counts}")
+    return page
+
+
+def render_study_page(
+    page: Page,
+    study_dir: Path,
+    config: SiteConfig,
+    report: str = STUDY_REPORT,
+    interrupted: Callable[[], bool] = lambda: False,
+) -> Page:
+    """Execute and render a study's report notebook from its runs (`run_study_sweeps` ran them); its claims are
+    published only if the notebook ran to the end."""
+    name = study_dir.name
+    executed = config.runs_dir / "pages" / f"{name}.ipynb"
+    return _render_with_claims(
+        page, study_dir / report, executed, study_parameters(study_dir, config), name, config, interrupted
+    )
+
+
+def render_standalone(template: Path, config: SiteConfig, interrupted: Callable[[], bool] = lambda: False) -> Page:
+    """Execute one standalone notebook into `runs/pages/` and render it into the site.
+
+    A standalone notebook that declares a `claims_dir` parameter (`02_propositions.ipynb`) decides claims too: of
+    study `name` for `NN_name.ipynb`, staged and published like a study's.
+    """
+    page = standalone_page(template)
+    executed = config.runs_dir / "pages" / template.name
+    parameters = dict(config.parameters.get(page.name) or {})
+    if not declares_claims_dir(template):
+        return render_page(page, template, executed, parameters, config, interrupted)
+    study = page.name.split("_", 1)[1]
+    return _render_with_claims(page, template, executed, parameters, study, config, interrupted)
+
+
+def _render_with_claims(
+    page: Page,
+    template: Path,
+    executed: Path,
+    parameters: dict[str, Any],
+    study: str,
+    config: SiteConfig,
+    interrupted: Callable[[], bool],
+) -> Page:
+    """`render_page` with a staging folder of this build as the notebook's `claims_dir`; the staged claims are
+    published if the page is ok, else dropped. A claim that cannot be published fails the page (the study's
+    earlier claims stay)."""
+    staging = publish_claims.stage(config.runs_dir / CLAIMS_FOLDER, study)
+    try:
+        page = render_page(
+            page, template, executed, {**parameters, "claims_dir": str(staging.folder)}, config, interrupted
+        )
+        if page.status == "ok" and not interrupted():
+            publish_claims.publish(staging)
+    except publish_claims.PublishError as error:
+        page.status, page.error = "failed", str(error)
+    finally:
+        publish_claims.discard(staging)  # unpublished claims go (a published staging folder is already gone)
+    return page
+
+
+def declares_claims_dir(template: Path) -> bool:
+    """Whether the notebook's `parameters` cell assigns `claims_dir` (papermill would only warn about a parameter
+    the notebook does not declare, and the claims would go nowhere)."""
+    cells = json.loads(template.read_text(encoding="utf-8")).get("cells", [])
+    for cell in cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            return bool(re.search(r"^claims_dir\s*=", "".join(cell.get("source", [])), flags=re.M))
+    return False
+
+
+class PageQueue:
+    """Pages rendered one at a time on a background thread, in the order submitted; `pages()` waits for them all.
+
+    On an exception in the caller (Ctrl-C in a sweep), pages not yet started are dropped, the processes started
+    since the queue opened (the running page's kernel among them) are ended, and the running page is waited for: it
+    then fails at once (`interrupted()` is true), and neither its HTML nor its claims replace what an earlier build
+    published.
+    """
+
+    def __init__(self) -> None:
+        self._pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="actlab-page")
+        self._futures: list[cf.Future] = []
+        self._before: set[int] = set()
+        self._stopping = threading.Event()
+
+    def __enter__(self) -> PageQueue:
+        self._before = descendant_pids()
+        return self
+
+    def interrupted(self) -> bool:
+        """True once the queue is ending its pages after an exception in the caller."""
+        return self._stopping.is_set()
+
+    def submit(self, render: Callable[..., Page], *args: Any) -> None:
+        self._futures.append(self._pool.submit(render, *args))
+
+    def done(self, page: Page) -> None:
+        """A page that needs no rendering (a study whose sweeps failed), kept in its place in the order."""
+        future: cf.Future = cf.Future()
+        future.set_result(page)
+        self._futures.append(future)
+
+    def pages(self) -> list[Page]:
+        return [future.result() for future in self._futures]
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        if kind is not None:
+            self._stopping.set()
+            for future in self._futures:
+                future.cancel()
+            end_processes_started_since(self._before)
+        self._pool.shutdown(wait=True, cancel_futures=kind is not None)
