@@ -210,13 +210,14 @@ def update(
     path: Path = REGISTRY_FILE,
     post_hoc: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """Register every changed or new definition, dated `today` (ISO date); unchanged entries keep their date.
-    `post_hoc` marks claim ids whose definition is being fixed after their runs were seen, with the reason.
-    Returns the claim ids written."""
+    """Register every changed or new definition, dated `today` (ISO date); unchanged entries keep their date, and
+    entries of claims no study defines any more are dropped (git keeps their history). `post_hoc` marks claim ids
+    whose definition is being fixed after their runs were seen, with the reason. Returns the claim ids written."""
     today = today or dt.date.today().isoformat()
-    registry = load(path)
+    current = current_entries(definitions)
+    registry = {claim_id: entry for claim_id, entry in load(path).items() if claim_id in current}
     written = []
-    for claim_id, entry in current_entries(definitions).items():
+    for claim_id, entry in current.items():
         old = registry.get(claim_id)
         reason = (post_hoc or {}).get(claim_id)
         if old is not None and _hashes(old) == _hashes(entry) and reason is None:

@@ -206,7 +206,11 @@ def test_index_opens_with_one_answer_per_paper_then_the_demo_apart_then_the_fore
     assert flexact < xielu < demo < forest < table
     card = re.sub(r"<[^>]+>|\s+", " ", index[flexact:xielu])
     assert "Flex-Act: Why Learn when you can Pick?" in card and "1 supported" in card and "1 not supported" in card
-    assert "of 2 claims" in card and "Run here: 100 epochs; b." in card and "The paper: a single-layer" in card
+    words = " ".join(card.replace(" ,", ",").split())
+    assert "Its experiments (2): 1 supported, 1 not supported" in words  # kinds apart, then the words
+    assert "Its experiments, at the registered default settings (2): 1 held: short A" in words
+    assert "1 failed: f-2 (0.5 [0.1, 0.9]; the paper: 0.8)" in words
+    assert "Run here: 100 epochs; b." in card and "The paper: a single-layer" in card
     assert "1 supported" in re.sub(r"<[^>]+>|\s+", " ", index[demo:forest])  # the demo is counted apart
     alt = re.search(r'<figure id="forest">\s*<img src="data:image/svg\+xml;base64,[^"]+" alt="([^"]+)"', index)
     assert alt and "Forest plot of 4 claims" in alt.group(1)

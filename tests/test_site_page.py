@@ -120,6 +120,8 @@ def test_a_headline_figure_alt_text_states_the_finding_first():
     ax.set_xlabel("seed")
     block = page.claims_block([claim], headline={"s-2": fig})._repr_html_()
     plt.close(fig)
-    alt = html_module.unescape(re.search(r'alt="([^"]*)"', block).group(1))
-    assert alt.startswith("Loss <below> one: supported; 0.5 nats [0.4, 0.6] (95% CI). Drawn: ")
-    assert "x: seed" in alt and "<below>" not in re.search(r'alt="([^"]*)"', block).group(1)  # escaped
+    alts = re.findall(r'alt="([^"]*)"', block)
+    decided, study = (html_module.unescape(alt) for alt in alts)  # the decided quantity first, then the study's
+    assert decided == "Loss <below> one: supported. Drawn: Loss <below> one: 0.5 [0.4, 0.6]."
+    assert study.startswith("Loss <below> one: supported; 0.5 nats [0.4, 0.6] (95% CI). Drawn: ")
+    assert "x: seed" in study and all("<below>" not in alt for alt in alts)  # escaped

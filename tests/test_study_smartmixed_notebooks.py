@@ -15,7 +15,7 @@ from actlab.studies.smartmixed import claims as study_claims
 from actlab.sweep import ExecutorOptions, load_run_results, load_spec, run_sweep
 
 STUDY = Path(__file__).resolve().parent.parent / "notebooks" / "smartmixed"
-CLAIMS = {"smartmixed-top3-compute-matched", "smartmixed-top3-compute-time-matched", "smartmixed-layerwise-preference",
+CLAIMS = {"smartmixed-top3-step-matched", "smartmixed-top3-compute-time-matched", "smartmixed-layerwise-preference",
           "smartmixed-learned-beats-controls"}  # fmt: skip
 
 
@@ -156,8 +156,8 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_four_claims(tmp_p
             assert "n = 2 seeds per cell" in claim.budget
             assert claim.budget.split(";")[0] in ("step-matched", "compute-time-matched")
     # the tiny compare sweep's routers (1 phase-1 epoch at the weights' lr) do not commit: nothing is ranked
-    assert saved["smartmixed-top3-compute-matched"].verdict == "not run"
-    assert saved["smartmixed-top3-compute-matched"].decided_by == "the routers did not commit"
+    assert saved["smartmixed-top3-step-matched"].verdict == "not run"
+    assert saved["smartmixed-top3-step-matched"].decided_by == "the routers did not commit"
 
     # The verdicts are the runs' verdicts: the same pure function on the same runs gives the same claims.
     runs_read = study_claims.load_runs(runs, sweep="tiny", preference_sweep="tinypref", wallclock_sweep="tiny",

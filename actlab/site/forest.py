@@ -20,6 +20,7 @@ from typing import Any
 
 from actlab.claim import Claim, Part
 from actlab.figure_style import verdict_color
+from actlab.site.headline import draw_part, paper_row, parts_of, x_range  # noqa: F401 - x_range: this module's API
 from actlab.site.summary import reported
 
 ROW_INCHES = 0.42
@@ -31,15 +32,6 @@ FONT = 8.5  # points; the SVG is drawn 11 inches wide and shown about 13 inches 
 def plottable(claims: Sequence[Any]) -> list[Claim]:
     """The claims the plot can show: readable ones (a `Claim` always has a finite estimate and CI)."""
     return [claim for claim in claims if isinstance(claim, Claim)]
-
-
-def parts_of(claim: Claim) -> tuple[Part, ...]:
-    """What the plot draws for a claim: its parts, else one part made of its estimate, CI and threshold."""
-    if claim.parts:
-        return claim.parts
-    margin = claim.equivalence_margin if claim.threshold is not None else None
-    return (Part(claim.title or claim.claim_id, claim.estimate, claim.ci, claim.threshold, claim.supports,
-                 claim.units, margin),)  # fmt: skip
 
 
 def part_side(part: Part) -> str:
@@ -81,20 +73,6 @@ def agreement(claim: Claim) -> tuple[bool, str]:
     return False, f"{verdict} is not implied by parts ({', '.join(sides)}) and the claim names nothing else"
 
 
-def x_range(part: Part, paper_value: float | None = None) -> tuple[float, float]:
-    """A row's x-range: the CI, the threshold, the band and the paper's value, with 15% to spare on each side."""
-    values = [part.estimate, *part.ci]
-    if part.threshold is not None:
-        values.append(part.threshold)
-        if part.margin is not None:
-            values += [part.threshold - part.margin, part.threshold + part.margin]
-    if paper_value is not None:
-        values.append(paper_value)
-    low, high = min(values), max(values)
-    span = high - low or max(abs(high), 1.0) * 0.1
-    return low - 0.15 * span, high + 0.15 * span
-
-
 def alt_text(claims: Sequence[Any]) -> str:
     """What the plot shows, in words: the verdict counts and how many rows agree with their verdicts."""
     rows = plottable(claims)
@@ -121,36 +99,6 @@ def _short(text: str, limit: int = TITLE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _draw_part(ax: Any, part: Part, color: str, paper_value: float | None) -> None:
-    from matplotlib.ticker import FuncFormatter
-
-    low, high = part.ci
-    if part.margin is not None:
-        ax.axvspan(part.threshold - part.margin, part.threshold + part.margin, color="0.88", lw=0)
-    ax.hlines(0, low, high, color=color, lw=2.4)
-    ax.plot([part.estimate], [0], "o", color=color, ms=5)
-    if part.threshold is not None:
-        ax.axvline(part.threshold, color="0.35", ls="--", lw=0.9)
-    if paper_value is not None:
-        ax.plot([paper_value], [0], "D", mfc="white", mec="black", ms=5)
-    ax.set_xlim(*x_range(part, paper_value))
-    if part.threshold is not None and part.supports is not None:
-        arrow = "supports →" if part.supports == "above" else "← supports"
-        x = 0.99 if part.supports == "above" else 0.01
-        ax.text(x, 0.62, arrow, transform=ax.transAxes, ha="right" if x > 0.5 else "left", va="bottom",
-                fontsize=FONT - 1.5, color="0.3")  # fmt: skip
-    ax.set_ylim(-1, 1)
-    ax.set_yticks([])
-    ax.tick_params(axis="x", labelsize=FONT - 1, length=2, pad=1)
-    ax.locator_params(axis="x", nbins=4)
-    # ticks as plain numbers: matplotlib's offset text ("1e-10" beside the axis) lands on the next row
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.3g}"))
-    if part.units:
-        ax.set_xlabel(_short(part.units, 70), fontsize=FONT - 1.5, labelpad=0, color="0.3")
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
-
-
 def draw(claims: Sequence[Any]):  # noqa: ANN201 - a matplotlib Figure
     """The forest plot as a matplotlib figure (None if no claim can be drawn), claims in the order given."""
     from matplotlib.figure import Figure
@@ -164,8 +112,8 @@ def draw(claims: Sequence[Any]):  # noqa: ANN201 - a matplotlib Figure
     axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
     for ax, (claim, index, part) in zip(axes, rows, strict=True):
         color = verdict_color(reported(claim))
-        paper_value = claim.paper_value if index == 0 and not claim.parts else None
-        _draw_part(ax, part, color, paper_value)
+        paper_value = claim.paper_value if index == paper_row(claim) else None
+        draw_part(ax, part, color, paper_value, FONT)
         label = claim.title or claim.claim_id if index == 0 else ""
         if claim.parts:
             label = f"{label}: {part.name}" if index == 0 else f"… {part.name}"

@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from actlab import figure_style
 from actlab.claim import Claim
 from actlab.site import claim_text, summary
+from actlab.site.headline import headline_alt, headline_figure
 
 DIGITS = 3  # significant digits of every float in a page's tables
 POST_HOC_STYLE = "font-size:.8em;font-weight:700;color:#7a4a00;border:1px solid #7a4a00;padding:0 .25em"
@@ -131,7 +132,8 @@ def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[
     """The page's lead: each claim with its primary verdict first (the rule at its registered default design, with
     the test that decided it and whether it survives family-wise control), then its robustness at other settings,
     when its definition was fixed, what the run could detect and how often the rule errs; linked to its row in the
-    index; then its headline figure (`headline[claim_id]`)."""
+    index; then its headline figure, the quantity its rule decides (`actlab.site.headline`), and below it the
+    study's own figure of what the runs did (`headline[claim_id]`, optional)."""
     headline = headline or {}
     parts = ['<section class="actlab-claims"><h2>Claims and verdicts</h2>']
     for item in claims:
@@ -161,11 +163,13 @@ def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[
             f"<p>{'<br>'.join(html.escape(line) for line in rest if line)}<br>"
             f'<a href="index.html#claim-{claim_id}">this claim in the index</a></p>'
         )
+        decided = figure_style.describe(headline_figure(claim), headline_alt(claim))
+        parts.append(f'<div class="actlab-headline">{_html_of(decided)}</div>')
         figure = headline.get(claim.claim_id)
         if isinstance(figure, Figure) and not getattr(figure, figure_style.ALT_KEY, None):
             figure_style.describe(figure, finding_alt(claim, figure))
         if figure is not None:
-            parts.append(_html_of(figure))
+            parts.append(f"<p>What the runs show behind it:</p>{_html_of(figure)}")
         parts.append("</div>")
     parts.append("</section>")
     return HTMLBlock("\n".join(parts))

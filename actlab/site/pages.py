@@ -13,7 +13,7 @@ from typing import Any
 
 from actlab import provenance
 from actlab.io import atomic_write_text
-from actlab.site import claim_text, summary
+from actlab.site import claim_text, story, summary
 from actlab.site.inputs import safe_href
 
 
@@ -51,6 +51,7 @@ def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
     env.filters["registry_line"] = claim_text.registry_line
     env.filters["sensitivity_line"] = claim_text.sensitivity_line
     env.filters["reported"] = summary.reported
+    env.filters["kind_words"] = lambda kind: story.KIND_WORDS.get(kind, kind).capitalize()
     return env
 
 

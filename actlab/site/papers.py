@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from actlab.claim import Claim
+from actlab.site.story import paragraph
 from actlab.site.summary import SUMMARY_VERDICTS, reported
 
 
@@ -28,6 +29,8 @@ class Paper:
     studies: tuple[str, ...]
     paper_scale: str
     demo: bool = False
+    url: str = ""  # where the paper is (its arXiv page)
+    doc: str = ""  # the study's documentation, relative to the site folder (reports/)
 
 
 PAPERS = (
@@ -37,6 +40,8 @@ PAPERS = (
         "arXiv 2601.06441",
         ("flexact", "propositions"),
         "a single-layer router on a 4-dimensional synthetic task, 5 seeds (Table 1), 3 seeds (App. B)",
+        url="https://arxiv.org/abs/2601.06441",
+        doc="../docs/flexact.md",
     ),
     Paper(
         "smartmixed",
@@ -44,6 +49,8 @@ PAPERS = (
         "arXiv 2510.22450",
         ("smartmixed",),
         "MLPs on MNIST, 17 architectures, 400 epochs (50 in phase 1), one run each",
+        url="https://arxiv.org/abs/2510.22450",
+        doc="../docs/smartmixed.md",
     ),
     Paper(
         "xielu",
@@ -51,6 +58,8 @@ PAPERS = (
         "arXiv 2411.13010",
         ("xielu",),
         "1.1B-parameter Llama-style LMs on 125B tokens (and 3B)",
+        url="https://arxiv.org/abs/2411.13010",
+        doc="../docs/xielu.md",
     ),
     Paper(
         "compare",
@@ -59,6 +68,7 @@ PAPERS = (
         ("compare",),
         "",
         demo=True,
+        doc="../docs/compare.md",
     ),
     Paper(  # opt-in (`make zoo`): the related work's own "beats ReLU" claims, each paper's, tested at CPU scale
         "zoo",
@@ -66,6 +76,7 @@ PAPERS = (
         "actlab zoo; sources on zoo.html",
         ("zoo",),
         "each activation's own paper, on its own networks and datasets",
+        doc="../docs/zoo.md",
     ),
 )
 
@@ -77,6 +88,20 @@ class PaperAnswer:
     paper: Paper
     claims: tuple[Claim, ...]
     counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def kinds(self) -> dict[str, dict[str, int]]:
+        """kind -> {counted verdict: n}, kinds in reading order (experiments, reviewers' tests, mathematics)."""
+        found: dict[str, Counter[str]] = {}
+        for claim in self.claims:
+            found.setdefault(claim.kind, Counter())[reported(claim)] += 1
+        order = [kind for kind in ("experiment", "demo", "reviewer", "mathematics") if kind in found]
+        return {kind: {v: found[kind][v] for v in SUMMARY_VERDICTS if found[kind][v]} for kind in order}
+
+    @property
+    def sentences(self) -> list[str]:
+        """What the paper's claims came to, generated from them (`actlab.site.story`)."""
+        return paragraph(self.claims)
 
     @property
     def tally(self) -> str:

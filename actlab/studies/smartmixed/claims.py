@@ -3,7 +3,7 @@
 Why one function: the report notebook, `actlab calibrate` and the tests must get the same verdicts from the same
 runs, and a rule can only be simulated if nothing about a claim is put together in a notebook. Four claims:
 
-- `smartmixed-top3-compute-matched` / `-compute-time-matched`: SmartMixed ranks in the top 3 of the 7 strategies on
+- `smartmixed-top3-step-matched` / `-compute-time-matched`: SmartMixed ranks in the top 3 of the 7 strategies on
   most architectures (step- and compute-time-matched); estimate: the majority margin over the 3rd-best fixed
   activation (accuracy points), simultaneous paired t bounds (`actlab.stats.top_k`).
 - `smartmixed-layerwise-preference`: the ELU+SELU share rises AND the ReLU+LeakyReLU share falls from the first to
@@ -177,7 +177,7 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
     common = {"study": STUDY, "alpha": settings.alpha}
     return [
         registry.Definition(
-            claim_id="smartmixed-top3-compute-matched", kind="experiment", sweeps=("compare",), **common, **top3
+            claim_id="smartmixed-top3-step-matched", kind="experiment", sweeps=("compare",), **common, **top3
         ),
         registry.Definition(
             claim_id="smartmixed-top3-compute-time-matched",
@@ -250,7 +250,7 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
     p_value = {"supported": top.p_for[0], "not supported": top.p_against[0]}.get(verdict, top.p_value[0])
     evidence = replace(evidence, p_value=float(p_value) if verdict != "not run" else None)
     claim = decide(
-        f"smartmixed-top3-{'compute-time' if wallclock else 'compute'}-matched",
+        f"smartmixed-top3-{'compute-time' if wallclock else 'step'}-matched",
         evidence,
         top3_rule,
         study=STUDY,
