@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("bench", "benchmarks: ratios against a baseline measured in one run"),
     "calibrate": ("calibrate", "how often a claim's decision rule errs (simulated at its own n and spread)"),
     "zoo": ("zoo", "the activation zoo: 28 published activations compared under one protocol (reports/zoo.html)"),
+    "decide": ("decide", "add seeds in batches until a claim is decided, error rates kept over every look"),
     "registry": ("registry", "check every claim's definition against the committed registry, or register a change"),
 }
 

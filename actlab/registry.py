@@ -222,7 +222,8 @@ def update(
         reason = (post_hoc or {}).get(claim_id)
         if old is not None and _hashes(old) == _hashes(entry) and reason is None:
             continue
-        kept = old.get("post_hoc_reason", "") if old and old.get("post_hoc") and _same_definition(old, entry) else ""
+        # once post hoc, a claim stays post hoc: a later change of its definition was made after its runs too
+        kept = old.get("post_hoc_reason", "") if old and old.get("post_hoc") else ""
         registry[claim_id] = {
             **entry,
             "fixed_on": today,
@@ -236,10 +237,6 @@ def update(
 
 def _hashes(entry: Mapping[str, Any]) -> dict[str, str]:
     return {profile: item["hash"] for profile, item in entry.get("profiles", {}).items()}
-
-
-def _same_definition(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    return digest(old.get("definition")) == digest(new.get("definition"))
 
 
 # ---------------------------------------------------------------- stamping claims

@@ -40,7 +40,9 @@ def robustness_lines(claim: Claim) -> list[str]:
     """The robustness line, its contradiction test's p and the robustness rule's own simulated error rates."""
     robustness = claim.robustness
     if robustness is None:
-        return []
+        if claim.kind == "mathematics":
+            return []
+        return ["at other settings: none were run (this claim has no specification curve)"]
     lines = [f"at other settings: {robustness.line()}"]
     if robustness.contradicting and robustness.p is not None:
         lines.append(f"contradiction test: p = {robustness.p:.2g} ({robustness.family})")

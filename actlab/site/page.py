@@ -15,9 +15,11 @@ never as markup; `actlab.notebooks.to_html` sanitises the page once more whateve
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -80,8 +82,10 @@ def flat_frame(frame: pd.DataFrame) -> pd.DataFrame:
     if isinstance(frame.columns, pd.MultiIndex):
         frame.columns = [" ".join(str(part) for part in column if str(part) != "").strip() for column in frame.columns]
     if not isinstance(frame.index, pd.RangeIndex) or frame.index.name is not None:
-        names = [name if name is not None else ("row" if frame.index.nlevels == 1 else f"level {i}")
-                 for i, name in enumerate(frame.index.names)]  # fmt: skip
+        names = [
+            name if name is not None else ("row" if frame.index.nlevels == 1 else f"level {i}")
+            for i, name in enumerate(frame.index.names)
+        ]
         frame.index.names = names
         frame = frame.reset_index()
     frame.columns.name = None  # a named column axis (a pivot's) renders as an extra header cell per row
@@ -195,3 +199,48 @@ def use(shell: Any = None) -> None:
     formatter = shell.display_formatter.formatters["text/html"]
     formatter.for_type(pd.DataFrame, table_html)
     formatter.for_type(pd.Series, lambda series: table_html(series.to_frame()))
+
+
+def sequential_block(runs_dir: str | Path) -> HTMLBlock | None:
+    """Every sequential decision recorded under `runs_dir/decisions` (`actlab decide`): its design, each look's
+    seeds, level, estimate, interval and verdict, why it stopped, and the design's simulated error rates and
+    expected seeds beside the fixed-n design of the same power. None when there is none."""
+    folder = Path(runs_dir) / "decisions"
+    records = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if not records:
+        return None
+    parts = ['<section class="actlab-sequential"><h2>Sequential decisions (actlab decide)</h2>']
+    for path in records:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        looks = pd.DataFrame(record["looks"]).rename(columns={"n": "seeds", "level": "nominal level", "mde": "MDE"})
+        looks["interval"] = [f"[{format_number(a)}, {format_number(b)}]" for a, b in looks.pop("ci")]
+        looks = looks[[c for c in ("seeds", "nominal level", "estimate", "interval", "MDE", "verdict") if c in looks]]
+        rows = []
+        for scenario in record["operating"]:
+            fixed = scenario.get("fixed_seeds")
+            saving = f"{1 - scenario['expected_seeds'] / fixed:.0%}" if fixed else "-"
+            probabilities = scenario["probabilities"]
+            rows.append(
+                {
+                    "truth": scenario["name"],
+                    "effect": scenario["effect"],
+                    **{
+                        f"P({v})": probabilities.get(v, 0.0)
+                        for v in ("supported", "not supported", "equivalent", "inconclusive")
+                    },
+                    "expected seeds": scenario["expected_seeds"],
+                    "fixed-n design, same power": fixed or "-",
+                    "seeds saved": saving,
+                }
+            )
+        registered = "registered with the claim" if record.get("registered") else "set by the command's flags"
+        parts.append(
+            f"<h3>{html.escape(record['claim_id'])}: {html.escape(record['verdict'] or 'not finished')}</h3>"
+            f"<p>{html.escape(record['why'])}. Design ({registered}, fixed before the first look; new seeds from "
+            f"{int(record['first_seed'])}): {html.escape(record['design_text'])}.</p>"
+            f"{table_html(looks)}<p>How this design errs and what it costs, simulated at the spread of the claim's "
+            "runs (a decisive verdict at the null boundary is an error):</p>"
+            f"{table_html(pd.DataFrame(rows))}"
+        )
+    parts.append("</section>")
+    return HTMLBlock("\n".join(parts))

@@ -34,6 +34,7 @@ import pandas as pd
 from actlab import registry
 from actlab.claim import Claim, Evidence, decide
 from actlab.stats.family import adjust_family
+from actlab.stats.sequential import FIRST_SEED, SequentialDesign
 from actlab.studies.compare import analysis, beats_every
 from actlab.studies.compare.beats_every import Comparisons, rule_beats_baselines
 from actlab.studies.compare.engine import matching_label
@@ -43,6 +44,9 @@ __all__ = ["Settings", "StudyClaims", "StudyRuns", "claim_id", "claims", "decide
            "rule_beats_baselines", "statement"]  # fmt: skip
 
 STUDY = "compare"
+# The sequential design `actlab decide` uses for this claim, registered with it (fixed before any look):
+# new seeds from FIRST_SEED, looks at these seed counts, O'Brien-Fleming-type alpha spending
+SEQUENTIAL = SequentialDesign(looks=(8, 12, 16, 20, 24), alpha=0.05, spending="obrien-fleming")
 SOURCE = "actlab compare study: a user's activation against named baselines"
 # Per task, in its unit: differences a user would not act on at these budgets (docs/compare.md). Fixed before the
 # runs, never fitted to them; a margin the runs' spread cannot pass is reported as such on the claim.
@@ -228,7 +232,8 @@ def definitions(
                         + (f"+-{margin:g} {get_task(task).unit}" if margin is not None else "none"),
                         margin_source=MARGIN_SOURCE, alpha=settings.alpha,
                         rules=(rule_beats_baselines, beats_every.statistics), sweeps=(sweep,),
-                        extra={"baselines": list(settings.baselines)},
+                        extra={"baselines": list(settings.baselines),
+                               "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED}},
                     ))  # fmt: skip
     return list(found.values())
 

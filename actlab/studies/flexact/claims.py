@@ -28,11 +28,15 @@ from actlab import registry
 from actlab.claim import Claim, Evidence, Part, decide
 from actlab.stats.family import adjust_family
 from actlab.stats.robustness import assess, simulated_rates
+from actlab.stats.sequential import FIRST_SEED, SequentialDesign
 from actlab.studies.flexact import analysis, designs, operating, paper, scale, specification
 from actlab.studies.flexact.designs import ClaimDesign
 from actlab.studies.flexact.rules import MATERIAL_MSE_FACTOR, MSE_MARGIN
 
 STUDY = "flexact"
+# The sequential design `actlab decide` uses for this claim, registered with it (fixed before any look):
+# new seeds from FIRST_SEED, looks at these seed counts, O'Brien-Fleming-type alpha spending
+SEQUENTIAL = {"flexact-2-table1-recovery": SequentialDesign((10, 15, 20, 25, 30), 0.05, "obrien-fleming")}
 SECTIONS = ("table1", "alpha", "table6", "scale", "prior", "speccurve")
 
 
@@ -218,9 +222,15 @@ def definitions() -> list[registry.Definition]:
                 rules=(design.rule, type(design).decisions, type(design).detection),
                 sweeps=(design.section, "speccurve"),
                 robustness=ROBUSTNESS,
+                extra=_sequential_extra(design.claim_id),
             )
         )
     return found
+
+
+def _sequential_extra(claim_id: str) -> dict[str, Any]:
+    design = SEQUENTIAL.get(claim_id)
+    return {"sequential": {**design.as_json(), "first_seed": FIRST_SEED}} if design else {}
 
 
 def claims(

@@ -31,6 +31,7 @@ from actlab import registry
 from actlab.claim import Claim, Evidence, decide
 from actlab.stats.family import adjust_family
 from actlab.stats.robustness import simulated_rates
+from actlab.stats.sequential import FIRST_SEED, SequentialDesign
 from actlab.stats.top_k import detectable_margins
 from actlab.studies.smartmixed import analysis, paper, preference, speccurve
 from actlab.studies.smartmixed import evidence as ev
@@ -48,6 +49,9 @@ from actlab.studies.smartmixed.rules import layerwise_rule, learned_rule, top3_r
 __all__ = ["Settings", "StudyRuns", "claims", "from_runs", "layerwise_rule", "learned_rule", "top3_rule"]
 
 STUDY = "smartmixed"
+# The sequential design `actlab decide` uses for this claim, registered with it (fixed before any look):
+# new seeds from FIRST_SEED, looks at these seed counts, O'Brien-Fleming-type alpha spending
+SEQUENTIAL = SequentialDesign(looks=(8, 12, 16, 20, 24), alpha=0.05, spending="obrien-fleming")  # layer-wise
 LAYERWISE = ("ELU+SELU rise", "ReLU+LeakyReLU fall")
 LEARNED = ("win over random", "win over reversed")
 REFERENCE_CHOICE = "the reference code's procedure"  # the speccurve entries that run it as a whole
@@ -199,7 +203,11 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
             rules=(layerwise_rule, ev.decide_two_component, layer_values),
             sweeps=("preference", "speccurve"),
             robustness=curve,
-            extra={"min_networks": settings.min_networks, "committed_only": True},
+            extra={
+                "min_networks": settings.min_networks,
+                "committed_only": True,
+                "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED},
+            },
             **common,
         ),
         registry.Definition(

@@ -37,8 +37,10 @@ import pandas as pd
 from actlab import registry
 from actlab.claim import Claim, Evidence, decide
 from actlab.stats.family import adjust_family
+from actlab.stats.sequential import FIRST_SEED
 from actlab.studies.compare import beats_every
 from actlab.studies.compare.beats_every import Comparisons, rule_beats_baselines
+from actlab.studies.compare.claims import SEQUENTIAL
 from actlab.studies.xielu import analysis, paper
 from actlab.studies.xielu.analysis import CLAIM_COMPARATORS
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
@@ -80,7 +82,11 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
             alpha=settings.alpha,
             rules=(rule_beats_baselines, beats_every.statistics, equivalence_margin),
             sweeps=("lm",),
-            extra={"paper_relative_gaps": gaps, "comparators": list(CLAIM_COMPARATORS)},
+            extra={
+                "paper_relative_gaps": gaps,
+                "comparators": list(CLAIM_COMPARATORS),
+                "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED},
+            },
         )
         for budget in ("tokens", "seconds")
     ]

@@ -1,0 +1,380 @@
+"""Group-sequential designs: decide with the fewest seeds while the error rate over every look stays at alpha.
+
+Why: adding seeds until something is decisive is a new look at the data each time, and the false decisive rate
+grows with every look. A group-sequential design fixes, before the first look, the looks (the numbers of seeds at
+which the claim is decided), alpha and an alpha-spending function f(t) (Lan & DeMets 1983): at information
+fraction t = n / n_max at most f(t) of alpha has been spent. From them follow the boundaries c_k: the claim's rule
+is applied at look k with nominal level alpha_k = 2 (1 - Phi(c_k)), and the chance that any look decides wrongly
+stays alpha. The boundaries come from the joint distribution of the look statistics (a Brownian motion in
+information time), integrated numerically on a grid (Armitage, McPherson & Rowe 1969; Jennison & Turnbull 2000,
+ch. 19), here on scipy. No Python package on the index implements this with maintained releases (R's gsDesign and
+ldbounds do); the tests check these boundaries against a published table and classical constants.
+
+Spending functions (`SPENDING`): "obrien-fleming" (Lan-DeMets' O'Brien-Fleming type, f(t) = 2 - 2 Phi(z / sqrt t):
+almost nothing spent early, the last look near the fixed design's level) and "pocock" (f(t) = alpha ln(1 + (e - 1)
+t): equal-ish levels, earlier stops, a later last look).
+
+>>> design = SequentialDesign(looks=(8, 12, 16, 20, 24), alpha=0.05, spending="obrien-fleming")
+>>> [round(c, 2) for c in design.boundaries]
+[3.39, 2.79, 2.45, 2.23, 2.08]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+import numpy as np
+from scipy import optimize, stats
+
+from actlab.errors import UsageError
+
+GRID_POINTS = 2001  # Simpson's rule over the continuation region: boundaries to about 1e-4
+
+
+def obrien_fleming(t: float, alpha: float, sides: int = 2) -> float:
+    """Lan-DeMets' O'Brien-Fleming-type spending: 2 - 2 Phi(z_{1 - alpha/2} / sqrt(t)) (two-sided alpha), or
+    with `sides` = 1 the same with z_{1 - alpha / 2} kept, as SeqBounds.jl and gsDesign's sfLDOF define it."""
+    if t <= 0:
+        return 0.0
+    z = stats.norm.ppf(1 - alpha / 2)
+    return float(2 - 2 * stats.norm.cdf(z / math.sqrt(min(t, 1.0))))
+
+
+def pocock(t: float, alpha: float, sides: int = 2) -> float:
+    """Lan-DeMets' Pocock-type spending: alpha ln(1 + (e - 1) t)."""
+    return float(alpha * math.log(1 + (math.e - 1) * min(max(t, 0.0), 1.0)))
+
+
+def hwang_shih_decani(gamma: float) -> Callable[[float, float, int], float]:
+    """Hwang, Shih & DeCani's family: alpha (1 - exp(-gamma t)) / (1 - exp(-gamma)); gamma > 0 spends early
+    (gamma = 1 is close to Pocock's), gamma = -4 close to O'Brien-Fleming's."""
+
+    def spend(t: float, alpha: float, sides: int = 2) -> float:
+        t = min(max(t, 0.0), 1.0)
+        return float(alpha * (1 - math.exp(-gamma * t)) / (1 - math.exp(-gamma)))
+
+    return spend
+
+
+SPENDING: dict[str, Callable[[float, float, int], float]] = {
+    "obrien-fleming": obrien_fleming,
+    "pocock": pocock,
+    "hsd-2": hwang_shih_decani(2.0),
+    "hsd-4": hwang_shih_decani(4.0),
+}
+
+
+def _simpson_weights(points: int) -> np.ndarray:
+    weights = np.ones(points)
+    weights[1:-1:2], weights[2:-1:2] = 4.0, 2.0
+    return weights / 3.0
+
+
+def _excess(c: float, tk: float, grid: np.ndarray, mass: np.ndarray, scale: float, target: float, sides: int) -> float:
+    """P(continuing to this look and crossing a bound of z = c at it) minus what this look may spend."""
+    b = c * math.sqrt(tk)
+    upper = stats.norm.sf((b - grid) / scale)
+    lower = stats.norm.cdf((-b - grid) / scale) if sides == 2 else 0.0
+    return float(np.sum(mass * (upper + lower))) - target
+
+
+@lru_cache(maxsize=256)
+def boundaries(fractions: tuple[float, ...], alpha: float, spending: str, sides: int = 2) -> tuple[float, ...]:
+    """The z boundaries c_1..c_K at information `fractions` (increasing, the last 1) for `spending` at `alpha`:
+    with `sides` = 2 a look decides when |Z_k| >= c_k (either direction), with 1 when Z_k >= c_k.
+
+    Each c_k solves P(no earlier look decided, look k decides) = f(t_k) - f(t_{k-1}) under the null, the look
+    statistics being Z_k = S(t_k) / sqrt(t_k) for a standard Brownian motion S."""
+    if spending not in SPENDING:
+        raise ValueError(f"spending must be one of {', '.join(SPENDING)}, got {spending!r}")
+    t = np.asarray(fractions, dtype=float)
+    if t.ndim != 1 or t.size < 1 or np.any(np.diff(t) <= 0) or t[0] <= 0 or abs(t[-1] - 1.0) > 1e-12:
+        raise ValueError(f"fractions must increase from > 0 to 1, got {fractions}")
+    if sides not in (1, 2):
+        raise ValueError(f"sides must be 1 or 2, got {sides}")
+    spend = SPENDING[spending]
+    spent = [spend(float(x), alpha, sides) for x in t]
+    found: list[float] = []
+    density = None  # (grid of S, sub-density of S on the continuation region)
+    previous_t = 0.0
+    for k, tk in enumerate(t):
+        target = spent[k] - (spent[k - 1] if k else 0.0)
+        increment = tk - previous_t
+        if density is None:
+            tail = target / sides
+            c = float(stats.norm.isf(tail)) if tail > 0 else math.inf
+        else:
+            grid, values, weights = density
+            scale = math.sqrt(increment)
+
+            args = (float(tk), grid, values * weights, scale, target, sides)
+            c = float(optimize.brentq(_excess, 0.0, 40.0, args=args, xtol=1e-10)) if target > 0 else math.inf
+        found.append(c)
+        b = c * math.sqrt(tk) if math.isfinite(c) else 40.0 * math.sqrt(tk)
+        low = -b if sides == 2 else -12.0 * math.sqrt(tk) - b  # one-sided: continue below the boundary only
+        new_grid = np.linspace(low, b, GRID_POINTS)
+        step = (b - low) / (GRID_POINTS - 1)
+        new_weights = _simpson_weights(GRID_POINTS) * step
+        if density is None:
+            new_values = stats.norm.pdf(new_grid / math.sqrt(tk)) / math.sqrt(tk)
+        else:
+            grid, values, weights = density
+            scale = math.sqrt(increment)
+            kernel = stats.norm.pdf((new_grid[:, None] - grid[None, :]) / scale) / scale
+            new_values = kernel @ (weights * values)
+        density = (new_grid, new_values, new_weights)
+        previous_t = tk
+    return tuple(found)
+
+
+def crossing_probability(
+    fractions: Sequence[float], bounds: Sequence[float], sides: int = 2, drift: float = 0.0
+) -> float:
+    """P(some look's |Z_k| (or Z_k, one-sided) reaches its bound) for given z bounds at information `fractions`,
+    under a drift `drift` of Z at full information (0: the null). What `boundaries` spends, summed."""
+    total, density, previous = 0.0, None, 0.0
+    for tk, c in zip(fractions, bounds, strict=True):
+        b, increment = c * math.sqrt(tk), tk - previous
+        mean = drift * increment  # E[S(t)] = drift * t for Z's drift at t = 1
+        if density is None:
+            scale = math.sqrt(tk)
+            upper = stats.norm.sf((b - mean) / scale)
+            lower = stats.norm.cdf((-b - mean) / scale) if sides == 2 else 0.0
+            total += float(upper + lower)
+            grid = np.linspace(-b if sides == 2 else -12 * scale - b, b, GRID_POINTS)
+            values = stats.norm.pdf((grid - mean) / scale) / scale
+        else:
+            grid0, values0, weights0 = density
+            scale = math.sqrt(increment)
+            upper = stats.norm.sf((b - grid0 - mean) / scale)
+            lower = stats.norm.cdf((-b - grid0 - mean) / scale) if sides == 2 else 0.0
+            total += float(np.sum(weights0 * values0 * (upper + lower)))
+            grid = np.linspace(-b if sides == 2 else grid0[0] - 6 * scale, b, GRID_POINTS)
+            values = stats.norm.pdf((grid[:, None] - grid0[None, :] - mean) / scale) / scale @ (weights0 * values0)
+        weights = _simpson_weights(GRID_POINTS) * (grid[-1] - grid[0]) / (GRID_POINTS - 1)
+        density, previous = (grid, values, weights), tk
+    return total
+
+
+@dataclass(frozen=True)
+class SequentialDesign:
+    """Looks (seeds at which the claim is decided; the last is the most seeds it may take), alpha and the
+    spending function, fixed before the first look (the claim's registry entry holds them)."""
+
+    looks: tuple[int, ...]
+    alpha: float = 0.05
+    spending: str = "obrien-fleming"
+
+    def __post_init__(self) -> None:
+        looks = tuple(int(n) for n in self.looks)
+        if not looks or looks[0] < 2 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
+            raise ValueError(f"looks must be increasing seed counts >= 2, got {self.looks}")
+        if not 0 < self.alpha < 0.5:
+            raise ValueError(f"alpha must lie in (0, 0.5), got {self.alpha}")
+        if self.spending not in SPENDING:
+            raise ValueError(f"spending must be one of {', '.join(SPENDING)}, got {self.spending!r}")
+        object.__setattr__(self, "looks", looks)
+
+    @property
+    def max_seeds(self) -> int:
+        return self.looks[-1]
+
+    @property
+    def fractions(self) -> tuple[float, ...]:
+        return tuple(n / self.max_seeds for n in self.looks)
+
+    @cached_property
+    def boundaries(self) -> tuple[float, ...]:
+        """Two-sided z boundaries, one per look."""
+        return boundaries(self.fractions, self.alpha, self.spending, 2)
+
+    @property
+    def nominal_levels(self) -> tuple[float, ...]:
+        """The two-sided level at which the claim's rule decides at each look: 2 (1 - Phi(c_k))."""
+        return tuple(float(2 * stats.norm.sf(c)) for c in self.boundaries)
+
+    def describe(self) -> str:
+        levels = ", ".join(f"{n} seeds at {a:.3g}" for n, a in zip(self.looks, self.nominal_levels, strict=True))
+        return (
+            f"group-sequential, {self.spending} alpha spending (Lan-DeMets), alpha {self.alpha:g} over "
+            f"{len(self.looks)} looks, at most {self.max_seeds} seeds; each look's nominal level: {levels}"
+        )
+
+    def as_json(self) -> dict[str, object]:
+        return {"looks": list(self.looks), "alpha": self.alpha, "spending": self.spending}
+
+
+def look_levels(design: SequentialDesign, looks: Sequence[int]) -> list[float]:
+    """The nominal levels of the looks actually taken (a subset in order), as the design fixed them."""
+    levels = dict(zip(design.looks, design.nominal_levels, strict=True))
+    unknown = [n for n in looks if n not in levels]
+    if unknown:
+        raise ValueError(f"looks at {unknown} seeds are not in the design's looks {design.looks}")
+    return [levels[n] for n in looks]
+
+
+# ---------------------------------------------------------------- a claim decided look by look
+DECISIVE_VERDICTS = ("supported", "not supported", "equivalent")
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look of a sequential decision: its seeds, nominal level, the rule's estimate, interval and verdict, and
+    what the rule could detect there (its MDE at this n and level, None where the rule has none)."""
+
+    n: int
+    level: float
+    estimate: float
+    ci: tuple[float, float]
+    verdict: str
+    mde: float | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "n": self.n,
+            "level": self.level,
+            "estimate": self.estimate,
+            "ci": list(self.ci),
+            "verdict": self.verdict,
+            "mde": self.mde,
+        }
+
+
+def stopped(looks: Sequence[Look], design: SequentialDesign) -> tuple[str, str]:
+    """(final verdict, why it stopped) after the looks taken so far: the first decisive look decides; after the
+    last look without one, the claim is inconclusive at the design's most seeds; before that it goes on."""
+    for look in looks:
+        if look.verdict in DECISIVE_VERDICTS:
+            return look.verdict, f"decisive at look {looks.index(look) + 1} ({look.n} seeds, level {look.level:.3g})"
+        if look.verdict == "not run":
+            return "not run", f"the claim could not be computed at {look.n} seeds"
+    if looks and looks[-1].n >= design.max_seeds:
+        could = f"; at {looks[-1].n} seeds it could detect {looks[-1].mde:.3g}" if looks[-1].mde is not None else ""
+        return "inconclusive", f"no look was decisive up to the design's {design.max_seeds} seeds{could}"
+    return "", "not finished: more looks to take"
+
+
+@dataclass(frozen=True)
+class SequentialScenario:
+    """One simulated truth: how often the sequential rule ended with each verdict, its expected seeds, and the
+    fixed-n design with the same power (where the truth has a target verdict)."""
+
+    name: str
+    effect: float
+    probabilities: dict[str, float]
+    expected_seeds: float
+    n_simulations: int
+    errors: tuple[str, ...] = ()
+    target: str | None = None
+    fixed_seeds: int | None = None  # the fixed design's seeds for the same power at this truth (None: not asked)
+
+    def rate(self, verdicts: Sequence[str]) -> float:
+        return float(sum(self.probabilities.get(v, 0.0) for v in verdicts))
+
+    def standard_error(self, p: float) -> float:
+        return math.sqrt(max(p * (1 - p), 0.0) / self.n_simulations)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "effect": self.effect,
+            "probabilities": self.probabilities,
+            "expected_seeds": self.expected_seeds,
+            "n_simulations": self.n_simulations,
+            "errors": list(self.errors),
+            "target": self.target,
+            "fixed_seeds": self.fixed_seeds,
+        }
+
+
+BatchDecide = Callable[[np.ndarray, float], list[str]]  # (data of n seeds, batch first; level) -> verdicts
+
+
+def simulate(design: SequentialDesign, data: np.ndarray, decide: BatchDecide) -> tuple[list[str], np.ndarray]:
+    """Run the sequential rule on every simulated data set of `data` (batch, max seeds, ...): the final verdicts
+    and the seeds each one stopped at."""
+    batch = data.shape[0]
+    final: list[str] = [""] * batch
+    stops = np.full(batch, design.max_seeds)
+    open_ = np.arange(batch)
+    for n, level in zip(design.looks, design.nominal_levels, strict=True):
+        if open_.size == 0:
+            break
+        verdicts = decide(data[open_, :n], level)
+        closing = []
+        for index, verdict in zip(open_, verdicts, strict=True):
+            if verdict in DECISIVE_VERDICTS or n == design.max_seeds:
+                final[index] = verdict if verdict in DECISIVE_VERDICTS else "inconclusive"
+                stops[index] = n
+                closing.append(index)
+        open_ = np.setdiff1d(open_, closing)
+    return final, stops
+
+
+def fixed_seeds_for(
+    power: float,
+    target: str,
+    draw: Callable[[int], np.ndarray],
+    decide: BatchDecide,
+    alpha: float,
+    start: int,
+    limit: int,
+) -> int | None:
+    """The fewest seeds at which the fixed design (one look at `alpha`) reaches `target` with probability `power`
+    at the truth `draw(n)` draws from; None beyond `limit`."""
+    for n in range(max(start, 2), limit + 1):
+        verdicts = decide(draw(n), alpha)
+        if verdicts.count(target) / len(verdicts) >= power:
+            return n
+    return None
+
+
+# ---------------------------------------------------------------- a claim as `actlab decide` runs it
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+FIRST_SEED = 1000  # a sequential decision trains new seeds from here: never the seeds whose verdict was seen
+DEFAULT_BATCH = 4
+
+
+@dataclass(frozen=True)
+class SequentialTarget:
+    """A claim a sequential decision can make: its sweep, registered design and how it looks and simulates."""
+
+    claim_id: str
+    study: str
+    sweep: str
+    design: SequentialDesign
+    look_at: Callable[[Path, str, list[int], float], Look]  # runs folder, sweep folder, seeds, level -> the look
+    simulate: Callable[[Path, SequentialDesign, int], list[SequentialScenario]]  # runs folder, design, sims
+    first_seed: int = FIRST_SEED
+
+    def look(self, runs_dir: Path, sweep: str, seeds: Sequence[int], level: float) -> Look:
+        return self.look_at(runs_dir, sweep, list(seeds), level)
+
+    def operating(self, runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list[SequentialScenario]:
+        return self.simulate(runs_dir, design, n_simulations)
+
+    def spec(self, profile: str):  # noqa: ANN201 - a SweepSpec
+        """The sweep whose settings a new seed of this claim runs with (the profile's committed file)."""
+        from actlab.sweep.spec import load_spec
+
+        path = NOTEBOOKS / self.study / "sweeps" / profile / f"{self.sweep}.yml"
+        if not path.is_file():
+            raise UsageError(f"{self.claim_id}: profile {profile!r} has no sweep {self.sweep!r} ({path.name})")
+        return load_spec(path)
+
+    def design_with(self, first: int | None, batch: int | None, max_seeds: int | None) -> SequentialDesign:
+        """The registered design with other looks: `first` new seeds, then every `batch`, up to `max_seeds`."""
+        first = first or self.design.looks[0]
+        batch = batch or DEFAULT_BATCH
+        most = max_seeds or self.design.max_seeds
+        for name, value in (("--first", first), ("--batch", batch), ("--max-seeds", most)):
+            if value < (2 if name != "--batch" else 1) or value > 10_000:
+                raise UsageError(f"{name} must lie in 1..10000 (first and most at least 2), got {value}")
+        if most < first:
+            raise UsageError(f"--max-seeds {most} is below the first look's {first} seeds")
+        looks = list(range(first, most, batch)) + [most]
+        return SequentialDesign(tuple(dict.fromkeys(looks)), self.design.alpha, self.design.spending)

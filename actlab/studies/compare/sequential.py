@@ -1,0 +1,182 @@
+"""The comparison's rule ("X beats every baseline") decided look by look: a group-sequential design over seeds.
+
+Why: every inconclusive comparison says how many seeds 80% power would need, and adding seeds until something is
+decisive inflates the false decisive rate with every look. Here the looks, alpha and the spending function are the
+claim's registered design (`actlab.stats.sequential.SequentialDesign`), the rule at each look is the claim's own
+(`beats_every.rule_beats_baselines`: simultaneous intervals over the baselines, TOST for "equivalent") at the
+look's nominal level, and the first decisive look ends it. The same code decides the runs and the simulations
+that measure its error rates, its power and the seeds it expects to take, beside the fixed-n design of the same
+power. xIELU's claims and the zoo's are this rule too (a lower-is-better metric is the same improvements negated).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from actlab.stats.sequential import (
+    BatchDecide,
+    Look,
+    SequentialDesign,
+    SequentialScenario,
+    SequentialTarget,
+    fixed_seeds_for,
+    simulate,
+)
+from actlab.stats.tdist import standardised_mde
+from actlab.studies.compare import beats_every
+from actlab.studies.compare.beats_every import Comparisons
+from actlab.studies.compare.claims import SEQUENTIAL
+
+POWER = 0.8
+FIXED_SEEDS_LIMIT = 400
+
+
+def decider(margins: Sequence[float] | None) -> BatchDecide:
+    """The claim's rule on improvements (batch, n, k) at a nominal level: what one look decides."""
+
+    def decide(values: np.ndarray, level: float) -> list[str]:
+        return beats_every.verdicts(values, supports="above", alpha=level, confidence=1 - level, margins=margins)
+
+    return decide
+
+
+def mde_at(data: Comparisons, n: int, alpha: float = 0.05) -> float:
+    """The fixed design's MDE at n seeds (every improvement past 0 together with 80% power, Bonferroni over the
+    baselines), at the spread observed in `data`."""
+    k = data.values.shape[1]
+    d = standardised_mde(n, alpha / k, POWER ** (1 / k))
+    return float(d * data.values.std(axis=0, ddof=1).max())
+
+
+def operating(
+    data: Comparisons,
+    design: SequentialDesign,
+    *,
+    paper_effect: Sequence[float] | None = None,
+    n_simulations: int = 1000,
+    seed: int = 0,
+) -> list[SequentialScenario]:
+    """The sequential rule at the claim's observed covariance (improvements drawn jointly normal, as
+    `beats_every.operating` draws them): at the null boundary (every improvement 0: a decisive verdict is wrong),
+    one MDE of the fixed design at the design's most seeds on either side, and the paper's effect; each with the
+    seeds it expects to take and, where a verdict is the target, the fixed-n design of the same power."""
+    k = data.values.shape[1]
+    covariance = np.cov(data.values, rowvar=False, ddof=1).reshape(k, k)
+    factor = beats_every.covariance_factor(covariance)
+    decide = decider(data.margins)
+    mde = mde_at(data, design.max_seeds, design.alpha)
+    truths = [
+        ("null boundary", [0.0] * k, ("supported", "not supported"), None),
+        ("MDE, supporting", [mde] * k, (), "supported"),
+        ("MDE, against", [-mde] * k, (), "not supported"),
+    ]
+    if paper_effect is not None:
+        truths.append(("paper's effect", list(paper_effect), (), "supported" if min(paper_effect) > 0 else None))
+    scenarios = []
+    for index, (name, mean, errors, target) in enumerate(truths):
+        rng = np.random.default_rng([seed, index])
+        draws = beats_every.normal_draws(rng, mean, factor, n_simulations, design.max_seeds)
+        final, stops = simulate(design, draws, decide)
+        probabilities = {v: final.count(v) / n_simulations for v in sorted(set(final))}
+        fixed = None
+        if target is not None and probabilities.get(target, 0.0) > 0:
+            fixed_rng = np.random.default_rng([seed, index, 1])
+
+            def draw(n: int, mean: list[float] = mean, fixed_rng: np.random.Generator = fixed_rng) -> np.ndarray:
+                return beats_every.normal_draws(fixed_rng, mean, factor, n_simulations, n)
+
+            fixed = fixed_seeds_for(
+                probabilities[target], target, draw, decide, design.alpha, start=2, limit=FIXED_SEEDS_LIMIT
+            )
+        scenarios.append(
+            SequentialScenario(
+                name, float(min(mean)), probabilities, float(stops.mean()), n_simulations, errors, target, fixed
+            )
+        )
+    return scenarios
+
+
+# ---------------------------------------------------------------- the claims that can be decided this way
+DESIGN = SEQUENTIAL  # registered with the claims (compare.claims.definitions)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A comparison claim as a sequential decision reads it: which sweep, which comparison, which margin."""
+
+    claim_id: str
+    study: str
+    sweep: str
+    candidate: str
+    task: str
+    matching: str
+    baselines: tuple[str, ...]
+    margin: float | None
+
+
+def targets(study: str = "compare", profile: str = "default") -> dict[str, Target]:
+    """Every comparison claim the committed sweep files of `profile` produce (the zoo's with ReLU alone)."""
+    from actlab.studies.compare import claims as compare_claims
+
+    if study == "zoo":
+        from actlab.studies.zoo.claims import BASELINE, Settings, claimants
+
+        baselines, margins, every = (BASELINE,), Settings().margins, claimants()
+    else:
+        settings = compare_claims.Settings()
+        baselines, margins, every = settings.baselines, settings.margins, ()
+    found = {}
+    for sweep, task, candidates, matchings in compare_claims._planned(study, profile, baselines, every):
+        for candidate in candidates:
+            for matching in matchings:
+                claim_id = compare_claims.claim_id(candidate, task, matching)
+                if study == "zoo":
+                    claim_id = "zoo-" + claim_id.removeprefix("compare-")
+                found[claim_id] = Target(
+                    claim_id, study, sweep, candidate, task, matching, tuple(baselines), margins.get(task)
+                )
+    return found
+
+
+def comparisons_at(target: Target, runs_dir: Path, sweep: str, seeds: Sequence[int] | None) -> Comparisons:
+    """The claim's per-seed improvements over its baselines from the runs of `seeds` only in sweep folder `sweep`."""
+    from actlab.studies.compare import analysis
+
+    frame = analysis.arms_frame(analysis.load_runs(runs_dir, [sweep]))
+    if seeds is not None:
+        frame = frame[frame["seed"].isin(list(seeds))]
+    return analysis.comparisons(frame, target.task, target.matching, target.candidate, target.baselines, target.margin)
+
+
+def look(target: Target, runs_dir: Path, sweep: str, seeds: Sequence[int], level: float) -> Look:
+    """The claim's rule at `level` on the runs of `seeds`: one look of its sequential decision."""
+    data = comparisons_at(target, runs_dir, sweep, seeds)
+    ev = beats_every.statistics(data.values[None], confidence=1 - level, margins=data.margins, alpha=level)
+    estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports="above", alpha=level, diverged=data.diverged)
+    verdict = beats_every.rule_beats_baselines(estimate, ci, **inputs)
+    return Look(len(seeds), level, float(estimate), (float(ci[0]), float(ci[1])), verdict, float(ev.smaller.mde[0]))
+
+
+def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
+    """The comparison study's and the zoo's claims as `actlab decide` runs them (one rule, one design)."""
+    found = {}
+    for study in ("compare", "zoo"):
+        for claim_id, target in targets(study, profile).items():
+            found[claim_id] = SequentialTarget(
+                claim_id, study, target.sweep, DESIGN, partial(_look, target), partial(_simulate, target)
+            )
+    return found
+
+
+def _look(target: Target, runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
+    return look(target, runs_dir, sweep, seeds, level)
+
+
+def _simulate(target: Target, runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list:
+    """The design simulated at the spread of the claim's default runs (the report's seeds)."""
+    return operating(comparisons_at(target, runs_dir, target.sweep, None), design, n_simulations=n_simulations)

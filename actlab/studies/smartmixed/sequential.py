@@ -1,0 +1,127 @@
+"""SmartMixed's layer-wise preference decided look by look (`actlab decide`): the two-component rule, sequential.
+
+A new seed trains one network per (dataset, architecture) cell of the preference sweep; each look reads the
+committed networks of the seeds taken so far, pooled as the registered claim pools them, and applies the claim's
+rule (`rules.layerwise_rule`: both shifts past the margin, TOST within it for "equivalent") at the look's nominal
+level. Its error rates are simulated with the per-network (rise, fall) drawn from the covariance the default runs
+show, at the truths that matter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from actlab.stats.sequential import (
+    Look,
+    SequentialDesign,
+    SequentialScenario,
+    SequentialTarget,
+    fixed_seeds_for,
+    simulate,
+)
+from actlab.stats.tdist import standardised_mde
+from actlab.studies.smartmixed import evidence as ev
+from actlab.studies.smartmixed import preference
+from actlab.studies.smartmixed.claims import SEQUENTIAL, Settings, layer_values
+from actlab.studies.smartmixed.rules import layerwise_rule
+
+CLAIM_ID = "smartmixed-layerwise-preference"
+SWEEP = "preference"
+DESIGN = SEQUENTIAL  # registered with the claim (smartmixed.claims.definitions)
+CELLS = 4  # networks per seed: one per (dataset, architecture) cell of the preference sweep
+
+
+def _rule(level: float) -> ev.TwoComponentClaim:
+    settings = Settings()
+    return ev.TwoComponentClaim(
+        layerwise_rule,
+        settings.preference_margin,
+        {"min_networks": settings.min_networks, "alpha": level},
+        "networks",
+        equivalence=True,
+        confidence=1 - level,
+        alpha=level,
+    )
+
+
+def values_at(runs_dir: Path, sweep: str, seeds: list[int] | None) -> np.ndarray:
+    """(networks, 2): each committed network's ELU+SELU rise and ReLU+LeakyReLU fall, from the runs of `seeds`."""
+    pref = preference.load(runs_dir, sweep)
+    layers = pref.committed_layers
+    if seeds is not None:
+        layers = layers[layers["seed"].isin(seeds)]
+    if layers.network.nunique() < 2:
+        return np.empty((0, 2))
+    return layer_values(layers)[0]
+
+
+def decide_batch(data: np.ndarray, level: float) -> list[str]:
+    """The rule on every data set of `data` (batch, networks, 2) at `level`."""
+    return ev.decide_two_component(ev.Specifications({"pooled": data}), _rule(level)).verdicts
+
+
+def _look(runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
+    values = values_at(runs_dir, sweep, seeds)
+    if len(values) < Settings().min_networks:
+        return Look(len(seeds), level, float("nan"), (float("nan"), float("nan")), "not run")
+    decision = ev.decide_two_component(ev.Specifications({"pooled": values[None]}), _rule(level))
+    smaller = decision.baseline.smaller
+    ci = (float(smaller.low[0]), float(smaller.high[0]))
+    return Look(len(seeds), level, float(smaller.estimate[0]), ci, decision.verdicts[0], float(smaller.mde[0]))
+
+
+def operating(
+    observed: np.ndarray, design: SequentialDesign, n_simulations: int, seed: int = 0
+) -> list[SequentialScenario]:
+    """Networks drawn jointly normal at the covariance of `observed` (networks, 2), `CELLS` per seed: on the
+    margin (a decisive verdict is wrong), one fixed-design MDE past it (both shifts), and no change at all (the
+    "equivalent" truth)."""
+    covariance = np.cov(observed, rowvar=False)
+    factor = np.linalg.cholesky(covariance + 1e-12 * np.eye(2))
+    margin = Settings().preference_margin
+    n_max = design.max_seeds * CELLS
+    mde = float(standardised_mde(n_max, design.alpha / 2, 0.8**0.5) * np.sqrt(np.diag(covariance)).max())
+    truths = [
+        ("null boundary", (margin, margin), ("supported", "not supported"), None),
+        ("MDE, supporting", (margin + mde, margin + mde), (), "supported"),
+        ("no change in either component", (0.0, 0.0), ("supported",), "equivalent"),
+    ]
+    scenarios = []
+    for index, (name, mean, errors, target) in enumerate(truths):
+        rng = np.random.default_rng([seed, index])
+
+        def draws(n_seeds: int, mean: tuple[float, float] = mean, rng: np.random.Generator = rng) -> np.ndarray:
+            return np.asarray(mean) + rng.standard_normal((n_simulations, n_seeds * CELLS, 2)) @ factor.T
+
+        data = draws(design.max_seeds)
+        looks = replace(design, looks=tuple(n * CELLS for n in design.looks))  # looks counted in networks
+        final, stops = simulate(looks, data, decide_batch)
+        probabilities = {v: final.count(v) / n_simulations for v in sorted(set(final))}
+        fixed = None
+        if target and probabilities.get(target, 0.0) > 0:
+            found = fixed_seeds_for(
+                probabilities[target], target, lambda n, d=draws: d(n), _by_seed, design.alpha, 2, 200
+            )
+            fixed = found
+        scenarios.append(
+            SequentialScenario(
+                name, float(min(mean)), probabilities, float(stops.mean()) / CELLS, n_simulations, errors, target, fixed
+            )
+        )
+    return scenarios
+
+
+def _by_seed(data: np.ndarray, level: float) -> list[str]:
+    return decide_batch(data, level)
+
+
+def _simulate(runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list[SequentialScenario]:
+    return operating(values_at(runs_dir, SWEEP, None), design, n_simulations)
+
+
+def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
+    """The layer-wise preference as `actlab decide` runs it."""
+    return {CLAIM_ID: SequentialTarget(CLAIM_ID, "smartmixed", SWEEP, DESIGN, _look, _simulate)}

@@ -1,0 +1,63 @@
+"""xIELU's claims decided look by look (`actlab decide`): the comparison's rule and design on bits per byte.
+
+The claim "xIELU reaches lower loss than ReLU² and SwiGLU" is `beats_every`'s rule on xIELU's improvements over each
+(other's loss minus xIELU's), with the TOST margins the claim derives from the paper's gap (`claims.budget_claim`);
+so its sequential decision is the comparison's (`actlab.studies.compare.sequential`), read from the LM sweep.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, SequentialTarget
+from actlab.studies.compare import beats_every
+from actlab.studies.compare import sequential as compare_sequential
+from actlab.studies.compare.beats_every import Comparisons
+from actlab.studies.compare.claims import SEQUENTIAL
+from actlab.studies.xielu import analysis
+from actlab.studies.xielu.analysis import CLAIM_COMPARATORS
+from actlab.studies.xielu.claims import Settings, paper_relative_gap
+from actlab.studies.xielu.variants import matching
+
+SWEEP = "lm"
+DESIGN = SEQUENTIAL  # the comparison's, registered with the claim (xielu.claims.definitions)
+
+
+def comparisons_at(runs_dir: Path, sweep: str, budget: str, seeds: list[int] | None) -> Comparisons:
+    """xIELU's per-seed improvements under `budget` from the runs of `seeds` (all when None), with the claim's
+    margins: the paper's relative gap times each other arm's mean bits/byte in these runs."""
+    from actlab import sweep as sweeps
+
+    frame = analysis.arms_frame(sweeps.load_run_results(runs_dir, sweep))
+    if seeds is not None:
+        frame = frame[frame["seed"].isin(seeds)]
+    ok = frame[(frame["budget"] == budget) & (frame["status"] == "ok")]
+    scale = Settings().equivalence_scale
+    margins = tuple(
+        scale * paper_relative_gap(o) * float(ok[ok["activation"] == o]["val_bpb"].mean()) for o in CLAIM_COMPARATORS
+    )
+    return analysis.comparisons(frame, budget, margins=margins)
+
+
+def _look(budget: str, runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
+    data = comparisons_at(runs_dir, sweep, budget, seeds)
+    ev = beats_every.statistics(data.values[None], confidence=1 - level, margins=data.margins, alpha=level)
+    estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports="below", alpha=level, diverged=data.diverged)
+    verdict = beats_every.rule_beats_baselines(estimate, ci, **inputs)
+    return Look(len(seeds), level, float(estimate), (float(ci[0]), float(ci[1])), verdict, float(ev.smaller.mde[0]))
+
+
+def _simulate(budget: str, runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list[SequentialScenario]:
+    data = comparisons_at(runs_dir, SWEEP, budget, None)
+    return compare_sequential.operating(data, design, n_simulations=n_simulations)
+
+
+def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
+    """Both xIELU claims as `actlab decide` runs them."""
+    return {
+        f"xielu-lm-{matching(budget)}": SequentialTarget(
+            f"xielu-lm-{matching(budget)}", "xielu", SWEEP, DESIGN, partial(_look, budget), partial(_simulate, budget)
+        )
+        for budget in ("tokens", "seconds")
+    }
