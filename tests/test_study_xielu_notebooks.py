@@ -70,7 +70,8 @@ def test_report_saves_both_claims_as_the_pure_function_computes_them(site):
     assert [path.name for path in files] == ["xielu-lm-compute-time-matched.json", "xielu-lm-token-matched.json"]
     saved = {claim.claim_id: claim for claim in (Claim.from_json(read_json(path)) for path in files)}
     recomputed = xielu_claims.claims(xielu_claims.load_runs(site["runs_dir"], "tiny"),
-                                     xielu_claims.Settings(n_simulations=200))  # fmt: skip
+                                     xielu_claims.Settings(n_simulations=200), runs_dir=site["runs_dir"],
+                                     profile="default")  # fmt: skip
     for claim in recomputed:
         stored = saved[claim.claim_id]
         assert stored.with_changes(provenance={}) == claim  # the notebook only calls claims() and saves

@@ -96,7 +96,7 @@ def test_claims_are_the_zoo_s_own_at_cpu_scale_with_an_mde_when_inconclusive() -
     for claim in decided.claims:
         assert claim.study == "zoo" and claim.statement.startswith(claims.CPU_SCALE)
         assert get_entry(claim.claim_id.split("-")[1]).source in claim.source
-        assert claim.family.startswith("Zoo: Holm over 2")
+        assert claim.family.startswith("Zoo: Benjamini-Hochberg over 2")  # a large family: the false discovery rate
     assert by_id["zoo-elu-digits-step-matched"].verdict == "supported"
     mish = by_id["zoo-mish-digits-step-matched"]
     assert mish.verdict == "inconclusive" and mish.mde is not None and mish.mde > 0
