@@ -22,8 +22,8 @@ import pandas as pd
 
 from actlab import stats
 from actlab.claim import Claim
+from actlab.stats.beats_every import POWER, Comparisons
 from actlab.stats.power import mde_from_t_interval, tost_from_t_interval
-from actlab.studies.compare.beats_every import POWER, Comparisons
 from actlab.studies.compare.engine import MATCHINGS, budget_phrase, matching_label, stated_budget
 from actlab.studies.compare.tasks import Task, get_task
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts

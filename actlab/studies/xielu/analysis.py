@@ -15,9 +15,9 @@ import pandas as pd
 from scipy import stats as sps
 
 from actlab import stats
+from actlab.stats.beats_every import Comparisons
 from actlab.studies.compare.analysis import operating_table as operating_table  # the report shows claims alike
 from actlab.studies.compare.analysis import verdict_text as verdict_text
-from actlab.studies.compare.beats_every import Comparisons
 from actlab.studies.compare.engine import budget_phrase, stated_budget
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
 from actlab.studies.xielu.variants import arm_order, label, matching

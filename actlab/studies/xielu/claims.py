@@ -36,9 +36,9 @@ import pandas as pd
 
 from actlab import registry
 from actlab.claim import Claim, Evidence, decide
+from actlab.stats import beats_every
+from actlab.stats.beats_every import Comparisons, rule_beats_baselines
 from actlab.stats.family import adjust_family
-from actlab.studies.compare import beats_every
-from actlab.studies.compare.beats_every import Comparisons, rule_beats_baselines
 from actlab.studies.xielu import analysis, paper
 from actlab.studies.xielu.analysis import CLAIM_COMPARATORS
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B

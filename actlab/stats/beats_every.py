@@ -40,9 +40,7 @@ from scipy import stats as sps
 from actlab.claim import OperatingCharacteristics, Part
 from actlab.errors import require_finite
 from actlab.stats import smaller_effect as se
-from actlab.stats.calibrate import ScenarioSpec
-from actlab.stats.calibrate import operating_characteristics as one_at_a_time
-from actlab.stats.calibrate_batch import Truth, operating_characteristics
+from actlab.stats.calibrate import ScenarioSpec, Truth, batched_operating_characteristics, operating_characteristics
 from actlab.stats.sample_size import smallest_n
 
 POWER = 0.8  # the power an MDE and an "n needed" are stated at
@@ -200,7 +198,11 @@ def margin_sensitivity(data: Comparisons, *, supports: str, alpha: float, confid
 
 
 def oriented(mean: float, low: float, high: float, supports: str) -> tuple[float, tuple[float, float]]:
-    """An improvement (and its interval) as the claim shows it: as is, or negated for a lower-is-better display."""
+    """An improvement (and its interval) as the claim shows it: as is, or negated for a lower-is-better display.
+
+    >>> oriented(0.2, 0.1, 0.3, "below")
+    (-0.2, (-0.3, -0.1))
+    """
     return (mean, (low, high)) if supports == "above" else (-mean, (-high, -low))
 
 
@@ -249,7 +251,12 @@ def parts(ev: Statistics, names: Sequence[str], *, verdict: str, supports: str, 
 def divergence_share(diverged: int, seeds: int, confidence: float) -> tuple[float, tuple[float, float]]:
     """The share of seeds the candidate diverged on, with its exact (Clopper-Pearson) interval from beta quantiles:
     a share above 0 has a lower bound above 0, so the part drawn for it lies wholly against the claim exactly when
-    the rule says so."""
+    the rule says so.
+
+    >>> share, (low, high) = divergence_share(1, 10, 0.95)
+    >>> share, round(low, 4), round(high, 4)
+    (0.1, 0.0025, 0.445)
+    """
     if not 0 <= diverged <= seeds or seeds < 1:
         raise ValueError(f"divergence_share: need 0 <= diverged <= seeds, seeds >= 1; got {diverged}, {seeds}")
     tail = (1 - confidence) / 2
@@ -279,7 +286,7 @@ def divergence_operating(seeds: int, *, confidence: float, alpha: float, n_simul
                  ScenarioSpec("MDE, against", q80, target="not supported")]  # fmt: skip
     missing = ("the candidate diverged on every seed, so no improvement was measured; only runs in which it trains "
                "can reach it")  # fmt: skip
-    return one_at_a_time(
+    return operating_characteristics(
         simulate, scenarios, n_simulations=n_simulations, seed=seed,
         design=f"{seeds} seeds, each diverging independently with probability q (the true effect column); with no "
         "divergence the verdict would come from improvements, which a candidate that never trained gives nothing to "
@@ -339,7 +346,7 @@ def operating(
         truths.append(truth("equivalence, no difference", [0.0] * k, target="equivalent"))
         # "supported" means better by any amount: how often it says so when every improvement is half its margin
         truths.append(truth(HALF_MARGIN, [m / 2 for m in data.margins]))
-    result = operating_characteristics(
+    result = batched_operating_characteristics(
         simulate, truths, n_simulations=n_simulations, seed=seed,
         design=f"{n} seeds, paired: each seed's improvements over {', '.join(data.comparators)} drawn jointly normal "
         "with the covariance observed in the runs (the same seeds: correlated), shifted to each truth",
@@ -352,22 +359,29 @@ def operating(
 
 
 def covariance_factor(covariance: np.ndarray) -> np.ndarray:
-    """F with F F^T = covariance, from its eigendecomposition (a covariance with perfectly correlated comparisons
-    is singular, where a Cholesky factor does not exist)."""
+    """F, (k, k), with F F^T = `covariance`, (k, k), from its eigendecomposition (a covariance with perfectly
+    correlated comparisons is singular, where a Cholesky factor does not exist).
+
+    >>> factor = covariance_factor(np.array([[1.0, 1.0], [1.0, 1.0]]))
+    >>> (factor @ factor.T).round(12).tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
     values, vectors = np.linalg.eigh(np.asarray(covariance, dtype=float))
     return vectors * np.sqrt(np.clip(values, 0.0, None))
 
 
 def normal_draws(rng: np.random.Generator, mean: Sequence[float], factor: np.ndarray, batch: int,
                  n: int) -> np.ndarray:  # fmt: skip
-    """(batch, n, k) draws ~ Normal(mean, F F^T): `batch` simulated data sets of n seeds."""
+    """(batch, n, k) draws ~ Normal(mean, F F^T): `batch` simulated data sets of n seeds; `mean`: (k,), `factor`:
+    (k, k) (`covariance_factor`)."""
     return np.asarray(mean, dtype=float) + rng.standard_normal((batch, n, factor.shape[0])) @ factor.T
 
 
 def equivalence_n_needed(covariance: np.ndarray, margins: Sequence[float], *, start: int, alpha: float,
                          confidence: float, seed: int, limit: int = N_NEEDED_LIMIT) -> int | None:  # fmt: skip
     """The smallest n of seeds at which the rule says "equivalent" with probability >= 80% when every true
-    difference is 0, at this covariance (simulated through `verdicts`; None beyond `limit`)."""
+    difference is 0, at this `covariance`, (k, k), with one margin per comparison (simulated through `verdicts`;
+    None beyond `limit`)."""
     factor = covariance_factor(covariance)
 
     def probability(n: int) -> float:
@@ -389,7 +403,8 @@ def _equivalence_n_text(best, covariance, margins, n, alpha, confidence, seed) -
 
 
 def spread_context(data: Comparisons) -> Mapping[str, object]:
-    """The observed spread the simulation draws at: each comparison's SD and their correlation."""
+    """The observed spread the simulation draws at: each comparison's SD and their correlation (of `data.values`,
+    (n, k))."""
     sd = data.values.std(axis=0, ddof=1)
     context: dict[str, object] = {f"sd_{name}": float(s) for name, s in zip(data.comparators, sd, strict=True)}
     if data.values.shape[1] == 2 and np.all(sd > 0):
