@@ -1,4 +1,5 @@
-"""The examples in `actlab.stats`'s docstrings run, and their outputs are exact: each is a small known answer.
+"""The examples in the docstrings of `actlab.stats` (and `actlab.names`) run, and their outputs are exact: each is a
+small known answer.
 
 Why a test of its own rather than `--doctest-modules`: the default tier's paths stay `tests/`, and this names the
 modules whose small pure functions must carry examples, so a module that loses all of them fails here too.
@@ -14,9 +15,10 @@ import pytest
 
 import actlab.stats
 
-MODULES = sorted(info.name for info in pkgutil.iter_modules(actlab.stats.__path__, "actlab.stats."))
+MODULES = sorted(info.name for info in pkgutil.iter_modules(actlab.stats.__path__, "actlab.stats.")) + ["actlab.names"]
 # Modules of small pure functions: each must show at least one worked example.
 WITH_EXAMPLES = {
+    "actlab.names",
     "actlab.stats.beats_every",
     "actlab.stats.binomial",
     "actlab.stats.calibrate",

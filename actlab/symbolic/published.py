@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from actlab.names import NameTable
+
 
 @dataclass(frozen=True)
 class Published:
@@ -59,6 +61,9 @@ CORPUS = [
     Published("arctan(e^x)", "logistic-arctan gradient", "atan(exp(x))", None),
     Published("x tanh(x)", "self-gated tanh", "x*tanh(x)", None),
 ]  # fmt: skip
+
+# The corpus by name: what the zoo's derived entries take their gradient and reference antiderivative from.
+PUBLISHED: NameTable[Published] = NameTable("published activation", {entry.name: entry for entry in CORPUS})
 
 SIDES = {"x > 0": np.linspace(0.05, 6.0, 40), "x <= 0": np.linspace(-6.0, -0.05, 40)}
 

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+from actlab.names import NameTable
 from actlab.symbolic.defaults import XIELU_DEFAULTS
-from actlab.symbolic.published import CORPUS
+from actlab.symbolic.published import PUBLISHED
 
 MODULES = "actlab.studies.zoo.modules"
 BUILDS = ("registry", "module", "derived")
@@ -92,10 +93,10 @@ def _module(name: str, attr: str, label: str, formula: str, source: str, referen
 
 
 def _derived(name: str, corpus_name: str) -> ZooEntry:
-    """The recipe on CORPUS[corpus_name]'s gradient, both sides; reference from the corpus's antiderivative."""
+    """The recipe on PUBLISHED[corpus_name]'s gradient, both sides; reference from the corpus's antiderivative."""
     import sympy as sp
 
-    published = next(entry for entry in CORPUS if entry.name == corpus_name)
+    published = PUBLISHED[corpus_name]
     assert published.antiderivative is not None, f"{corpus_name} has no closed-form antiderivative"
     symbol = sp.Symbol("x", real=True)
     antiderivative = sp.sympify(published.antiderivative, locals={"x": symbol})
@@ -177,17 +178,17 @@ ENTRIES: tuple[ZooEntry, ...] = (
 )  # fmt: skip
 
 
+ZOO: NameTable[ZooEntry] = NameTable("zoo entry", {entry.name: entry for entry in ENTRIES})
+
+
 def entry_names() -> list[str]:
     """Every entry's name, in the zoo's order (the order tables and figures use)."""
-    return [entry.name for entry in ENTRIES]
+    return list(ZOO)
 
 
 def get_entry(name: str) -> ZooEntry:
     """The entry called `name`; an unknown name fails with every valid one."""
-    for entry in ENTRIES:
-        if entry.name == name:
-            return entry
-    raise ValueError(f"no zoo entry {name!r}; the zoo holds: {', '.join(entry_names())}")
+    return ZOO[name]
 
 
 def derive_table(names: list[str] | tuple[str, ...] | None = None) -> dict[str, dict[str, str]]:
