@@ -90,8 +90,9 @@ def xielu_gradients_from_output(
 
     For x <= 0, y = alpha_n expm1(x) + (beta - alpha_n) x, so alpha_n expm1(x-) = y - (beta - alpha_n) x-.
     Why: the Linear after the activation keeps y for its own weight gradient, so reading it costs no memory and
-    spares the backward its exp (docs/timings.md, "Measurements behind the fast paths' designs"). Precision: y's rounding becomes an absolute
-    error of about ulp(|y|) in alpha_n expm1(x-), i.e. ~1e-7 |beta - alpha_n| |x| in float32 (tested). So far
+    spares the backward its exp (docs/timings.md, "Measurements behind the fast paths' designs"). Precision: y's
+    rounding becomes an absolute error of about ulp(|y|) in alpha_n expm1(x-), i.e. ~1e-7 |beta - alpha_n| |x| in
+    float32 (tested). So far
     out (x <= EXPM1_SATURATES, where that error would swamp the value, and at -inf, where y is not finite) the
     exact saturated value -alpha_n is taken instead. Needs alpha_n > 0, which the module keeps (alpha_n >= beta).
     """
