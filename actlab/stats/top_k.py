@@ -3,7 +3,7 @@
 Why not the percentile bootstrap of ranks: with 5 seeds a percentile interval undercovers (a resample of five
 values is narrower than the sampling distribution), and the k-th best of several noisy means is a biased order
 statistic; simulated at the boundary (the method tied with the k-th best competitor) "supported" came out about
-a quarter of the time instead of 2.5% (issue 31). Here every bound is a paired t bound and the error rates are
+a quarter of the time instead of 2.5%. Here every bound is a paired t bound and the error rates are
 held by union bounds over the least favourable configuration:
 
 Per block a (an architecture) and competitor j, d_aj = mean over seeds of (method - competitor j), paired by seed.

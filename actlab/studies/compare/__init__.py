@@ -25,8 +25,9 @@ __all__ = ["TASKS", "CompareRunConfig", "flat_metrics", "get_task", "rule_beats_
 
 
 def __getattr__(name: str) -> Any:
-    """`rule_beats_baselines` on first use: the claims import scipy's statistics (~0.6 s), which every run notebook
-    (this study's and the xIELU study's, through the engine) paid in its kernel's first run without using them."""
+    """`rule_beats_baselines` on first use: the claims import scipy's statistics, which no run notebook (this
+    study's and the xIELU study's, through the engine) uses, so a run's kernel does not pay for them
+    (docs/timings.md)."""
     if name == "rule_beats_baselines":
         from actlab.studies.compare.claims import rule_beats_baselines
 

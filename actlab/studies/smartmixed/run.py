@@ -161,7 +161,7 @@ def _finished(arm: Arm, results: list[TrainResult], model: nn.Module, data: Stud
 
 def warm_up(model: nn.Module, data: StudyData, config: RunConfig, budget: Budget) -> None:
     """SmartMixed's compiled phase-1 kernels built off the clock (`actlab.train.warm_up`): a compute-time-matched
-    phase 1 then spends its seconds training; a first step that compiles once took a 3-second budget whole.
+    phase 1 then spends its seconds training, not compiling (docs/timings.md).
     Built at the thread count `train` will use for `budget` (CPU kernels are built per thread count)."""
     batch = (data.train[0][: config.batch_size], data.train[1][: config.batch_size])
     device = pick_device(config.device)

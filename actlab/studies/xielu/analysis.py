@@ -24,7 +24,7 @@ from actlab.studies.xielu.variants import arm_order, label, matching
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
 
 CLAIM_COMPARATORS = ("relu2", "swiglu")  # the comparisons the paper's claim makes
-THROUGHPUT_TARGET = 0.97  # the issue's target: xIELU tokens/s at least 97% of ReLU²'s in the same run
+THROUGHPUT_TARGET = 0.97  # the target: xIELU tokens/s at least 97% of ReLU²'s in the same run
 _ARM_COLUMNS = ("status", "val_loss", "val_bpb", "tokens", "steps", "seconds", "tokens_per_s", "seconds_per_step",
                 "fast_path")  # fmt: skip
 _PAIRED_COLUMNS = ("budget", "reference", "other", "n", "difference", "ci_low", "ci_high", "p", "p_adjusted",
@@ -158,7 +158,7 @@ def throughput_table(
 ) -> pd.DataFrame:
     """Tokens/s per arm (mean, t CI) and its ratio to `baseline` measured in the same run (mean, t CI), per budget.
 
-    The row `budget == "all"` pools every run. `meets_target` is the issue's rule for xIELU (mean
+    The row `budget == "all"` pools every run. `meets_target` is the target's rule for xIELU (mean
     ratio >= 0.97 of ReLU²'s tokens/s); `runs_meeting` counts the runs whose own ratio meets it.
     """
     parts = [(budget, frame[frame["budget"] == budget]) for budget in sorted(frame["budget"].unique())]
