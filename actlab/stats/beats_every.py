@@ -97,8 +97,9 @@ class Statistics:
     n: int
 
 
-def statistics(values: np.ndarray, *, confidence: float, margins: Sequence[float] | None,
-               alpha: float | None = None) -> Statistics:  # fmt: skip
+def statistics(
+    values: np.ndarray, *, confidence: float, margins: Sequence[float] | None, alpha: float | None = None
+) -> Statistics:
     """The statistics of every data set in `values` (batch, n, k); see the module docstring.
 
     TOST with a margin per comparison: each comparison is divided by its margin first (a t test does not change
@@ -211,15 +212,17 @@ def rule_inputs(
 ) -> tuple[float, tuple[float, float], dict[str, object]]:
     """(estimate, ci, inputs) of data set `index` of `ev`, as `rule_beats_baselines` reads them."""
     smaller = ev.smaller
-    estimate, ci = oriented(float(smaller.estimate[index]), float(smaller.low[index]), float(smaller.high[index]),
-                            supports)  # fmt: skip
+    estimate, ci = oriented(
+        float(smaller.estimate[index]), float(smaller.low[index]), float(smaller.high[index]), supports
+    )
     equivalence = None if ev.equivalence_p is None else float(ev.equivalence_p[index])
     inputs = {"supports": supports, "diverged": int(diverged), "alpha": alpha, "equivalence_p": equivalence}
     return estimate, ci, inputs
 
 
-def verdicts(values: np.ndarray, *, supports: str, alpha: float, confidence: float,
-             margins: Sequence[float] | None) -> list[str]:  # fmt: skip
+def verdicts(
+    values: np.ndarray, *, supports: str, alpha: float, confidence: float, margins: Sequence[float] | None
+) -> list[str]:
     """The rule's verdict on every data set of `values` (batch, n, k): what a claim would say on each."""
     ev = statistics(values, confidence=confidence, margins=margins, alpha=alpha)
     found = []
@@ -229,19 +232,25 @@ def verdicts(values: np.ndarray, *, supports: str, alpha: float, confidence: flo
     return found
 
 
-def parts(ev: Statistics, names: Sequence[str], *, verdict: str, supports: str, units: str,
-          margins: Sequence[float] | None) -> list[Part]:  # fmt: skip
+def parts(
+    ev: Statistics, names: Sequence[str], *, verdict: str, supports: str, units: str, margins: Sequence[float] | None
+) -> list[Part]:
     """One `Part` per comparison, as the rule decided on it: its interval at the claim's Bonferroni level beside 0,
     or, for an "equivalent" verdict, the (1 - 2 alpha) interval its TOST read with its margin."""
     found = []
     for i, name in enumerate(names):
         if verdict == "equivalent" and margins is not None:
-            mean, ci = oriented(float(ev.component_mean[0, i]), float(ev.tost_low[0, i]), float(ev.tost_high[0, i]),
-                                supports)  # fmt: skip
+            mean, ci = oriented(
+                float(ev.component_mean[0, i]), float(ev.tost_low[0, i]), float(ev.tost_high[0, i]), supports
+            )
             found.append(Part(name, mean, ci, 0.0, supports, units, float(margins[i])))
         else:
-            mean, ci = oriented(float(ev.component_mean[0, i]), float(ev.smaller.component_low[0, i]),
-                                float(ev.smaller.component_high[0, i]), supports)  # fmt: skip
+            mean, ci = oriented(
+                float(ev.component_mean[0, i]),
+                float(ev.smaller.component_low[0, i]),
+                float(ev.smaller.component_high[0, i]),
+                supports,
+            )
             found.append(Part(name, mean, ci, 0.0, supports, units))
     return found
 
@@ -270,8 +279,9 @@ def divergence_part(diverged: int, seeds: int, candidate: str, confidence: float
     return Part(f"{candidate} diverged (share of seeds)", share, ci, 0.0, "below", "share of seeds")
 
 
-def divergence_operating(seeds: int, *, confidence: float, alpha: float, n_simulations: int,
-                         seed: int) -> OperatingCharacteristics:  # fmt: skip
+def divergence_operating(
+    seeds: int, *, confidence: float, alpha: float, n_simulations: int, seed: int
+) -> OperatingCharacteristics:
     """The rule's divergence branch when the candidate never trained (nothing else can be simulated): each seed
     diverges with probability q, independently; any divergence says "not supported". At q = 0 that never happens
     (its false decisive rate), and at the q where some seed diverges 80% of the time it does so 80% of the time."""
@@ -282,17 +292,24 @@ def divergence_operating(seeds: int, *, confidence: float, alpha: float, n_simul
         return rule_beats_baselines(share, ci, supports="below", diverged=count, alpha=alpha)
 
     q80 = 1 - (1 - POWER) ** (1 / seeds)
-    scenarios = [ScenarioSpec("null boundary", 0.0, errors=("supported", "not supported")),
-                 ScenarioSpec("MDE, against", q80, target="not supported")]  # fmt: skip
-    missing = ("the candidate diverged on every seed, so no improvement was measured; only runs in which it trains "
-               "can reach it")  # fmt: skip
+    scenarios = [
+        ScenarioSpec("null boundary", 0.0, errors=("supported", "not supported")),
+        ScenarioSpec("MDE, against", q80, target="not supported"),
+    ]
+    missing = (
+        "the candidate diverged on every seed, so no improvement was measured; only runs in which it trains "
+        "can reach it"
+    )
     return operating_characteristics(
-        simulate, scenarios, n_simulations=n_simulations, seed=seed,
+        simulate,
+        scenarios,
+        n_simulations=n_simulations,
+        seed=seed,
         design=f"{seeds} seeds, each diverging independently with probability q (the true effect column); with no "
         "divergence the verdict would come from improvements, which a candidate that never trained gives nothing to "
         "simulate from (counted as inconclusive)",
         unreachable={"supported": missing, "equivalent": missing},
-    )  # fmt: skip
+    )
 
 
 # ---------------------------------------------------------------- operating characteristics
@@ -347,10 +364,13 @@ def operating(
         # "supported" means better by any amount: how often it says so when every improvement is half its margin
         truths.append(truth(HALF_MARGIN, [m / 2 for m in data.margins]))
     result = batched_operating_characteristics(
-        simulate, truths, n_simulations=n_simulations, seed=seed,
+        simulate,
+        truths,
+        n_simulations=n_simulations,
+        seed=seed,
         design=f"{n} seeds, paired: each seed's improvements over {', '.join(data.comparators)} drawn jointly normal "
         "with the covariance observed in the runs (the same seeds: correlated), shifted to each truth",
-    )  # fmt: skip
+    )
     unreachable = {}
     best = result.scenario("equivalence, no difference")
     if best is not None and best.power < REACHABLE:
@@ -370,15 +390,22 @@ def covariance_factor(covariance: np.ndarray) -> np.ndarray:
     return vectors * np.sqrt(np.clip(values, 0.0, None))
 
 
-def normal_draws(rng: np.random.Generator, mean: Sequence[float], factor: np.ndarray, batch: int,
-                 n: int) -> np.ndarray:  # fmt: skip
+def normal_draws(rng: np.random.Generator, mean: Sequence[float], factor: np.ndarray, batch: int, n: int) -> np.ndarray:
     """(batch, n, k) draws ~ Normal(mean, F F^T): `batch` simulated data sets of n seeds; `mean`: (k,), `factor`:
     (k, k) (`covariance_factor`)."""
     return np.asarray(mean, dtype=float) + rng.standard_normal((batch, n, factor.shape[0])) @ factor.T
 
 
-def equivalence_n_needed(covariance: np.ndarray, margins: Sequence[float], *, start: int, alpha: float,
-                         confidence: float, seed: int, limit: int = N_NEEDED_LIMIT) -> int | None:  # fmt: skip
+def equivalence_n_needed(
+    covariance: np.ndarray,
+    margins: Sequence[float],
+    *,
+    start: int,
+    alpha: float,
+    confidence: float,
+    seed: int,
+    limit: int = N_NEEDED_LIMIT,
+) -> int | None:
     """The smallest n of seeds at which the rule says "equivalent" with probability >= 80% when every true
     difference is 0, at this `covariance`, (k, k), with one margin per comparison (simulated through `verdicts`;
     None beyond `limit`)."""
@@ -395,8 +422,10 @@ def equivalence_n_needed(covariance: np.ndarray, margins: Sequence[float], *, st
 
 def _equivalence_n_text(best, covariance, margins, n, alpha, confidence, seed) -> str:  # noqa: ANN001
     needed = equivalence_n_needed(covariance, margins, start=n, alpha=alpha, confidence=confidence, seed=seed)
-    share = (f"not with 80% probability: even when every true difference is 0, {n} seeds give it "
-             f"{best.power:.0%} ± {best.standard_error(best.power):.0%} of the time")  # fmt: skip
+    share = (
+        f"not with 80% probability: even when every true difference is 0, {n} seeds give it "
+        f"{best.power:.0%} ± {best.standard_error(best.power):.0%} of the time"
+    )
     if needed is None:
         return f"{share}; more than {N_NEEDED_LIMIT:,} seeds would be needed for 80%"
     return f"{share}; 80% needs {needed} seeds at the spread observed here (simulated)"
@@ -418,12 +447,15 @@ def component_context(ev: Statistics, names: Sequence[str]) -> dict[str, object]
     k = len(names)
     smaller = ev.smaller
     return {
-        name: {"improvement": float(ev.component_mean[0, i]),
-               "ci": [float(smaller.component_low[0, i]), float(smaller.component_high[0, i])],
-               "ci_level": float(smaller.component_confidence), "p": float(smaller.component_p[0, i]),
-               "p_adjusted": min(1.0, k * float(smaller.component_p[0, i]))}
+        name: {
+            "improvement": float(ev.component_mean[0, i]),
+            "ci": [float(smaller.component_low[0, i]), float(smaller.component_high[0, i])],
+            "ci_level": float(smaller.component_confidence),
+            "p": float(smaller.component_p[0, i]),
+            "p_adjusted": min(1.0, k * float(smaller.component_p[0, i])),
+        }
         for i, name in enumerate(names)
-    }  # fmt: skip
+    }
 
 
 def divergence_text(candidate: str, data: Comparisons, comparators: Sequence[str]) -> str:
@@ -431,10 +463,28 @@ def divergence_text(candidate: str, data: Comparisons, comparators: Sequence[str
     if not data.diverged:
         return ""
     where = " or ".join(comparators)
-    return f"divergence: {candidate} diverged on {data.diverged} of {data.seeds} seeds where {where} trained " \
-        "(blowing up is not beating)"  # fmt: skip
+    return (
+        f"divergence: {candidate} diverged on {data.diverged} of {data.seeds} seeds where {where} trained "
+        "(blowing up is not beating)"
+    )
 
 
-__all__ = ["Comparisons", "Statistics", "component_context", "deciding_p", "deciding_test", "divergence_operating",
-           "divergence_part", "divergence_share", "divergence_text", "margin_sensitivity", "past_margin",
-           "statistics", "operating", "parts", "rule_beats_baselines", "rule_inputs", "verdicts"]  # fmt: skip
+__all__ = [
+    "Comparisons",
+    "Statistics",
+    "component_context",
+    "deciding_p",
+    "deciding_test",
+    "divergence_operating",
+    "divergence_part",
+    "divergence_share",
+    "divergence_text",
+    "margin_sensitivity",
+    "past_margin",
+    "statistics",
+    "operating",
+    "parts",
+    "rule_beats_baselines",
+    "rule_inputs",
+    "verdicts",
+]

@@ -231,8 +231,10 @@ def format_table(operating: OperatingCharacteristics) -> str:
         error = "-" if s.error_rate is None else f"{s.error_rate:.3f} ± {s.standard_error(s.error_rate):.3f}"
         power = "-" if s.power is None else f"{s.power:.3f} ± {s.standard_error(s.power):.3f}"
         lines.append("  ".join([s.name, f"{s.effect:.4g}", *shares, error, power]))
-    lines.append(f"design: {operating.design}; {operating.scenarios[0].n_simulations if operating.scenarios else 0} "
-                 f"simulations per scenario, seed {operating.seed}")  # fmt: skip
+    lines.append(
+        f"design: {operating.design}; {operating.scenarios[0].n_simulations if operating.scenarios else 0} "
+        f"simulations per scenario, seed {operating.seed}"
+    )
     for verdict, why in operating.unreachable.items():
         lines.append(f"unreachable at this n: {verdict}: {why}")
     return "\n".join(lines)

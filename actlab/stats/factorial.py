@@ -128,8 +128,10 @@ class EffectsModel:
         columns: list[np.ndarray] = [np.ones(len(coded))]
         terms: list[list[tuple[str, ...]]] = [[()]]
         candidates = [((name,), coded[:, index]) for index, name in enumerate(factors)]
-        candidates += [((factors[i], factors[j]), coded[:, i] * coded[:, j])
-                       for i, j in itertools.combinations(range(len(factors)), 2)]  # fmt: skip
+        candidates += [
+            ((factors[i], factors[j]), coded[:, i] * coded[:, j])
+            for i, j in itertools.combinations(range(len(factors)), 2)
+        ]
         for term, column in candidates:
             if np.ptp(column) == 0:
                 continue

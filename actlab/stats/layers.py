@@ -204,8 +204,10 @@ def group_share_by_layer(
     `table`: one row per (network, layer, choice) with its `count`."""
     missing = [c for c in (network, layer, choice, count) if c not in table]
     if missing:
-        raise ValueError(f"group_share_by_layer: the table lacks column(s) {missing}; it needs one row per "
-                         f"(network, layer, choice) with a count")  # fmt: skip
+        raise ValueError(
+            f"group_share_by_layer: the table lacks column(s) {missing}; it needs one row per "
+            f"(network, layer, choice) with a count"
+        )
     members = set(group)
     frame = table.assign(_hit=table[choice].isin(members) * table[count])
     per = frame.groupby([network, layer], sort=True).agg(hits=("_hit", "sum"), total=(count, "sum")).reset_index()
@@ -270,8 +272,18 @@ def network_effect(values: Any, *, alpha: float = 0.05, margin: float | None = N
     mean = float(x.mean())
     if sd == 0:
         low = high = mean
-    return NetworkEffect(mean, float(low), float(high), pvalue, int(x.size), sd, float(mde), float(tost),
-                         float("nan") if margin is None else float(margin), 1 - alpha)  # fmt: skip
+    return NetworkEffect(
+        mean,
+        float(low),
+        float(high),
+        pvalue,
+        int(x.size),
+        sd,
+        float(mde),
+        float(tost),
+        float("nan") if margin is None else float(margin),
+        1 - alpha,
+    )
 
 
 def heterogeneity(values: Any, groups: Any) -> float:

@@ -162,8 +162,9 @@ def mde_from_interval(ci: Sequence[float], confidence: float = 0.95, power: floa
     from scipy.stats import norm
 
     low, high = (float(bound) for bound in ci)
-    require_finite("mde_from_interval", "an MDE needs a finite interval; compute it from clean runs only",
-                   ci_low=low, ci_high=high)  # fmt: skip
+    require_finite(
+        "mde_from_interval", "an MDE needs a finite interval; compute it from clean runs only", ci_low=low, ci_high=high
+    )
     z = norm.ppf(0.5 + confidence / 2)
     return (high - low) / (2 * z) * (z + norm.ppf(power))
 

@@ -135,11 +135,25 @@ def paired_comparison(a: Any, b: Any, confidence: float = 0.95) -> dict[str, flo
     """
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.size < 2:
-        return {"n": int(x.size), "difference": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p_t": math.nan,
-                "p_wilcoxon": math.nan, "d_z": math.nan}  # fmt: skip
+        return {
+            "n": int(x.size),
+            "difference": math.nan,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+            "p_t": math.nan,
+            "p_wilcoxon": math.nan,
+            "d_z": math.nan,
+        }
     t = paired_t(x, y, confidence)
-    return {"n": t.n, "difference": t.estimate, "ci_low": t.low, "ci_high": t.high, "p_t": t.pvalue,
-            "p_wilcoxon": wilcoxon(x, y).pvalue, "d_z": _dz_or_nan(x, y)}  # fmt: skip
+    return {
+        "n": t.n,
+        "difference": t.estimate,
+        "ci_low": t.low,
+        "ci_high": t.high,
+        "p_t": t.pvalue,
+        "p_wilcoxon": wilcoxon(x, y).pvalue,
+        "d_z": _dz_or_nan(x, y),
+    }
 
 
 def paired_family(

@@ -131,9 +131,17 @@ def _train_arms(config: CompareRunConfig, workdir: Path) -> dict[str, Any]:
     recorded = {**asdict(config), "activations": list(config.activations), "derive": dict(config.derive)}
     records = []
     for matching in config.matchings:
-        trained = engine.train_matched(task, data, arms, config.train_config(), config.budget(matching),
-                                       rounds=config.rounds, fast_path=config.fast_path, workdir=workdir,
-                                       reference=config.reference_for(matching))  # fmt: skip
+        trained = engine.train_matched(
+            task,
+            data,
+            arms,
+            config.train_config(),
+            config.budget(matching),
+            rounds=config.rounds,
+            fast_path=config.fast_path,
+            workdir=workdir,
+            reference=config.reference_for(matching),
+        )
         for name, arm in trained.items():
             records.append({**engine.arm_record(name, matching, arm, task, config.seed), "config": recorded})
     resolved = {name: specs.describe(name, set(derived)) for name in config.activations}

@@ -230,8 +230,9 @@ def train_arms(arms: list[Arm], settings: RunSettings) -> RunResult:
     config = TrainConfig(
         task="regression", optimizer="adam", lr=s.lr, batch_size=s.batch_size, seed=s.seed, stacked=True, device="cpu"
     )
-    outcome = train(fleet, (inputs.x_train, y_train), config, Budget.epochs(s.epochs), callbacks=[recorder],
-                    progress=False)  # fmt: skip
+    outcome = train(
+        fleet, (inputs.x_train, y_train), config, Budget.epochs(s.epochs), callbacks=[recorder], progress=False
+    )
     tau_final = schedule.at(s.epochs - 1)
     fleet.router.tau = tau_final
     result = RunResult(settings=settings)

@@ -154,20 +154,22 @@ def fit_summary(rows: pd.DataFrame, alpha: float = 0.0) -> pd.DataFrame:
         counts = group["fit_optimal"].value_counts()
         unbounded, beyond = mse_cell(group["unbounded_mass"]), mse_cell(group["beyond_fit_mass"])
         picks = proportion_cell(group["picks_fit_optimal"])
-        records.append({
-            "ground_truth": truth,
-            "k": k,
-            "n": unbounded["n"],
-            "unbounded_mass": unbounded["mean"],
-            "unbounded_low": unbounded["ci_low"],
-            "unbounded_high": unbounded["ci_high"],
-            "beyond_fit_mass": beyond["mean"],
-            "beyond_fit_low": beyond["ci_low"],
-            "beyond_fit_high": beyond["ci_high"],
-            "fit_optimal": counts.index[0],
-            "fit_optimal_seeds": f"{int(counts.iloc[0])}/{len(group)}",
-            "picks_fit_optimal": picks["rate"],
-        })  # fmt: skip
+        records.append(
+            {
+                "ground_truth": truth,
+                "k": k,
+                "n": unbounded["n"],
+                "unbounded_mass": unbounded["mean"],
+                "unbounded_low": unbounded["ci_low"],
+                "unbounded_high": unbounded["ci_high"],
+                "beyond_fit_mass": beyond["mean"],
+                "beyond_fit_low": beyond["ci_low"],
+                "beyond_fit_high": beyond["ci_high"],
+                "fit_optimal": counts.index[0],
+                "fit_optimal_seeds": f"{int(counts.iloc[0])}/{len(group)}",
+                "picks_fit_optimal": picks["rate"],
+            }
+        )
     return pd.DataFrame(records)
 
 

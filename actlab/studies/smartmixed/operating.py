@@ -44,8 +44,11 @@ def two_component_operating(
     component means, `names` what the components are (for the design text). Every scenario records how often the
     robustness rule said "contradicted"; the last one plants a reversal at one choice (`reversal_choice`)."""
     groups = {**specs.cells, **specs.alternatives}
-    covariances = {label: np.atleast_2d(np.cov(values[0], rowvar=False)) for label, values in groups.items()
-                   if values.shape[1] >= 2}  # fmt: skip
+    covariances = {
+        label: np.atleast_2d(np.cov(values[0], rowvar=False))
+        for label, values in groups.items()
+        if values.shape[1] >= 2
+    }
     sizes = {label: values.shape[1] for label, values in groups.items()}
     spread = max(math.sqrt(max(float(np.diag(c).max()), 0.0)) for c in covariances.values())
     choice = reversal_choice(specs)
@@ -159,13 +162,17 @@ def top_k_operating(
             np.broadcast_to(picks[:, :, None, :], (n, n_arch, n_strategies, n_seeds)),
             axis=-1,
         )
-        simulated = np.where(mask[None, :, None, :], truth[None, ..., None] + drawn, np.nan)  # fmt: skip
+        simulated = np.where(mask[None, :, None, :], truth[None, ..., None] + drawn, np.nan)
         result = ev.ranking(simulated, seeds, target=target, k=k, alpha=alpha)
         return [
-            top3_rule(float(result.estimate[b]), (float(result.low[b]), float(result.high[b])),
-                      budget_matched=True, committed=True)
+            top3_rule(
+                float(result.estimate[b]),
+                (float(result.low[b]), float(result.high[b])),
+                budget_matched=True,
+                committed=True,
+            )
             for b in range(n)
-        ]  # fmt: skip
+        ]
 
     specs = [ScenarioSpec("null boundary", 0.0, errors=("supported", "not supported"))]
     if math.isfinite(mde):

@@ -14,5 +14,13 @@ from __future__ import annotations
 from actlab.studies.xielu.run import LMRunConfig, flat_metrics, run_status, train_arms
 from actlab.studies.xielu.variants import ACTIVATIONS, ModelShape, lm_config, variant_counts
 
-__all__ = ["ACTIVATIONS", "LMRunConfig", "ModelShape", "flat_metrics", "lm_config", "run_status", "train_arms",
-           "variant_counts"]  # fmt: skip
+__all__ = [
+    "ACTIVATIONS",
+    "LMRunConfig",
+    "ModelShape",
+    "flat_metrics",
+    "lm_config",
+    "run_status",
+    "train_arms",
+    "variant_counts",
+]

@@ -160,10 +160,17 @@ def train_arms(config: LMRunConfig, workdir: str | Path | None = None) -> list[d
     with phase("data"):
         data = task.load()
     trained = engine.train_matched(
-        task, data, config.arms(), config.train_config(), config.train_budget(), rounds=config.rounds,
-        fast_path=config.fast_path, curve_every=config.curve_every, workdir=workdir,
+        task,
+        data,
+        config.arms(),
+        config.train_config(),
+        config.train_budget(),
+        rounds=config.rounds,
+        fast_path=config.fast_path,
+        curve_every=config.curve_every,
+        workdir=workdir,
         reference=config.reference if config.budget == "seconds" else None,
-    )  # fmt: skip
+    )
     return [arm_record(name, trained[name], config, task, data.source) for name in config.activations]
 
 

@@ -87,8 +87,9 @@ def _registry(name: str, label: str, formula: str, source: str, reference: Refer
     return ZooEntry(name, label, formula, source, "registry", name, reference, **extra)  # type: ignore[arg-type]
 
 
-def _module(name: str, attr: str, label: str, formula: str, source: str, reference: Reference,
-            **extra: object) -> ZooEntry:  # fmt: skip
+def _module(
+    name: str, attr: str, label: str, formula: str, source: str, reference: Reference, **extra: object
+) -> ZooEntry:
     return ZooEntry(name, label, formula, source, "module", f"{MODULES}:{attr}", reference, **extra)  # type: ignore[arg-type]
 
 
@@ -122,6 +123,8 @@ def _derived(name: str, corpus_name: str) -> ZooEntry:
 
 BEATS_RELU = "reported to outperform ReLU"
 
+# A table, one entry per line or two (name, label, LaTeX formula, source, NumPy reference): the formatter would
+# spread each over up to ten lines and the entries would no longer read down.
 ENTRIES: tuple[ZooEntry, ...] = (
     _registry("relu", "ReLU", r"\max(x, 0)", "Nair & Hinton 2010", lambda x: np.maximum(x, 0.0)),
     _registry("leaky_relu", "Leaky ReLU", r"x \text{ if } x > 0 \text{ else } 0.01 x", "Maas et al. 2013",

@@ -84,10 +84,19 @@ class ZooRunConfig(engine.TaskBudget):
     def train_config(self) -> TrainConfig:
         task = self.task_spec
         return TrainConfig(
-            task=task.kind, optimizer="adamw", lr=self.lr or task.lr, weight_decay=0.0, schedule="cosine",
-            warmup_fraction=0.05, batch_size=task.batch_size, eval_batch_size=task.batch_size if task.kind == "lm"
-            else 1024, grad_clip=1.0, seed=self.seed, device=self.device or None, num_threads=self.threads or None,
-        )  # fmt: skip
+            task=task.kind,
+            optimizer="adamw",
+            lr=self.lr or task.lr,
+            weight_decay=0.0,
+            schedule="cosine",
+            warmup_fraction=0.05,
+            batch_size=task.batch_size,
+            eval_batch_size=task.batch_size if task.kind == "lm" else 1024,
+            grad_clip=1.0,
+            seed=self.seed,
+            device=self.device or None,
+            num_threads=self.threads or None,
+        )
 
 
 def train_zoo(config: ZooRunConfig, workdir: str | Path | None = None) -> dict[str, Any]:
@@ -107,12 +116,20 @@ def train_zoo(config: ZooRunConfig, workdir: str | Path | None = None) -> dict[s
         "activations": list(config.activations),
         "schedule": train.schedule,
         "grad_clip": train.grad_clip,
-    }  # fmt: skip (lr 0: the task's default, as the comparison records it)
+    }  # lr 0: the task's default, as the comparison records it
     records = []
     for matching in config.matchings:
-        trained = engine.train_matched(task, data, arms, train, config.budget(matching),
-                                       rounds=config.rounds, fast_path=config.fast_path, workdir=workdir,
-                                       reference=config.reference_for(matching))  # fmt: skip
+        trained = engine.train_matched(
+            task,
+            data,
+            arms,
+            train,
+            config.budget(matching),
+            rounds=config.rounds,
+            fast_path=config.fast_path,
+            workdir=workdir,
+            reference=config.reference_for(matching),
+        )
         for name, arm in trained.items():
             records.append({**engine.arm_record(name, matching, arm, task, config.seed), "config": recorded})
     derived_summary = {name: {k: v for k, v in d.items() if k != "checks"} for name, d in derived.items()}
