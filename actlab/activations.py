@@ -2,7 +2,8 @@
 
 Why a registry: every study (Flex-Act candidates, SmartMixed pools, LM MLPs, the gallery) names
 activations as strings in papermill parameters and sweep files. One table maps those strings to
-modules, so a typo fails in one place with the list of valid names instead of deep in a run.
+modules, so a typo fails in one place with the list of valid names instead of deep in a run. It is an
+`actlab.names.NameTable`, as are the zoo's entries, the published gradients and the reference formulas.
 
 Each entry carries its reference formula (docstring of the spec) and whether it is bounded, which
 the Flex-Act scale-bias analysis needs (bounded vs unbounded candidates).
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+
+from actlab.names import NameTable
 
 LEAKY_RELU_SLOPE = 0.01
 
@@ -51,14 +54,12 @@ class ActivationSpec:
     trainable: bool = False
 
 
-_REGISTRY: dict[str, ActivationSpec] = {}
+_REGISTRY: NameTable[ActivationSpec] = NameTable("activation")
 
 
 def register(spec: ActivationSpec) -> None:
     """Add an activation under `spec.name`; a name may be registered once only."""
-    if spec.name in _REGISTRY:
-        raise ValueError(f"activation {spec.name!r} is already registered")
-    _REGISTRY[spec.name] = spec
+    _REGISTRY.register(spec.name, spec)
 
 
 for _spec in (
@@ -127,11 +128,7 @@ def activation_names() -> list[str]:
 
 def get_spec(name: str) -> ActivationSpec:
     """The registry entry for `name`; an unknown name fails with the list of valid ones."""
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        valid = ", ".join(_REGISTRY)
-        raise ValueError(f"unknown activation {name!r}; valid names are: {valid}") from None
+    return _REGISTRY[name]
 
 
 def get_activation(name: str) -> nn.Module:

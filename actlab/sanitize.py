@@ -40,12 +40,19 @@ from typing import Any
 
 import nh3
 
-TAGS = frozenset({
-    "a", "abbr", "b", "blockquote", "br", "caption", "code", "col", "colgroup", "dd", "del", "details", "div", "dl",
-    "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li",
-    "mark", "ol", "p", "pre", "q", "s", "samp", "section", "small", "span", "strong", "sub", "summary", "sup",
-    "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul", "var",
-})  # fmt: skip
+
+def _words(text: str) -> frozenset[str]:
+    """A word list written as a paragraph (the formatter would put each quoted word on a line of its own)."""
+    return frozenset(text.split())
+
+
+TAGS = _words(
+    """
+    a abbr b blockquote br caption code col colgroup dd del details div dl dt em figcaption figure h1 h2 h3 h4 h5 h6
+    hr i img ins kbd li mark ol p pre q s samp section small span strong sub summary sup table tbody td tfoot th
+    thead tr u ul var
+    """
+)
 _EVERY_TAG = ("class", "id", "title", "style", "lang", "dir")
 _PER_TAG = {
     "a": ("href", "rel"),
@@ -57,14 +64,15 @@ _PER_TAG = {
     "details": ("open",),
     "ol": ("start",),
 }
-CSS_PROPERTIES = frozenset({
-    "color", "background-color", "text-align", "vertical-align", "white-space", "width", "min-width", "max-width",
-    "height", "min-height", "max-height", "margin", "margin-top", "margin-right", "margin-bottom", "margin-left",
-    "padding", "padding-top", "padding-right", "padding-bottom", "padding-left", "border", "border-top",
-    "border-right", "border-bottom", "border-left", "border-collapse", "border-color", "border-style",
-    "border-width", "font-size", "font-style", "font-weight", "font-family", "line-height",
-    "text-decoration", "display", "overflow", "overflow-x",
-})  # fmt: skip
+CSS_PROPERTIES = _words(
+    """
+    color background-color text-align vertical-align white-space width min-width max-width height min-height
+    max-height margin margin-top margin-right margin-bottom margin-left padding padding-top padding-right
+    padding-bottom padding-left border border-top border-right border-bottom border-left border-collapse
+    border-color border-style border-width font-size font-style font-weight font-family line-height
+    text-decoration display overflow overflow-x
+    """
+)
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _WEB_SCHEMES = ("http", "https")
 
@@ -297,16 +305,19 @@ def image_html(output: Mapping[str, Any], mime: str) -> str:
     return f"<img {' '.join(attributes)}>"
 
 
-MATHML_TAGS = frozenset({
-    "math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msup", "msub", "msubsup", "mfrac", "msqrt", "mroot",
-    "mstyle", "mtable", "mtr", "mtd", "munder", "mover", "munderover", "mpadded", "mphantom", "menclose", "merror",
-})  # fmt: skip
-MATHML_ATTRIBUTES = frozenset({
-    "xmlns", "display", "mathvariant", "stretchy", "fence", "form", "separator", "lspace", "rspace", "columnalign",
-    "columnlines", "columnspacing", "rowspacing", "rowlines", "width", "height", "depth", "linethickness",
-    "displaystyle", "scriptlevel", "accent", "accentunder", "movablelimits", "largeop", "symmetric", "minsize",
-    "maxsize", "notation",
-})  # fmt: skip
+MATHML_TAGS = _words(
+    """
+    math mrow mi mn mo ms mtext mspace msup msub msubsup mfrac msqrt mroot mstyle mtable mtr mtd munder mover
+    munderover mpadded mphantom menclose merror
+    """
+)
+MATHML_ATTRIBUTES = _words(
+    """
+    xmlns display mathvariant stretchy fence form separator lspace rspace columnalign columnlines columnspacing
+    rowspacing rowlines width height depth linethickness displaystyle scriptlevel accent accentunder movablelimits
+    largeop symmetric minsize maxsize notation
+    """
+)
 _MATH_CLEANER = nh3.Cleaner(
     tags=set(MATHML_TAGS),
     attributes={"*": set(MATHML_ATTRIBUTES)},

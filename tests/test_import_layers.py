@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "notebooks",
             "sanitize",
             "figure_style",
+            "names",
         ),
     ),
     ("kernels", ("kernels",)),

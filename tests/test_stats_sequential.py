@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from actlab.stats import sequential
+from actlab.stats.beats_every import Comparisons
 from actlab.stats.sequential import Look, SequentialDesign, stopped
 from actlab.studies.compare import sequential as compare_sequential
-from actlab.studies.compare.beats_every import Comparisons
 from actlab.studies.flexact import sequential as flexact_sequential
 
 ALPHA = 0.05

@@ -1,5 +1,5 @@
 """The smaller of two effects: intervals against scipy, coverage and power by simulation, TOST against statsmodels;
-the batched operating characteristics (`stats.calibrate_batch`) against the one-at-a-time ones."""
+the batched operating characteristics (`stats.calibrate`) against the one-at-a-time ones."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.weightstats import ttost_paired
 
-from actlab.stats import calibrate, calibrate_batch
+from actlab.stats import calibrate
 from actlab.stats import smaller_effect as se
 
 
@@ -69,8 +69,8 @@ def test_batched_operating_characteristics_count_like_the_one_at_a_time_ones():
 
     specs = calibrate.threshold_scenarios(0.0, supports="above", mde=2.8)
     a = calibrate.operating_characteristics(one, specs, design="z", n_simulations=500, seed=3)
-    b = calibrate_batch.operating_characteristics(
-        batch, [calibrate_batch.Truth(s, (s.effect,)) for s in specs], design="z", n_simulations=500, seed=3
+    b = calibrate.batched_operating_characteristics(
+        batch, [calibrate.Truth(s, (s.effect,)) for s in specs], design="z", n_simulations=500, seed=3
     )
     assert [s.name for s in a.scenarios] == [s.name for s in b.scenarios]
     for x, y in zip(a.scenarios, b.scenarios, strict=True):

@@ -74,8 +74,10 @@ def test_report_saves_a_computed_verdict_per_candidate_and_matching(site):
                      for m in ("compute-time-matched", "step-matched")]  # fmt: skip
     saved = {claim.claim_id: claim for claim in (Claim.from_json(read_json(site["claims"] / n)) for n in files)}
     recomputed = compare_claims.decide_all(  # as the notebook calls it: the same runs folder and profile
-        compare_claims.load_runs(site["runs_dir"], ["tiny"]), compare_claims.Settings(n_simulations=200),
-        runs_dir=site["runs_dir"], profile="default",
+        compare_claims.load_runs(site["runs_dir"], ["tiny"]),
+        compare_claims.Settings(n_simulations=200),
+        runs_dir=site["runs_dir"],
+        profile="default",
     )
     assert recomputed.untested == []
     for claim in recomputed.claims:

@@ -172,7 +172,7 @@ def _tiny_data(n=160, features=12, classes=3, seed=0) -> StudyData:
 def test_one_run_gives_every_arm_the_same_steps_and_records_the_freeze():
     config = from_parameters(architecture="10-8", strategy="smartmixed,fixed:relu,fixed:selu,random,reversed",
                              phase2_init="carry,reinit", total=4, phase1_fraction=0.25, batch=32, lr=3e-3, seed=1,
-                             num_threads=1)  # fmt: skip
+                             num_threads=1, width_scale=1.0)  # fmt: skip
     result = sm.run(config, _tiny_data())
     arms = {arm.arm: arm for arm in result.arms}
     assert set(arms) == {"smartmixed@carry", "random@carry", "reversed@carry", "smartmixed@reinit", "random@reinit",

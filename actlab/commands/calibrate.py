@@ -35,8 +35,10 @@ def run(args: argparse.Namespace) -> int:
     check_calibrate_args(args)
     path = args.runs / "claims" / f"{args.claim_id}.json"
     if not path.is_file():
-        raise ActlabError(f"no claim {args.claim_id!r} under {args.runs / 'claims'}; run `make report` first, or "
-                          "check the id against the index")  # fmt: skip
+        raise ActlabError(
+            f"no claim {args.claim_id!r} under {args.runs / 'claims'}; run `make report` first, or "
+            "check the id against the index"
+        )
     claim = load_claim(path)
     if not isinstance(claim, Claim):
         raise ActlabError(f"claim file {path} cannot be read: {claim.error}")

@@ -52,15 +52,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     slurm = parser.add_argument_group("slurm (--executor slurm)")
     slurm.add_argument("--partition", help="SLURM partition")
     slurm.add_argument(
-        "--time", type=int, default=None, help="time limit per run in minutes, every sweep (default: each spec's "
-        "time_limit, else 60)"
-    )  # fmt: skip
+        "--time",
+        type=int,
+        default=None,
+        help="time limit per run in minutes, every sweep (default: each spec's time_limit, else 60)",
+    )
     slurm.add_argument("--gpus", type=int, default=0, help="GPUs per run (default: 0)")
     slurm.add_argument("--cpus", type=int, default=1, help="CPUs per run (default: 1)")
     slurm.add_argument(
-        "--array-limit", type=int, default=DEFAULT_ARRAY_LIMIT,
+        "--array-limit",
+        type=int,
+        default=DEFAULT_ARRAY_LIMIT,
         help=f"tasks per job array at most; larger sweeps are split (default: {DEFAULT_ARRAY_LIMIT})",
-    )  # fmt: skip
+    )
     slurm.add_argument("--cluster", help="submitit cluster: slurm (default when available), local, debug")
 
 

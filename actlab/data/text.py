@@ -116,8 +116,13 @@ def text(
     corpus = read_corpus(path, pattern, val_fraction, seed, max_bytes)
     splits = {"train": token_windows(corpus.train, seq_len), "val": token_windows(corpus.val, seq_len)}
     return make_dataset(
-        "text", corpus.source, "lm", splits, n_classes=VOCAB_SIZE, seed=seed,
+        "text",
+        corpus.source,
+        "lm",
+        splits,
+        n_classes=VOCAB_SIZE,
+        seed=seed,
         notes=f"byte-level; {corpus.n_documents['train']} train / {corpus.n_documents['val']} validation documents; "
         f"{len(corpus.train)} / {len(corpus.val)} bytes",
         options={"seq_len": seq_len, "val_fraction": val_fraction, "pattern": pattern, "max_bytes": max_bytes},
-    )  # fmt: skip
+    )

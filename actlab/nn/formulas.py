@@ -26,6 +26,7 @@ import torch
 from actlab.kernels.fast_exp import expm1_nonpositive
 from actlab.kernels.pointwise import sum_dtype
 from actlab.kernels.standalone import tracing_for_inductor
+from actlab.names import NameTable
 
 # Below this x, alpha_n expm1(x) is -alpha_n to the last bit in float32 and float64 (e^-40 ~ 4e-18).
 EXPM1_SATURATES = -40.0
@@ -88,9 +89,10 @@ def xielu_gradients_from_output(
     """`xielu_gradients` without an exp: alpha_n expm1(x-) is read off the forward output y = f(x).
 
     For x <= 0, y = alpha_n expm1(x) + (beta - alpha_n) x, so alpha_n expm1(x-) = y - (beta - alpha_n) x-.
-    Why: the Linear after the activation keeps y for its own weight gradient, so reading it costs no memory, while
-    the exp was about half of the activation's fused fwd+bwd time on CPU. Precision: y's rounding becomes an absolute
-    error of about ulp(|y|) in alpha_n expm1(x-), i.e. ~1e-7 |beta - alpha_n| |x| in float32 (tested). So far
+    Why: the Linear after the activation keeps y for its own weight gradient, so reading it costs no memory and
+    spares the backward its exp (docs/timings.md, "Measurements behind the fast paths' designs"). Precision: y's
+    rounding becomes an absolute error of about ulp(|y|) in alpha_n expm1(x-), i.e. ~1e-7 |beta - alpha_n| |x| in
+    float32 (tested). So far
     out (x <= EXPM1_SATURATES, where that error would swamp the value, and at -inf, where y is not finite) the
     exact saturated value -alpha_n is taken instead. Needs alpha_n > 0, which the module keeps (alpha_n >= beta).
     """
@@ -116,5 +118,11 @@ def xiprelu_gradients(
     return grad_x, grad_alpha_p, grad_alpha_n
 
 
-REFERENCES: dict[str, Callable[..., torch.Tensor]] = {"xielu": xielu_reference, "xiprelu": xiprelu_reference}
-GRADIENTS: dict[str, Callable[..., Gradients]] = {"xielu": xielu_gradients, "xiprelu": xiprelu_gradients}
+# The reference formula and the closed-form gradients of each integrated activation, by the kind name its modules
+# take (`actlab.nn.fused`); an unknown kind fails listing the valid ones (`actlab.names.NameTable`).
+REFERENCES: NameTable[Callable[..., torch.Tensor]] = NameTable(
+    "integrated activation", {"xielu": xielu_reference, "xiprelu": xiprelu_reference}
+)
+GRADIENTS: NameTable[Callable[..., Gradients]] = NameTable(
+    "integrated activation", {"xielu": xielu_gradients, "xiprelu": xiprelu_gradients}
+)

@@ -7,7 +7,9 @@ a family holding untestable comparisons), a family of paired comparisons. `ranks
 distributions, bootstrap P(rank <= k), mean reciprocal rank. `layers`: does the chosen activation
 depend on depth (chi-square, Cochran-Armitage, multinomial logit with seed-clustered errors).
 `power`: minimum detectable effects at 80% power (from values, a t interval or any interval) and TOST
-equivalence (statsmodels).
+equivalence (statsmodels). `tdist`: Student's t helpers, defined once. `calibrate`: the one simulator of a rule's
+operating characteristics (a study supplies a data generator and a decider). `beats_every`: the rule "a candidate
+beats every comparator on the same seeds" that several studies' claims share.
 Plotting lives in the notebooks, never here.
 """
 

@@ -24,7 +24,11 @@ SIDES = ("above", "below")
 
 @lru_cache(maxsize=65_536)
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The exact two-sided interval of a rate from k successes in n trials (cached: simulations ask often)."""
+    """The exact two-sided interval of a rate from k successes in n trials (cached: simulations ask often).
+
+    >>> [round(bound, 4) for bound in clopper_pearson(9, 10)]
+    [0.555, 0.9975]
+    """
     if not (0 <= k <= n) or n < 1:
         raise ValueError(f"clopper_pearson: need 0 <= k <= n and n >= 1, got k={k}, n={n}")
     if not 0 < confidence < 1:
@@ -62,7 +66,11 @@ def _check(n: int, threshold: float, side: str) -> None:
 @lru_cache(maxsize=4096)
 def deciding_count(n: int, threshold: float, confidence: float = 0.95, side: str = "above") -> int | None:
     """The k that decides at the edge: the smallest k with CP lower >= threshold ("above"), or the largest k with
-    CP upper < threshold ("below"); None when no k of n can decide (the outcome is unreachable at this n)."""
+    CP upper < threshold ("below"); None when no k of n can decide (the outcome is unreachable at this n).
+
+    >>> deciding_count(25, 0.8), deciding_count(10, 0.8)
+    (25, None)
+    """
     _check(n, threshold, side)
     if side == "above":
         found = [k for k in range(n + 1) if clopper_pearson(k, n, confidence)[0] >= threshold]
@@ -72,7 +80,11 @@ def deciding_count(n: int, threshold: float, confidence: float = 0.95, side: str
 
 
 def rule_power(n: int, threshold: float, rate: float, confidence: float = 0.95, side: str = "above") -> float:
-    """P(the rule decides `side`) when the true rate is `rate`: the binomial tail beyond `deciding_count`."""
+    """P(the rule decides `side`) when the true rate is `rate`: the binomial tail beyond `deciding_count`.
+
+    >>> round(rule_power(25, 0.8, 0.95), 4)  # 25/25 needed: 0.95**25
+    0.2774
+    """
     edge = deciding_count(n, threshold, confidence, side)
     if edge is None:
         return 0.0
@@ -86,7 +98,11 @@ def rate_mde(
     n: int, threshold: float, confidence: float = 0.95, power: float = 0.8, side: str = "above"
 ) -> float | None:
     """How far past `threshold` the true rate must lie for the rule to decide `side` with probability `power`
-    (in rate units); None when even a rate of 1 ("above") or 0 ("below") does not reach that power."""
+    (in rate units); None when even a rate of 1 ("above") or 0 ("below") does not reach that power.
+
+    >>> round(rate_mde(25, 0.8), 4), rate_mde(10, 0.8)
+    (0.1911, None)
+    """
     at_extreme = rule_power(n, threshold, 1.0 if side == "above" else 0.0, confidence, side)
     if at_extreme < power:
         return None
@@ -107,7 +123,11 @@ def n_for_power(
 ) -> int | None:
     """The smallest n at which the rule decides `side` with probability >= `power` when the true rate is `rate`
     (None if no n up to `n_max` does). The CP rule's power is not monotone in n (its edge jumps), so every n is
-    tried in turn."""
+    tried in turn.
+
+    >>> n_for_power(0.8, 0.95)
+    41
+    """
     _check(1, threshold, side)
     for n in range(1, n_max + 1):
         if rule_power(n, threshold, rate, confidence, side) >= power:
@@ -117,7 +137,11 @@ def n_for_power(
 
 def n_reachable(threshold: float, confidence: float = 0.95, side: str = "above") -> int:
     """The smallest n at which the outcome can happen at all (n/n clears the threshold for "above", 0/n for
-    "below"): below it the rule can never return that verdict."""
+    "below"): below it the rule can never return that verdict.
+
+    >>> n_reachable(0.8), n_reachable(0.2, side="below")
+    (17, 17)
+    """
     _check(1, threshold, side)
     if side == "above":  # CP lower of n/n is ((1 - c)/2)^(1/n)
         return math.ceil(math.log((1 - confidence) / 2) / math.log(threshold) - 1e-12)

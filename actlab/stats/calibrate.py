@@ -9,8 +9,19 @@ observed spread, at a few chosen truths (`ScenarioSpec`), and the share of each 
 Monte-Carlo standard error.
 
 The simulation pushes each simulated data set through the same evidence and rule code the study uses on its
-runs: a study supplies `simulate(effect, rng) -> verdict`, built from the generators below (normal draws with
-the observed SD, the observed values recentred and resampled, binomial counts) and its own evidence function.
+runs. A study supplies only a data generator and a decider, and this module runs the one simulation loop
+(`batched_operating_characteristics`) in one of two shapes:
+
+- `simulate(effect, rng) -> verdict`, one data set per call at a truth of one number, built from the generators
+  below (normal draws with the observed SD, the observed values recentred and resampled, binomial counts) and the
+  study's own evidence function (`operating_characteristics`);
+- `simulate(parameters, rng, n) -> n verdicts`, a batch per call at a `Truth` of several numbers: a claim read from
+  two components needs a truth of two numbers (e.g. "the ELU+SELU share rises, the ReLU+LeakyReLU share is
+  flat"), and a rule whose evidence is vectorised over data sets decides a thousand of them in one call
+  (`batched_operating_characteristics`).
+
+Both draw each scenario from its own generator, `np.random.default_rng([seed, index])`, so adding a scenario leaves
+the others' numbers unchanged and the same seed gives the same table.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ DEFAULT_SIMULATIONS = 1000
 # A simulated data set's outcome: the verdict, or (verdict, contradicted) for a claim with a robustness rule
 Outcome = str | tuple[str, bool]
 Simulate = Callable[[float, np.random.Generator], Outcome]
+SimulateBatch = Callable[[tuple[float, ...], np.random.Generator, int], Sequence[Outcome]]
 
 
 @dataclass(frozen=True)
@@ -52,18 +64,52 @@ def operating_characteristics(
 ) -> OperatingCharacteristics:
     """Run `simulate` `n_simulations` times at each scenario's effect and count the verdicts.
 
-    Each scenario draws from its own generator, `np.random.default_rng([seed, index])`, so adding a scenario
-    leaves the others' numbers unchanged and the same seed gives the same table.
+    The one-data-set-per-call shape of `batched_operating_characteristics`: the same loop, generators and counts.
+    """
+
+    def batch(parameters: tuple[float, ...], rng: np.random.Generator, n: int) -> list[Outcome]:
+        return [simulate(parameters[0], rng) for _ in range(n)]
+
+    truths = [Truth(spec, (spec.effect,)) for spec in scenarios]
+    return batched_operating_characteristics(
+        batch, truths, design=design, n_simulations=n_simulations, seed=seed, unreachable=unreachable
+    )
+
+
+@dataclass(frozen=True)
+class Truth:
+    """One scenario: `spec` (name, effect on the claim's scale, wrong and target verdicts) and the `parameters`
+    the simulator draws at (e.g. both components' true means)."""
+
+    spec: ScenarioSpec
+    parameters: tuple[float, ...]
+
+
+def batched_operating_characteristics(
+    simulate: SimulateBatch,
+    truths: Sequence[Truth],
+    *,
+    design: str,
+    n_simulations: int = DEFAULT_SIMULATIONS,
+    seed: int = 0,
+    unreachable: Mapping[str, str] | None = None,
+) -> OperatingCharacteristics:
+    """`n_simulations` outcomes per truth from `simulate(parameters, rng, n_simulations)`, counted into scenarios.
+
+    Each truth draws from its own generator, `np.random.default_rng([seed, index])`.
     """
     if n_simulations < 1:
         raise ValueError(f"operating_characteristics: n_simulations must be >= 1, got {n_simulations}")
-    results = []
-    for index, spec in enumerate(scenarios):
-        if not math.isfinite(spec.effect):
-            raise ValueError(f"operating_characteristics: scenario {spec.name!r} has effect {spec.effect}")
-        rng = np.random.default_rng([seed, index])
-        results.append(counted(spec, [simulate(spec.effect, rng) for _ in range(n_simulations)]))
-    return OperatingCharacteristics(design=design, scenarios=tuple(results), seed=seed, unreachable=unreachable or {})
+    scenarios = []
+    for index, truth in enumerate(truths):
+        spec = truth.spec
+        if not (math.isfinite(spec.effect) and all(math.isfinite(p) for p in truth.parameters)):
+            raise ValueError(f"operating_characteristics: scenario {spec.name!r} has a non-finite truth")
+        outcomes = list(simulate(truth.parameters, np.random.default_rng([seed, index]), n_simulations))
+        if len(outcomes) != n_simulations:
+            raise ValueError(f"simulate returned {len(outcomes)} outcomes for {n_simulations} simulations")
+        scenarios.append(counted(spec, outcomes))
+    return OperatingCharacteristics(design=design, scenarios=tuple(scenarios), seed=seed, unreachable=unreachable or {})
 
 
 def counted(spec: ScenarioSpec, outcomes: Sequence[Outcome]) -> Scenario:
@@ -95,6 +141,7 @@ def threshold_scenarios(
     *,
     supports: str,
     mde: float | None,
+    mde_against: float | None = None,
     paper_effect: float | None = None,
     equivalence_margin: float | None = None,
 ) -> list[ScenarioSpec]:
@@ -102,36 +149,47 @@ def threshold_scenarios(
 
     - "null boundary": the truth on the threshold, where both "supported" and "not supported" are wrong;
     - "MDE, supporting" / "MDE, against": the truth an MDE past the threshold on either side (the power to say
-      "supported", and to say "not supported");
+      "supported", and to say "not supported"; `mde_against`, when given, is the MDE on the other side: a rule
+      whose two directions are tested at different levels has two);
     - "paper's effect": the paper's own value (power to say "supported" if it lies on the supporting side);
     - "equivalence boundary": the truth at threshold + margin, where "equivalent" is wrong.
     `supports` is "above" or "below": the side of the threshold that supports the claim.
+
+    >>> [(s.name, s.effect) for s in threshold_scenarios(0.0, supports="above", mde=0.5)]
+    [('null boundary', 0.0), ('MDE, supporting', 0.5), ('MDE, against', -0.5)]
     """
     if supports not in ("above", "below"):
         raise ValueError(f"threshold_scenarios: supports must be 'above' or 'below', got {supports!r}")
     sign = 1.0 if supports == "above" else -1.0
     specs = [ScenarioSpec("null boundary", threshold, errors=("supported", "not supported"))]
-    if mde is not None and math.isfinite(mde) and mde > 0:
+    against = mde if mde_against is None else mde_against
+    if _positive(mde):
         specs.append(ScenarioSpec("MDE, supporting", threshold + sign * mde, target="supported"))
-        specs.append(ScenarioSpec("MDE, against", threshold - sign * mde, target="not supported"))
+    if _positive(against):
+        specs.append(ScenarioSpec("MDE, against", threshold - sign * against, target="not supported"))
     if paper_effect is not None and math.isfinite(paper_effect):
         supporting = sign * (paper_effect - threshold) > 0
         specs.append(ScenarioSpec("paper's effect", paper_effect, target="supported" if supporting else None))
-    if equivalence_margin is not None and math.isfinite(equivalence_margin) and equivalence_margin > 0:
+    if _positive(equivalence_margin):
         specs.append(ScenarioSpec("equivalence boundary", threshold + equivalence_margin, errors=("equivalent",)))
     return specs
 
 
+def _positive(value: float | None) -> bool:
+    return value is not None and math.isfinite(value) and value > 0
+
+
 # ---------------------------------------------------------------- data generators for a design
 def normal_sample(n: int, sd: float) -> Callable[[float, np.random.Generator], np.ndarray]:
-    """n independent values ~ Normal(effect, sd): one-sample or paired-difference designs (seeds as units)."""
+    """n independent values ~ Normal(effect, sd): one-sample or paired-difference designs (seeds as units); each
+    draw is (n,)."""
     _check_design(n, sd)
     return lambda effect, rng: rng.normal(effect, sd, size=n)
 
 
 def recentred_resample(values: Sequence[float]) -> Callable[[float, np.random.Generator], np.ndarray]:
-    """The observed values shifted to mean `effect` and resampled with replacement (same n): keeps the observed
-    shape (skew, bounds) that a normal model would smooth away."""
+    """The observed `values` (n,) shifted to mean `effect` and resampled with replacement, each draw (n,): keeps the
+    observed shape (skew, bounds) that a normal model would smooth away."""
     observed = np.asarray(values, dtype=float)
     if observed.size < 2 or not np.all(np.isfinite(observed)):
         raise ValueError(f"recentred_resample: needs >= 2 finite values, got {observed.tolist()}")
@@ -141,7 +199,8 @@ def recentred_resample(values: Sequence[float]) -> Callable[[float, np.random.Ge
 
 def normal_vectors(n: int, covariance: np.ndarray) -> Callable[[np.ndarray, np.random.Generator], np.ndarray]:
     """n vectors ~ MultivariateNormal(mean, covariance): several paired differences measured on the same seeds
-    (a candidate against each baseline), whose correlation a rule over all of them must keep."""
+    (a candidate against each baseline), whose correlation a rule over all of them must keep. `covariance`: (k, k);
+    the mean: a number or (k,); each draw (n, k)."""
     cov = np.atleast_2d(np.asarray(covariance, dtype=float))
     if n < 2 or cov.shape[0] != cov.shape[1] or not np.all(np.isfinite(cov)):
         raise ValueError(f"normal_vectors: needs n >= 2 and a finite square covariance, got n={n}, {cov.shape}")
@@ -172,8 +231,10 @@ def format_table(operating: OperatingCharacteristics) -> str:
         error = "-" if s.error_rate is None else f"{s.error_rate:.3f} ± {s.standard_error(s.error_rate):.3f}"
         power = "-" if s.power is None else f"{s.power:.3f} ± {s.standard_error(s.power):.3f}"
         lines.append("  ".join([s.name, f"{s.effect:.4g}", *shares, error, power]))
-    lines.append(f"design: {operating.design}; {operating.scenarios[0].n_simulations if operating.scenarios else 0} "
-                 f"simulations per scenario, seed {operating.seed}")  # fmt: skip
+    lines.append(
+        f"design: {operating.design}; {operating.scenarios[0].n_simulations if operating.scenarios else 0} "
+        f"simulations per scenario, seed {operating.seed}"
+    )
     for verdict, why in operating.unreachable.items():
         lines.append(f"unreachable at this n: {verdict}: {why}")
     return "\n".join(lines)

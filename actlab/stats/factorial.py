@@ -30,7 +30,7 @@ LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # factor letters as design tables write t
 
 @dataclass(frozen=True)
 class Design:
-    """A two-level design: `runs` (specifications x factors) coded -1/+1; the defining relation's words."""
+    """A two-level design: `runs` (n_specifications, n_factors) coded -1/+1; the defining relation's words."""
 
     factors: tuple[str, ...]
     runs: np.ndarray
@@ -47,7 +47,12 @@ class Design:
 
 def fractional_factorial(factors: Sequence[str], generators: Mapping[str, str]) -> Design:
     """The 2^(k-p) design: a full factorial in the first k - p factors (standard order, first factor fastest),
-    and each generated factor (by letter) the product of the columns its word names."""
+    and each generated factor (by letter) the product of the columns its word names.
+
+    >>> design = fractional_factorial(["lr", "epochs", "tau"], {"C": "AB"})
+    >>> design.runs.tolist(), design.words, design.resolution
+    ([[-1, -1, 1], [1, -1, -1], [-1, 1, -1], [1, 1, 1]], ('ABC',), 3)
+    """
     factors = tuple(factors)
     if len(factors) > len(LETTERS) or len(set(factors)) != len(factors):
         raise ValueError(f"fractional_factorial: need distinct factor names, at most {len(LETTERS)}, got {factors}")
@@ -107,7 +112,8 @@ class Effect:
 @dataclass(frozen=True)
 class EffectsModel:
     """The regression behind `effects` for one set of coded runs: its columns (intercept, estimable main effects,
-    two-way chains), their terms and (X'X)^-1. Build it once per design; `fit` it to any values."""
+    two-way chains), their terms and (X'X)^-1. Build it once per design; `fit` it to any values.
+    `X`: (n_runs, n_columns); `inverse`: (n_columns, n_columns)."""
 
     X: np.ndarray
     terms: tuple[tuple[tuple[str, ...], ...], ...]
@@ -122,8 +128,10 @@ class EffectsModel:
         columns: list[np.ndarray] = [np.ones(len(coded))]
         terms: list[list[tuple[str, ...]]] = [[()]]
         candidates = [((name,), coded[:, index]) for index, name in enumerate(factors)]
-        candidates += [((factors[i], factors[j]), coded[:, i] * coded[:, j])
-                       for i, j in itertools.combinations(range(len(factors)), 2)]  # fmt: skip
+        candidates += [
+            ((factors[i], factors[j]), coded[:, i] * coded[:, j])
+            for i, j in itertools.combinations(range(len(factors)), 2)
+        ]
         for term, column in candidates:
             if np.ptp(column) == 0:
                 continue
@@ -140,8 +148,8 @@ class EffectsModel:
         return cls(X, tuple(tuple(chain) for chain in terms), np.linalg.inv(X.T @ X))
 
     def fit(self, values: np.ndarray, confidence: float = 0.95) -> list[Effect]:
-        """Each effect (twice the OLS coefficient: high minus low) with its t interval from the residual
-        variance on N - p degrees of freedom (NaN intervals without residual degrees of freedom)."""
+        """Each effect (twice the OLS coefficient: high minus low) of `values` (n_runs,) with its t interval from
+        the residual variance on N - p degrees of freedom (NaN intervals without residual degrees of freedom)."""
         values = np.asarray(values, dtype=float)
         if values.shape != (self.X.shape[0],) or not np.all(np.isfinite(values)):
             raise ValueError(f"effects: need {self.X.shape[0]} finite values, got shape {values.shape}")
@@ -166,13 +174,17 @@ class EffectsModel:
 
 
 def effects(coded: np.ndarray, values: np.ndarray, factors: Sequence[str], confidence: float = 0.95) -> list[Effect]:
-    """Main effects and two-way interactions of `values` (one per run) on the `coded` settings (runs x factors,
-    -1..+1), by OLS; aliased two-way columns are merged into one effect (an alias chain); a column that is a
+    """Main effects and two-way interactions of `values` (n_runs,) on the `coded` settings (n_runs, n_factors),
+    -1..+1, by OLS; aliased two-way columns are merged into one effect (an alias chain); a column that is a
     combination of others is left out; runs with a NaN value are dropped.
 
     Each effect is twice the OLS coefficient (the difference between the high and the low level); its interval
     uses the residual variance on N - p degrees of freedom (replicate runs give pure error). With no
     residual degrees of freedom the intervals and p values are NaN.
+
+    >>> design = fractional_factorial(["lr", "epochs", "tau"], {"C": "AB"})
+    >>> [(e.label, e.estimate) for e in effects(design.runs, np.array([1.0, 3.0, 1.0, 3.0]), design.factors)]
+    [('lr', 2.0), ('epochs', 0.0), ('tau', 0.0)]
     """
     coded = np.asarray(coded, dtype=float)
     values = np.asarray(values, dtype=float)

@@ -38,7 +38,8 @@ class ChiSquare:
 def layer_choice_table(
     frame: pd.DataFrame, layer: str = "layer", choice: str = "choice", count: str | None = None
 ) -> pd.DataFrame:
-    """Counts of each choice per layer (rows: layers in order, columns: choices); `count` sums a weight column."""
+    """Counts of each choice per layer, (n_layers, n_choices) in layer order; `frame` holds one row per neuron (or,
+    with `count`, a weight column summed)."""
     for column in (layer, choice, *([count] if count else [])):
         if column not in frame:
             raise ValueError(f"layer_choice_table: column {column!r} not in the table ({', '.join(frame.columns)})")
@@ -50,7 +51,12 @@ def layer_choice_table(
 
 
 def chi_square(table: Any) -> ChiSquare:
-    """`scipy.stats.chi2_contingency` without Yates' correction (tables here are bigger than 2x2)."""
+    """`scipy.stats.chi2_contingency` without Yates' correction (tables here are bigger than 2x2); `table`:
+    (n_layers, n_choices) counts.
+
+    >>> chi_square([[10, 0], [0, 10]]).cramers_v
+    1.0
+    """
     counts = np.asarray(table, dtype=float)
     counts = counts[counts.sum(axis=1) > 0][:, counts.sum(axis=0) > 0]  # drop empty rows/columns
     if min(counts.shape) < 2:
@@ -68,7 +74,10 @@ def cochran_armitage(successes: Any, totals: Any, scores: Any | None = None) -> 
 
     Uses `Table.test_ordinal_association` (the linear-by-linear statistic, which for two columns
     is the Cochran-Armitage test with the permutation variance) on the unshifted table.
-    Returns statistic, zscore, pvalue and the slope sign (+1 if the share rises with the score).
+    `successes`, `totals` and `scores`: (n_groups,). Returns the statistic, its z score and the two-sided p.
+
+    >>> round(cochran_armitage([1, 5, 9], [10, 10, 10])["zscore"], 4)
+    3.5176
     """
     from statsmodels.stats.contingency_tables import Table
 
@@ -87,7 +96,8 @@ def cochran_armitage(successes: Any, totals: Any, scores: Any | None = None) -> 
 
 
 def layer_trend_tests(table: pd.DataFrame, scores: Any | None = None, alpha: float = 0.05) -> pd.DataFrame:
-    """One Cochran-Armitage test per choice (that choice vs all others) across layers, Holm-adjusted."""
+    """One Cochran-Armitage test per choice (that choice vs all others) across layers, Holm-adjusted; `table`:
+    (n_layers, n_choices) counts; one result row per choice."""
     counts = table.to_numpy(dtype=float)
     totals = counts.sum(axis=1)
     rows = []
@@ -100,7 +110,12 @@ def layer_trend_tests(table: pd.DataFrame, scores: Any | None = None, alpha: flo
 
 
 def normalised_depth(layer_index: Any, n_layers: Any) -> np.ndarray:
-    """0 for the first hidden layer, 1 for the last: puts networks of different depth on one axis."""
+    """0 for the first hidden layer, 1 for the last: puts networks of different depth on one axis. `layer_index`
+    and `n_layers` broadcast together (n,); returns (n,).
+
+    >>> normalised_depth([0, 1, 2, 0], [3, 3, 3, 1]).tolist()
+    [0.0, 0.5, 1.0, 0.0]
+    """
     index = np.asarray(layer_index, dtype=float)
     n = np.asarray(n_layers, dtype=float)
     if (n < 1).any() or (index < 0).any() or (index >= n).any():
@@ -115,7 +130,8 @@ def multinomial_depth(
     cluster: str = "seed",
     reference: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, float]]:
-    """Multinomial logit of choice on depth with seed-clustered standard errors.
+    """Multinomial logit of choice on depth with seed-clustered standard errors; `frame`: one row per neuron, with
+    its `choice`, `depth` and `cluster`.
 
     Returns a table with one row per non-reference choice (log-odds slope per unit of depth vs the
     reference, clustered SE, z, p, 95% CI) and the joint Wald test that every slope is zero.
@@ -184,11 +200,14 @@ def group_share_by_layer(
     choice: str = "choice",
     count: str = "count",
 ) -> pd.DataFrame:
-    """Per (network, layer): the share of neurons whose choice is in `group` (one row each, column `share`)."""
+    """Per (network, layer): the share of neurons whose choice is in `group` (one row each, column `share`);
+    `table`: one row per (network, layer, choice) with its `count`."""
     missing = [c for c in (network, layer, choice, count) if c not in table]
     if missing:
-        raise ValueError(f"group_share_by_layer: the table lacks column(s) {missing}; it needs one row per "
-                         f"(network, layer, choice) with a count")  # fmt: skip
+        raise ValueError(
+            f"group_share_by_layer: the table lacks column(s) {missing}; it needs one row per "
+            f"(network, layer, choice) with a count"
+        )
     members = set(group)
     frame = table.assign(_hit=table[choice].isin(members) * table[count])
     per = frame.groupby([network, layer], sort=True).agg(hits=("_hit", "sum"), total=(count, "sum")).reset_index()
@@ -201,9 +220,9 @@ def group_share_by_layer(
 def network_trends(
     shares: pd.DataFrame, *, network: str = "network", layer: str = "layer", share: str = "share"
 ) -> pd.DataFrame:
-    """Per network: the least-squares slope of `share` over layer index, and the fitted change
-    from the first to the last layer (slope x (layers - 1)), which puts networks of different depth
-    on one scale (share units). Networks with one layer have no trend and are left out."""
+    """Per network (`shares`: one row per (network, layer)): the least-squares slope of `share` over layer index,
+    and the fitted change from the first to the last layer (slope x (layers - 1)), which puts networks of different
+    depth on one scale (share units). Networks with one layer have no trend and are left out."""
     values = shares[share].to_numpy(dtype=float)
     if not np.all(np.isfinite(values)):
         raise ValueError(f"network_trends: {share} has NaN or inf values; every layer of every network needs a share")
@@ -235,7 +254,8 @@ class NetworkEffect:
 
 
 def network_effect(values: Any, *, alpha: float = 0.05, margin: float | None = None) -> NetworkEffect:
-    """One-sample t-test of the mean of per-network values against 0, its CI, MDE and (optional) TOST."""
+    """One-sample t-test of the mean of per-network `values` (n_networks,) against 0, its CI, MDE and (optional)
+    TOST."""
     from actlab.stats.power import mde_one_sample, tost_one_sample
 
     x = np.asarray(values, dtype=float)
@@ -252,13 +272,23 @@ def network_effect(values: Any, *, alpha: float = 0.05, margin: float | None = N
     mean = float(x.mean())
     if sd == 0:
         low = high = mean
-    return NetworkEffect(mean, float(low), float(high), pvalue, int(x.size), sd, float(mde), float(tost),
-                         float("nan") if margin is None else float(margin), 1 - alpha)  # fmt: skip
+    return NetworkEffect(
+        mean,
+        float(low),
+        float(high),
+        pvalue,
+        int(x.size),
+        sd,
+        float(mde),
+        float(tost),
+        float("nan") if margin is None else float(margin),
+        1 - alpha,
+    )
 
 
 def heterogeneity(values: Any, groups: Any) -> float:
     """p-value of a one-way ANOVA of per-network values across cells (e.g. dataset x architecture):
-    small means the cells disagree, so their networks must not be pooled into one test."""
+    small means the cells disagree, so their networks must not be pooled into one test. `values`, `groups`: (n,)."""
     frame = pd.DataFrame({"value": np.asarray(values, dtype=float), "group": np.asarray(groups)})
     samples = [block.value.to_numpy() for _, block in frame.groupby("group") if len(block) >= 2]
     if len(samples) < 2:

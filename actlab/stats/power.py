@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from statsmodels.stats.power import TTestIndPower, TTestPower
+from statsmodels.stats.power import TTestIndPower
 from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
 from actlab.errors import require_finite
 from actlab.stats.summary import as_values
+from actlab.stats.tdist import standardised_mde, two_sided_t
 
 DEFAULT_POWER = 0.8
 DEFAULT_ALPHA = 0.05
@@ -43,28 +44,26 @@ class Detectable:
     design: str  # "one-sample", "paired" or "independent"
 
 
-def _standardised_mde(solver: Any, alpha: float, power: float, **kwargs: Any) -> float:
-    # statsmodels' fallback root finder returns a 1-element array at some n (73 at alpha 0.05, power 0.8), which
-    # numpy 2 refuses to float(), and there it may find the negative root; a two-sided test's power is symmetric
-    return abs(float(np.ravel(solver.solve_power(effect_size=None, alpha=alpha, power=power, **kwargs))[0]))
-
-
 def mde_one_sample(
     values: Any, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER, sd: float | None = None
 ) -> Detectable:
-    """MDE of a one-sample t-test of `values` against a fixed value (e.g. a per-network slope against 0).
+    """MDE of a one-sample t-test of `values` (n,) against a fixed value (e.g. a per-network slope against 0).
 
     `sd` overrides the observed SD (e.g. a pilot's); otherwise the sample SD (ddof=1) is used.
     Paired differences are one sample: pass a - b here, or use `mde_paired`.
+
+    >>> round(mde_one_sample([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]).mde, 3)
+    3.016
     """
     x = as_values(values, "values", min_n=2)
     spread = float(np.std(x, ddof=1)) if sd is None else float(sd)
-    d = _standardised_mde(TTestPower(), alpha, power, nobs=x.size, alternative="two-sided")
+    d = standardised_mde(int(x.size), alpha, power)
     return Detectable(d * spread, d, spread, int(x.size), power, alpha, "one-sample")
 
 
 def mde_paired(a: Any, b: Any, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> Detectable:
-    """MDE of a paired t-test of a - b over seeds: the SD of the per-seed differences sets the scale."""
+    """MDE of a paired t-test of a - b over seeds, `a`, `b`: (n,): the SD of the per-seed differences sets the
+    scale."""
     x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
     if x.size != y.size:
         raise ValueError(f"mde_paired: a has {x.size} values, b has {y.size}; pair them by seed first")
@@ -73,10 +72,13 @@ def mde_paired(a: Any, b: Any, *, alpha: float = DEFAULT_ALPHA, power: float = D
 
 
 def mde_independent(a: Any, b: Any, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> Detectable:
-    """MDE of a two-sample t-test between independent groups, scaled by their pooled SD."""
+    """MDE of a two-sample t-test between independent groups `a` (n_a,) and `b` (n_b,), scaled by their pooled SD."""
     x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
     pooled = math.sqrt(((x.size - 1) * np.var(x, ddof=1) + (y.size - 1) * np.var(y, ddof=1)) / (x.size + y.size - 2))
-    d = _standardised_mde(TTestIndPower(), alpha, power, nobs1=x.size, ratio=y.size / x.size, alternative="two-sided")
+    found = TTestIndPower().solve_power(
+        effect_size=None, alpha=alpha, power=power, nobs1=x.size, ratio=y.size / x.size, alternative="two-sided"
+    )
+    d = abs(float(np.ravel(found)[0]))  # statsmodels' fallback root finder may return a 1-element array, either root
     return Detectable(d * pooled, d, float(pooled), int(x.size + y.size), power, alpha, "independent")
 
 
@@ -92,7 +94,11 @@ class Equivalence:
 
 
 def tost_paired(a: Any, b: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) -> Equivalence:
-    """Is the paired difference a - b within +-margin? statsmodels' `ttost_paired`."""
+    """Is the paired difference a - b within +-margin? statsmodels' `ttost_paired`; `a`, `b`: (n,), paired.
+
+    >>> tost_paired([1.0, 1.2, 0.9, 1.1], [1.0, 1.0, 1.0, 1.0], margin=0.5).equivalent
+    True
+    """
     _check_margin("tost_paired", margin)
     x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
     if x.size != y.size:
@@ -106,14 +112,15 @@ def tost_paired(a: Any, b: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) 
 
 
 def tost_one_sample(values: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) -> Equivalence:
-    """Is the mean of `values` within +-margin of 0 (e.g. per-network slopes)? TOST as a paired test against 0."""
+    """Is the mean of `values` (n,) within +-margin of 0 (e.g. per-network slopes)? TOST as a paired test against 0."""
     x = as_values(values, "values", min_n=2)
     result = tost_paired(x, np.zeros_like(x), margin, alpha=alpha)
     return Equivalence(result.margin, result.pvalue, result.equivalent, result.estimate, "one-sample")
 
 
 def tost_independent(a: Any, b: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) -> Equivalence:
-    """Is the difference of means a - b within +-margin, for independent groups? statsmodels' `ttost_ind`."""
+    """Is the difference of means a - b within +-margin, for independent groups `a` (n_a,), `b` (n_b,)?
+    statsmodels' `ttost_ind`."""
     _check_margin("tost_independent", margin)
     x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
     p = float(ttost_ind(x, y, -margin, margin)[0])
@@ -133,10 +140,12 @@ def mde_from_t_interval(
 
     Why: study tables keep each mean difference's t interval and n, not the per-seed values; the interval's half
     width is t_{(1+c)/2, n-1} sd / sqrt(n), which gives back sd, and the MDE is d_80% sd.
+
+    >>> round(mde_from_t_interval(-1.0, 1.0, 10), 3)  # sd = sqrt(10) / t_{0.975, 9}
+    1.392
     """
     sd = _standard_error("mde_from_t_interval", low, high, n, confidence) * math.sqrt(n)
-    d = _standardised_mde(TTestPower(), alpha, power, nobs=n, alternative="two-sided")
-    return float(d * sd)
+    return float(standardised_mde(n, alpha, power) * sd)
 
 
 def mde_from_interval(ci: Sequence[float], confidence: float = 0.95, power: float = DEFAULT_POWER) -> float:
@@ -146,12 +155,16 @@ def mde_from_interval(ci: Sequence[float], confidence: float = 0.95, power: floa
     Why beside `mde_from_t_interval`: for estimates whose interval is a bootstrap, not a t interval (a share of
     architectures, a rank), there is no n and no t distribution to recover; the normal approximation is the
     honest reading of such an interval's width.
+
+    >>> round(float(mde_from_interval((-1.0, 1.0))), 4)  # (1.96 + 0.8416) / 1.96
+    1.4294
     """
     from scipy.stats import norm
 
     low, high = (float(bound) for bound in ci)
-    require_finite("mde_from_interval", "an MDE needs a finite interval; compute it from clean runs only",
-                   ci_low=low, ci_high=high)  # fmt: skip
+    require_finite(
+        "mde_from_interval", "an MDE needs a finite interval; compute it from clean runs only", ci_low=low, ci_high=high
+    )
     z = norm.ppf(0.5 + confidence / 2)
     return (high - low) / (2 * z) * (z + norm.ppf(power))
 
@@ -201,8 +214,6 @@ def _check_margin(name: str, margin: float) -> None:
 
 def _standard_error(name: str, low: float, high: float, n: int, confidence: float) -> float:
     """The standard error behind a t interval of a mean: its half width over t_{(1+c)/2, n-1}."""
-    from scipy import stats
-
     if n < 2 or not (math.isfinite(low) and math.isfinite(high)) or high < low:
         raise ValueError(f"{name}: need n >= 2 and a finite interval, got n={n}, [{low}, {high}]")
-    return (high - low) / 2 / float(stats.t.ppf((1 + confidence) / 2, n - 1))
+    return (high - low) / 2 / two_sided_t(confidence, n - 1)

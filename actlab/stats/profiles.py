@@ -24,7 +24,13 @@ def _runs_by_tasks(scores: np.ndarray, name: str) -> np.ndarray:
 
 
 def min_max_normalise(scores: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Each method's (runs, tasks) scores rescaled per task to [0, 1] over all methods' runs on that task."""
+    """Each method's scores, (n_runs, n_tasks) (runs may differ by method), rescaled per task to [0, 1] over all
+    methods' runs on that task; the same shapes back.
+
+    >>> normalised = min_max_normalise({"a": np.array([[0.0, 10.0]]), "b": np.array([[1.0, 20.0]])})
+    >>> normalised["a"].tolist(), normalised["b"].tolist()
+    ([[0.0, 0.0]], [[1.0, 1.0]])
+    """
     arrays = {method: _runs_by_tasks(values, "min_max_normalise") for method, values in scores.items()}
     if not arrays:
         raise ValueError("min_max_normalise: no methods")
@@ -39,7 +45,12 @@ def min_max_normalise(scores: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]
 
 def performance_profile(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
     """P(score > tau) for each tau, over all (run, task) pairs: the mean over tasks of each task's fraction, so
-    every task weighs the same whatever its number of runs (rliable's convention)."""
+    every task weighs the same whatever its number of runs (rliable's convention). `scores`: (n_runs, n_tasks);
+    `taus`: (n_taus,); returns (n_taus,).
+
+    >>> performance_profile(np.array([[0.2, 0.9], [0.6, 0.4]]), np.array([0.0, 0.5, 1.0])).tolist()
+    [1.0, 0.5, 0.0]
+    """
     array = _runs_by_tasks(scores, "performance_profile")
     taus = np.asarray(taus, dtype=float)
     return (array[None, :, :] > taus[:, None, None]).mean(axis=1).mean(axis=1)
@@ -48,7 +59,8 @@ def performance_profile(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
 def performance_profile_band(
     scores: np.ndarray, taus: np.ndarray, *, seed: int, confidence: float = 0.95, n_resamples: int = 2000
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap band of `performance_profile`, resampling runs within each task (stratified)."""
+    """Percentile bootstrap band of `performance_profile`, resampling runs within each task (stratified).
+    `scores`: (n_runs, n_tasks); `taus`: (n_taus,); returns (low, high), each (n_taus,)."""
     array = _runs_by_tasks(scores, "performance_profile_band")
     if not 0 < confidence < 1 or n_resamples < 1:
         raise ValueError(f"need 0 < confidence < 1 and n_resamples >= 1, got {confidence}, {n_resamples}")

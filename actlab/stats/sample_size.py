@@ -8,7 +8,12 @@ the rule's own code; this module only searches over n.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+
+from scipy import stats
+
+from actlab.stats.tdist import t_quantile
 
 MAX_UNITS = 100_000
 
@@ -19,6 +24,9 @@ def smallest_n(probability: Callable[[int], float], target: float, *, start: int
     Assumes the probability grows with n (a test's power does): doubling from `start` brackets the crossing, then
     bisection narrows it. A simulated probability is noisy, so the answer is good to the Monte-Carlo error of
     `probability` near the crossing; give it enough simulations (and its own fixed seed per n) for that.
+
+    >>> smallest_n(lambda n: 1 - 1 / n, 0.9, start=2)
+    10
     """
     if not 0 < target < 1:
         raise ValueError(f"smallest_n: target must lie in (0, 1), got {target}")
@@ -41,3 +49,20 @@ def smallest_n(probability: Callable[[int], float], target: float, *, start: int
         else:
             low = middle
     return high
+
+
+def tost_units(sd: float, margin: float, alpha: float, power: float = 0.8, components: int = 2) -> int:
+    """The n at which TOST puts `components` zero-mean components (SD `sd`) within +-margin with `power` together
+    (each at power^(1/components)), by the normal approximation of the t test; `MAX_UNITS` if none below it does.
+
+    >>> tost_units(1.0, 1.0, 0.05, components=1)
+    10
+    >>> tost_units(1.0, 1.0, 0.05)
+    12
+    """
+    each = power ** (1 / components)
+    for n in range(3, MAX_UNITS):
+        shortfall = margin / (sd / math.sqrt(n)) - t_quantile(1 - alpha, n - 1)
+        if shortfall > 0 and 2 * stats.norm.cdf(shortfall) - 1 >= each:
+            return n
+    return MAX_UNITS

@@ -46,7 +46,12 @@ class Components:
 
 
 def components(values: np.ndarray) -> Components:
-    """Summaries of per-unit values shaped (batch, n, k); refuses NaN (a diverged unit must be dropped first)."""
+    """Summaries of per-unit `values`: (batch, n_units, k); refuses NaN (a diverged unit must be dropped first).
+
+    >>> c = components(np.array([[[1.0, 2.0], [2.0, 3.0], [3.0, 1.0]]]))
+    >>> c.mean.tolist(), c.n, c.k
+    ([[2.0, 2.0]], 3, 2)
+    """
     x = np.asarray(values, dtype=float)
     if x.ndim != 3 or x.shape[1] < 2:
         raise ValueError(f"components: need values shaped (batch, n >= 2, k), got {x.shape}")
@@ -58,7 +63,7 @@ def components(values: np.ndarray) -> Components:
 
 
 def _t_stat(c: Components, centre: float) -> np.ndarray:
-    """(mean - centre) / se, with +-inf (or 0) where the units have no spread."""
+    """(mean - centre) / se, (batch, k), with +-inf (or 0) where the units have no spread."""
     diff = c.mean - centre
     with np.errstate(divide="ignore", invalid="ignore"):  # both branches are computed; only the valid one is kept
         t = diff / c.se
@@ -86,7 +91,12 @@ def smaller_effect(c: Components, threshold: float, confidence: float = 0.95, po
 
     p: where every component lies above the threshold, the largest Bonferroni-adjusted p (the claim holds only if
     each does); otherwise the smallest adjusted p among the components below it. So p < 1 - confidence exactly
-    when the interval excludes the threshold.
+    when the interval excludes the threshold. Every array of the result is (batch,), the component ones (batch, k).
+
+    >>> c = components(np.array([[[1.0, 2.0], [2.0, 3.0], [3.0, 1.0]]]))
+    >>> s = smaller_effect(c, threshold=0.0)
+    >>> s.estimate.tolist(), s.low.round(4).tolist(), s.p_value.round(4).tolist()
+    ([2.0], [-1.5827], [0.1484])
     """
     k = c.k
     each = 1 - (1 - confidence) / k
@@ -116,7 +126,12 @@ def smaller_effect(c: Components, threshold: float, confidence: float = 0.95, po
 
 
 def equivalence_p(c: Components, margin: float) -> np.ndarray:
-    """TOST of every component within +-margin (intersection-union: the largest of the 2k one-sided p's)."""
+    """TOST of every component within +-margin (intersection-union: the largest of the 2k one-sided p's); (batch,).
+
+    >>> c = components(np.array([[[1.0, 2.0], [2.0, 3.0], [3.0, 1.0]]]))
+    >>> equivalence_p(c, margin=5.0).round(4).tolist()
+    [0.0175]
+    """
     if not margin > 0:
         raise ValueError(f"equivalence_p: the margin must be > 0, got {margin!r}")
     lower = stats.t.sf(_t_stat(c, -margin), c.n - 1)  # H0: mean <= -margin

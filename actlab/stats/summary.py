@@ -48,7 +48,7 @@ class Summary:
 
 
 def as_values(values: Any, name: str = "values", min_n: int = 1) -> np.ndarray:
-    """A 1-D float array; NaN and too few values raise a clear error."""
+    """`values` (any shape) as a flat (n,) float array; NaN and too few values raise a clear error."""
     array = np.asarray(values, dtype=float).ravel()
     if array.size < min_n:
         raise ValueError(f"{name}: need at least {min_n} values, got {array.size}")
@@ -58,14 +58,22 @@ def as_values(values: Any, name: str = "values", min_n: int = 1) -> np.ndarray:
 
 
 def describe(values: Any) -> Summary:
-    """Mean, std (ddof=1), sem and n; std and sem are NaN for a single value."""
+    """Mean, std (ddof=1), sem and n of `values` (n,); std and sem are NaN for a single value.
+
+    >>> describe([1.0, 2.0, 3.0])
+    Summary(mean=2.0, std=1.0, sem=0.5773502691896258, n=3)
+    """
     x = as_values(values)
     std = float(np.std(x, ddof=1)) if x.size > 1 else math.nan
     return Summary(mean=float(np.mean(x)), std=std, sem=std / math.sqrt(x.size), n=int(x.size))
 
 
 def t_interval(values: Any, confidence: float = 0.95) -> Interval:
-    """Student-t interval for the mean: right for a handful of seeds when their spread is roughly normal.
+    """Student-t interval for the mean of `values` (n,), n >= 2: right for a handful of seeds when their spread is
+    roughly normal.
+
+    >>> t_interval([1.0, 2.0, 3.0]).as_tuple()
+    (-0.48413771175033027, 4.48413771175033)
 
     Values that are all equal give the point itself: their mean, summed in floating point, can miss the value by
     an ulp (three 0.1s average to 0.10000000000000002) and leave a spurious interval around the wrong point.
@@ -82,7 +90,10 @@ def t_interval(values: Any, confidence: float = 0.95) -> Interval:
 
 
 def mean_interval(values: Any, confidence: float = 0.95) -> Interval:
-    """The mean and its t interval for a row of a results table, saying what can be said for any n.
+    """The mean of `values` (n,) and its t interval for a row of a results table, saying what can be said for any n.
+
+    >>> mean_interval([2.0])
+    Interval(estimate=2.0, low=nan, high=nan, confidence=0.95, method='t')
 
     Why not `t_interval`: a table row may hold no run (every seed diverged) or one, and must still print. No values:
     NaN throughout; one value: the value with NaN bounds (no spread to estimate); values all equal: the point;
@@ -106,7 +117,7 @@ def bootstrap_interval(
     n_resamples: int = 2000,
     method: str = "BCa",
 ) -> Interval:
-    """`scipy.stats.bootstrap` interval for any statistic of one sample (BCa by default).
+    """`scipy.stats.bootstrap` interval for any statistic of one sample, `values` (n,) (BCa by default).
 
     `statistic` must accept `axis=` (numpy reductions and `iqm` do). With all values equal the
     interval collapses to the point, where BCa itself is undefined.
@@ -134,7 +145,13 @@ def bootstrap_interval(
 
 
 def iqm(values: Any, axis: int | None = None) -> Any:
-    """Interquartile mean: the mean of the middle 50% (rliable's aggregate), robust to a few bad seeds."""
+    """Interquartile mean: the mean of the middle 50% (rliable's aggregate), robust to a few bad seeds.
+
+    `values`: any shape; `axis` None pools every value (rliable pools runs x tasks), else one IQM per slice.
+
+    >>> float(iqm([1, 2, 3, 4, 5, 6, 7, 100]))
+    4.5
+    """
     array = np.asarray(values, dtype=float)
     if array.size == 0:
         raise ValueError("iqm: no values")
@@ -163,7 +180,8 @@ def stratified_bootstrap_interval(
     n_resamples: int = 2000,
 ) -> Interval:
     """Percentile interval of an aggregate over tasks, resampling runs *within each task* (rliable's
-    `StratifiedBootstrap`): tasks are fixed, only their runs are random. `scores` is (runs, tasks).
+    `StratifiedBootstrap`): tasks are fixed, only their runs are random. `scores`: (n_runs, n_tasks), or (n_runs,)
+    for one task; `statistic` maps an (n_runs, n_tasks) array to a number.
 
     Why stratified: pooling every task's runs into one sample and resampling that mixes between-task spread into
     the interval (1.9-2.6x wider on the study tables) although the set of tasks is not random.
@@ -181,7 +199,11 @@ def stratified_bootstrap_interval(
 
 
 def hedges_g(a: Any, b: Any) -> float:
-    """Standardised mean difference (a - b) / pooled sd, times the exact small-sample correction J.
+    """Standardised mean difference (a - b) / pooled sd, times the exact small-sample correction J; `a`: (n_a,),
+    `b`: (n_b,).
+
+    >>> round(hedges_g([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]), 4)
+    0.7979
 
     Why g and not Cohen's d: with 3-10 seeds d is biased upwards; J = Gamma(df/2) /
     (sqrt(df/2) Gamma((df-1)/2)), df = n_a + n_b - 2, removes that bias (Hedges 1981).
@@ -197,7 +219,11 @@ def hedges_g(a: Any, b: Any) -> float:
 
 
 def cohens_dz(a: Any, b: Any) -> float:
-    """Paired standardised effect d_z = mean(a - b) / sd(a - b): the effect beside a paired test.
+    """Paired standardised effect d_z = mean(a - b) / sd(a - b): the effect beside a paired test; `a`, `b`: (n,),
+    paired by position.
+
+    >>> round(cohens_dz([1.0, 2.0, 4.0], [0.0, 1.0, 2.0]), 4)
+    2.3094
 
     Why not Hedges' g here: g divides by the pooled SD of the two arms, which paired designs remove
     (runs that share a seed share their noise); d_z is the effect the paired t-test sees (t = d_z sqrt(n)).
@@ -215,7 +241,10 @@ def cohens_dz(a: Any, b: Any) -> float:
 def probability_of_improvement(x: Any, y: Any) -> float:
     """P(X > Y) + P(X = Y) / 2 from the Mann-Whitney U statistic, averaged over tasks (columns).
 
-    1-D inputs are one task; 2-D inputs are (runs, tasks), as in rliable.
+    `x`: (n_runs_x,) for one task or (n_runs_x, n_tasks); `y` likewise, with the same number of tasks (rliable).
+
+    >>> round(probability_of_improvement([1, 2, 3], [0, 2, 2]), 4)
+    0.6667
     """
     x_arr, y_arr = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x_arr.ndim != y_arr.ndim or x_arr.ndim not in (1, 2):
@@ -239,7 +268,10 @@ def probability_of_improvement_interval(
     x: Any, y: Any, *, seed: int, confidence: float = 0.95, n_resamples: int = 2000
 ) -> Interval:
     """Percentile bootstrap of P(X > Y): each sample's runs resampled independently, and with (runs, tasks)
-    input within each task (stratified, as rliable), so the interval never pools tasks."""
+    input within each task (stratified, as rliable), so the interval never pools tasks.
+
+    `x`: (n_runs_x,) or (n_runs_x, n_tasks); `y`: (n_runs_y,) or (n_runs_y, n_tasks).
+    """
     if np.ndim(x) == 2 or np.ndim(y) == 2:
         return _poi_interval_by_task(x, y, seed=seed, confidence=confidence, n_resamples=n_resamples)
     if np.ndim(x) != 1 or np.ndim(y) != 1:

@@ -43,7 +43,12 @@ def _paired(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def paired_t(a: Any, b: Any, confidence: float = 0.95) -> Comparison:
-    """`scipy.stats.ttest_rel` with the t interval of the mean difference a - b."""
+    """`scipy.stats.ttest_rel` with the t interval of the mean difference a - b; `a`, `b`: (n,), paired by position.
+
+    >>> t = paired_t([1.0, 2.0, 4.0], [0.0, 1.0, 2.0])
+    >>> round(t.estimate, 4), round(t.statistic, 4), round(t.pvalue, 4)
+    (1.3333, 4.0, 0.0572)
+    """
     x, y = _paired(a, b)
     diff = x - y
     if np.ptp(diff) == 0.0:  # identical differences: no spread, the test statistic is undefined
@@ -63,7 +68,7 @@ def paired_t(a: Any, b: Any, confidence: float = 0.95) -> Comparison:
 
 
 def wilcoxon(a: Any, b: Any) -> Comparison:
-    """`scipy.stats.wilcoxon` signed-rank test of a - b; the estimate is the median difference (no CI)."""
+    """`scipy.stats.wilcoxon` signed-rank test of a - b, `a`, `b`: (n,); the estimate is the median difference."""
     x, y = _paired(a, b)
     diff = x - y
     if np.all(diff == 0):
@@ -81,7 +86,12 @@ def wilcoxon(a: Any, b: Any) -> Comparison:
 
 
 def holm(pvalues: Any, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
-    """(reject, adjusted p) by Holm's step-down method (`multipletests(method='holm')`)."""
+    """(reject, adjusted p), each (m,), by Holm's step-down method over `pvalues` (m,) (`multipletests`).
+
+    >>> reject, adjusted = holm([0.01, 0.04, 0.03])
+    >>> reject.tolist(), adjusted.round(3).tolist()
+    ([True, False, False], [0.03, 0.06, 0.06])
+    """
     p = as_values(pvalues, "pvalues")
     if ((p < 0) | (p > 1)).any():
         raise ValueError(f"holm: p-values must lie in [0, 1], got {p[(p < 0) | (p > 1)].tolist()}")
@@ -94,7 +104,11 @@ def holm_skipping_nan(pvalues: Any, alpha: float = 0.05) -> tuple[np.ndarray, np
 
     Why not `holm`, which refuses NaN: a report's family may hold a comparison that could not be run (an arm that
     diverged on all but one seed). It is not a test, so it takes no part in the family's size: the others are
-    corrected as if it were absent, and it is never rejected.
+    corrected as if it were absent, and it is never rejected. `pvalues`: (m,); returns (reject, adjusted), each (m,).
+
+    >>> reject, adjusted = holm_skipping_nan([0.01, float("nan"), 0.03])
+    >>> reject.tolist(), adjusted.round(3).tolist()
+    ([True, False, True], [0.02, nan, 0.03])
     """
     p = np.asarray(pvalues, dtype=float).ravel()
     tested = ~np.isnan(p)
@@ -117,15 +131,29 @@ def paired_comparison(a: Any, b: Any, confidence: float = 0.95) -> dict[str, flo
     """a - b over the pairs (seeds) both have: n, mean difference with its t CI, paired-t and Wilcoxon p, d_z.
 
     Fewer than two pairs cannot be tested: every number but `n` is NaN (`holm_skipping_nan` leaves such a row out of
-    its family). `a` and `b` are aligned by position; drop unpaired rows first.
+    its family). `a`, `b`: (n,), aligned by position; drop unpaired rows first.
     """
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.size < 2:
-        return {"n": int(x.size), "difference": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p_t": math.nan,
-                "p_wilcoxon": math.nan, "d_z": math.nan}  # fmt: skip
+        return {
+            "n": int(x.size),
+            "difference": math.nan,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+            "p_t": math.nan,
+            "p_wilcoxon": math.nan,
+            "d_z": math.nan,
+        }
     t = paired_t(x, y, confidence)
-    return {"n": t.n, "difference": t.estimate, "ci_low": t.low, "ci_high": t.high, "p_t": t.pvalue,
-            "p_wilcoxon": wilcoxon(x, y).pvalue, "d_z": _dz_or_nan(x, y)}  # fmt: skip
+    return {
+        "n": t.n,
+        "difference": t.estimate,
+        "ci_low": t.low,
+        "ci_high": t.high,
+        "p_t": t.pvalue,
+        "p_wilcoxon": wilcoxon(x, y).pvalue,
+        "d_z": _dz_or_nan(x, y),
+    }
 
 
 def paired_family(
@@ -133,6 +161,7 @@ def paired_family(
 ) -> pd.DataFrame:
     """One row per (a, b) of `pairs`: `paired_comparison` of columns a - b over the rows of `wide` (one per seed)
     where both are present, and Holm over the family (`holm_skipping_nan`): `p_holm`, `reject_holm`.
+    `wide`: (n_seeds, n_arms), one column per arm; the result: (len(pairs), 11).
 
     A column missing from `wide` (an arm with no clean run) gives n = 0 and NaN. The family is `pairs`: a report
     that tests several claims at once passes all of them here, so the adjusted p can be quoted as is.
@@ -158,6 +187,7 @@ def compare_to_baseline(
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """Every method against `baseline`, paired by `pair_by`: difference, t CI, p (t and Wilcoxon), d_z, Holm.
+    `frame`: long, one row per (pair, method) with columns `pair_by`, `method`, `value`; one result row per method.
 
     NaN values and several rows per (pair, method) are errors, never dropped or averaged silently; a method
     missing for some pairs is compared on the pairs where both exist (`n` says how many), and one with fewer than

@@ -3,7 +3,7 @@
 Why not the percentile bootstrap of ranks: with 5 seeds a percentile interval undercovers (a resample of five
 values is narrower than the sampling distribution), and the k-th best of several noisy means is a biased order
 statistic; simulated at the boundary (the method tied with the k-th best competitor) "supported" came out about
-a quarter of the time instead of 2.5% (issue 31). Here every bound is a paired t bound and the error rates are
+a quarter of the time instead of 2.5%. Here every bound is a paired t bound and the error rates are
 held by union bounds over the least favourable configuration:
 
 Per block a (an architecture) and competitor j, d_aj = mean over seeds of (method - competitor j), paired by seed.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from actlab.stats.smaller_effect import standardised_mde
+from actlab.stats.tdist import standardised_mde, t_quantile
 
 POWER = 0.8
 
@@ -49,7 +49,12 @@ class TopK:
 
 
 def majority(values: np.ndarray) -> np.ndarray:
-    """The value that more than half of the blocks (last axis) reach: the (A//2 + 1)-th largest."""
+    """The value that more than half of the blocks (last axis) reach: the (A//2 + 1)-th largest; `values`:
+    (..., n_blocks) -> (...).
+
+    >>> majority(np.array([[3.0, -1.0, 2.0], [3.0, -1.0, -2.0]])).tolist()
+    [2.0, -1.0]
+    """
     n = values.shape[-1]
     return np.sort(values, axis=-1)[..., n - (n // 2 + 1)]
 
@@ -59,8 +64,9 @@ def _kth_smallest(values: np.ndarray, k: int) -> np.ndarray:
 
 
 def top_k(differences: list[np.ndarray], k: int, alpha: float = 0.05) -> TopK:
-    """`differences`: one array per block, shaped (batch, competitors, seeds): method minus competitor, per seed
-    (blocks may have different seed counts). See the module docstring."""
+    """`differences`: one array per block, shaped (batch, n_competitors, n_seeds): method minus competitor, per seed
+    (blocks may have different seed counts). Every array of the result is (batch,), `margins` (batch, n_blocks).
+    See the module docstring."""
     blocks = len(differences)
     if blocks < 1:
         raise ValueError("top_k: needs at least one block")
@@ -80,8 +86,8 @@ def top_k(differences: list[np.ndarray], k: int, alpha: float = 0.05) -> TopK:
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.where(se > 0, mean / se, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
         df = n - 1
-        low = mean - stats.t.ppf(1 - alpha / 2 / factor_low, df) * se
-        high = mean + stats.t.ppf(1 - alpha / 2 / factor_high, df) * se
+        low = mean - t_quantile(1 - alpha / 2 / factor_low, df) * se
+        high = mean + t_quantile(1 - alpha / 2 / factor_high, df) * se
         p_above, p_below = stats.t.sf(t, df), stats.t.cdf(t, df)  # one-sided: H0 d <= 0, H0 d >= 0
         per_block["margin"].append(_kth_smallest(mean, k))
         per_block["low"].append(_kth_smallest(low, k))
@@ -113,7 +119,8 @@ def top_k(differences: list[np.ndarray], k: int, alpha: float = 0.05) -> TopK:
 def detectable_margins(differences: list[np.ndarray], k: int, alpha: float = 0.05) -> tuple[float, float]:
     """(for, against): the uniform shift delta of the method, from a tie with its k-th best competitor in every
     block, at which "supported" (delta > 0) or "not supported" (delta < 0) is reached with 80% power, the other
-    competitors staying where the data put them. Batch element 0 of `differences` (the runs).
+    competitors staying where the data put them. Batch element 0 of `differences` (the runs): one
+    (batch, n_competitors, n_seeds) array per block.
 
     Power per block is the product over the competitors that must be bounded (those at or behind the k-th best
     for "supported", at or ahead of it for "not supported") of a noncentral-t tail, as if independent (they share
@@ -139,11 +146,11 @@ def detectable_margins(differences: list[np.ndarray], k: int, alpha: float = 0.0
             truth = delta + gaps
             if supporting:
                 needed = order[k - 1 :]
-                crit = stats.t.ppf(1 - alpha / 2 / factor_low, n - 1)
+                crit = t_quantile(1 - alpha / 2 / factor_low, n - 1)
                 tails = stats.nct.sf(crit, n - 1, truth[needed] / se[needed])
             else:
                 needed = order[:k]
-                crit = stats.t.ppf(1 - alpha / 2 / factor_high, n - 1)
+                crit = t_quantile(1 - alpha / 2 / factor_high, n - 1)
                 tails = stats.nct.sf(crit, n - 1, -truth[needed] / se[needed])
             powers.append(float(np.prod(tails)))
         return powers

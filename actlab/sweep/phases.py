@@ -124,7 +124,9 @@ def phase_table(records: Iterable[Mapping[str, Any]]) -> Any:
 
     totals, n = phase_totals(records)
     whole = sum(totals.values())
-    rows = [{"phase": name, "seconds": seconds, "share": seconds / whole if whole > 0 else float("nan")}
-            for name, seconds in totals.items()]  # fmt: skip
+    rows = [
+        {"phase": name, "seconds": seconds, "share": seconds / whole if whole > 0 else float("nan")}
+        for name, seconds in totals.items()
+    ]
     rows.append({"phase": f"all {n} runs", "seconds": whole, "share": 1.0 if whole > 0 else float("nan")})
     return pd.DataFrame(rows)

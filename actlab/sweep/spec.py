@@ -33,8 +33,19 @@ from typing import Any
 
 from actlab.errors import ActlabError
 
-KEYS = ("name", "notebook", "grid", "seeds", "fixed", "report", "seed_param", "timeout", "description", "time_limit",
-        "smoke")  # fmt: skip
+KEYS = (
+    "name",
+    "notebook",
+    "grid",
+    "seeds",
+    "fixed",
+    "report",
+    "seed_param",
+    "timeout",
+    "description",
+    "time_limit",
+    "smoke",
+)
 SEED_LIMIT = 2**32  # seeds lie in [0, 2**32): numpy's legacy seeding and most libraries take no more
 MAX_SEEDS = 10_000
 MAX_RUNS = 100_000  # grid points x seeds; the largest shipped sweep has 3,240

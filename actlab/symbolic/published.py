@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from actlab.names import NameTable
+
 
 @dataclass(frozen=True)
 class Published:
@@ -26,6 +28,8 @@ class Published:
     antiderivative: str | None
 
 
+# A table, one activation per line or two (name, source, gradient g, antiderivative F): the formatter would spread
+# each over six lines and the columns would no longer read down.
 CORPUS = [
     Published("softplus", "Dugas et al. 2001", "1/(1+exp(-x))", "log(1+exp(x))"),
     Published("tanh", "LeCun et al. 1998", "1/cosh(x)**2", "tanh(x)"),
@@ -59,6 +63,9 @@ CORPUS = [
     Published("arctan(e^x)", "logistic-arctan gradient", "atan(exp(x))", None),
     Published("x tanh(x)", "self-gated tanh", "x*tanh(x)", None),
 ]  # fmt: skip
+
+# The corpus by name: what the zoo's derived entries take their gradient and reference antiderivative from.
+PUBLISHED: NameTable[Published] = NameTable("published activation", {entry.name: entry for entry in CORPUS})
 
 SIDES = {"x > 0": np.linspace(0.05, 6.0, 40), "x <= 0": np.linspace(-6.0, -0.05, 40)}
 
@@ -101,8 +108,13 @@ def through_the_recipe(entry: Published) -> dict[str, Any]:
             F = np.array([float(mpmath.quad(exact_g, [0, value])) for value in xs])
             residuals.append(span_residual(G, F, xs))
         bound = error_bound(g)
-        return {**row, "path": built.path, "d/dx f = f'": "exact by construction",
-                "quadrature error bound": bound, "span residual": max(residuals)}  # fmt: skip
+        return {
+            **row,
+            "path": built.path,
+            "d/dx f = f'": "exact by construction",
+            "quadrature error bound": bound,
+            "span residual": max(residuals),
+        }
     derivation = built.derivation
     kernels = torch_kernels(derivation)
     levels = {zero_residual(sp.diff(b.closed_form, x), b.gradient, b.side)[0] for b in derivation.branches}
@@ -112,5 +124,10 @@ def through_the_recipe(entry: Published) -> dict[str, Any]:
         values = kernels.value(torch.from_numpy(xs), [1.0, 1.0], 0.0).numpy()
         residuals.append(span_residual(values, np.array([float(F_numeric(v)) for v in xs]), xs))
     level = "fails" if "fails" in levels else ("holds numerically" if "holds numerically" in levels else "proved")
-    return {**row, "path": built.path, "d/dx f = f'": level, "quadrature error bound": None,
-            "span residual": max(residuals)}  # fmt: skip
+    return {
+        **row,
+        "path": built.path,
+        "d/dx f = f'": level,
+        "quadrature error bound": None,
+        "span residual": max(residuals),
+    }

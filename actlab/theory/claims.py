@@ -101,13 +101,28 @@ EXACT = (
 
 
 OTHERS = (  # the three checks beyond the identities: (claim id, statement, units, threshold, rule)
-    ("propositions-4-d4", "replacing delta by c delta (c > 0) scales every logit gradient by c and keeps their order",
-     "relative error", None, below_tolerance_in_every_order),
-    ("propositions-5-cor-d3", "for h ~ N(0, sigma_h^2) and delta > 0, E[delta ReLU(h)] grows linearly with sigma_h",
-     "slope in sigma_h (SymPy, delta = 1)", 0.0, grows_with_scale),
-    ("propositions-6-appendix-b-relu-gradient", "E|ReLU'(h)| ≈ 1.0 for h ~ N(0, sigma_h^2)",
-     "|E|ReLU'(h)| - 1| (SymPy, exact)", APPENDIX_B_TOLERANCE, below_tolerance),
-)  # fmt: skip
+    (
+        "propositions-4-d4",
+        "replacing delta by c delta (c > 0) scales every logit gradient by c and keeps their order",
+        "relative error",
+        None,
+        below_tolerance_in_every_order,
+    ),
+    (
+        "propositions-5-cor-d3",
+        "for h ~ N(0, sigma_h^2) and delta > 0, E[delta ReLU(h)] grows linearly with sigma_h",
+        "slope in sigma_h (SymPy, delta = 1)",
+        0.0,
+        grows_with_scale,
+    ),
+    (
+        "propositions-6-appendix-b-relu-gradient",
+        "E|ReLU'(h)| ≈ 1.0 for h ~ N(0, sigma_h^2)",
+        "|E|ReLU'(h)| - 1| (SymPy, exact)",
+        APPENDIX_B_TOLERANCE,
+        below_tolerance,
+    ),
+)
 
 
 def _statement(claim_id: str) -> str:
@@ -120,8 +135,10 @@ DECIDING_TEST = "exact check: the largest deviation from the statement against i
 def definitions(tolerance: float = EXACT_TOLERANCE) -> list[registry.Definition]:
     """The six checks of the paper's mathematics as registered (`actlab.registry`): they read no sweep."""
     items = [(e.claim_id, e.statement, "relative error", tolerance, below_tolerance) for e in EXACT]
-    items += [(cid, text, units, tolerance if threshold is None else threshold, rule)
-              for cid, text, units, threshold, rule in OTHERS]  # fmt: skip
+    items += [
+        (cid, text, units, tolerance if threshold is None else threshold, rule)
+        for cid, text, units, threshold, rule in OTHERS
+    ]
     return [
         registry.Definition(
             claim_id=cid,
@@ -136,7 +153,7 @@ def definitions(tolerance: float = EXACT_TOLERANCE) -> list[registry.Definition]
             alpha=0.0,
             rules=(rule,),
             sweeps=(),
-        )  # fmt: skip
+        )
         for cid, text, units, threshold, rule in items
     ]
 
@@ -164,7 +181,7 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
                     row.configs,
                     inputs={"tolerance": settings.tolerance},
                     context={"measured": row.measured},
-                ),  # fmt: skip
+                ),
                 below_tolerance,
                 title=exact.title,
                 statement=exact.statement,
@@ -187,7 +204,7 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
                 d4.configs,
                 inputs={"tolerance": settings.tolerance, "same_order": same, "configs": d4.configs},
                 context={"measured": d4.measured},
-            ),  # fmt: skip
+            ),
             below_tolerance_in_every_order,
             title="D.4: rescaling delta keeps the candidates' order",
             statement=_statement("propositions-4-d4"),
@@ -213,7 +230,7 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
                     "formula": str(scale.formulas.get("relu", "")),
                     "Monte Carlo": rows["Cor. D.3 (E[delta ReLU(h)] grows with sigma_h)"].measured,
                 },
-            ),  # fmt: skip
+            ),
             grows_with_scale,
             title="Cor. D.3: E[delta ReLU(h)] grows with the pre-activation scale",
             statement=_statement("propositions-5-cor-d3"),
@@ -237,7 +254,7 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
                 1,
                 inputs={"tolerance": APPENDIX_B_TOLERANCE},
                 context={"measured": relu_row.measured},
-            ),  # fmt: skip
+            ),
             below_tolerance,
             title="App. B: ReLU's mean gradient magnitude is about 1",
             statement=_statement("propositions-6-appendix-b-relu-gradient"),
@@ -254,8 +271,17 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
     return registry.stamp(made, definitions(settings.tolerance), profile="any")
 
 
-def _claim(claim_id: str, evidence: Evidence, rule: Any, *, threshold: float, units: str, supports: str = "below",
-           quantity: str = "largest relative error against autograd", **text: Any) -> Claim:  # fmt: skip
+def _claim(
+    claim_id: str,
+    evidence: Evidence,
+    rule: Any,
+    *,
+    threshold: float,
+    units: str,
+    supports: str = "below",
+    quantity: str = "largest relative error against autograd",
+    **text: Any,
+) -> Claim:
     part = Part(quantity, evidence.estimate, evidence.ci, threshold=threshold, supports=supports, units=units)
     return decide(
         claim_id,

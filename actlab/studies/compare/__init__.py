@@ -8,9 +8,9 @@ Modules: `tasks` (the tasks: data, network, metric, default budgets), `specs` (a
 derivations a run creates in its own folder), `engine` (the matched-comparison engine: the arms of one seed
 trained step-, token- or compute-time-matched, interleaved; the xIELU study is a configuration of it), `run` (one
 (task, seed): every activation in the task's network, per matching), `analysis` (the report's tables: metric CIs,
-paired improvements adjusted over each claim's baselines, MDE and TOST, throughput ratios), `beats_every` (the rule
-"the candidate beats every comparator": its statistics, parts and operating characteristics; the xIELU claims use it
-too), `claims` (the claims, one pure function of the runs), `plots`, `tutorial` (what `03_your_activation` calls).
+paired improvements adjusted over each claim's baselines, MDE and TOST, throughput ratios), `claims` (the claims,
+one pure function of the runs, decided by `actlab.stats.beats_every`: "the candidate beats every comparator"),
+`plots`, `tutorial` (what `03_your_activation` calls).
 Notebooks: `notebooks/compare/run.ipynb` (one run), `notebooks/compare/report.ipynb` (the page).
 """
 
@@ -25,8 +25,9 @@ __all__ = ["TASKS", "CompareRunConfig", "flat_metrics", "get_task", "rule_beats_
 
 
 def __getattr__(name: str) -> Any:
-    """`rule_beats_baselines` on first use: the claims import scipy's statistics (~0.6 s), which every run notebook
-    (this study's and the xIELU study's, through the engine) paid in its kernel's first run without using them."""
+    """`rule_beats_baselines` on first use: the claims import scipy's statistics, which no run notebook (this
+    study's and the xIELU study's, through the engine) uses, so a run's kernel does not pay for them
+    (docs/timings.md)."""
     if name == "rule_beats_baselines":
         from actlab.studies.compare.claims import rule_beats_baselines
 

@@ -22,8 +22,8 @@ import pandas as pd
 
 from actlab import stats
 from actlab.claim import Claim
+from actlab.stats.beats_every import POWER, Comparisons
 from actlab.stats.power import mde_from_t_interval, tost_from_t_interval
-from actlab.studies.compare.beats_every import POWER, Comparisons
 from actlab.studies.compare.engine import MATCHINGS, budget_phrase, matching_label, stated_budget
 from actlab.studies.compare.tasks import Task, get_task
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
@@ -56,8 +56,14 @@ def arms_frame(run_results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     rows = []
     for run_id, run in run_results.items():
         for arm in run.get("results", {}).get("arms", []):
-            row = {"run_id": run_id, "task": arm["task"], "matching": arm["matching"], "seed": arm["seed"],
-                   "activation": arm["activation"], "metric": arm["metric"]}  # fmt: skip
+            row = {
+                "run_id": run_id,
+                "task": arm["task"],
+                "matching": arm["matching"],
+                "seed": arm["seed"],
+                "activation": arm["activation"],
+                "metric": arm["metric"],
+            }
             row.update({key: arm.get(key, math.nan) for key in _ARM_COLUMNS})
             rows.append(row)
     columns = ["run_id", "task", "matching", "seed", "activation", "metric", *_ARM_COLUMNS]
@@ -85,12 +91,21 @@ def metric_table(frame: pd.DataFrame, confidence: float = 0.95, order: Iterable[
             arms = part[part["activation"] == activation]
             ok = arms[arms["status"] == "ok"]
             interval = stats.mean_interval(ok["value"].to_numpy(dtype=float), confidence)
-            rows.append({
-                "task": task, "matching": matching_label(matching), "activation": activation,
-                "metric": get_task(task).metric, "n": len(ok), "n_diverged": int((arms["status"] != "ok").sum()),
-                "mean": interval.estimate, "ci_low": interval.low, "ci_high": interval.high,
-                "steps": ok["steps"].mean(), "seconds": ok["seconds"].mean(),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "task": task,
+                    "matching": matching_label(matching),
+                    "activation": activation,
+                    "metric": get_task(task).metric,
+                    "n": len(ok),
+                    "n_diverged": int((arms["status"] != "ok").sum()),
+                    "mean": interval.estimate,
+                    "ci_low": interval.low,
+                    "ci_high": interval.high,
+                    "steps": ok["steps"].mean(),
+                    "seconds": ok["seconds"].mean(),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -127,22 +142,55 @@ def paired_improvements(
                 continue
             family = stats.paired_family(scores, [(candidate, b) for b in named], alpha=alpha, confidence=confidence)
             for test in family.itertuples():
-                row = {"task": task_name, "matching": matching, "candidate": test.a, "baseline": test.b,
-                       "unit": task.unit, "n_diverged": _diverged_alone(part, test.a, test.b), "n": int(test.n),
-                       "improvement": float(test.difference), "ci_low": float(test.ci_low),
-                       "ci_high": float(test.ci_high), "p": float(test.p_t), "p_wilcoxon": float(test.p_wilcoxon),
-                       "d_z": float(test.d_z), "p_adjusted": min(1.0, len(named) * float(test.p_t))}  # fmt: skip
+                row = {
+                    "task": task_name,
+                    "matching": matching,
+                    "candidate": test.a,
+                    "baseline": test.b,
+                    "unit": task.unit,
+                    "n_diverged": _diverged_alone(part, test.a, test.b),
+                    "n": int(test.n),
+                    "improvement": float(test.difference),
+                    "ci_low": float(test.ci_low),
+                    "ci_high": float(test.ci_high),
+                    "p": float(test.p_t),
+                    "p_wilcoxon": float(test.p_wilcoxon),
+                    "d_z": float(test.d_z),
+                    "p_adjusted": min(1.0, len(named) * float(test.p_t)),
+                }
                 row["significant"] = bool(math.isfinite(row["p_adjusted"]) and row["p_adjusted"] < alpha)
                 rows.append({**row, **_power(row, confidence, alpha, len(named), margins.get(task_name))})
-    columns = ["task", "matching", "candidate", "baseline", "unit", "n", "n_diverged", "improvement", "ci_low",
-               "ci_high", "p", "p_wilcoxon", "d_z", "p_adjusted", "significant", "mde", "margin", "tost_p"]  # fmt: skip
+    columns = [
+        "task",
+        "matching",
+        "candidate",
+        "baseline",
+        "unit",
+        "n",
+        "n_diverged",
+        "improvement",
+        "ci_low",
+        "ci_high",
+        "p",
+        "p_wilcoxon",
+        "d_z",
+        "p_adjusted",
+        "significant",
+        "mde",
+        "margin",
+        "tost_p",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
 def comparisons(
-    frame: pd.DataFrame, task_name: str, matching: str, candidate: str, baselines: Iterable[str],
+    frame: pd.DataFrame,
+    task_name: str,
+    matching: str,
+    candidate: str,
+    baselines: Iterable[str],
     margin: float | None = None,
-) -> Comparisons:  # fmt: skip
+) -> Comparisons:
     """What the claim "candidate beats the baselines on task, matching" reads: per seed where the candidate and
     every baseline trained, its improvement over each (`beats_every.Comparisons`), and the seeds it diverged on
     where some baseline trained (a diverged arm is never a NaN in a pair: the rule counts it)."""
@@ -156,8 +204,13 @@ def comparisons(
     ran = status[candidate].dropna().index
     diverged = (status.loc[ran, candidate] == "diverged") & (status.loc[ran, named] == "ok").any(axis=1)
     values = scores[[candidate]].to_numpy(dtype=float) - scores[named].to_numpy(dtype=float)  # (n, k)
-    return Comparisons(tuple(named), values, int(diverged.sum()), len(ran),
-                       None if margin is None else tuple([float(margin)] * len(named)))  # fmt: skip
+    return Comparisons(
+        tuple(named),
+        values,
+        int(diverged.sum()),
+        len(ran),
+        None if margin is None else tuple([float(margin)] * len(named)),
+    )
 
 
 def _scores(part: pd.DataFrame, task: Task) -> pd.DataFrame:
@@ -214,9 +267,15 @@ def throughput_table(frame: pd.DataFrame, baseline: str, confidence: float = 0.9
         unit = get_task(task).unit_name
         for activation in _order(ok, "activation", [baseline]):
             speed = wide[activation].dropna().to_numpy(dtype=float)
-            row = {"task": task, "matching": matching_label(matching), "activation": activation, "n_runs": len(speed),
-                   "throughput": stats.mean_interval(speed, confidence).estimate, "unit": f"{unit}/s",
-                   "steps": float(steps[activation])}  # fmt: skip
+            row = {
+                "task": task,
+                "matching": matching_label(matching),
+                "activation": activation,
+                "n_runs": len(speed),
+                "throughput": stats.mean_interval(speed, confidence).estimate,
+                "unit": f"{unit}/s",
+                "steps": float(steps[activation]),
+            }
             if baseline in wide:
                 ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
                 ratio = stats.mean_interval(ratios, confidence)
@@ -236,8 +295,10 @@ def setup_summary(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any
         results = run.get("results", {})
         derived.update(results.get("derived", {}))
         for arm in results.get("arms", []):
-            entry = tasks.setdefault(arm["task"], {"label": get_task(arm["task"]).label, "seeds": set(),
-                                                   "budgets": {}, "data": results.get("data", "")})  # fmt: skip
+            entry = tasks.setdefault(
+                arm["task"],
+                {"label": get_task(arm["task"]).label, "seeds": set(), "budgets": {}, "data": results.get("data", "")},
+            )
             entry["seeds"].add(arm["seed"])
             stated = stated_budget(arm)
             if stated is None:
@@ -250,7 +311,7 @@ def setup_summary(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any
         "tasks": {
             t: {**e, "seeds": sorted(e["seeds"]), "budgets": {m: sorted(v) for m, v in e["budgets"].items()}}
             for t, e in tasks.items()
-        },  # fmt: skip
+        },
         "derived": {name: {k: d[k] for k in ("pos", "neg", "checks_passed")} for name, d in derived.items()},
         "device": arms[0]["device"],
         "threads": sorted({arm["threads"] for arm in arms}),
@@ -262,8 +323,10 @@ def optimiser_text(setup: dict[str, Any]) -> str:
     """'AdamW, lr 0.001 (fashion_mnist) / 0.003 (mnist1d), cosine schedule, ...' from the runs' config."""
     config = setup["config"]
     lrs = " / ".join(f"{config['lr'] or get_task(t).lr:g} ({t})" for t in setup["tasks"])
-    return (f"AdamW, lr {lrs}, {config['schedule']} schedule, gradient clipping {config['grad_clip']:g}, "
-            f"{config['rounds']} interleaved slices per arm, xIELU path {config['fast_path']}")  # fmt: skip
+    return (
+        f"AdamW, lr {lrs}, {config['schedule']} schedule, gradient clipping {config['grad_clip']:g}, "
+        f"{config['rounds']} interleaved slices per arm, xIELU path {config['fast_path']}"
+    )
 
 
 def budget_text(setup: dict[str, Any], task: str, matching: str) -> str:
@@ -283,12 +346,35 @@ def verdict_text(claims: Iterable[Claim]) -> pd.DataFrame:
         operating = claim.operating
         false_rate = operating.false_decisive_rate if operating else None
         power = operating.power_at("MDE, supporting") if operating else None
-        rows.append({"claim": claim.claim_id, "verdict": claim.verdict, "estimate": claim.estimate_text,
-                     "MDE": claim.mde_text, "margin": claim.equivalence_margin, "p": claim.p_value,
-                     "Holm p (study)": claim.p_adjusted, "false decisive rate": _rate(false_rate),
-                     "power at the MDE": _rate(power), "decided by": claim.decided_by})  # fmt: skip
-    return pd.DataFrame(rows, columns=["claim", "verdict", "estimate", "MDE", "margin", "p", "Holm p (study)",
-                                       "false decisive rate", "power at the MDE", "decided by"])  # fmt: skip
+        rows.append(
+            {
+                "claim": claim.claim_id,
+                "verdict": claim.verdict,
+                "estimate": claim.estimate_text,
+                "MDE": claim.mde_text,
+                "margin": claim.equivalence_margin,
+                "p": claim.p_value,
+                "Holm p (study)": claim.p_adjusted,
+                "false decisive rate": _rate(false_rate),
+                "power at the MDE": _rate(power),
+                "decided by": claim.decided_by,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "claim",
+            "verdict",
+            "estimate",
+            "MDE",
+            "margin",
+            "p",
+            "Holm p (study)",
+            "false decisive rate",
+            "power at the MDE",
+            "decided by",
+        ],
+    )
 
 
 def operating_table(claims: Iterable[Claim]) -> pd.DataFrame:
@@ -299,11 +385,17 @@ def operating_table(claims: Iterable[Claim]) -> pd.DataFrame:
         if claim.operating is None:
             continue
         for scenario in claim.operating.scenarios:
-            rows.append({"claim": claim.claim_id, "scenario": scenario.name, "true effect": scenario.effect,
-                         **{verdict: share for verdict, share in scenario.probabilities.items()},
-                         "error rate": _rate(_with_se(scenario, scenario.error_rate)),
-                         "power": _rate(_with_se(scenario, scenario.power)),
-                         "simulations": scenario.n_simulations})  # fmt: skip
+            rows.append(
+                {
+                    "claim": claim.claim_id,
+                    "scenario": scenario.name,
+                    "true effect": scenario.effect,
+                    **{verdict: share for verdict, share in scenario.probabilities.items()},
+                    "error rate": _rate(_with_se(scenario, scenario.error_rate)),
+                    "power": _rate(_with_se(scenario, scenario.power)),
+                    "simulations": scenario.n_simulations,
+                }
+            )
         for verdict, why in claim.operating.unreachable.items():
             rows.append({"claim": claim.claim_id, "scenario": f"'{verdict}' out of reach", "error rate": why})
     return pd.DataFrame(rows)
@@ -349,7 +441,16 @@ def performance_profiles(
     for activation, values in normalised.items():
         low, high = performance_profile_band(values, taus, seed=seed, confidence=confidence, n_resamples=n_resamples)
         for tau, profile, lo, hi in zip(taus, performance_profile(values, taus), low, high, strict=True):
-            rows.append({"matching": matching, "activation": activation, "tau": float(tau),
-                         "profile": float(profile), "low": float(lo), "high": float(hi), "n_seeds": len(values),
-                         "tasks": ", ".join(tasks)})  # fmt: skip
+            rows.append(
+                {
+                    "matching": matching,
+                    "activation": activation,
+                    "tau": float(tau),
+                    "profile": float(profile),
+                    "low": float(lo),
+                    "high": float(hi),
+                    "n_seeds": len(values),
+                    "tasks": ", ".join(tasks),
+                }
+            )
     return pd.DataFrame(rows, columns=columns)

@@ -33,10 +33,11 @@ import pandas as pd
 
 from actlab import registry
 from actlab.claim import Claim, Evidence, decide
+from actlab.stats import beats_every
+from actlab.stats.beats_every import Comparisons, rule_beats_baselines
 from actlab.stats.family import adjust_family
 from actlab.stats.sequential import FIRST_SEED, SequentialDesign
-from actlab.studies.compare import analysis, beats_every
-from actlab.studies.compare.beats_every import Comparisons, rule_beats_baselines
+from actlab.studies.compare import analysis
 from actlab.studies.compare.engine import matching_label
 from actlab.studies.compare.tasks import get_task
 

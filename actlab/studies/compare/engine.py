@@ -75,8 +75,10 @@ def task_budget(task: Task, matching: str, steps: int = 0, compute_steps: int = 
 def check_reference(reference: str, arms: Sequence[str], matchings: Sequence[str]) -> str:
     """`reference` if compute-time matching can anchor on it (it is one of `arms`), else one clear error."""
     if "seconds" in matchings and reference not in arms:
-        raise ValueError(f"compute-time matching anchors on the reference arm {reference!r}, which is not among the "
-                         f"arms ({', '.join(arms)}); add it, or set reference to one of them")  # fmt: skip
+        raise ValueError(
+            f"compute-time matching anchors on the reference arm {reference!r}, which is not among the "
+            f"arms ({', '.join(arms)}); add it, or set reference to one of them"
+        )
     return reference
 
 
@@ -136,8 +138,12 @@ class LossCurve:
 
     def on_step_end(self, state: TrainState) -> None:
         if state.used.steps % self.every == 0:
-            for key, value in (("step", state.used.steps), ("tokens", state.used.tokens),
-                               ("seconds", state.used.seconds), ("loss", state.metrics["loss"])):  # fmt: skip
+            for key, value in (
+                ("step", state.used.steps),
+                ("tokens", state.used.tokens),
+                ("seconds", state.used.seconds),
+                ("loss", state.metrics["loss"]),
+            ):
                 self.points[key].append(float(value))
 
 
@@ -188,14 +194,27 @@ def train_matched(
             seed_everything(config.seed)
             models[name] = build()
             set_fast_path(models[name], fast_path)
-            warm_up(models[name], warm_batch, config.task, device, bf16=config.bf16,
-                    eval_inputs=data.val[0][: config.eval_batch_size])  # fmt: skip
+            warm_up(
+                models[name],
+                warm_batch,
+                config.task,
+                device,
+                bf16=config.bf16,
+                eval_inputs=data.val[0][: config.eval_batch_size],
+            )
             if curve_every:
                 curves[name] = LossCurve(curve_every)
         results = train_interleaved(
-            models, data.train, config, budget, rounds=rounds, val_data=data.val,
-            callbacks={name: [curve] for name, curve in curves.items()}, workdir=workdir, reference=reference,
-        )  # fmt: skip
+            models,
+            data.train,
+            config,
+            budget,
+            rounds=rounds,
+            val_data=data.val,
+            callbacks={name: [curve] for name, curve in curves.items()},
+            workdir=workdir,
+            reference=reference,
+        )
         trained = {}
         for name, model in models.items():
             result = results[name]

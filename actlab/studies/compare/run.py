@@ -12,6 +12,9 @@ warm-up off the clock):
   `compute_steps` steps, every other arm the compute time they took beside it (`actlab.train.slices`), so the
   steps an arm gets follow its cost relative to ReLU, not the machine's speed of the moment.
 Derived arms are derived, checked and saved into the run's own folder first (`specs`).
+
+`CompareRunConfig` is the one source of a run's parameters: its defaults are `notebooks/compare/run.ipynb`'s, and
+`tests/test_run_parameters.py` holds that notebook's parameters cell and every sweep file to it.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from actlab.studies.compare import engine, specs
 from actlab.studies.compare.engine import matching_label as matching_label  # the report and claims import it here
 from actlab.studies.compare.engine import run_status as run_status  # the run notebook calls run.run_status
-from actlab.studies.compare.tasks import get_task
+from actlab.studies.compare.tasks import TASKS, get_task
 from actlab.timing import phase
 from actlab.train import TrainConfig
 
@@ -44,23 +47,32 @@ class CompareRunConfig(engine.TaskBudget):
     `derive` names derivations the run creates itself (`specs.save_derived`), `{name: {"pos": G, "neg": G}}`.
     """
 
-    task: str = "fashion_mnist"
-    activations: tuple[str, ...] = DEFAULT_ACTIVATIONS
+    task: str = "fashion_mnist"  # the task's data, network, metric and default budgets (`tasks.TASKS`)
+    activations: tuple[str, ...] = DEFAULT_ACTIVATIONS  # the README's derived cubic and xIELU against two baselines
     derive: Mapping[str, Mapping[str, str]] = field(default_factory=lambda: dict(DEFAULT_DERIVE))
-    matchings: tuple[str, ...] = MATCHINGS
-    steps: int = 0
-    compute_steps: int = 0
+    matchings: tuple[str, ...] = MATCHINGS  # both: a claim about a costlier activation must survive either
+    steps: int = 0  # per arm under step matching; 0: the task's default
+    compute_steps: int = 0  # the reference's steps under compute-time matching; 0: the task's default
     reference: str = "relu"  # compute-time matching: the arm whose compute time every other arm gets
-    batch_size: int = 0
-    lr: float = 0.0
-    schedule: str = "cosine"
+    batch_size: int = 0  # 0: the task's default
+    lr: float = 0.0  # 0: the task's default
+    schedule: str = "cosine"  # from here to `grad_clip`: the comparison's recipe, the same for every run
     warmup_fraction: float = 0.05
     grad_clip: float = 1.0
-    seed: int = 0
+    seed: int = 0  # initial weights and data order, shared by every arm
     rounds: int = 4  # interleaving slices per arm
     fast_path: str = "auto"  # xIELU/xIPReLU path: auto (compile) | compile | function | eager
     device: str = ""  # "" = cuda, then mps, then cpu
     threads: int = 0  # CPU threads for this run; 0 = torch's setting
+
+    # Fields the run notebook does not expose: the comparison's recipe, the same in every run.
+    NOT_IN_NOTEBOOK: ClassVar[tuple[str, ...]] = ("schedule", "warmup_fraction", "grad_clip")
+    # The values each choice takes (the run notebook's comments list them).
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "task": tuple(TASKS),
+        "matchings": MATCHINGS,
+        "fast_path": engine.FAST_PATHS,
+    }
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "activations", specs.parse_names(self.activations))
@@ -119,9 +131,17 @@ def _train_arms(config: CompareRunConfig, workdir: Path) -> dict[str, Any]:
     recorded = {**asdict(config), "activations": list(config.activations), "derive": dict(config.derive)}
     records = []
     for matching in config.matchings:
-        trained = engine.train_matched(task, data, arms, config.train_config(), config.budget(matching),
-                                       rounds=config.rounds, fast_path=config.fast_path, workdir=workdir,
-                                       reference=config.reference_for(matching))  # fmt: skip
+        trained = engine.train_matched(
+            task,
+            data,
+            arms,
+            config.train_config(),
+            config.budget(matching),
+            rounds=config.rounds,
+            fast_path=config.fast_path,
+            workdir=workdir,
+            reference=config.reference_for(matching),
+        )
         for name, arm in trained.items():
             records.append({**engine.arm_record(name, matching, arm, task, config.seed), "config": recorded})
     resolved = {name: specs.describe(name, set(derived)) for name in config.activations}

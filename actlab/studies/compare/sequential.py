@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from actlab.stats import beats_every
+from actlab.stats.beats_every import Comparisons
 from actlab.stats.sequential import (
     BatchDecide,
     Look,
@@ -28,8 +30,6 @@ from actlab.stats.sequential import (
     simulate,
 )
 from actlab.stats.tdist import standardised_mde
-from actlab.studies.compare import beats_every
-from actlab.studies.compare.beats_every import Comparisons
 from actlab.studies.compare.claims import SEQUENTIAL
 
 POWER = 0.8

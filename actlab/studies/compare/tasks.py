@@ -89,8 +89,16 @@ class Task:
             from actlab.models import LMConfig, build_lm
 
             d_model, n_layers, n_heads, seq_len = self.lm_shape
-            model = build_lm(LMConfig(seq_len=seq_len, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
-                                      mlp="standard", activation="relu"))  # fmt: skip
+            model = build_lm(
+                LMConfig(
+                    seq_len=seq_len,
+                    d_model=d_model,
+                    n_layers=n_layers,
+                    n_heads=n_heads,
+                    mlp="standard",
+                    activation="relu",
+                )
+            )
             for block in model.blocks:  # the placeholder ReLU holds no weights: swapping it changes no draw
                 block.mlp.act = activation()
             return model
@@ -115,8 +123,13 @@ class Task:
         return candidate - baseline if self.higher_is_better else baseline - candidate
 
     def describe(self) -> dict[str, Any]:
-        return {"task": self.name, "label": self.label, "metric": self.metric, "unit": self.unit,
-                "higher_is_better": self.higher_is_better}  # fmt: skip
+        return {
+            "task": self.name,
+            "label": self.label,
+            "metric": self.metric,
+            "unit": self.unit,
+            "higher_is_better": self.higher_is_better,
+        }
 
 
 @functools.lru_cache(maxsize=2)
@@ -156,20 +169,36 @@ def _text_windows(task: Task) -> TaskData:
     n_val = min(task.val_windows, available["val"]) // B * B
     train = (data.train[0][:n_train], data.train[1][:n_train])
     val = (data.val[0][:n_val], data.val[1][:n_val])
-    return TaskData(train, val, None, f"{data.info.source}: {data.info.notes}; {n_train} train / {n_val} validation "
-                    "windows used")  # fmt: skip
+    return TaskData(
+        train, val, None, f"{data.info.source}: {data.info.notes}; {n_train} train / {n_val} validation windows used"
+    )
 
 
-def lm_task(name: str, label: str, *, shape: tuple[int, int, int, int], batch_size: int, lr: float, steps: int,
-            compute_steps: int, **data: Any) -> Task:  # fmt: skip
+def lm_task(
+    name: str,
+    label: str,
+    *,
+    shape: tuple[int, int, int, int],
+    batch_size: int,
+    lr: float,
+    steps: int,
+    compute_steps: int,
+    **data: Any,
+) -> Task:
     """A byte-level LM task: `shape` = (d_model, n_layers, n_heads, seq_len); `data` sets `val_windows`,
     `max_bytes`, `corpus` and `corpus_pattern` (default: 1 MB of the Debian Python docs)."""
     budgets = {"steps": steps, "compute_steps": compute_steps}
     return Task(name, label, lm_shape=shape, batch_size=batch_size, lr=lr, **budgets, **_LM, **data)
 
 
-_CLASSIFICATION = {"kind": "classification", "metric": "test_accuracy", "higher_is_better": True,
-                   "unit": "accuracy points", "unit_name": "samples", "batch_size": 128}  # fmt: skip
+_CLASSIFICATION = {
+    "kind": "classification",
+    "metric": "test_accuracy",
+    "higher_is_better": True,
+    "unit": "accuracy points",
+    "unit_name": "samples",
+    "batch_size": 128,
+}
 _LM = {"kind": "lm", "metric": "val_bpb", "higher_is_better": False, "unit": "bits/byte", "unit_name": "tokens"}
 TASKS: dict[str, Task] = {
     task.name: task

@@ -52,8 +52,10 @@ def _values_and_slopes(build: Callable[[], nn.Module], x: torch.Tensor) -> pd.Da
     leaf = x.clone().requires_grad_(True)
     value = module(leaf)
     (slope,) = torch.autograd.grad(value.sum(), leaf)
-    frames = [pd.DataFrame({"x": x.numpy(), "quantity": q, "value": y.detach().numpy()})
-              for q, y in (("f(x)", value), ("f'(x)", slope))]  # fmt: skip
+    frames = [
+        pd.DataFrame({"x": x.numpy(), "quantity": q, "value": y.detach().numpy()})
+        for q, y in (("f(x)", value), ("f'(x)", slope))
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -83,8 +85,13 @@ def zero_summary(build: Callable[[], nn.Module]) -> dict[str, float]:
     (slope,) = torch.autograd.grad(value.sum(), x)
     value = value.detach()
     jump = float(value[2] - value[1] - tiny * slope[2])
-    return {"f(0)": float(value[1]), "jump at 0": jump, "f'(0-)": float(slope[0]),
-            "f'(0)": float(slope[1]), "f'(0+)": float(slope[3])}  # fmt: skip
+    return {
+        "f(0)": float(value[1]),
+        "jump at 0": jump,
+        "f'(0-)": float(slope[0]),
+        "f'(0)": float(slope[1]),
+        "f'(0+)": float(slope[3]),
+    }
 
 
 def quick_comparison(
@@ -120,19 +127,33 @@ def quick_comparison(
     runs = {}
     for seed in range(seeds):
         arms = (spec, *baselines)
-        config = CompareRunConfig(task=task, activations=arms, derive=prepared["derive"], steps=steps,
-                                  compute_steps=compute_steps, reference=baselines[0], seed=seed, rounds=rounds,
-                                  fast_path=fast_path, threads=1)  # fmt: skip
+        config = CompareRunConfig(
+            task=task,
+            activations=arms,
+            derive=prepared["derive"],
+            steps=steps,
+            compute_steps=compute_steps,
+            reference=baselines[0],
+            seed=seed,
+            rounds=rounds,
+            fast_path=fast_path,
+            threads=1,
+        )
         results = train_arms(config, Path(folder) / f"seed{seed}")
         runs[f"seed{seed}"] = {"params": {"seed": seed}, "status": "ok", "results": results}
     frame = analysis.arms_frame(runs)
     margins = {task: margin} if margin is not None and math.isfinite(margin) and margin > 0 else {}
-    paired = analysis.paired_improvements(frame, [spec], baselines, alpha=alpha, confidence=confidence,
-                                          margins=margins)  # fmt: skip
+    paired = analysis.paired_improvements(frame, [spec], baselines, alpha=alpha, confidence=confidence, margins=margins)
     setup = analysis.setup_summary(runs)
-    settings = claims.Settings(baselines=tuple(baselines), candidates=(spec,), margins=margins, alpha=alpha,
-                               confidence=confidence, n_simulations=n_simulations,
-                               provenance=provenance.collect())  # fmt: skip
+    settings = claims.Settings(
+        baselines=tuple(baselines),
+        candidates=(spec,),
+        margins=margins,
+        alpha=alpha,
+        confidence=confidence,
+        n_simulations=n_simulations,
+        provenance=provenance.collect(),
+    )
     decided = claims.decide_all(claims.StudyRuns(frame, setup), settings)
     save_claims(decided.claims, Path(folder) / "claims")
     return {

@@ -162,15 +162,17 @@ def runs_overview(data: dict[str, SweepRows]) -> pd.DataFrame:
     for role, rows in data.items():
         frame = rows.frame
         seeds = sorted(frame["seed"].unique().tolist()) if not frame.empty else []
-        records.append({
-            "section": role,
-            "sweep": rows.name,
-            "runs": rows.describe(),
-            "arms per run": int(len(frame) / max(len(rows.run_settings) or len(seeds), 1)),
-            "seeds": len(seeds),
-            "budget per arm": _budget(rows),
-            "kernel CPU s (all runs)": round(rows.cpu_seconds, 1),
-        })  # fmt: skip
+        records.append(
+            {
+                "section": role,
+                "sweep": rows.name,
+                "runs": rows.describe(),
+                "arms per run": int(len(frame) / max(len(rows.run_settings) or len(seeds), 1)),
+                "seeds": len(seeds),
+                "budget per arm": _budget(rows),
+                "kernel CPU s (all runs)": round(rows.cpu_seconds, 1),
+            }
+        )
     return pd.DataFrame(records)
 
 

@@ -203,8 +203,9 @@ def rate_against(n: int, threshold: float, confidence: float, unreachable: dict[
     found = rate_mde(n, threshold, confidence, POWER, "below")
     if found is None and deciding_count(n, threshold, confidence, "below") is None:
         needed = n_reachable(threshold, confidence, "below")
-        unreachable["not supported"] = (f"{n} {what} can never give a {confidence:.1%} upper bound below "
-                                        f"{threshold:g}; that needs n >= {needed}")  # fmt: skip
+        unreachable["not supported"] = (
+            f"{n} {what} can never give a {confidence:.1%} upper bound below {threshold:g}; that needs n >= {needed}"
+        )
     return found
 
 
@@ -371,11 +372,18 @@ class ScaleBias(NormalRows):
         mass_high_against = moments.interval(0, 1 - alpha / 2)[1]
         slope_high_against = moments.interval(1, 1 - alpha / 2)[1]
         return [
-            (float(moments.mean[i, 0]), (float(low[i]), float(high[i])),
-             {"threshold": self.threshold, "slope_low": float(slope_low[i]),
-              "mass_high_against": float(mass_high_against[i]), "slope_high_against": float(slope_high_against[i])})
+            (
+                float(moments.mean[i, 0]),
+                (float(low[i]), float(high[i])),
+                {
+                    "threshold": self.threshold,
+                    "slope_low": float(slope_low[i]),
+                    "mass_high_against": float(mass_high_against[i]),
+                    "slope_high_against": float(slope_high_against[i]),
+                },
+            )
             for i in range(len(stack))
-        ]  # fmt: skip
+        ]
 
     def detection(self, table: np.ndarray, alpha: float) -> Detection:
         mass, slope = table[:, 0], table[:, 1]
@@ -436,8 +444,10 @@ class Recovery(ClaimDesign):
 
     def decisions(self, stack: np.ndarray, alpha: float) -> list[Decision]:
         k, n = stack_rates(stack)
-        return [(int(a) / int(b), clopper_pearson(int(a), int(b), 1 - alpha), {"threshold": self.threshold})
-                for a, b in zip(k, n, strict=True)]  # fmt: skip
+        return [
+            (int(a) / int(b), clopper_pearson(int(a), int(b), 1 - alpha), {"threshold": self.threshold})
+            for a, b in zip(k, n, strict=True)
+        ]
 
     def detection(self, table: np.ndarray, alpha: float) -> Detection:
         k, n, _ = rate_and_interval(table, 1 - alpha)
@@ -445,15 +455,19 @@ class Recovery(ClaimDesign):
         unreachable = {}
         if towards is None:
             needed = n_reachable(self.threshold, 1 - alpha, "above")
-            unreachable["supported"] = (f"{n} networks can never give a {1 - alpha:.0%} lower bound >= "
-                                        f"{self.threshold:g}; that needs n >= {needed}")  # fmt: skip
+            unreachable["supported"] = (
+                f"{n} networks can never give a {1 - alpha:.0%} lower bound >= "
+                f"{self.threshold:g}; that needs n >= {needed}"
+            )
         p = binomial_p(k, n, self.threshold, "above"), binomial_p(k, n, self.threshold, "below")
         note = ""
         needed_95 = n_for_power(self.threshold, 0.95, 1 - alpha, POWER, "above")
         if needed_95 is not None:
             power_95 = rate_power(n, self.threshold, 0.95, 1 - alpha)
-            note = (f"at a true rate of 0.95, 'supported' comes {power_95:.0%} of the time with n = {n}; 80% needs "
-                    f"n >= {needed_95} networks")  # fmt: skip
+            note = (
+                f"at a true rate of 0.95, 'supported' comes {power_95:.0%} of the time with n = {n}; 80% needs "
+                f"n >= {needed_95} networks"
+            )
         against = rate_against(n, self.threshold, 1 - alpha, unreachable, "networks")
         return Detection(towards, against, p[0], p[1], unreachable=unreachable, note=note)
 
@@ -508,10 +522,13 @@ class EveryTruth(Recovery):
         found = []
         for ks, ns in zip(k, n, strict=True):
             per_truth = [
-                {"truth": name, "low": clopper_pearson(int(a), int(b), 1 - alpha)[0],
-                 "high_against": clopper_pearson(int(a), int(b), against)[1]}
+                {
+                    "truth": name,
+                    "low": clopper_pearson(int(a), int(b), 1 - alpha)[0],
+                    "high_against": clopper_pearson(int(a), int(b), against)[1],
+                }
                 for name, a, b in zip(self.truths, ks, ns, strict=True)
-            ]  # fmt: skip
+            ]
             rates = ks / ns
             worst = int(np.argmin(rates))
             ci = clopper_pearson(int(ks[worst]), int(ns[worst]), 1 - alpha)
@@ -591,10 +608,17 @@ class Table6(NormalRows):
         low0, high0 = moments.interval(0, 1 - alpha)
         found = []
         for i in range(len(stack)):
-            rows = [{"strategy": name, "high": float(high[j][i]), "low_against": float(low_against[j][i])}
-                    for j, name in enumerate(self.alternatives)]  # fmt: skip
-            found.append((float(moments.mean[i, 0]), (float(low0[i]), float(high0[i])),
-                          {"margin": rules.MSE_MARGIN, "alternatives": rows}))  # fmt: skip
+            rows = [
+                {"strategy": name, "high": float(high[j][i]), "low_against": float(low_against[j][i])}
+                for j, name in enumerate(self.alternatives)
+            ]
+            found.append(
+                (
+                    float(moments.mean[i, 0]),
+                    (float(low0[i]), float(high0[i])),
+                    {"margin": rules.MSE_MARGIN, "alternatives": rows},
+                )
+            )
         return found
 
     def detection(self, table: np.ndarray, alpha: float) -> Detection:
@@ -609,9 +633,11 @@ class Table6(NormalRows):
             mde_against=away,
             p_support=max(t_p(column, self.threshold, "below") for column in columns),
             p_against=min(1.0, count * min(t_p(column, self.threshold, "above") for column in columns)),
-            note=(f"every alternative at the same distance past the threshold; 'supported' needs all {count} "
-                  f"(each at {1 - (1 - POWER) / count:.0%} power), 'not supported' one, at alpha/{count}"),
-        )  # fmt: skip
+            note=(
+                f"every alternative at the same distance past the threshold; 'supported' needs all {count} "
+                f"(each at {1 - (1 - POWER) / count:.0%} power), 'not supported' one, at alpha/{count}"
+            ),
+        )
 
     def holds(self, stack: np.ndarray) -> np.ndarray:
         return (StackMoments.of(stack).mean < self.threshold).all(axis=1)
@@ -625,7 +651,7 @@ class Table6(NormalRows):
                 self.threshold,
                 "below",
                 "log10 MSE ratio",
-            )  # fmt: skip
+            )
             for name, moments in zip(self.alternatives, [Moments.of(c) for c in table.T], strict=True)
         )
 
@@ -670,13 +696,16 @@ class AppendixB(ClaimDesign):
         found = []
         for i, (a, b) in enumerate(zip(k, n, strict=True)):
             inputs = {
-                "threshold": self.threshold, "margin": self.margin, "plateau_low": float(plateau_low[i]),
-                "plateau_high": float(plateau_high[i]), "improvement_low": float(improvement_low[i]),
+                "threshold": self.threshold,
+                "margin": self.margin,
+                "plateau_low": float(plateau_low[i]),
+                "plateau_high": float(plateau_high[i]),
+                "improvement_low": float(improvement_low[i]),
                 "selection_high_against": clopper_pearson(int(a), int(b), against)[1],
                 "plateau_low_against": float(plateau_low_against[i]),
                 "plateau_high_against": float(plateau_high_against[i]),
                 "improvement_high_against": float(improvement_high_against[i]),
-            }  # fmt: skip
+            }
             found.append((int(a) / int(b), clopper_pearson(int(a), int(b), 1 - alpha), inputs))
         return found
 
@@ -688,9 +717,11 @@ class AppendixB(ClaimDesign):
         towards = rate_mde(n_sel, self.threshold, 1 - alpha, each, "above")
         unreachable = {}
         if towards is None:
-            unreachable["supported"] = (f"{n_sel} networks can never give a {1 - alpha:.0%} lower bound >= "
-                                        f"{self.threshold:g}; that needs n >= "
-                                        f"{n_reachable(self.threshold, 1 - alpha, 'above')}")  # fmt: skip
+            unreachable["supported"] = (
+                f"{n_sel} networks can never give a {1 - alpha:.0%} lower bound >= "
+                f"{self.threshold:g}; that needs n >= "
+                f"{n_reachable(self.threshold, 1 - alpha, 'above')}"
+            )
         p_inside, p_outside = _plateau_p(change, self.margin)
         return Detection(
             mde=towards,
@@ -727,7 +758,7 @@ class AppendixB(ClaimDesign):
                 0.0,
                 units="log10 MSE",
                 margin=self.margin,
-            ),  # fmt: skip
+            ),
             Part("gain over alpha = 0", gain.mean, gain.interval(1 - alpha), 0.0, "above", "log10 MSE"),
         )
 
@@ -744,8 +775,10 @@ class AppendixB(ClaimDesign):
         return found
 
     def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]:
-        return {"root": square_root(pooled_covariance([t[:, -2:] for t in tables])),
-                "columns": int(np.asarray(tables[0]).shape[1]) - 2}  # fmt: skip
+        return {
+            "root": square_root(pooled_covariance([t[:, -2:] for t in tables])),
+            "columns": int(np.asarray(tables[0]).shape[1]) - 2,
+        }
 
     def truth(self, effect: float, detection: Detection) -> dict[str, float]:
         z = _position(effect, self.threshold, detection.mde, detection.mde_against, self.sign)
@@ -778,8 +811,10 @@ def _plateau_p(change: np.ndarray, margin: float) -> tuple[float, float]:
     p_inside = max(
         float(scipy_stats.t.sf((mean + margin) / se, df)), float(scipy_stats.t.cdf((mean - margin) / se, df))
     )
-    p_outside = min(1.0, 2 * min(float(scipy_stats.t.sf((mean - margin) / se, df)),
-                                 float(scipy_stats.t.cdf((mean + margin) / se, df))))  # fmt: skip
+    p_outside = min(
+        1.0,
+        2 * min(float(scipy_stats.t.sf((mean - margin) / se, df)), float(scipy_stats.t.cdf((mean + margin) / se, df))),
+    )
     return p_inside, p_outside
 
 

@@ -102,10 +102,11 @@ class RouterFleet(nn.Module):
         # taken after the weights (so they do not change) and copied to every model like them.
         start = torch.randn(len(candidates)) * router_init_std if router_init_std > 0 else None
         configs = [
-            arm_config(arm, candidates=candidates, detach_target=detach_target, logit_clip=logit_clip,
-                       norm_clip=norm_clip)
+            arm_config(
+                arm, candidates=candidates, detach_target=detach_target, logit_clip=logit_clip, norm_clip=norm_clip
+            )
             for arm in self.arms
-        ]  # fmt: skip
+        ]
         self.router = StackedFlexAct(configs, candidates=candidates, generator=generator, initial_logits=start)
 
     @property

@@ -19,7 +19,6 @@ In the first four, "contradicted" is wrong wherever it appears; `Robustness.fals
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from actlab.claim import Claim, OperatingCharacteristics, Scenario
-from actlab.stats.calibrate import ScenarioSpec, operating_characteristics
+from actlab.stats.calibrate import ScenarioSpec, operating_characteristics, threshold_scenarios
 from actlab.studies.flexact.designs import ClaimDesign, Detection
 from actlab.studies.flexact.specification import DIMENSIONS, LABELS, Plan, Specification, contradicted_fast
 
@@ -101,17 +100,15 @@ def simulator(
 
 
 def scenarios(design: ClaimDesign, detection: Detection, paper_value: float | None) -> list[ScenarioSpec]:
-    """The truths shared by every specification (module docstring)."""
-    threshold, sign = design.threshold, design.sign
-    specs = [ScenarioSpec("null boundary", threshold, errors=("supported", "not supported"))]
-    if detection.mde:
-        specs.append(ScenarioSpec("MDE, supporting", threshold + sign * detection.mde, target="supported"))
-    if detection.mde_against:
-        specs.append(ScenarioSpec("MDE, against", threshold - sign * detection.mde_against, target="not supported"))
-    if paper_value is not None and math.isfinite(paper_value):
-        supporting = sign * (paper_value - threshold) > 0
-        specs.append(ScenarioSpec("paper's effect", paper_value, target="supported" if supporting else None))
-    return specs
+    """The truths shared by every specification (module docstring): `calibrate.threshold_scenarios` at the claim's
+    own MDEs on each side."""
+    return threshold_scenarios(
+        design.threshold,
+        supports=design.supports,
+        mde=detection.mde,
+        mde_against=detection.mde_against,
+        paper_effect=paper_value,
+    )
 
 
 def operating(

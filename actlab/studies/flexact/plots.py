@@ -173,14 +173,27 @@ def mass_beyond_fit(summary: pd.DataFrame) -> plt.Figure:
     for ax, truth in zip(axes[0], truths, strict=True):
         part = summary[summary.ground_truth == truth].sort_values("k")
         _interval_errorbar(
-            ax, part["k"], part["unbounded_mass"], part["unbounded_low"], part["unbounded_high"],
-            color="#1f77b4", lw=4, ms=10, alpha=0.4, label="mass on unbounded",
-        )  # fmt: skip
+            ax,
+            part["k"],
+            part["unbounded_mass"],
+            part["unbounded_low"],
+            part["unbounded_high"],
+            color="#1f77b4",
+            lw=4,
+            ms=10,
+            alpha=0.4,
+            label="mass on unbounded",
+        )
         # (wide and pale: where the two curves coincide, the red one lies on top of it)
         _interval_errorbar(
-            ax, part["k"], part["beyond_fit_mass"], part["beyond_fit_low"], part["beyond_fit_high"],
-            color="#d62728", label="mass on unbounded that do not fit best",
-        )  # fmt: skip
+            ax,
+            part["k"],
+            part["beyond_fit_mass"],
+            part["beyond_fit_low"],
+            part["beyond_fit_high"],
+            color="#d62728",
+            label="mass on unbounded that do not fit best",
+        )
         for k, best, seeds in zip(part["k"], part["fit_optimal"], part["fit_optimal_seeds"], strict=True):
             ax.text(k, 1.08, f"{best}\n{seeds}", ha="center", va="bottom", fontsize=6, color=activation_color(best))
         ax.axhline(0.5, color="gray", lw=0.8, ls=":")
@@ -234,9 +247,14 @@ def specification_curve(table: pd.DataFrame, dimensions: Sequence[str], columns:
         for j, row in part.iterrows():
             color = verdict_color(row["verdict"])
             top.errorbar(
-                j, row["estimate"], yerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
-                fmt="D" if row["baseline"] else "o", ms=7 if row["baseline"] else 4, color=color, capsize=2,
-            )  # fmt: skip
+                j,
+                row["estimate"],
+                yerr=[[row["estimate"] - row["ci_low"]], [row["ci_high"] - row["estimate"]]],
+                fmt="D" if row["baseline"] else "o",
+                ms=7 if row["baseline"] else 4,
+                color=color,
+                capsize=2,
+            )
         top.set_title(claim_words(claim), fontsize=8)
         top.set_ylabel("estimate, 95% CI (claim's units)" if c == 0 else "", fontsize=7)
         top.set_xticks([])
@@ -291,19 +309,35 @@ def specification_effects(
         return fig
     labels = list(dict.fromkeys(effects.sort_values("order", kind="stable")["effect"]))
     rows = int(np.ceil(len(claims) / columns))
-    fig, axes = plt.subplots(rows, columns, figsize=(4.6 * columns, 0.5 + 0.24 * len(labels) * rows),
-                             squeeze=False, sharey=True)  # fmt: skip
+    fig, axes = plt.subplots(
+        rows, columns, figsize=(4.6 * columns, 0.5 + 0.24 * len(labels) * rows), squeeze=False, sharey=True
+    )
     y = {name: i for i, name in enumerate(labels)}
     for ax, claim in zip(axes.flat, claims, strict=False):
         part = effects[effects.claim == claim]
         if part.empty:
-            ax.text(0.5, 0.5, "its per-run value is the same\nin every run of the curve", ha="center", va="center",
-                    transform=ax.transAxes, fontsize=8)  # fmt: skip
+            ax.text(
+                0.5,
+                0.5,
+                "its per-run value is the same\nin every run of the curve",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+                fontsize=8,
+            )
         for row in part.itertuples():
             significant = np.isfinite(row.p) and row.p < alpha
             color = "#d62728" if significant else ("#1f77b4" if row.order == 1 else "#7f7f7f")
-            ax.errorbar(row.estimate, y[row.effect], xerr=[[row.estimate - row.ci_low], [row.ci_high - row.estimate]],
-                        fmt="o", ms=4, color=color, mfc=color if significant else "white", capsize=2)  # fmt: skip
+            ax.errorbar(
+                row.estimate,
+                y[row.effect],
+                xerr=[[row.estimate - row.ci_low], [row.ci_high - row.estimate]],
+                fmt="o",
+                ms=4,
+                color=color,
+                mfc=color if significant else "white",
+                capsize=2,
+            )
         ax.axvline(0, color="black", lw=0.8)
         ax.set_title(claim_words(claim), fontsize=8)
         ax.tick_params(labelsize=6)

@@ -96,8 +96,10 @@ def rule_appendix_b(
     Not supported if one fails at 1 - alpha/3 confidence (Bonferroni over the three): the rate below the
     threshold, the change outside +-margin, or alpha = 0 fitting better."""
     inputs = (estimate, *ci, plateau_low, plateau_high, improvement_low)
-    _finite("rule_appendix_b", (*inputs, selection_high_against, plateau_low_against, plateau_high_against,
-                                improvement_high_against))  # fmt: skip
+    _finite(
+        "rule_appendix_b",
+        (*inputs, selection_high_against, plateau_low_against, plateau_high_against, improvement_high_against),
+    )
     if (
         selection_high_against < threshold
         or improvement_high_against < 0

@@ -18,15 +18,19 @@ Defaults are choices where the paper is silent, all parameters of the notebook:
   Sigmoid's largest derivative (in the single-unit layer every norm is |sigma'(h)| <= 1, so a clip at 1
   would change nothing; at 0.25 the unbounded candidates' targets become equal, the "destroyed
   ordering" App. D.8 describes).
+
+`RunSettings` (the training settings) and `ArmAxes` (the arm grid) are the one source of a run's parameters: their
+defaults are `notebooks/flexact/run_synthetic.ipynb`'s, and `tests/test_run_parameters.py` holds that notebook's
+parameters cell and every sweep file to them.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -34,8 +38,8 @@ import torch
 from actlab.routing.flexact import DEFAULT_CANDIDATES
 from actlab.routing.schedules import TauSchedule, make_schedule
 from actlab.routing.stacked import StackedFlexAct
-from actlab.studies.flexact.arms import FLEXACT, Arm
-from actlab.studies.flexact.data import make_inputs, target
+from actlab.studies.flexact.arms import FLEXACT, G_BAR_DEFINITIONS, STRATEGIES, TAU, Arm, expand_sets
+from actlab.studies.flexact.data import X1_DISTRIBUTIONS, make_inputs, target
 from actlab.studies.flexact.fleet import RouterFleet
 from actlab.timing import phase
 from actlab.train import Budget, TrainConfig, TrainState, train
@@ -48,24 +52,32 @@ TAU_SCHEDULES = ("exponential", "linear", "constant")
 class RunSettings:
     """Everything besides the arms that shapes a run's result (one dataclass, stored with the run)."""
 
-    seed: int = 0
-    epochs: int = 100
+    seed: int = 0  # the data and the initial weights, shared by the run's arms
+    epochs: int = 100  # App. B: 100 epochs at a fixed learning rate
     hidden: int = 0  # 0: h = w.x + b -> router (the paper's single layer); H: Linear(4,H) -> router -> Linear(H,1)
-    lr: float = 0.05
-    batch_size: int = 200
+    lr: float = 0.05  # Adam; the paper gives none
+    batch_size: int = 200  # 10 steps per epoch of 2000 examples
     n_train: int = 2000
     n_test: int = 1000
-    x1_distribution: str = "uniform"
-    tau_schedule: str = "exponential"
+    x1_distribution: str = "uniform"  # x_1 ~ U(-1, 1), inferred from Table 1's Identity row (`data`)
+    tau_schedule: str = "exponential"  # annealed from tau_start to tau_end, stepped once per epoch
     tau_start: float = 1.0
     tau_end: float = 0.1
-    detach_target: bool = True
-    logit_clip: float = 1.0
-    norm_clip: float = 0.25
+    detach_target: bool = True  # p_tilde is a fixed target (Prop. 2)
+    logit_clip: float = 1.0  # Table 6 "logit grad clipping": max norm of dL/dlog pi (the paper gives none)
+    norm_clip: float = 0.25  # Table 6 "KL + clipped norms": Sigmoid's largest derivative (module docstring)
     router_init_std: float = 0.0  # 0: uniform start (log pi = 0); s > 0: log pi ~ N(0, s^2), shared by a run's arms
-    candidates: tuple[str, ...] = DEFAULT_CANDIDATES
+    candidates: tuple[str, ...] = DEFAULT_CANDIDATES  # the paper's five
     trajectory_every: int = 1  # record pi every this many epochs (0: only the final one)
     probe_epochs: int = 0  # measure Cor. D.3's quantities in each step of the first this many epochs
+
+    # Fields the run notebook does not expose: the paper's candidate set, the same in every run.
+    NOT_IN_NOTEBOOK: ClassVar[tuple[str, ...]] = ("candidates",)
+    # The values each choice takes (the run notebook's comments list them).
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "x1_distribution": X1_DISTRIBUTIONS,
+        "tau_schedule": TAU_SCHEDULES,
+    }
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "candidates", tuple(self.candidates))
@@ -77,6 +89,8 @@ class RunSettings:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
         if self.tau_schedule not in TAU_SCHEDULES:
             raise ValueError(f"tau_schedule must be one of {TAU_SCHEDULES}, got {self.tau_schedule!r}")
+        if self.x1_distribution not in X1_DISTRIBUTIONS:
+            raise ValueError(f"x1_distribution must be one of {X1_DISTRIBUTIONS}, got {self.x1_distribution!r}")
         if not self.router_init_std >= 0:
             raise ValueError(f"router_init_std must be >= 0, got {self.router_init_std!r}")
         if self.trajectory_every < 0 or self.probe_epochs < 0:
@@ -93,6 +107,29 @@ class RunSettings:
             (self.tau_end / self.tau_start) ** (1.0 / max(self.epochs - 1, 1)) if self.tau_end < self.tau_start else 1.0
         )
         return make_schedule("exponential", start=self.tau_start, rate=rate, minimum=min(self.tau_end, self.tau_start))
+
+
+@dataclass(frozen=True)
+class ArmAxes:
+    """The axes a run's arms cross (`arms.expand`, which applies its rules), each a tuple of values; the defaults
+    are the paper's method on every ground truth: Flex-Act with KL + grad norm at alpha 0.3, lambda = tau (App. B)
+    and g_bar the batch mean, at input scale k = 5 (§4.1)."""
+
+    ground_truth: tuple[str, ...] = DEFAULT_CANDIDATES  # the hidden activation a; the target is a(k x_1)
+    k: tuple[float, ...] = (5.0,)  # input scale
+    model: tuple[str, ...] = (FLEXACT,)  # "flexact" and/or fixed activations trained on the same data
+    strategy: tuple[str, ...] = ("kl_grad_norm",)  # Table 6's rows; kl_grad_norm is the paper's method
+    alpha: tuple[float, ...] = (0.3,)  # the KL weight; 0: no correction
+    lam: tuple[float | str, ...] = (TAU,)  # the pseudo-target's temperature: numbers, or "tau" (the routing tau)
+    g_bar: tuple[str, ...] = ("mean",)  # mean: batch mean of per-sample norms | l2: the batch's norm (eq. 1)
+
+    # The values each choice takes (the run notebook's comments list them); ground_truth and model take any
+    # registry activation.
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"strategy": tuple(STRATEGIES), "g_bar": G_BAR_DEFINITIONS}
+
+    def arms(self, sets: Sequence[Mapping[str, Any]] = ()) -> list[Arm]:
+        """The arms of these axes, or of each of `sets` (axes replacing these; `arms.expand_sets`)."""
+        return expand_sets({name: list(values) for name, values in asdict(self).items()}, sets)
 
 
 @dataclass
@@ -193,8 +230,9 @@ def train_arms(arms: list[Arm], settings: RunSettings) -> RunResult:
     config = TrainConfig(
         task="regression", optimizer="adam", lr=s.lr, batch_size=s.batch_size, seed=s.seed, stacked=True, device="cpu"
     )
-    outcome = train(fleet, (inputs.x_train, y_train), config, Budget.epochs(s.epochs), callbacks=[recorder],
-                    progress=False)  # fmt: skip
+    outcome = train(
+        fleet, (inputs.x_train, y_train), config, Budget.epochs(s.epochs), callbacks=[recorder], progress=False
+    )
     tau_final = schedule.at(s.epochs - 1)
     fleet.router.tau = tau_final
     result = RunResult(settings=settings)

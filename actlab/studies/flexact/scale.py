@@ -9,7 +9,7 @@ delta > 0) and stays below |delta| for bounded ones. Three measurements:
 2. `mass_regression`: OLS of that mass on log k (with ground-truth fixed effects), standard errors
    clustered by seed (arms of one seed share data, initial weights and Gumbel draws). With few
    seeds the cluster-robust errors are rough; statsmodels uses a t reference with G - 1 df.
-3. `beyond_fit` / `fit_summary` (issue 20): a mass on unbounded candidates is a bias only where they do
+3. `beyond_fit` / `fit_summary`: a mass on unbounded candidates is a bias only where they do
    not fit best. Each fixed candidate trains on the same data, start and budget as the router; the
    best test MSE per (truth, k, seed) names the fit-optimal choice, and `beyond_fit_mass` is the routing
    mass on unbounded candidates *other than* the fit-optimal one. With a bounded truth that Sigmoid or
@@ -106,7 +106,7 @@ def bias_at(
     return {"k": k, "alpha": alpha, "truths": list(truths), "uniform_start": start, **mse_cell(part[column])}
 
 
-# ---------------------------------------------------------------- the bias beyond fit (issue 20)
+# ---------------------------------------------------------------- the bias beyond fit
 KEYS = ["ground_truth", "k", "seed"]
 
 
@@ -154,20 +154,22 @@ def fit_summary(rows: pd.DataFrame, alpha: float = 0.0) -> pd.DataFrame:
         counts = group["fit_optimal"].value_counts()
         unbounded, beyond = mse_cell(group["unbounded_mass"]), mse_cell(group["beyond_fit_mass"])
         picks = proportion_cell(group["picks_fit_optimal"])
-        records.append({
-            "ground_truth": truth,
-            "k": k,
-            "n": unbounded["n"],
-            "unbounded_mass": unbounded["mean"],
-            "unbounded_low": unbounded["ci_low"],
-            "unbounded_high": unbounded["ci_high"],
-            "beyond_fit_mass": beyond["mean"],
-            "beyond_fit_low": beyond["ci_low"],
-            "beyond_fit_high": beyond["ci_high"],
-            "fit_optimal": counts.index[0],
-            "fit_optimal_seeds": f"{int(counts.iloc[0])}/{len(group)}",
-            "picks_fit_optimal": picks["rate"],
-        })  # fmt: skip
+        records.append(
+            {
+                "ground_truth": truth,
+                "k": k,
+                "n": unbounded["n"],
+                "unbounded_mass": unbounded["mean"],
+                "unbounded_low": unbounded["ci_low"],
+                "unbounded_high": unbounded["ci_high"],
+                "beyond_fit_mass": beyond["mean"],
+                "beyond_fit_low": beyond["ci_low"],
+                "beyond_fit_high": beyond["ci_high"],
+                "fit_optimal": counts.index[0],
+                "fit_optimal_seeds": f"{int(counts.iloc[0])}/{len(group)}",
+                "picks_fit_optimal": picks["rate"],
+            }
+        )
     return pd.DataFrame(records)
 
 

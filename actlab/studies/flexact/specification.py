@@ -180,8 +180,10 @@ class Plan:
 
 def make_plan(baseline: Specification, alternatives: Sequence[Specification]) -> Plan:
     """The plan of a curve: alternatives sorted by how many choices they change, then by value."""
-    others = sorted({spec for spec in alternatives if spec != baseline},
-                    key=lambda spec: (len(changes(spec, baseline)), [str(v) for v in spec]))  # fmt: skip
+    others = sorted(
+        {spec for spec in alternatives if spec != baseline},
+        key=lambda spec: (len(changes(spec, baseline)), [str(v) for v in spec]),
+    )
     specs = [baseline, *others]
     codes: list[list[float]] = [[] for _ in specs]
     for index in range(len(DIMENSIONS)):
@@ -264,12 +266,21 @@ class Curve:
             for spec, units in self.tables[design.claim_id].items():
                 estimate, ci, inputs = design.decision(units, alpha)
                 changed = changes(spec, self.plan.baseline)
-                records.append({
-                    "claim": design.claim_id, "specification": label(changed), "changes": changed,
-                    "baseline": spec == self.plan.baseline, "estimate": estimate, "ci_low": ci[0], "ci_high": ci[1],
-                    "n": design.n_units(units), "runs": len(units), "verdict": design.rule(estimate, ci, **inputs),
-                    **dict(zip(DIMENSIONS, spec, strict=True)),
-                })  # fmt: skip
+                records.append(
+                    {
+                        "claim": design.claim_id,
+                        "specification": label(changed),
+                        "changes": changed,
+                        "baseline": spec == self.plan.baseline,
+                        "estimate": estimate,
+                        "ci_low": ci[0],
+                        "ci_high": ci[1],
+                        "n": design.n_units(units),
+                        "runs": len(units),
+                        "verdict": design.rule(estimate, ci, **inputs),
+                        **dict(zip(DIMENSIONS, spec, strict=True)),
+                    }
+                )
         return pd.DataFrame(records)
 
     def effects(self, confidence: float = 0.95) -> pd.DataFrame:
@@ -277,9 +288,17 @@ class Curve:
         records = []
         for design in self.designs:
             for effect in claim_effects(design, self.tables[design.claim_id], self.plan, confidence=confidence):
-                records.append({"claim": design.claim_id, "effect": effect.label, "order": effect.order,
-                                "estimate": effect.estimate, "ci_low": effect.ci_low, "ci_high": effect.ci_high,
-                                "p": effect.p})  # fmt: skip
+                records.append(
+                    {
+                        "claim": design.claim_id,
+                        "effect": effect.label,
+                        "order": effect.order,
+                        "estimate": effect.estimate,
+                        "ci_low": effect.ci_low,
+                        "ci_high": effect.ci_high,
+                        "p": effect.p,
+                    }
+                )
         return pd.DataFrame(records, columns=["claim", "effect", "order", "estimate", "ci_low", "ci_high", "p"])
 
 

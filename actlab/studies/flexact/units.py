@@ -56,8 +56,9 @@ def selection(rows: pd.DataFrame, truths: tuple[str, ...] = paper.GROUND_TRUTHS)
     if part.empty:
         raise ValueError("no Flex-Act rows at alpha = 0.3 and k = 5: the sweep lacks Table 1's arms")
     recovered = part["recovered"].astype(float).where(part["mse"].notna())
-    wide = part.assign(value=recovered).pivot_table(index="seed", columns="ground_truth", values="value",
-                                                    aggfunc="first", dropna=False)  # fmt: skip
+    wide = part.assign(value=recovered).pivot_table(
+        index="seed", columns="ground_truth", values="value", aggfunc="first", dropna=False
+    )
     return wide.reindex(index=_seeds(part), columns=list(truths)).to_numpy(dtype=float)
 
 

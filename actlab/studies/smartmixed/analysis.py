@@ -19,8 +19,19 @@ import pandas as pd
 from actlab import stats
 from actlab.studies.smartmixed.config import CONTROLS, RANKED
 
-ARM_COLUMNS = ("test_accuracy", "val_accuracy", "val_loss", "phase2_start_test_accuracy", "epochs", "steps",
-               "samples", "seconds", "phase1_steps", "phase2_steps", "freeze_max_abs_diff")  # fmt: skip
+ARM_COLUMNS = (
+    "test_accuracy",
+    "val_accuracy",
+    "val_loss",
+    "phase2_start_test_accuracy",
+    "epochs",
+    "steps",
+    "samples",
+    "seconds",
+    "phase1_steps",
+    "phase2_steps",
+    "freeze_max_abs_diff",
+)
 
 
 @dataclass
@@ -59,8 +70,13 @@ def frames_from_records(records: dict[str, dict[str, Any]], runs: pd.DataFrame |
         if "arms" not in results:
             continue
         config, data = results["config"], results["data"]
-        base = {"run_id": run_id, "architecture": data["architecture"], "seed": int(config["seed"]),
-                "mode": config["mode"], "dataset": data["dataset"]}  # fmt: skip
+        base = {
+            "run_id": run_id,
+            "architecture": data["architecture"],
+            "seed": int(config["seed"]),
+            "mode": config["mode"],
+            "dataset": data["dataset"],
+        }
         contexts.append({**data, "width_scale": config["width_scale"], "seed": config["seed"]})
         for arm in results["arms"]:
             row = {**base, "arm": arm["arm"], "strategy": arm["strategy"], "init": arm["init"], "status": arm["status"]}
@@ -75,14 +91,29 @@ def frames_from_records(records: dict[str, dict[str, Any]], runs: pd.DataFrame |
                 n_layers = len(phase1["widths"])
                 depth = layer / (n_layers - 1) if n_layers > 1 else 0.0
                 for choice, count in counts.items():
-                    layer_rows.append({**base, "network": run_id, "layer": layer, "n_layers": n_layers,
-                                       "depth": depth, "width": width, "choice": choice, "count": int(count),
-                                       "mean_max_prob": phase1["mean_max_prob"][layer]})  # fmt: skip
+                    layer_rows.append(
+                        {
+                            **base,
+                            "network": run_id,
+                            "layer": layer,
+                            "n_layers": n_layers,
+                            "depth": depth,
+                            "width": width,
+                            "choice": choice,
+                            "count": int(count),
+                            "mean_max_prob": phase1["mean_max_prob"][layer],
+                        }
+                    )
     arms = pd.DataFrame(arm_rows)
     if arms.empty:
         raise ValueError("no SmartMixed run recorded any arm; check the sweep's failed runs (load_status)")
-    return StudyResults(arms, pd.DataFrame(phase_rows), pd.DataFrame(layer_rows),
-                        runs if runs is not None else pd.DataFrame(), _context(arms, contexts, runs))  # fmt: skip
+    return StudyResults(
+        arms,
+        pd.DataFrame(phase_rows),
+        pd.DataFrame(layer_rows),
+        runs if runs is not None else pd.DataFrame(),
+        _context(arms, contexts, runs),
+    )
 
 
 def _number(value: Any) -> float:
@@ -127,9 +158,16 @@ def accuracy_table(results: StudyResults, metric: str = "test_accuracy", confide
     for (architecture, arm), group in ok_arms(results).groupby(["architecture", "arm"], sort=False):
         values = group[metric].to_numpy()
         interval = stats.t_interval(values, confidence) if len(values) > 1 else None
-        rows.append({"architecture": architecture, "arm": arm, "n": len(values), "mean": float(np.mean(values)),
-                     "ci_low": interval.low if interval else math.nan,
-                     "ci_high": interval.high if interval else math.nan})  # fmt: skip
+        rows.append(
+            {
+                "architecture": architecture,
+                "arm": arm,
+                "n": len(values),
+                "mean": float(np.mean(values)),
+                "ci_low": interval.low if interval else math.nan,
+                "ci_high": interval.high if interval else math.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -243,8 +281,15 @@ def paired_tests(
 def _paired_row(pair: pd.DataFrame, a: str, b: str) -> dict[str, Any]:
     t = stats.paired_t(pair[a], pair[b])
     w = stats.wilcoxon(pair[a], pair[b])
-    return {"n": t.n, "difference": t.estimate, "ci_low": t.low, "ci_high": t.high, "p_t": t.pvalue,
-            "p_wilcoxon": w.pvalue, "d_z": _dz(pair[a], pair[b])}  # fmt: skip
+    return {
+        "n": t.n,
+        "difference": t.estimate,
+        "ci_low": t.low,
+        "ci_high": t.high,
+        "p_t": t.pvalue,
+        "p_wilcoxon": w.pvalue,
+        "d_z": _dz(pair[a], pair[b]),
+    }
 
 
 def _dz(a: pd.Series, b: pd.Series) -> float:
@@ -299,8 +344,11 @@ def freeze_check(results: StudyResults) -> dict[str, float]:
     diffs = results.arms.freeze_max_abs_diff.dropna()
     phase1 = results.phase1
     same = (phase1.test_accuracy - phase1.argmax_test_accuracy).abs() if not phase1.empty else pd.Series(dtype=float)
-    return {"max_abs_diff": float(diffs.max()) if len(diffs) else math.nan, "networks": int(len(diffs)),
-            "max_accuracy_gap_eval_vs_argmax": float(same.max()) if len(same) else math.nan}  # fmt: skip
+    return {
+        "max_abs_diff": float(diffs.max()) if len(diffs) else math.nan,
+        "networks": int(len(diffs)),
+        "max_accuracy_gap_eval_vs_argmax": float(same.max()) if len(same) else math.nan,
+    }
 
 
 def identical_runs(results: StudyResults, a: str, b: str) -> tuple[int, int]:

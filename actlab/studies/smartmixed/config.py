@@ -1,8 +1,11 @@
 """What one SmartMixed run is asked to do: the run notebook's parameters, validated in one place.
 
 Why a dataclass: the run notebook, the sweep files and the tests all describe a run the same way,
-and a typo (an unknown strategy, `tau <= 0`, a phase-1 fraction that leaves no phase 2) must fail
-before minutes of training with one line that says how to fix it.
+and a typo (an unknown strategy or dataset, `tau <= 0`, a phase-1 fraction that leaves no phase 2) must fail
+before minutes of training with one line that says how to fix it. `RunConfig` is the one source of a run's
+parameters: its defaults are the run notebook's (one quick CPU run of every strategy), and
+`tests/test_run_parameters.py` holds the notebook's parameters cell (names, defaults, the values each choice
+takes) and every sweep file to it.
 
 Strategies (one run may train several; they share the seed, the data and the initial weights):
 - `smartmixed`: phase 1 learns a per-neuron choice (hard Gumbel-Softmax), phase 2 trains the
@@ -18,9 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 from actlab.routing.smartmixed import MODES, SMARTMIXED_POOL
+from actlab.studies.smartmixed.data import NAMED
 
 # The 17 distinct hidden-width lists of the public code (shared/REFERENCE_FACTS.md, SmartMixed);
 # the code lists 18 but one dictionary key is duplicated.
@@ -95,35 +100,50 @@ def parse_list(value: str | Sequence[str], name: str, valid: Sequence[str], ever
 
 @dataclass(frozen=True)
 class RunConfig:
-    """One (dataset, architecture, seed) run of one or several strategies; defaults = the CPU profile."""
+    """One (dataset, architecture, seed) run of one or several strategies; defaults = the run notebook's, one quick
+    CPU run of every strategy (the sweep files state what their runs change)."""
 
-    dataset: str = "fashion_mnist"  # fashion_mnist | mnist5k | mnist1d | digits | a folder of MNIST IDX files
-    architecture: tuple[int, ...] = (512, 256, 128)
-    width_scale: float = 1.0  # multiply every hidden width (the CPU profile shrinks the deep network)
-    strategies: tuple[str, ...] = STRATEGIES
-    budget_kind: str = "epochs"  # epochs | steps | seconds: what "the same total budget" counts
-    total: float = 8  # the total budget every strategy gets
-    phase1_fraction: float = 0.125  # the public code: 50 of 400 epochs
+    dataset: str = "fashion_mnist"  # a named data set (NAMED), or a folder of the MNIST IDX files (the paper's data)
+    architecture: tuple[int, ...] = REPRESENTATIVE  # the paper's 7-hidden-layer network (Table I)
+    width_scale: float = 0.5  # every hidden width times this, so the deep network fits a CPU run; 1.0: as published
+    strategies: tuple[str, ...] = STRATEGIES  # every arm: SmartMixed, the six fixed activations, the controls
+    budget_kind: str = "epochs"  # what "the same total budget" counts: epochs | steps | seconds (compute time)
+    total: float = 6  # the total budget every strategy gets (SmartMixed: phase 1 + phase 2)
+    phase1_fraction: float = 0.33  # phase 1's share; the public code: 50 of 400 epochs (0.125), too short here
     phase2_inits: tuple[str, ...] = ("carry",)  # carry (phase-1 weights kept) | reinit (the public code)
     mode: str = "corrected"  # corrected | reference (public-code noise, clamps, softmax before the loss)
-    tau: float = 0.3
-    lr: float = 1e-3
+    tau: float = 0.3  # the Gumbel-Softmax temperature of the public code
+    lr: float = 1e-3  # Adam; the public code: 1e-4 over 400 epochs, too slow for a CPU run's few epochs
     # Router learning rate as a multiple of `lr` (the public code: one optimiser, so 1). Adam is
     # invariant to a gradient's scale, so logits parameterised as k * raw move k times as fast.
     router_lr_scale: float = 1.0
     phase1_only: bool = False  # the preference sweep: phase 1 for the whole `total`, no phase 2, no baselines
-    batch_size: int = 128
+    batch_size: int = 128  # the public code's
     grad_clip: float | None = 1.0  # the public code clips the gradient norm at 1.0
-    n_train: int = 0  # stratified training subsample; 0 = the whole training split
-    n_val: int = 0  # validation subsample (checkpoint selection); 0 = all
-    n_test: int = 0  # test subsample; 0 = all
+    n_train: int = 2000  # stratified training subsample (a CPU run); 0 = the whole training split
+    n_val: int = 500  # validation subsample (checkpoint selection); 0 = all
+    n_test: int = 2000  # test subsample; 0 = all
     data_seed: int = 0  # the split and subsamples: the same for every seed, so seeds vary training only
-    seed: int = 0
+    seed: int = 0  # initial weights, data order and Gumbel noise
     device: str | None = None  # None: cuda, then mps, then cpu
-    num_threads: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    num_threads: int | None = None  # None: torch's setting (a sweep worker pins its own)
+    extra: dict[str, Any] = field(default_factory=dict)  # what a caller records beside the run (never trained on)
+
+    # Fields the run notebook does not expose: a sweep worker sets the threads, and `extra` is for callers.
+    NOT_IN_NOTEBOOK: ClassVar[tuple[str, ...]] = ("num_threads", "extra")
+    # The named values each choice takes (the run notebook's comments list them; a folder is also a dataset).
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "dataset": NAMED,
+        "budget_kind": BUDGET_KINDS,
+        "phase2_inits": INITS,
+        "mode": MODES,
+    }
 
     def __post_init__(self) -> None:
+        if self.dataset not in NAMED and not Path(self.dataset).is_dir():
+            raise ValueError(
+                f"dataset {self.dataset!r} is neither one of {', '.join(NAMED)} nor a folder with MNIST IDX files"
+            )
         object.__setattr__(self, "architecture", parse_architecture(self.architecture))
         object.__setattr__(self, "strategies", tuple(parse_list(self.strategies, "strategy", STRATEGIES)))
         object.__setattr__(self, "phase2_inits", tuple(parse_list(self.phase2_inits, "phase2_init", INITS)))

@@ -88,10 +88,13 @@ def _group(label: str, values: np.ndarray, claim: TwoComponentClaim, power: floa
     smaller = se.smaller_effect(summary, claim.margin, claim.confidence, power)
     tost = se.equivalence_p(summary, claim.margin) if claim.equivalence else None
     verdicts = [
-        claim.rule(float(smaller.estimate[b]), (float(smaller.low[b]), float(smaller.high[b])),
-                   **_inputs(claim, n, 1.0 if tost is None else float(tost[b])))
+        claim.rule(
+            float(smaller.estimate[b]),
+            (float(smaller.low[b]), float(smaller.high[b])),
+            **_inputs(claim, n, 1.0 if tost is None else float(tost[b])),
+        )
         for b in range(batch)
-    ]  # fmt: skip
+    ]
     return GroupResult(label, n, summary, smaller, tost, verdicts)
 
 
@@ -167,10 +170,14 @@ def evidence(decision: TwoComponentDecision, claim: TwoComponentClaim, component
     sm = base.smaller
     low, high, p = se.component_intervals(base.summary, claim.confidence)
     context = {
-        name: {"estimate": float(base.summary.mean[0, i]), "ci": [float(low[0, i]), float(high[0, i])],
-               "p_vs_0": float(p[0, i]), "sd": float(base.summary.sd[0, i])}
+        name: {
+            "estimate": float(base.summary.mean[0, i]),
+            "ci": [float(low[0, i]), float(high[0, i])],
+            "p_vs_0": float(p[0, i]),
+            "sd": float(base.summary.sd[0, i]),
+        }
         for i, name in enumerate(components)
-    }  # fmt: skip
+    }
     context["simultaneous_confidence"] = sm.confidence
     return Evidence(
         estimate=float(sm.estimate[0]),
@@ -191,8 +198,12 @@ def specification_table(decision: TwoComponentDecision, components: tuple[str, s
         if group.summary is not None:
             for i, name in enumerate(components):
                 row[name] = float(group.summary.mean[0, i])
-            row.update(smaller=float(group.smaller.estimate[0]), low=float(group.smaller.low[0]),
-                       high=float(group.smaller.high[0]), mde=float(group.smaller.mde[0]))  # fmt: skip
+            row.update(
+                smaller=float(group.smaller.estimate[0]),
+                low=float(group.smaller.low[0]),
+                high=float(group.smaller.high[0]),
+                mde=float(group.smaller.mde[0]),
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -225,8 +236,10 @@ def accuracy_cube(arms: pd.DataFrame, strategies: list[str]) -> tuple[np.ndarray
     counts = wide.groupby(level="architecture").size()
     architectures = [a for a in dict.fromkeys(wide.index.get_level_values("architecture")) if counts[a] >= 2]
     if not architectures:
-        raise ValueError(f"no architecture has two seeds on which all of {', '.join(strategies)} finished; check "
-                         "the sweep's failed or diverged runs")  # fmt: skip
+        raise ValueError(
+            f"no architecture has two seeds on which all of {', '.join(strategies)} finished; check "
+            "the sweep's failed or diverged runs"
+        )
     seeds = np.array([len(wide.loc[a]) for a in architectures])
     cube = np.full((1, len(architectures), len(strategies), max(seeds, default=0)), np.nan)
     for i, architecture in enumerate(architectures):
@@ -245,7 +258,13 @@ def parts(decision: TwoComponentDecision, claim: TwoComponentClaim, components: 
         return []
     sm = base.smaller
     return [
-        Part(name, float(base.summary.mean[0, i]), (float(sm.component_low[0, i]), float(sm.component_high[0, i])),
-             threshold=claim.margin, supports="above", units=units)
+        Part(
+            name,
+            float(base.summary.mean[0, i]),
+            (float(sm.component_low[0, i]), float(sm.component_high[0, i])),
+            threshold=claim.margin,
+            supports="above",
+            units=units,
+        )
         for i, name in enumerate(components)
-    ]  # fmt: skip
+    ]

@@ -30,8 +30,9 @@ EARLY_GROUP = ("relu", "leaky_relu")  # what it says early layers prefer
 def depth_shares(layers: pd.DataFrame, bins: int = 5) -> pd.DataFrame:
     """Share of each choice per (architecture, normalised-depth bin), pooled over seeds."""
     frame = layers.assign(depth_bin=np.minimum((layers.depth * bins).astype(int), bins - 1) / bins)
-    counts = frame.pivot_table(index=["architecture", "depth_bin"], columns="choice", values="count", aggfunc="sum",
-                               fill_value=0)  # fmt: skip
+    counts = frame.pivot_table(
+        index=["architecture", "depth_bin"], columns="choice", values="count", aggfunc="sum", fill_value=0
+    )
     counts = counts.reindex(columns=[c for c in SMARTMIXED_POOL if c in counts.columns])
     return counts.div(counts.sum(axis=1), axis=0).reset_index()
 
@@ -51,9 +52,18 @@ def chi_square_tests(layers: pd.DataFrame) -> pd.DataFrame:
         if len(table) < 2:
             continue
         result = stats.chi_square(table.to_numpy())
-        rows.append({"architecture": architecture, "layers": len(table), "neurons": int(table.to_numpy().sum()),
-                     "chi2": result.statistic, "dof": result.dof, "pvalue": result.pvalue,
-                     "cramers_v": result.cramers_v, "min_expected": result.min_expected})  # fmt: skip
+        rows.append(
+            {
+                "architecture": architecture,
+                "layers": len(table),
+                "neurons": int(table.to_numpy().sum()),
+                "chi2": result.statistic,
+                "dof": result.dof,
+                "pvalue": result.pvalue,
+                "cramers_v": result.cramers_v,
+                "min_expected": result.min_expected,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -74,9 +84,16 @@ def trend_tests(layers: pd.DataFrame, groups: Sequence[Sequence[str]] = (DEEP_GR
                 continue
             result = stats.cochran_armitage(agg.hits, agg.total, scores=agg.index.to_numpy(dtype=float))
             first, last = agg.iloc[0], agg.iloc[-1]
-            rows.append({"group": name, "architecture": architecture, "zscore": result["zscore"],
-                         "pvalue": result["pvalue"], "share_first": first.hits / first.total,
-                         "share_last": last.hits / last.total})  # fmt: skip
+            rows.append(
+                {
+                    "group": name,
+                    "architecture": architecture,
+                    "zscore": result["zscore"],
+                    "pvalue": result["pvalue"],
+                    "share_first": first.hits / first.total,
+                    "share_last": last.hits / last.total,
+                }
+            )
     table = pd.DataFrame(rows)
     if not table.empty:
         table["reject_holm"], table["p_holm"] = stats.holm(table.pvalue.to_numpy())
@@ -97,9 +114,12 @@ def multinomial(layers: pd.DataFrame, reference: str = "relu") -> tuple[pd.DataF
         return pd.DataFrame(), {"pvalue": math.nan, "clusters": int(neurons.network.nunique()), "error": "too few"}
     try:
         return stats.multinomial_depth(
-            neurons, choice="choice", depth="depth", cluster="network",
+            neurons,
+            choice="choice",
+            depth="depth",
+            cluster="network",
             reference=reference if reference in present else None,
-        )  # fmt: skip
+        )
     except (np.linalg.LinAlgError, ValueError) as error:  # e.g. a singular clustered covariance with few networks
         return pd.DataFrame(), {"pvalue": math.nan, "clusters": int(neurons.network.nunique()), "error": str(error)}
 
@@ -111,9 +131,16 @@ def last_minus_first(layers: pd.DataFrame, group: Sequence[str] = DEEP_GROUP) ->
     for network, block in frame.groupby("network", sort=False):
         per_layer = block.groupby("layer").agg(hits=("hit", "sum"), total=("count", "sum")).sort_index()
         share = per_layer.hits / per_layer.total
-        rows.append({"network": network, "architecture": block.architecture.iloc[0], "seed": block.seed.iloc[0],
-                     "first": float(share.iloc[0]), "last": float(share.iloc[-1]),
-                     "difference": float(share.iloc[-1] - share.iloc[0])})  # fmt: skip
+        rows.append(
+            {
+                "network": network,
+                "architecture": block.architecture.iloc[0],
+                "seed": block.seed.iloc[0],
+                "first": float(share.iloc[0]),
+                "last": float(share.iloc[-1]),
+                "difference": float(share.iloc[-1] - share.iloc[0]),
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -20,11 +20,10 @@ import math
 from dataclasses import replace
 
 import numpy as np
-from scipy import stats
 
 from actlab.claim import OperatingCharacteristics
-from actlab.stats.calibrate import ScenarioSpec
-from actlab.stats.calibrate_batch import Truth, operating_characteristics
+from actlab.stats.calibrate import ScenarioSpec, Truth, batched_operating_characteristics
+from actlab.stats.sample_size import tost_units
 from actlab.studies.smartmixed import evidence as ev
 
 FAR = 5.0  # "far above the margin": this many of the largest component SDs (a component that surely holds)
@@ -45,8 +44,11 @@ def two_component_operating(
     component means, `names` what the components are (for the design text). Every scenario records how often the
     robustness rule said "contradicted"; the last one plants a reversal at one choice (`reversal_choice`)."""
     groups = {**specs.cells, **specs.alternatives}
-    covariances = {label: np.atleast_2d(np.cov(values[0], rowvar=False)) for label, values in groups.items()
-                   if values.shape[1] >= 2}  # fmt: skip
+    covariances = {
+        label: np.atleast_2d(np.cov(values[0], rowvar=False))
+        for label, values in groups.items()
+        if values.shape[1] >= 2
+    }
     sizes = {label: values.shape[1] for label, values in groups.items()}
     spread = max(math.sqrt(max(float(np.diag(c).max()), 0.0)) for c in covariances.values())
     choice = reversal_choice(specs)
@@ -99,13 +101,15 @@ def two_component_operating(
         f"baseline {specs.pooled().shape[1]} units in {len(specs.cells)} cells, "
         f"{len(specs.alternatives)} alternative specifications ({', '.join(f'{k}: {v}' for k, v in sizes.items())})"
     )
-    operating = operating_characteristics(simulate, truths, design=design, n_simulations=n_simulations, seed=seed)
+    operating = batched_operating_characteristics(
+        simulate, truths, design=design, n_simulations=n_simulations, seed=seed
+    )
     unreachable = {}
     if claim.equivalence:
         found = operating.scenario("no change in either component")
         if found is not None and found.power is not None and found.power < REACHABLE:
             sds = [math.sqrt(float(c[i, i])) for c in covariances.values() for i in range(2)]
-            n = units_for_equivalence(max(sds), m, claim.alpha)
+            n = tost_units(max(sds), m, claim.alpha)
             unreachable["equivalent"] = (
                 f"TOST of both changes within +-{m:g} at n = {specs.pooled().shape[1]} reached "
                 f"{found.power:.2f} of the time with no change at all; 80% needs about {n} units"
@@ -124,18 +128,6 @@ def reversal_choice(specs: ev.Specifications) -> str | None:
 
 def reversal_name(choice: str | None) -> str:
     return f"{choice} reverses the effect (the baseline supports it)"
-
-
-def units_for_equivalence(sd: float, margin: float, alpha: float, power: float = 0.8, components: int = 2) -> int:
-    """The n at which TOST puts `components` zero-mean components (SD `sd`) within +-margin with `power` together
-    (each at power^(1/components)), by the normal approximation of the t test."""
-    each = power ** (1 / components)
-    for n in range(3, 100_000):
-        se = sd / math.sqrt(n)
-        shortfall = margin / se - float(stats.t.ppf(1 - alpha, n - 1))
-        if shortfall > 0 and 2 * stats.norm.cdf(shortfall) - 1 >= each:
-            return n
-    return 100_000
 
 
 def top_k_operating(
@@ -170,13 +162,17 @@ def top_k_operating(
             np.broadcast_to(picks[:, :, None, :], (n, n_arch, n_strategies, n_seeds)),
             axis=-1,
         )
-        simulated = np.where(mask[None, :, None, :], truth[None, ..., None] + drawn, np.nan)  # fmt: skip
+        simulated = np.where(mask[None, :, None, :], truth[None, ..., None] + drawn, np.nan)
         result = ev.ranking(simulated, seeds, target=target, k=k, alpha=alpha)
         return [
-            top3_rule(float(result.estimate[b]), (float(result.low[b]), float(result.high[b])),
-                      budget_matched=True, committed=True)
+            top3_rule(
+                float(result.estimate[b]),
+                (float(result.low[b]), float(result.high[b])),
+                budget_matched=True,
+                committed=True,
+            )
             for b in range(n)
-        ]  # fmt: skip
+        ]
 
     specs = [ScenarioSpec("null boundary", 0.0, errors=("supported", "not supported"))]
     if math.isfinite(mde):
@@ -190,7 +186,7 @@ def top_k_operating(
         "architecture; each seed's residuals (all strategies of that seed together, scaled by sqrt(S/(S-1))) "
         "resampled"
     )
-    return operating_characteristics(simulate, truths, design=design, n_simulations=n_simulations, seed=seed)
+    return batched_operating_characteristics(simulate, truths, design=design, n_simulations=n_simulations, seed=seed)
 
 
 def ordinal(k: int) -> str:

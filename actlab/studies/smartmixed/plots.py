@@ -40,8 +40,9 @@ def curves(result: RunRecord):  # noqa: ANN201 - a matplotlib Figure
 def accuracy(table: pd.DataFrame, order: list[str]):  # noqa: ANN201
     """Mean test accuracy with its 95% CI per arm, one panel per architecture."""
     architectures = list(dict.fromkeys(table.architecture))
-    fig, axes = plt.subplots(1, len(architectures), figsize=(4.2 * len(architectures), 0.32 * len(order) + 1.2),
-                             sharey=True, squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        1, len(architectures), figsize=(4.2 * len(architectures), 0.32 * len(order) + 1.2), sharey=True, squeeze=False
+    )
     for ax, architecture in zip(axes[0], architectures, strict=True):
         block = table[table.architecture == architecture].set_index("arm").reindex(order)
         y = np.arange(len(order))
@@ -78,8 +79,7 @@ def rank_distribution(distribution: pd.DataFrame):  # noqa: ANN201
 def depth_shares(shares: pd.DataFrame):  # noqa: ANN201
     """Stacked choice shares by normalised depth bin, one panel per architecture."""
     architectures = list(dict.fromkeys(shares.architecture))
-    fig, axes = plt.subplots(1, len(architectures), figsize=(3.6 * len(architectures), 3), sharey=True,
-                             squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(1, len(architectures), figsize=(3.6 * len(architectures), 3), sharey=True, squeeze=False)
     choices = [c for c in SMARTMIXED_POOL if c in shares.columns]
     for ax, architecture in zip(axes[0], architectures, strict=True):
         block = shares[shares.architecture == architecture]
@@ -100,8 +100,7 @@ def phases(table: pd.DataFrame):  # noqa: ANN201
     """Per architecture: phase-1, argmax and phase-2 (carry / reinit) test accuracy, seeds as lines."""
     columns = [c for c in ("phase1", "phase1_argmax", "phase2_carry", "phase2_reinit") if c in table]
     architectures = list(dict.fromkeys(table.architecture))
-    fig, axes = plt.subplots(1, len(architectures), figsize=(3.6 * len(architectures), 3), sharey=True,
-                             squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(1, len(architectures), figsize=(3.6 * len(architectures), 3), sharey=True, squeeze=False)
     for ax, architecture in zip(axes[0], architectures, strict=True):
         block = table[table.architecture == architecture]
         for _, row in block.iterrows():
@@ -151,8 +150,9 @@ def specification_curve(table: pd.DataFrame, margin: float, units: str):  # noqa
         color = verdict_color(row.verdict)
         ax.hlines(i, row.low, row.high, color=color, lw=2.2)
         ax.plot([row.smaller], [i], "o", color=color, ms=4)
-        ax.text(1.01, i, f"n = {int(row.n)}, {row.verdict}", transform=ax.get_yaxis_transform(), fontsize=7,
-                va="center")  # fmt: skip
+        ax.text(
+            1.01, i, f"n = {int(row.n)}, {row.verdict}", transform=ax.get_yaxis_transform(), fontsize=7, va="center"
+        )
     ax.axvline(margin, color="0.35", ls="--", lw=0.9)
     ax.set_yticks(y, [str(label) for label in rows.specification], fontsize=7)
     ax.invert_yaxis()

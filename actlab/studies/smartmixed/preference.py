@@ -48,21 +48,41 @@ def from_records(records: dict[str, dict[str, Any]]) -> Preference:
         if "commitment_by_layer" not in phase1:
             continue
         data, config = results["data"], results["config"]
-        base = {"network": run_id, "dataset": data["dataset"], "architecture": data["architecture"],
-                "seed": int(config["seed"])}  # fmt: skip
+        base = {
+            "network": run_id,
+            "dataset": data["dataset"],
+            "architecture": data["architecture"],
+            "seed": int(config["seed"]),
+        }
         commitment = [float(v) for v in phase1["commitment_by_layer"]]
         committed = min(commitment) >= COMMITTED
-        run_rows.append({**base, "layers": len(commitment), "commitment_min": min(commitment),
-                         "commitment_mean": float(np.mean(commitment)), "committed": committed,
-                         "steps": int(phase1.get("steps", 0)),
-                         "test_accuracy": phase1.get("test_accuracy")})  # fmt: skip
+        run_rows.append(
+            {
+                **base,
+                "layers": len(commitment),
+                "commitment_min": min(commitment),
+                "commitment_mean": float(np.mean(commitment)),
+                "committed": committed,
+                "steps": int(phase1.get("steps", 0)),
+                "test_accuracy": phase1.get("test_accuracy"),
+            }
+        )
         budgets.append(str(data.get("budget", "")))
         n_layers = len(phase1["counts"])
         for layer, counts in enumerate(phase1["counts"]):
             depth = layer / (n_layers - 1) if n_layers > 1 else 0.0
             for choice in SMARTMIXED_POOL:
-                layer_rows.append({**base, "committed": committed, "layer": layer, "n_layers": n_layers,
-                                   "depth": depth, "choice": choice, "count": int(counts.get(choice, 0))})  # fmt: skip
+                layer_rows.append(
+                    {
+                        **base,
+                        "committed": committed,
+                        "layer": layer,
+                        "n_layers": n_layers,
+                        "depth": depth,
+                        "choice": choice,
+                        "count": int(counts.get(choice, 0)),
+                    }
+                )
     if not run_rows:
         raise ValueError("no preference run recorded commitment_by_layer; check the sweep's failed runs (load_status)")
     runs = pd.DataFrame(run_rows).sort_values([*CELL, "seed"]).reset_index(drop=True)
@@ -96,6 +116,13 @@ def stacked_shares(layers: pd.DataFrame, confidence: float = 0.95) -> pd.DataFra
             mean, low, high = interval.estimate, interval.low, interval.high
         else:  # one network: a share, no interval
             mean, low, high = float(values[0]), float("nan"), float("nan")
-        rows.append({**dict(zip([*CELL, "layer", "choice"], key, strict=True)), "share": mean, "low": low,
-                     "high": high, "n": len(block)})  # fmt: skip
+        rows.append(
+            {
+                **dict(zip([*CELL, "layer", "choice"], key, strict=True)),
+                "share": mean,
+                "low": low,
+                "high": high,
+                "n": len(block),
+            }
+        )
     return pd.DataFrame(rows)

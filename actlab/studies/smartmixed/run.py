@@ -95,8 +95,16 @@ class RunRecord:
 
     def arms_table(self) -> pd.DataFrame:
         """One row per arm: accuracy, the phase-2 start, and the exact budget used (the run notebook's table)."""
-        columns = ["arm", "status", "test_accuracy", "val_accuracy", "phase2_start_test_accuracy", "epochs", "steps",
-                   "seconds"]  # fmt: skip
+        columns = [
+            "arm",
+            "status",
+            "test_accuracy",
+            "val_accuracy",
+            "phase2_start_test_accuracy",
+            "epochs",
+            "steps",
+            "seconds",
+        ]
         return pd.DataFrame([{key: getattr(arm, key) for key in columns} for arm in self.arms])
 
     def phase1_table(self) -> pd.DataFrame:
@@ -161,7 +169,7 @@ def _finished(arm: Arm, results: list[TrainResult], model: nn.Module, data: Stud
 
 def warm_up(model: nn.Module, data: StudyData, config: RunConfig, budget: Budget) -> None:
     """SmartMixed's compiled phase-1 kernels built off the clock (`actlab.train.warm_up`): a compute-time-matched
-    phase 1 then spends its seconds training; a first step that compiles once took a 3-second budget whole.
+    phase 1 then spends its seconds training, not compiling (docs/timings.md).
     Built at the thread count `train` will use for `budget` (CPU kernels are built per thread count)."""
     batch = (data.train[0][: config.batch_size], data.train[1][: config.batch_size])
     device = pick_device(config.device)
@@ -242,9 +250,13 @@ def run_fixed_arm(config: RunConfig, data: StudyData, activation: str) -> Arm:
 
 def _diverged_phase2(strategy: str, init: str, phase1_result: TrainResult) -> Arm:
     return Arm(
-        arm=arm_name(strategy, init), strategy=strategy, init=init, status="diverged",
-        steps=phase1_result.used.steps, phase1_steps=phase1_result.used.steps,
-    )  # fmt: skip
+        arm=arm_name(strategy, init),
+        strategy=strategy,
+        init=init,
+        status="diverged",
+        steps=phase1_result.used.steps,
+        phase1_steps=phase1_result.used.steps,
+    )
 
 
 def run(config: RunConfig, data: StudyData | None = None) -> RunRecord:
@@ -260,8 +272,13 @@ def _run(config: RunConfig, data: StudyData | None) -> RunRecord:
     started = time.perf_counter()
     if data is None:
         with phase("data"):
-            data = load(config.dataset, data_seed=config.data_seed, n_train=config.n_train, n_val=config.n_val,
-                        n_test=config.n_test)  # fmt: skip
+            data = load(
+                config.dataset,
+                data_seed=config.data_seed,
+                n_train=config.n_train,
+                n_val=config.n_val,
+                n_test=config.n_test,
+            )
     arms: list[Arm] = []
     phase1_summary: dict[str, Any] = {}
     if config.needs_phase1:

@@ -73,15 +73,25 @@ def run_specifications(base: RunConfig, specifications: Sequence[Mapping[str, An
             continue
         key = (config.dataset, config.data_seed, config.n_train, config.n_val, config.n_test)
         if key not in loaded:
-            loaded[key] = load(config.dataset, data_seed=config.data_seed, n_train=config.n_train,
-                               n_val=config.n_val, n_test=config.n_test)  # fmt: skip
+            loaded[key] = load(
+                config.dataset,
+                data_seed=config.data_seed,
+                n_train=config.n_train,
+                n_val=config.n_val,
+                n_test=config.n_test,
+            )
         record = run(config, loaded[key]).to_record()
         record = {name: value for name, value in record.items() if not name.endswith(FLAT_SUFFIX)}
-        entries.append({"claim": entry["claim"], "label": str(entry["label"]), "choice": str(entry["choice"]),
-                        **record})  # fmt: skip
+        entries.append(
+            {"claim": entry["claim"], "label": str(entry["label"]), "choice": str(entry["choice"]), **record}
+        )
     failed = any(entry["status"] != "ok" for entry in entries)
-    return {"status": "diverged" if failed else "ok", "specifications": entries,
-            "n_specifications": len(entries), "wall_seconds": time.perf_counter() - started}  # fmt: skip
+    return {
+        "status": "diverged" if failed else "ok",
+        "specifications": entries,
+        "n_specifications": len(entries),
+        "wall_seconds": time.perf_counter() - started,
+    }
 
 
 @dataclass
@@ -126,8 +136,16 @@ def summary_table(record: Mapping[str, Any]) -> Any:
     rows = []
     for spec in record.get("specifications", []):
         phase1 = spec.get("phase1") or {}
-        rows.append({"claim": spec["claim"], "specification": spec["label"], "choice": spec["choice"],
-                     "status": spec["status"], "commitment_min": phase1.get("commitment_min"),
-                     "phase1_steps": phase1.get("steps"), "arms": spec.get("n_arms"),
-                     "seconds": spec.get("wall_seconds")})  # fmt: skip
+        rows.append(
+            {
+                "claim": spec["claim"],
+                "specification": spec["label"],
+                "choice": spec["choice"],
+                "status": spec["status"],
+                "commitment_min": phase1.get("commitment_min"),
+                "phase1_steps": phase1.get("steps"),
+                "arms": spec.get("n_arms"),
+                "seconds": spec.get("wall_seconds"),
+            }
+        )
     return pd.DataFrame(rows)

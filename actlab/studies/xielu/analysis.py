@@ -15,20 +15,39 @@ import pandas as pd
 from scipy import stats as sps
 
 from actlab import stats
+from actlab.stats.beats_every import Comparisons
 from actlab.studies.compare.analysis import operating_table as operating_table  # the report shows claims alike
 from actlab.studies.compare.analysis import verdict_text as verdict_text
-from actlab.studies.compare.beats_every import Comparisons
 from actlab.studies.compare.engine import budget_phrase, stated_budget
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
 from actlab.studies.xielu.variants import arm_order, label, matching
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
 
 CLAIM_COMPARATORS = ("relu2", "swiglu")  # the comparisons the paper's claim makes
-THROUGHPUT_TARGET = 0.97  # the issue's target: xIELU tokens/s at least 97% of ReLU²'s in the same run
-_ARM_COLUMNS = ("status", "val_loss", "val_bpb", "tokens", "steps", "seconds", "tokens_per_s", "seconds_per_step",
-                "fast_path")  # fmt: skip
-_PAIRED_COLUMNS = ("budget", "reference", "other", "n", "difference", "ci_low", "ci_high", "p", "p_adjusted",
-                   "significant")  # fmt: skip
+THROUGHPUT_TARGET = 0.97  # the target: xIELU tokens/s at least 97% of ReLU²'s in the same run
+_ARM_COLUMNS = (
+    "status",
+    "val_loss",
+    "val_bpb",
+    "tokens",
+    "steps",
+    "seconds",
+    "tokens_per_s",
+    "seconds_per_step",
+    "fast_path",
+)
+_PAIRED_COLUMNS = (
+    "budget",
+    "reference",
+    "other",
+    "n",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p",
+    "p_adjusted",
+    "significant",
+)
 
 
 def arms_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
@@ -40,8 +59,12 @@ def arms_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
     rows = []
     for run_id, run in run_results.items():
         for arm in run.get("results", {}).get("arms", []):
-            row = {"run_id": run_id, "seed": run["params"].get("seed", arm.get("config", {}).get("seed")),
-                   "budget": arm["budget"], "activation": arm["activation"]}  # fmt: skip
+            row = {
+                "run_id": run_id,
+                "seed": run["params"].get("seed", arm.get("config", {}).get("seed")),
+                "budget": arm["budget"],
+                "activation": arm["activation"],
+            }
             row.update({key: arm.get(key, math.nan) for key in _ARM_COLUMNS})
             rows.append(row)
     columns = ["run_id", "seed", "budget", "activation", *_ARM_COLUMNS]
@@ -58,11 +81,20 @@ def loss_table(frame: pd.DataFrame, metric: str = "val_bpb", confidence: float =
             ok = arms[arms["status"] == "ok"]
             interval = stats.mean_interval(ok[metric].to_numpy(dtype=float), confidence)
             n_diverged = int((arms["status"] != "ok").sum())
-            rows.append({
-                "budget": budget, "activation": activation, "n": len(ok), "n_diverged": n_diverged,
-                "mean": interval.estimate, "ci_low": interval.low, "ci_high": interval.high,
-                "tokens": ok["tokens"].mean(), "steps": ok["steps"].mean(), "seconds": ok["seconds"].mean(),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "budget": budget,
+                    "activation": activation,
+                    "n": len(ok),
+                    "n_diverged": n_diverged,
+                    "mean": interval.estimate,
+                    "ci_low": interval.low,
+                    "ci_high": interval.high,
+                    "tokens": ok["tokens"].mean(),
+                    "steps": ok["steps"].mean(),
+                    "seconds": ok["seconds"].mean(),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -146,11 +178,21 @@ def improvement_probabilities(
             poi = stats.probability_of_improvement_interval(
                 *lower_is_better, seed=seed, confidence=confidence, n_resamples=n_resamples
             )
-            rows.append({"budget": budget, "reference": reference, "other": other, "poi": poi.estimate,
-                         "ci_low": poi.low, "ci_high": poi.high, "n_reference": int(wide[reference].notna().sum()),
-                         "n_other": int(wide[other].notna().sum())})  # fmt: skip
-    return pd.DataFrame(rows, columns=["budget", "reference", "other", "poi", "ci_low", "ci_high", "n_reference",
-                                       "n_other"])  # fmt: skip
+            rows.append(
+                {
+                    "budget": budget,
+                    "reference": reference,
+                    "other": other,
+                    "poi": poi.estimate,
+                    "ci_low": poi.low,
+                    "ci_high": poi.high,
+                    "n_reference": int(wide[reference].notna().sum()),
+                    "n_other": int(wide[other].notna().sum()),
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["budget", "reference", "other", "poi", "ci_low", "ci_high", "n_reference", "n_other"]
+    )
 
 
 def throughput_table(
@@ -158,7 +200,7 @@ def throughput_table(
 ) -> pd.DataFrame:
     """Tokens/s per arm (mean, t CI) and its ratio to `baseline` measured in the same run (mean, t CI), per budget.
 
-    The row `budget == "all"` pools every run. `meets_target` is the issue's rule for xIELU (mean
+    The row `budget == "all"` pools every run. `meets_target` is the target's rule for xIELU (mean
     ratio >= 0.97 of ReLU²'s tokens/s); `runs_meeting` counts the runs whose own ratio meets it.
     """
     parts = [(budget, frame[frame["budget"] == budget]) for budget in sorted(frame["budget"].unique())]
@@ -169,14 +211,24 @@ def throughput_table(
         for activation in arm_order(wide.columns):
             speed = wide[activation].dropna().to_numpy(dtype=float)
             interval = stats.mean_interval(speed, confidence)
-            row = {"budget": budget, "activation": activation, "n_runs": len(speed), "tokens_per_s": interval.estimate,
-                   "ci_low": interval.low, "ci_high": interval.high}  # fmt: skip
+            row = {
+                "budget": budget,
+                "activation": activation,
+                "n_runs": len(speed),
+                "tokens_per_s": interval.estimate,
+                "ci_low": interval.low,
+                "ci_high": interval.high,
+            }
             if baseline in wide:
                 ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
                 ratio = stats.mean_interval(ratios, confidence)
-                row.update(ratio=ratio.estimate, ratio_ci_low=ratio.low, ratio_ci_high=ratio.high,
-                           meets_target=bool(ratio.estimate >= target),
-                           runs_meeting=int((ratios >= target).sum()))  # fmt: skip
+                row.update(
+                    ratio=ratio.estimate,
+                    ratio_ci_low=ratio.low,
+                    ratio_ci_high=ratio.high,
+                    meets_target=bool(ratio.estimate >= target),
+                    runs_meeting=int((ratios >= target).sum()),
+                )
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -192,9 +244,18 @@ def alpha_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
                 values = arm.get(parameter) or []
                 depth = stats.normalised_depth(np.arange(len(values)), len(values)) if values else []
                 for layer, (value, d) in enumerate(zip(values, depth, strict=True)):
-                    rows.append({"run_id": run_id, "seed": run["params"].get("seed"), "budget": arm["budget"],
-                                 "activation": arm["activation"], "parameter": parameter, "layer": layer,
-                                 "depth": float(d), "value": float(value)})  # fmt: skip
+                    rows.append(
+                        {
+                            "run_id": run_id,
+                            "seed": run["params"].get("seed"),
+                            "budget": arm["budget"],
+                            "activation": arm["activation"],
+                            "parameter": parameter,
+                            "layer": layer,
+                            "depth": float(d),
+                            "value": float(value),
+                        }
+                    )
     return pd.DataFrame(
         rows, columns=["run_id", "seed", "budget", "activation", "parameter", "layer", "depth", "value"]
     )
@@ -220,10 +281,22 @@ def depth_trend(alphas: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
             else math.nan
         )
         first, last = part[part["depth"] == 0.0]["value"].mean(), part[part["depth"] == 1.0]["value"].mean()
-        rows.append({"budget": budget, "activation": activation, "parameter": parameter, "n_runs": len(slopes),
-                     "first_layer": first, "last_layer": last, "slope": slope.estimate, "ci_low": low, "ci_high": high,
-                     "p": p, "shrinks": bool(np.isfinite(high) and high < 0),
-                     "grows": bool(np.isfinite(low) and low > 0)})  # fmt: skip
+        rows.append(
+            {
+                "budget": budget,
+                "activation": activation,
+                "parameter": parameter,
+                "n_runs": len(slopes),
+                "first_layer": first,
+                "last_layer": last,
+                "slope": slope.estimate,
+                "ci_low": low,
+                "ci_high": high,
+                "p": p,
+                "shrinks": bool(np.isfinite(high) and high < 0),
+                "grows": bool(np.isfinite(low) and low > 0),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -301,14 +374,24 @@ def budget_text(setup: dict[str, Any], budget: str) -> str:
     unit = "tokens" if budget == "tokens" else "s of training loop"
     phrase = budget_phrase(amounts, unit, entry.get("reference", ""))
     shape = setup["shape"]
-    return (f"{phrase} per arm, {len(entry['seeds'])} seeds; d_model {shape['d_model']}, "
-            f"{shape['n_layers']} layers, seq {shape['seq_len']}, batch {setup['batch_size']}")  # fmt: skip
+    return (
+        f"{phrase} per arm, {len(entry['seeds'])} seeds; d_model {shape['d_model']}, "
+        f"{shape['n_layers']} layers, seq {shape['seq_len']}, batch {setup['batch_size']}"
+    )
 
 
 def counts_table(run_results: dict[str, dict[str, Any]], reference: str = "xielu") -> pd.DataFrame:
     """Parameters and matmul FLOPs per token of each arm as recorded, and whether each equals `reference`'s."""
-    columns = ("mlp", "hidden", "mlp_params", "params_without_activation", "activation_params", "params_built",
-               "mlp_matmul_flops_per_token", "matmul_flops_per_token")  # fmt: skip
+    columns = (
+        "mlp",
+        "hidden",
+        "mlp_params",
+        "params_without_activation",
+        "activation_params",
+        "params_built",
+        "mlp_matmul_flops_per_token",
+        "matmul_flops_per_token",
+    )
     seen: dict[str, dict[str, Any]] = {}
     for run in run_results.values():
         for arm in run.get("results", {}).get("arms", []):

@@ -3,7 +3,7 @@
 Two claims, one per budget: "xIELU reaches lower validation loss than ReLU² and than SwiGLU" token-matched (the
 paper's matching) and compute-time-matched (the review's wall-clock objection, each arm's seconds counted as its
 own CPU time, or GPU time on CUDA, so other load on the machine does not move them). Each is "xIELU beats both"
-in bits per byte, decided like a comparison claim (`actlab.studies.compare.beats_every`): its data are xIELU's
+in bits per byte, decided like a comparison claim (`actlab.stats.beats_every`): its data are xIELU's
 per-seed differences from ReLU² and from SwiGLU, its family the two comparisons the claim makes (Bonferroni: the
 interval is simultaneous over them, and the MDE is at that level and over that family; xIPReLU and GELU are in no
 claim), and it ends:
@@ -36,10 +36,10 @@ import pandas as pd
 
 from actlab import registry
 from actlab.claim import Claim, Evidence, decide
+from actlab.stats import beats_every
+from actlab.stats.beats_every import Comparisons, rule_beats_baselines
 from actlab.stats.family import adjust_family
 from actlab.stats.sequential import FIRST_SEED
-from actlab.studies.compare import beats_every
-from actlab.studies.compare.beats_every import Comparisons, rule_beats_baselines
 from actlab.studies.compare.claims import SEQUENTIAL
 from actlab.studies.xielu import analysis, paper
 from actlab.studies.xielu.analysis import CLAIM_COMPARATORS

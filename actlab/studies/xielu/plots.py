@@ -23,11 +23,21 @@ def curves_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
     for run_id, run in run_results.items():
         for arm in run.get("results", {}).get("arms", []):
             curve = arm.get("curve") or {}
-            for step, tokens, seconds, loss in zip(*(curve.get(k, []) for k in ("step", "tokens", "seconds", "loss")),
-                                                   strict=True):  # fmt: skip
-                rows.append({"run_id": run_id, "seed": run["params"].get("seed"), "budget": arm["budget"],
-                             "activation": arm["activation"], "step": step, "tokens": tokens, "seconds": seconds,
-                             "loss_bpb": loss / math.log(2)})  # fmt: skip
+            for step, tokens, seconds, loss in zip(
+                *(curve.get(k, []) for k in ("step", "tokens", "seconds", "loss")), strict=True
+            ):
+                rows.append(
+                    {
+                        "run_id": run_id,
+                        "seed": run["params"].get("seed"),
+                        "budget": arm["budget"],
+                        "activation": arm["activation"],
+                        "step": step,
+                        "tokens": tokens,
+                        "seconds": seconds,
+                        "loss_bpb": loss / math.log(2),
+                    }
+                )
     columns = ["run_id", "seed", "budget", "activation", "step", "tokens", "seconds", "loss_bpb"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -86,8 +96,14 @@ def alpha_vs_depth(alphas: pd.DataFrame) -> plt.Figure:
             style = "-" if budget == "tokens" else "--"
             ax.scatter(group["depth"], group["value"], s=8, alpha=0.4, color=color)
             mean = group.groupby("depth")["value"].mean()
-            ax.plot(mean.index, mean.to_numpy(), style, color=color, marker="o",
-                    label=f"{label(activation)}, {matching(budget)}")  # fmt: skip
+            ax.plot(
+                mean.index,
+                mean.to_numpy(),
+                style,
+                color=color,
+                marker="o",
+                label=f"{label(activation)}, {matching(budget)}",
+            )
         ax.set_xlabel("normalised depth (0 = first layer, 1 = last)")
         ax.set_ylabel(parameter)
         ax.grid(alpha=0.3)

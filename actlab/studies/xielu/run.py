@@ -17,6 +17,9 @@ the xIELU study gives it:
 Each arm's record is the engine's (metric, exact budget used, throughput, alphas) plus what the page needs: the
 budget kind, losses in nats and bits per byte, tokens/s, parameter and FLOP counts, the excluded parameters and a
 training-loss curve.
+
+`LMRunConfig` is the one source of a run's parameters: its defaults are `notebooks/xielu/run_lm.ipynb`'s, and
+`tests/test_run_parameters.py` holds that notebook's parameters cell and every sweep file to it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from torch import nn
 
@@ -36,6 +39,7 @@ from actlab.studies.compare.tasks import Task, lm_task
 from actlab.studies.xielu.variants import ACTIVATIONS, TRAINABLE, ModelShape, lm_config, variant_counts
 from actlab.timing import phase
 from actlab.train import Budget, TrainConfig
+from actlab.train.config import SCHEDULES
 from actlab.train.optim import excluded_from_decay
 
 BUDGETS = ("tokens", "seconds")
@@ -47,30 +51,39 @@ _RECORDED = ("val_loss", "val_bpb", "tokens", "steps", "seconds", "tokens_per_s"
 class LMRunConfig:
     """One run: the arms, the shared model shape, the budget each arm gets, and the paper's optimiser."""
 
-    activations: tuple[str, ...] = ACTIVATIONS
-    shape: ModelShape = field(default_factory=ModelShape)
-    batch_size: int = 16
+    activations: tuple[str, ...] = ACTIVATIONS  # the paper's arms; swiglu is the gated MLP with SiLU
+    shape: ModelShape = field(default_factory=ModelShape)  # a small byte-level LM a CPU trains in minutes
+    batch_size: int = 16  # sequences per step
     budget: str = "tokens"  # tokens | seconds: what is matched between arms
     budget_tokens: int = 131_072  # rounded to whole batches
     budget_compute_steps: int = 128  # compute-time matching: the reference's steps; the others get their CPU time
     reference: str = "relu2"  # the arm compute time is anchored on (the paper's strongest MLP baseline)
     lr: float = 2e-3  # from here to `seed`: the paper's recipe at small scale, passed to the loop as they are
-    schedule: str = "wsd"
+    schedule: str = "wsd"  # warmup-stable-decay with a 1-sqrt cooldown, as the paper trains
     warmup_fraction: float = 0.05
     decay_fraction: float = 0.2
-    weight_decay: float = 0.1
+    weight_decay: float = 0.1  # AdamW; alpha_p, alpha_n, norms and biases excluded
     betas: tuple[float, float] = (0.9, 0.95)
     grad_clip: float = 1.0
-    seed: int = 0
+    seed: int = 0  # initial weights and data order, shared by every arm
     corpus: str = ""  # "" = the Debian Python docs; or any file or folder of text
-    corpus_pattern: str = "**/*.txt"
-    max_bytes: int | None = 2_000_000
+    corpus_pattern: str = "**/*.txt"  # the files of a corpus folder that are read
+    max_bytes: int | None = 2_000_000  # cap on the corpus read, so a CPU run loads it in seconds; None: all of it
     val_windows: int = 128  # rounded down to whole batches
     rounds: int = 8  # interleaving slices per arm
     curve_every: int = 10  # steps between points of the recorded training-loss curve
     fast_path: str = "auto"  # path of xIELU/xIPReLU modules: auto (compile) | compile | function | eager
     device: str = ""  # "" = cuda, then mps, then cpu
     threads: int = 0  # CPU threads for this run; 0 = torch's setting (a sweep pins 1 per parallel run)
+
+    # Fields the run notebook does not expose: the paper's recipe, the same in every run.
+    NOT_IN_NOTEBOOK: ClassVar[tuple[str, ...]] = ("betas", "grad_clip")
+    # The values each choice takes (the run notebook's comments list them).
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "budget": BUDGETS,
+        "schedule": SCHEDULES,
+        "fast_path": engine.FAST_PATHS,
+    }
 
     def __post_init__(self) -> None:
         if not self.activations:
@@ -89,6 +102,7 @@ class LMRunConfig:
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0 (0 = torch's setting), got {self.threads!r}")
         engine.check_fast_path(self.fast_path)
+        self.train_config()  # the recipe (schedule, fractions, weight decay) fails here, before any training
 
     @property
     def batch_tokens(self) -> int:
@@ -146,10 +160,17 @@ def train_arms(config: LMRunConfig, workdir: str | Path | None = None) -> list[d
     with phase("data"):
         data = task.load()
     trained = engine.train_matched(
-        task, data, config.arms(), config.train_config(), config.train_budget(), rounds=config.rounds,
-        fast_path=config.fast_path, curve_every=config.curve_every, workdir=workdir,
+        task,
+        data,
+        config.arms(),
+        config.train_config(),
+        config.train_budget(),
+        rounds=config.rounds,
+        fast_path=config.fast_path,
+        curve_every=config.curve_every,
+        workdir=workdir,
         reference=config.reference if config.budget == "seconds" else None,
-    )  # fmt: skip
+    )
     return [arm_record(name, trained[name], config, task, data.source) for name in config.activations]
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
+from actlab.stats import beats_every
+from actlab.stats.beats_every import Comparisons
 from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, SequentialTarget
-from actlab.studies.compare import beats_every
 from actlab.studies.compare import sequential as compare_sequential
-from actlab.studies.compare.beats_every import Comparisons
 from actlab.studies.compare.claims import SEQUENTIAL
 from actlab.studies.xielu import analysis
 from actlab.studies.xielu.analysis import CLAIM_COMPARATORS

@@ -57,8 +57,9 @@ def normalised_scores(frame: pd.DataFrame, matching: str) -> tuple[list[str], di
     return tasks, scores
 
 
-def aggregates(frame: pd.DataFrame, matching: str, *, seed: int = 0, n_resamples: int = 2000,
-               confidence: float = 0.95) -> pd.DataFrame:  # fmt: skip
+def aggregates(
+    frame: pd.DataFrame, matching: str, *, seed: int = 0, n_resamples: int = 2000, confidence: float = 0.95
+) -> pd.DataFrame:
     """Per entry: IQM of the normalised scores across tasks with its stratified-bootstrap interval (rliable), the
     mean, the seeds used and how many arms diverged; sorted by IQM, best first."""
     tasks, scores = normalised_scores(frame, matching)
@@ -67,12 +68,21 @@ def aggregates(frame: pd.DataFrame, matching: str, *, seed: int = 0, n_resamples
     for entry, values in scores.items():
         interval = None
         if len(values) >= 2:
-            interval = stratified_bootstrap_interval(values, iqm, seed=seed, confidence=confidence,
-                                                     n_resamples=n_resamples)  # fmt: skip
-        rows.append({"activation": entry, "iqm": float(iqm(values)), "low": interval.low if interval else math.nan,
-                     "high": interval.high if interval else math.nan, "mean": float(values.mean()),
-                     "seeds": len(values), "tasks": len(tasks),
-                     "diverged": int(((part["activation"] == entry) & (part["status"] != "ok")).sum())})  # fmt: skip
+            interval = stratified_bootstrap_interval(
+                values, iqm, seed=seed, confidence=confidence, n_resamples=n_resamples
+            )
+        rows.append(
+            {
+                "activation": entry,
+                "iqm": float(iqm(values)),
+                "low": interval.low if interval else math.nan,
+                "high": interval.high if interval else math.nan,
+                "mean": float(values.mean()),
+                "seeds": len(values),
+                "tasks": len(tasks),
+                "diverged": int(((part["activation"] == entry) & (part["status"] != "ok")).sum()),
+            }
+        )
     return pd.DataFrame(rows).sort_values("iqm", ascending=False, ignore_index=True)
 
 
@@ -93,15 +103,24 @@ def improvement_probabilities(
         for entry, values in scores.items():
             if entry == baseline or len(values) < 2 or len(scores[baseline]) < 2:
                 continue
-            interval = probability_of_improvement_interval(values, scores[baseline], seed=seed,
-                                                           confidence=confidence, n_resamples=n_resamples)  # fmt: skip
-            rows.append({"activation": entry, "baseline": baseline, "probability": interval.estimate,
-                         "low": interval.low, "high": interval.high})  # fmt: skip
+            interval = probability_of_improvement_interval(
+                values, scores[baseline], seed=seed, confidence=confidence, n_resamples=n_resamples
+            )
+            rows.append(
+                {
+                    "activation": entry,
+                    "baseline": baseline,
+                    "probability": interval.estimate,
+                    "low": interval.low,
+                    "high": interval.high,
+                }
+            )
     return pd.DataFrame(rows, columns=["activation", "baseline", "probability", "low", "high"])
 
 
-def pairwise(frame: pd.DataFrame, task: str, matching: str, *, margin: float, alpha: float = 0.05,
-             order: Sequence[str] = ()) -> pd.DataFrame:  # fmt: skip
+def pairwise(
+    frame: pd.DataFrame, task: str, matching: str, *, margin: float, alpha: float = 0.05, order: Sequence[str] = ()
+) -> pd.DataFrame:
     """Every pair (a, b) of entries on one (task, matching): a - b paired by seed (in the task's unit, positive =
     a better), Holm over all pairs of the matrix, and the cell's decision:
 

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+from actlab.names import NameTable
 from actlab.symbolic.defaults import XIELU_DEFAULTS
-from actlab.symbolic.published import CORPUS
+from actlab.symbolic.published import PUBLISHED
 
 MODULES = "actlab.studies.zoo.modules"
 BUILDS = ("registry", "module", "derived")
@@ -86,16 +87,17 @@ def _registry(name: str, label: str, formula: str, source: str, reference: Refer
     return ZooEntry(name, label, formula, source, "registry", name, reference, **extra)  # type: ignore[arg-type]
 
 
-def _module(name: str, attr: str, label: str, formula: str, source: str, reference: Reference,
-            **extra: object) -> ZooEntry:  # fmt: skip
+def _module(
+    name: str, attr: str, label: str, formula: str, source: str, reference: Reference, **extra: object
+) -> ZooEntry:
     return ZooEntry(name, label, formula, source, "module", f"{MODULES}:{attr}", reference, **extra)  # type: ignore[arg-type]
 
 
 def _derived(name: str, corpus_name: str) -> ZooEntry:
-    """The recipe on CORPUS[corpus_name]'s gradient, both sides; reference from the corpus's antiderivative."""
+    """The recipe on PUBLISHED[corpus_name]'s gradient, both sides; reference from the corpus's antiderivative."""
     import sympy as sp
 
-    published = next(entry for entry in CORPUS if entry.name == corpus_name)
+    published = PUBLISHED[corpus_name]
     assert published.antiderivative is not None, f"{corpus_name} has no closed-form antiderivative"
     symbol = sp.Symbol("x", real=True)
     antiderivative = sp.sympify(published.antiderivative, locals={"x": symbol})
@@ -121,6 +123,8 @@ def _derived(name: str, corpus_name: str) -> ZooEntry:
 
 BEATS_RELU = "reported to outperform ReLU"
 
+# A table, one entry per line or two (name, label, LaTeX formula, source, NumPy reference): the formatter would
+# spread each over up to ten lines and the entries would no longer read down.
 ENTRIES: tuple[ZooEntry, ...] = (
     _registry("relu", "ReLU", r"\max(x, 0)", "Nair & Hinton 2010", lambda x: np.maximum(x, 0.0)),
     _registry("leaky_relu", "Leaky ReLU", r"x \text{ if } x > 0 \text{ else } 0.01 x", "Maas et al. 2013",
@@ -177,17 +181,17 @@ ENTRIES: tuple[ZooEntry, ...] = (
 )  # fmt: skip
 
 
+ZOO: NameTable[ZooEntry] = NameTable("zoo entry", {entry.name: entry for entry in ENTRIES})
+
+
 def entry_names() -> list[str]:
     """Every entry's name, in the zoo's order (the order tables and figures use)."""
-    return [entry.name for entry in ENTRIES]
+    return list(ZOO)
 
 
 def get_entry(name: str) -> ZooEntry:
     """The entry called `name`; an unknown name fails with every valid one."""
-    for entry in ENTRIES:
-        if entry.name == name:
-            return entry
-    raise ValueError(f"no zoo entry {name!r}; the zoo holds: {', '.join(entry_names())}")
+    return ZOO[name]
 
 
 def derive_table(names: list[str] | tuple[str, ...] | None = None) -> dict[str, dict[str, str]]:

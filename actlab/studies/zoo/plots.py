@@ -51,13 +51,21 @@ def thumbnails(shapes: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], 
 
 def iqm_intervals(tables: Mapping[str, pd.DataFrame]) -> plt.Figure:
     """IQM of the normalised scores with its stratified-bootstrap interval, one panel per matching."""
-    fig, axes = plt.subplots(1, len(tables), figsize=(4.6 * len(tables), 0.22 * max(len(t) for t in tables.values())
-                                                      + 1.2), squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        1, len(tables), figsize=(4.6 * len(tables), 0.22 * max(len(t) for t in tables.values()) + 1.2), squeeze=False
+    )
     for ax, (matching, table) in zip(axes[0], tables.items(), strict=True):
         table = table.iloc[::-1]
         ys = np.arange(len(table))
-        ax.errorbar(table["iqm"], ys, xerr=[table["iqm"] - table["low"], table["high"] - table["iqm"]], fmt="o",
-                    color="#264653", ms=3, lw=1)  # fmt: skip
+        ax.errorbar(
+            table["iqm"],
+            ys,
+            xerr=[table["iqm"] - table["low"], table["high"] - table["iqm"]],
+            fmt="o",
+            color="#264653",
+            ms=3,
+            lw=1,
+        )
         ax.set_yticks(ys, table["activation"], fontsize=7)
         ax.set_xlim(-0.02, 1.02)
         ax.set_xlabel("IQM of normalised score (0 = worst run, 1 = best)")
@@ -100,8 +108,15 @@ def improvement_probabilities(table: pd.DataFrame) -> plt.Figure:
     for ax, baseline in zip(axes[0], baselines, strict=True):
         part = table[table["baseline"] == baseline].sort_values("probability")
         ys = np.arange(len(part))
-        ax.errorbar(part["probability"], ys, xerr=[part["probability"] - part["low"], part["high"] -
-                    part["probability"]], fmt="o", color="#264653", ms=3, lw=1)  # fmt: skip
+        ax.errorbar(
+            part["probability"],
+            ys,
+            xerr=[part["probability"] - part["low"], part["high"] - part["probability"]],
+            fmt="o",
+            color="#264653",
+            ms=3,
+            lw=1,
+        )
         ax.axvline(0.5, color="0.6", lw=0.8, ls="--")
         ax.set_yticks(ys, part["activation"], fontsize=7)
         ax.set_xlim(-0.02, 1.02)
@@ -127,8 +142,13 @@ def decision_matrix(matrix: pd.DataFrame, title: str) -> plt.Figure:
     ax.set_xticks(range(n), matrix.columns, rotation=90, fontsize=6)
     ax.set_yticks(range(n), matrix.index, fontsize=6)
     handles = [plt.Rectangle((0, 0), 1, 1, color=color) for color in DECISION_COLORS.values()]
-    ax.legend(handles, [f"row {k}" if k in ("better", "worse") else k for k in DECISION_COLORS], fontsize=6,
-              loc="upper left", bbox_to_anchor=(1.01, 1.0))  # fmt: skip
+    ax.legend(
+        handles,
+        [f"row {k}" if k in ("better", "worse") else k for k in DECISION_COLORS],
+        fontsize=6,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+    )
     ax.set_title(title + " (inconclusive cells: their MDE)", fontsize=8)
     fig.tight_layout()
     return fig

@@ -12,6 +12,9 @@ run's own folder first (`build.factories`).
 `function` (eager ops with the symbolic backward, no compiler): every zoo entry then runs as eager PyTorch, as the
 registry and module entries do, and no run spends a minute compiling 7 kernels; `auto` (compiled) is the full
 profile's.
+
+`ZooRunConfig` is the one source of a run's parameters: its defaults are `notebooks/zoo/run.ipynb`'s, and
+`tests/test_run_parameters.py` holds that notebook's parameters cell and every sweep file to it.
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ import functools
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from actlab.studies.compare import engine
-from actlab.studies.compare.tasks import get_task
+from actlab.studies.compare.tasks import TASKS, get_task
 from actlab.studies.zoo import build
 from actlab.studies.zoo.entries import entry_names, get_entry
 from actlab.train import TrainConfig
@@ -48,18 +51,26 @@ def parse_names(names: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
 class ZooRunConfig(engine.TaskBudget):
     """One run: the task, the entries, each matching's budget (0: the task's default), the optimiser's seed."""
 
-    task: str = "digits"
+    task: str = "digits"  # the smallest task: 28 entries train on a CPU in minutes
     activations: tuple[str, ...] = ()  # (): every entry
-    matchings: tuple[str, ...] = MATCHINGS
-    steps: int = 0
+    matchings: tuple[str, ...] = MATCHINGS  # both: a claim about a costlier entry must survive either
+    steps: int = 0  # per entry under step matching; 0: the task's default
     compute_steps: int = 0  # compute-time matching: the reference's steps; every other entry gets their compute time
-    reference: str = "relu"
-    lr: float = 0.0
-    seed: int = 0
-    rounds: int = 2
-    fast_path: str = "function"
-    device: str = ""
-    threads: int = 0
+    reference: str = "relu"  # the zoo's claims are "beats ReLU": ReLU anchors compute time too
+    lr: float = 0.0  # 0: the task's default
+    seed: int = 0  # initial weights and data order, shared by every entry
+    rounds: int = 2  # interleaving slices per entry
+    fast_path: str = "function"  # integrated entries as eager ops with the symbolic backward: no compile (module doc)
+    device: str = ""  # "" = cuda, then mps, then cpu
+    threads: int = 0  # CPU threads for this run; 0 = torch's setting (a sweep pins 1 per parallel run)
+
+    NOT_IN_NOTEBOOK: ClassVar[tuple[str, ...]] = ()
+    # The values each choice takes (the run notebook's comments list them).
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "task": tuple(TASKS),
+        "matchings": MATCHINGS,
+        "fast_path": engine.FAST_PATHS,
+    }
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "activations", parse_names(self.activations))
@@ -73,10 +84,19 @@ class ZooRunConfig(engine.TaskBudget):
     def train_config(self) -> TrainConfig:
         task = self.task_spec
         return TrainConfig(
-            task=task.kind, optimizer="adamw", lr=self.lr or task.lr, weight_decay=0.0, schedule="cosine",
-            warmup_fraction=0.05, batch_size=task.batch_size, eval_batch_size=task.batch_size if task.kind == "lm"
-            else 1024, grad_clip=1.0, seed=self.seed, device=self.device or None, num_threads=self.threads or None,
-        )  # fmt: skip
+            task=task.kind,
+            optimizer="adamw",
+            lr=self.lr or task.lr,
+            weight_decay=0.0,
+            schedule="cosine",
+            warmup_fraction=0.05,
+            batch_size=task.batch_size,
+            eval_batch_size=task.batch_size if task.kind == "lm" else 1024,
+            grad_clip=1.0,
+            seed=self.seed,
+            device=self.device or None,
+            num_threads=self.threads or None,
+        )
 
 
 def train_zoo(config: ZooRunConfig, workdir: str | Path | None = None) -> dict[str, Any]:
@@ -96,12 +116,20 @@ def train_zoo(config: ZooRunConfig, workdir: str | Path | None = None) -> dict[s
         "activations": list(config.activations),
         "schedule": train.schedule,
         "grad_clip": train.grad_clip,
-    }  # fmt: skip (lr 0: the task's default, as the comparison records it)
+    }  # lr 0: the task's default, as the comparison records it
     records = []
     for matching in config.matchings:
-        trained = engine.train_matched(task, data, arms, train, config.budget(matching),
-                                       rounds=config.rounds, fast_path=config.fast_path, workdir=workdir,
-                                       reference=config.reference_for(matching))  # fmt: skip
+        trained = engine.train_matched(
+            task,
+            data,
+            arms,
+            train,
+            config.budget(matching),
+            rounds=config.rounds,
+            fast_path=config.fast_path,
+            workdir=workdir,
+            reference=config.reference_for(matching),
+        )
         for name, arm in trained.items():
             records.append({**engine.arm_record(name, matching, arm, task, config.seed), "config": recorded})
     derived_summary = {name: {k: v for k, v in d.items() if k != "checks"} for name, d in derived.items()}

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from actlab.studies.compare import beats_every as be
+from actlab.stats import beats_every as be
 
 ALPHA = 0.05
 DEFAULT_SIMULATIONS = 400

@@ -40,9 +40,7 @@ from scipy import stats as sps
 from actlab.claim import OperatingCharacteristics, Part
 from actlab.errors import require_finite
 from actlab.stats import smaller_effect as se
-from actlab.stats.calibrate import ScenarioSpec
-from actlab.stats.calibrate import operating_characteristics as one_at_a_time
-from actlab.stats.calibrate_batch import Truth, operating_characteristics
+from actlab.stats.calibrate import ScenarioSpec, Truth, batched_operating_characteristics, operating_characteristics
 from actlab.stats.sample_size import smallest_n
 
 POWER = 0.8  # the power an MDE and an "n needed" are stated at
@@ -99,8 +97,9 @@ class Statistics:
     n: int
 
 
-def statistics(values: np.ndarray, *, confidence: float, margins: Sequence[float] | None,
-               alpha: float | None = None) -> Statistics:  # fmt: skip
+def statistics(
+    values: np.ndarray, *, confidence: float, margins: Sequence[float] | None, alpha: float | None = None
+) -> Statistics:
     """The statistics of every data set in `values` (batch, n, k); see the module docstring.
 
     TOST with a margin per comparison: each comparison is divided by its margin first (a t test does not change
@@ -200,7 +199,11 @@ def margin_sensitivity(data: Comparisons, *, supports: str, alpha: float, confid
 
 
 def oriented(mean: float, low: float, high: float, supports: str) -> tuple[float, tuple[float, float]]:
-    """An improvement (and its interval) as the claim shows it: as is, or negated for a lower-is-better display."""
+    """An improvement (and its interval) as the claim shows it: as is, or negated for a lower-is-better display.
+
+    >>> oriented(0.2, 0.1, 0.3, "below")
+    (-0.2, (-0.3, -0.1))
+    """
     return (mean, (low, high)) if supports == "above" else (-mean, (-high, -low))
 
 
@@ -209,15 +212,17 @@ def rule_inputs(
 ) -> tuple[float, tuple[float, float], dict[str, object]]:
     """(estimate, ci, inputs) of data set `index` of `ev`, as `rule_beats_baselines` reads them."""
     smaller = ev.smaller
-    estimate, ci = oriented(float(smaller.estimate[index]), float(smaller.low[index]), float(smaller.high[index]),
-                            supports)  # fmt: skip
+    estimate, ci = oriented(
+        float(smaller.estimate[index]), float(smaller.low[index]), float(smaller.high[index]), supports
+    )
     equivalence = None if ev.equivalence_p is None else float(ev.equivalence_p[index])
     inputs = {"supports": supports, "diverged": int(diverged), "alpha": alpha, "equivalence_p": equivalence}
     return estimate, ci, inputs
 
 
-def verdicts(values: np.ndarray, *, supports: str, alpha: float, confidence: float,
-             margins: Sequence[float] | None) -> list[str]:  # fmt: skip
+def verdicts(
+    values: np.ndarray, *, supports: str, alpha: float, confidence: float, margins: Sequence[float] | None
+) -> list[str]:
     """The rule's verdict on every data set of `values` (batch, n, k): what a claim would say on each."""
     ev = statistics(values, confidence=confidence, margins=margins, alpha=alpha)
     found = []
@@ -227,19 +232,25 @@ def verdicts(values: np.ndarray, *, supports: str, alpha: float, confidence: flo
     return found
 
 
-def parts(ev: Statistics, names: Sequence[str], *, verdict: str, supports: str, units: str,
-          margins: Sequence[float] | None) -> list[Part]:  # fmt: skip
+def parts(
+    ev: Statistics, names: Sequence[str], *, verdict: str, supports: str, units: str, margins: Sequence[float] | None
+) -> list[Part]:
     """One `Part` per comparison, as the rule decided on it: its interval at the claim's Bonferroni level beside 0,
     or, for an "equivalent" verdict, the (1 - 2 alpha) interval its TOST read with its margin."""
     found = []
     for i, name in enumerate(names):
         if verdict == "equivalent" and margins is not None:
-            mean, ci = oriented(float(ev.component_mean[0, i]), float(ev.tost_low[0, i]), float(ev.tost_high[0, i]),
-                                supports)  # fmt: skip
+            mean, ci = oriented(
+                float(ev.component_mean[0, i]), float(ev.tost_low[0, i]), float(ev.tost_high[0, i]), supports
+            )
             found.append(Part(name, mean, ci, 0.0, supports, units, float(margins[i])))
         else:
-            mean, ci = oriented(float(ev.component_mean[0, i]), float(ev.smaller.component_low[0, i]),
-                                float(ev.smaller.component_high[0, i]), supports)  # fmt: skip
+            mean, ci = oriented(
+                float(ev.component_mean[0, i]),
+                float(ev.smaller.component_low[0, i]),
+                float(ev.smaller.component_high[0, i]),
+                supports,
+            )
             found.append(Part(name, mean, ci, 0.0, supports, units))
     return found
 
@@ -249,7 +260,12 @@ def parts(ev: Statistics, names: Sequence[str], *, verdict: str, supports: str, 
 def divergence_share(diverged: int, seeds: int, confidence: float) -> tuple[float, tuple[float, float]]:
     """The share of seeds the candidate diverged on, with its exact (Clopper-Pearson) interval from beta quantiles:
     a share above 0 has a lower bound above 0, so the part drawn for it lies wholly against the claim exactly when
-    the rule says so."""
+    the rule says so.
+
+    >>> share, (low, high) = divergence_share(1, 10, 0.95)
+    >>> share, round(low, 4), round(high, 4)
+    (0.1, 0.0025, 0.445)
+    """
     if not 0 <= diverged <= seeds or seeds < 1:
         raise ValueError(f"divergence_share: need 0 <= diverged <= seeds, seeds >= 1; got {diverged}, {seeds}")
     tail = (1 - confidence) / 2
@@ -263,8 +279,9 @@ def divergence_part(diverged: int, seeds: int, candidate: str, confidence: float
     return Part(f"{candidate} diverged (share of seeds)", share, ci, 0.0, "below", "share of seeds")
 
 
-def divergence_operating(seeds: int, *, confidence: float, alpha: float, n_simulations: int,
-                         seed: int) -> OperatingCharacteristics:  # fmt: skip
+def divergence_operating(
+    seeds: int, *, confidence: float, alpha: float, n_simulations: int, seed: int
+) -> OperatingCharacteristics:
     """The rule's divergence branch when the candidate never trained (nothing else can be simulated): each seed
     diverges with probability q, independently; any divergence says "not supported". At q = 0 that never happens
     (its false decisive rate), and at the q where some seed diverges 80% of the time it does so 80% of the time."""
@@ -275,17 +292,24 @@ def divergence_operating(seeds: int, *, confidence: float, alpha: float, n_simul
         return rule_beats_baselines(share, ci, supports="below", diverged=count, alpha=alpha)
 
     q80 = 1 - (1 - POWER) ** (1 / seeds)
-    scenarios = [ScenarioSpec("null boundary", 0.0, errors=("supported", "not supported")),
-                 ScenarioSpec("MDE, against", q80, target="not supported")]  # fmt: skip
-    missing = ("the candidate diverged on every seed, so no improvement was measured; only runs in which it trains "
-               "can reach it")  # fmt: skip
-    return one_at_a_time(
-        simulate, scenarios, n_simulations=n_simulations, seed=seed,
+    scenarios = [
+        ScenarioSpec("null boundary", 0.0, errors=("supported", "not supported")),
+        ScenarioSpec("MDE, against", q80, target="not supported"),
+    ]
+    missing = (
+        "the candidate diverged on every seed, so no improvement was measured; only runs in which it trains "
+        "can reach it"
+    )
+    return operating_characteristics(
+        simulate,
+        scenarios,
+        n_simulations=n_simulations,
+        seed=seed,
         design=f"{seeds} seeds, each diverging independently with probability q (the true effect column); with no "
         "divergence the verdict would come from improvements, which a candidate that never trained gives nothing to "
         "simulate from (counted as inconclusive)",
         unreachable={"supported": missing, "equivalent": missing},
-    )  # fmt: skip
+    )
 
 
 # ---------------------------------------------------------------- operating characteristics
@@ -339,11 +363,14 @@ def operating(
         truths.append(truth("equivalence, no difference", [0.0] * k, target="equivalent"))
         # "supported" means better by any amount: how often it says so when every improvement is half its margin
         truths.append(truth(HALF_MARGIN, [m / 2 for m in data.margins]))
-    result = operating_characteristics(
-        simulate, truths, n_simulations=n_simulations, seed=seed,
+    result = batched_operating_characteristics(
+        simulate,
+        truths,
+        n_simulations=n_simulations,
+        seed=seed,
         design=f"{n} seeds, paired: each seed's improvements over {', '.join(data.comparators)} drawn jointly normal "
         "with the covariance observed in the runs (the same seeds: correlated), shifted to each truth",
-    )  # fmt: skip
+    )
     unreachable = {}
     best = result.scenario("equivalence, no difference")
     if best is not None and best.power < REACHABLE:
@@ -352,22 +379,36 @@ def operating(
 
 
 def covariance_factor(covariance: np.ndarray) -> np.ndarray:
-    """F with F F^T = covariance, from its eigendecomposition (a covariance with perfectly correlated comparisons
-    is singular, where a Cholesky factor does not exist)."""
+    """F, (k, k), with F F^T = `covariance`, (k, k), from its eigendecomposition (a covariance with perfectly
+    correlated comparisons is singular, where a Cholesky factor does not exist).
+
+    >>> factor = covariance_factor(np.array([[1.0, 1.0], [1.0, 1.0]]))
+    >>> (factor @ factor.T).round(12).tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
     values, vectors = np.linalg.eigh(np.asarray(covariance, dtype=float))
     return vectors * np.sqrt(np.clip(values, 0.0, None))
 
 
-def normal_draws(rng: np.random.Generator, mean: Sequence[float], factor: np.ndarray, batch: int,
-                 n: int) -> np.ndarray:  # fmt: skip
-    """(batch, n, k) draws ~ Normal(mean, F F^T): `batch` simulated data sets of n seeds."""
+def normal_draws(rng: np.random.Generator, mean: Sequence[float], factor: np.ndarray, batch: int, n: int) -> np.ndarray:
+    """(batch, n, k) draws ~ Normal(mean, F F^T): `batch` simulated data sets of n seeds; `mean`: (k,), `factor`:
+    (k, k) (`covariance_factor`)."""
     return np.asarray(mean, dtype=float) + rng.standard_normal((batch, n, factor.shape[0])) @ factor.T
 
 
-def equivalence_n_needed(covariance: np.ndarray, margins: Sequence[float], *, start: int, alpha: float,
-                         confidence: float, seed: int, limit: int = N_NEEDED_LIMIT) -> int | None:  # fmt: skip
+def equivalence_n_needed(
+    covariance: np.ndarray,
+    margins: Sequence[float],
+    *,
+    start: int,
+    alpha: float,
+    confidence: float,
+    seed: int,
+    limit: int = N_NEEDED_LIMIT,
+) -> int | None:
     """The smallest n of seeds at which the rule says "equivalent" with probability >= 80% when every true
-    difference is 0, at this covariance (simulated through `verdicts`; None beyond `limit`)."""
+    difference is 0, at this `covariance`, (k, k), with one margin per comparison (simulated through `verdicts`;
+    None beyond `limit`)."""
     factor = covariance_factor(covariance)
 
     def probability(n: int) -> float:
@@ -381,15 +422,18 @@ def equivalence_n_needed(covariance: np.ndarray, margins: Sequence[float], *, st
 
 def _equivalence_n_text(best, covariance, margins, n, alpha, confidence, seed) -> str:  # noqa: ANN001
     needed = equivalence_n_needed(covariance, margins, start=n, alpha=alpha, confidence=confidence, seed=seed)
-    share = (f"not with 80% probability: even when every true difference is 0, {n} seeds give it "
-             f"{best.power:.0%} ± {best.standard_error(best.power):.0%} of the time")  # fmt: skip
+    share = (
+        f"not with 80% probability: even when every true difference is 0, {n} seeds give it "
+        f"{best.power:.0%} ± {best.standard_error(best.power):.0%} of the time"
+    )
     if needed is None:
         return f"{share}; more than {N_NEEDED_LIMIT:,} seeds would be needed for 80%"
     return f"{share}; 80% needs {needed} seeds at the spread observed here (simulated)"
 
 
 def spread_context(data: Comparisons) -> Mapping[str, object]:
-    """The observed spread the simulation draws at: each comparison's SD and their correlation."""
+    """The observed spread the simulation draws at: each comparison's SD and their correlation (of `data.values`,
+    (n, k))."""
     sd = data.values.std(axis=0, ddof=1)
     context: dict[str, object] = {f"sd_{name}": float(s) for name, s in zip(data.comparators, sd, strict=True)}
     if data.values.shape[1] == 2 and np.all(sd > 0):
@@ -403,12 +447,15 @@ def component_context(ev: Statistics, names: Sequence[str]) -> dict[str, object]
     k = len(names)
     smaller = ev.smaller
     return {
-        name: {"improvement": float(ev.component_mean[0, i]),
-               "ci": [float(smaller.component_low[0, i]), float(smaller.component_high[0, i])],
-               "ci_level": float(smaller.component_confidence), "p": float(smaller.component_p[0, i]),
-               "p_adjusted": min(1.0, k * float(smaller.component_p[0, i]))}
+        name: {
+            "improvement": float(ev.component_mean[0, i]),
+            "ci": [float(smaller.component_low[0, i]), float(smaller.component_high[0, i])],
+            "ci_level": float(smaller.component_confidence),
+            "p": float(smaller.component_p[0, i]),
+            "p_adjusted": min(1.0, k * float(smaller.component_p[0, i])),
+        }
         for i, name in enumerate(names)
-    }  # fmt: skip
+    }
 
 
 def divergence_text(candidate: str, data: Comparisons, comparators: Sequence[str]) -> str:
@@ -416,10 +463,28 @@ def divergence_text(candidate: str, data: Comparisons, comparators: Sequence[str
     if not data.diverged:
         return ""
     where = " or ".join(comparators)
-    return f"divergence: {candidate} diverged on {data.diverged} of {data.seeds} seeds where {where} trained " \
-        "(blowing up is not beating)"  # fmt: skip
+    return (
+        f"divergence: {candidate} diverged on {data.diverged} of {data.seeds} seeds where {where} trained "
+        "(blowing up is not beating)"
+    )
 
 
-__all__ = ["Comparisons", "Statistics", "component_context", "deciding_p", "deciding_test", "divergence_operating",
-           "divergence_part", "divergence_share", "divergence_text", "margin_sensitivity", "past_margin",
-           "statistics", "operating", "parts", "rule_beats_baselines", "rule_inputs", "verdicts"]  # fmt: skip
+__all__ = [
+    "Comparisons",
+    "Statistics",
+    "component_context",
+    "deciding_p",
+    "deciding_test",
+    "divergence_operating",
+    "divergence_part",
+    "divergence_share",
+    "divergence_text",
+    "margin_sensitivity",
+    "past_margin",
+    "statistics",
+    "operating",
+    "parts",
+    "rule_beats_baselines",
+    "rule_inputs",
+    "verdicts",
+]
