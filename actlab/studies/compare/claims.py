@@ -41,8 +41,18 @@ from actlab.studies.compare import analysis
 from actlab.studies.compare.engine import matching_label
 from actlab.studies.compare.tasks import get_task
 
-__all__ = ["Settings", "StudyClaims", "StudyRuns", "claim_id", "claims", "decide_all", "from_runs", "load_runs",
-           "rule_beats_baselines", "statement"]  # fmt: skip
+__all__ = [
+    "Settings",
+    "StudyClaims",
+    "StudyRuns",
+    "claim_id",
+    "claims",
+    "decide_all",
+    "from_runs",
+    "load_runs",
+    "rule_beats_baselines",
+    "statement",
+]
 
 STUDY = "compare"
 # The sequential design `actlab decide` uses for this claim, registered with it (fixed before any look):
@@ -103,8 +113,9 @@ def from_runs(runs_dir: Path, *, n_simulations: int, seed: int) -> list[Claim]:
     return claims(load_runs(runs_dir), settings, runs_dir=runs_dir, profile=Path(runs_dir).name)
 
 
-def claims(runs: StudyRuns, settings: Settings, *, runs_dir: str | Path | None = None,
-           profile: str = "default") -> list[Claim]:  # fmt: skip
+def claims(
+    runs: StudyRuns, settings: Settings, *, runs_dir: str | Path | None = None, profile: str = "default"
+) -> list[Claim]:
     """Every comparison claim, decided, with its operating characteristics, Holm over the study applied, stamped
     with its registry entry (`runs_dir`: where the runs are, for their design and dates)."""
     return decide_all(runs, settings, runs_dir=runs_dir, profile=profile).claims
@@ -122,22 +133,26 @@ def decide_all(
     every baseline trained, or improvements that never vary (arms too short to train give the same accuracy on
     every seed: no interval, no MDE). A candidate that diverged is never among them: its claim says so."""
     frame = runs.arms
-    candidates = list(settings.candidates) or [a for a in dict.fromkeys(frame["activation"])
-                                               if a not in settings.baselines]  # fmt: skip
+    candidates = list(settings.candidates) or [
+        a for a in dict.fromkeys(frame["activation"]) if a not in settings.baselines
+    ]
     found, untested = [], []
     for task, matching in analysis.groups(frame):
         present = set(frame[(frame["task"] == task) & (frame["matching"] == matching)]["activation"])
         for candidate in candidates:
             if candidate not in present or not present & (set(settings.baselines) - {candidate}):
                 continue
-            data = analysis.comparisons(frame, task, matching, candidate, settings.baselines,
-                                        settings.margins.get(task))  # fmt: skip
+            data = analysis.comparisons(
+                frame, task, matching, candidate, settings.baselines, settings.margins.get(task)
+            )
             where = f"{candidate} on {task}, {matching_label(matching)}"
             if data.diverged == 0 and data.n < 2:
                 untested.append(f"{where}: {data.n} seed(s) on which it and every baseline trained")
             elif data.diverged == 0 and not data.testable:
-                untested.append(f"{where}: the improvements are the same on every seed (e.g. arms too short to "
-                                "train), so they give no interval and no MDE")  # fmt: skip
+                untested.append(
+                    f"{where}: the improvements are the same on every seed (e.g. arms too short to "
+                    "train), so they give no interval and no MDE"
+                )
             else:
                 found.append(candidate_claim(data, candidate, task, matching, runs.setup, settings))
     adjusted = adjust_family(found, "Comparison", alpha=settings.alpha)
@@ -146,8 +161,9 @@ def decide_all(
     return StudyClaims(adjusted, untested)
 
 
-def candidate_claim(data: Comparisons, candidate: str, task_name: str, matching: str, setup: Mapping[str, Any],
-                    settings: Settings) -> Claim:  # fmt: skip
+def candidate_claim(
+    data: Comparisons, candidate: str, task_name: str, matching: str, setup: Mapping[str, Any], settings: Settings
+) -> Claim:
     """One claim from its comparisons: the evidence, the rule's verdict, its parts and its operating
     characteristics (a candidate that never trained: the divergence share and the divergence branch's)."""
     task = get_task(task_name)
@@ -159,13 +175,20 @@ def candidate_claim(data: Comparisons, candidate: str, task_name: str, matching:
         ev = beats_every.statistics(data.values[None], confidence=confidence, margins=data.margins, alpha=alpha)
         estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports="above", alpha=alpha, diverged=data.diverged)
         verdict = rule_beats_baselines(estimate, ci, **inputs)
-        parts = beats_every.parts(ev, [f"improvement over {b}" for b in named], verdict=verdict, supports="above",
-                                  units=task.unit, margins=data.margins)  # fmt: skip
+        parts = beats_every.parts(
+            ev,
+            [f"improvement over {b}" for b in named],
+            verdict=verdict,
+            supports="above",
+            units=task.unit,
+            margins=data.margins,
+        )
         context.update(beats_every.component_context(ev, named), **beats_every.spread_context(data))
         context["past_margin"] = beats_every.past_margin(ev, data.margins)
         p_value = beats_every.deciding_p(ev, verdict, data.diverged)
-        evidence = Evidence(estimate, ci, data.n, inputs, mde=float(ev.smaller.mde[0]), context=context,
-                            p_value=p_value)  # fmt: skip
+        evidence = Evidence(
+            estimate, ci, data.n, inputs, mde=float(ev.smaller.mde[0]), context=context, p_value=p_value
+        )
         units, supports = task.unit, "above"
     else:  # diverged on every seed (or all but one): nothing to pair, the divergence decides
         share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
@@ -224,18 +247,30 @@ def definitions(
                 for matching in matchings:
                     cid = claim_id(candidate, task, matching)
                     margin = settings.margins.get(task)
-                    found.setdefault(cid, registry.Definition(
-                        claim_id=cid, study=study_dir, kind="demo" if study_dir == STUDY else "experiment",
-                        statement=statement(candidate, list(settings.baselines), get_task(task).label,
-                                            matching_label(matching)),
-                        units=get_task(task).unit, threshold=0.0, supports="above",
-                        margin="none for 'supported' (better by any amount); TOST "
-                        + (f"+-{margin:g} {get_task(task).unit}" if margin is not None else "none"),
-                        margin_source=MARGIN_SOURCE, alpha=settings.alpha,
-                        rules=(rule_beats_baselines, beats_every.statistics), sweeps=(sweep,),
-                        extra={"baselines": list(settings.baselines),
-                               "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED}},
-                    ))  # fmt: skip
+                    found.setdefault(
+                        cid,
+                        registry.Definition(
+                            claim_id=cid,
+                            study=study_dir,
+                            kind="demo" if study_dir == STUDY else "experiment",
+                            statement=statement(
+                                candidate, list(settings.baselines), get_task(task).label, matching_label(matching)
+                            ),
+                            units=get_task(task).unit,
+                            threshold=0.0,
+                            supports="above",
+                            margin="none for 'supported' (better by any amount); TOST "
+                            + (f"+-{margin:g} {get_task(task).unit}" if margin is not None else "none"),
+                            margin_source=MARGIN_SOURCE,
+                            alpha=settings.alpha,
+                            rules=(rule_beats_baselines, beats_every.statistics),
+                            sweeps=(sweep,),
+                            extra={
+                                "baselines": list(settings.baselines),
+                                "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED},
+                            },
+                        ),
+                    )
     return list(found.values())
 
 

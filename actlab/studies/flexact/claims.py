@@ -290,17 +290,31 @@ def _claim(
         design, tables, curve.plan, alpha=alpha, primary=verdict, towards_support=detection.mde is not None
     )
     claim = decide(
-        design.claim_id, evidence, design.rule, study=STUDY, title=text.title, statement=text.statement,
-        source=text.source, units=text.units, budget=text.budget + specs_note, paper=text.paper,
-        paper_value=text.paper_value, threshold=design.threshold, supports=design.supports, confidence=1 - alpha,
-        provenance=settings.provenance, parts=design.parts(base, alpha), kind="experiment",
+        design.claim_id,
+        evidence,
+        design.rule,
+        study=STUDY,
+        title=text.title,
+        statement=text.statement,
+        source=text.source,
+        units=text.units,
+        budget=text.budget + specs_note,
+        paper=text.paper,
+        paper_value=text.paper_value,
+        threshold=design.threshold,
+        supports=design.supports,
+        confidence=1 - alpha,
+        provenance=settings.provenance,
+        parts=design.parts(base, alpha),
+        kind="experiment",
         robustness=assess(verdict, mde, results, family=f"Bonferroni over the {len(results)} alternatives"),
         deciding_test=design.deciding_test(verdict),
         margin_sensitivity=sensitivity(design, estimate, ci, inputs),
-    )  # fmt: skip
+    )
     sim = operating.simulation_design(design, tables, curve.plan, detection, alpha)
-    characteristics = operating.operating(sim, text.paper_value, n_simulations=settings.n_simulations,
-                                          seed=settings.seed + 1000 * index)  # fmt: skip
+    characteristics = operating.operating(
+        sim, text.paper_value, n_simulations=settings.n_simulations, seed=settings.seed + 1000 * index
+    )
     false_rate, reversal_power = simulated_rates(characteristics.scenarios, operating.REVERSED)
     robustness = replace(
         claim.robustness,

@@ -283,8 +283,17 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
     )
     if claim.verdict == "not run":
         return claim
-    operating = top_k_operating(cube, seeds, target=0, k=settings.k, alpha=alpha, mde=mde, mde_against=mde_against,
-                                n_simulations=settings.n_simulations, seed=settings.seed)  # fmt: skip
+    operating = top_k_operating(
+        cube,
+        seeds,
+        target=0,
+        k=settings.k,
+        alpha=alpha,
+        mde=mde,
+        mde_against=mde_against,
+        n_simulations=settings.n_simulations,
+        seed=settings.seed,
+    )
     return claim.with_changes(operating=operating)
 
 
@@ -368,15 +377,24 @@ def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
             not_run.append(label)
     choice_of = {**{label: "dataset x architecture" for label in cells}, **(curve.choice_of if curve else {})}
     specs = ev.Specifications(cells, alternatives, choice_of)
-    rule = ev.TwoComponentClaim(layerwise_rule, settings.preference_margin,
-                                {"min_networks": settings.min_networks, "alpha": settings.alpha}, "networks",
-                                equivalence=True, confidence=settings.confidence, alpha=settings.alpha)  # fmt: skip
+    rule = ev.TwoComponentClaim(
+        layerwise_rule,
+        settings.preference_margin,
+        {"min_networks": settings.min_networks, "alpha": settings.alpha},
+        "networks",
+        equivalence=True,
+        confidence=settings.confidence,
+        alpha=settings.alpha,
+    )
     decision = ev.decide_two_component(specs, rule)
     evidence = ev.evidence(decision, rule, LAYERWISE)
     pooled = specs.pooled()[0]
     contrast = pooled.sum(axis=1)  # rise of ELU+SELU minus change of ReLU+LeakyReLU: the relative preference
-    context = {**evidence.context, "relative_contrast": _mean_ci(contrast, settings.confidence),
-               "not_run_specifications": not_run}  # fmt: skip
+    context = {
+        **evidence.context,
+        "relative_contrast": _mean_ci(contrast, settings.confidence),
+        "not_run_specifications": not_run,
+    }
     evidence = replace(evidence, context=context)
     if n_committed < settings.min_networks:
         evidence = replace(evidence, n=n_committed, inputs={**evidence.inputs, "networks": n_committed})
@@ -436,8 +454,10 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
     committed = routers_committed(runs.compare)
     cells = control_values(runs.compare, settings.init)
     if not cells:
-        raise ValueError(f"no compare run finished SmartMixed and both controls under init {settings.init!r}; "
-                         "check the sweep's failed or diverged runs (analysis.load(...).runs)")  # fmt: skip
+        raise ValueError(
+            f"no compare run finished SmartMixed and both controls under init {settings.init!r}; "
+            "check the sweep's failed or diverged runs (analysis.load(...).runs)"
+        )
     alternatives, not_run = {}, []
     curve = runs.curve
     for label in curve.labels("controls") if curve else []:
@@ -451,8 +471,14 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
             not_run.append(label)
     choice_of = {**{label: "architecture" for label in cells}, **(curve.choice_of if curve else {})}
     specs = ev.Specifications(cells, alternatives, choice_of)
-    rule = ev.TwoComponentClaim(learned_rule, settings.accuracy_margin, {"committed": committed}, "pairs",
-                                confidence=settings.confidence, alpha=settings.alpha)  # fmt: skip
+    rule = ev.TwoComponentClaim(
+        learned_rule,
+        settings.accuracy_margin,
+        {"committed": committed},
+        "pairs",
+        confidence=settings.confidence,
+        alpha=settings.alpha,
+    )
     decision = ev.decide_two_component(specs, rule)
     evidence = ev.evidence(decision, rule, LEARNED)
     evidence = replace(evidence, context={**evidence.context, "not_run_specifications": not_run})
@@ -530,8 +556,15 @@ def _with_operating(
     if claim.verdict == "not run":
         return claim
     observed = tuple(float(evidence.context[name]["estimate"]) for name in names)
-    operating = two_component_operating(specs, rule, mde=evidence.mde, observed=observed, names=names,
-                                        n_simulations=settings.n_simulations, seed=settings.seed)  # fmt: skip
+    operating = two_component_operating(
+        specs,
+        rule,
+        mde=evidence.mde,
+        observed=observed,
+        names=names,
+        n_simulations=settings.n_simulations,
+        seed=settings.seed,
+    )
     changes: dict[str, Any] = {"operating": operating}
     if claim.robustness is not None:
         reversal = reversal_name(reversal_choice(specs))

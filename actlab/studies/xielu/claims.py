@@ -46,8 +46,16 @@ from actlab.studies.xielu.analysis import CLAIM_COMPARATORS
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
 from actlab.studies.xielu.variants import label, matching
 
-__all__ = ["Settings", "StudyRuns", "claims", "equivalence_margin", "from_runs", "load_runs", "paper_relative_gap",
-           "rule_beats_baselines"]  # fmt: skip
+__all__ = [
+    "Settings",
+    "StudyRuns",
+    "claims",
+    "equivalence_margin",
+    "from_runs",
+    "load_runs",
+    "paper_relative_gap",
+    "rule_beats_baselines",
+]
 
 STUDY = "xielu"
 SOURCE = "xIELU paper (arXiv 2411.13010), abstract and Table 2; review: wall-clock matching"
@@ -168,8 +176,15 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
         parts = beats_every.parts(ev, names, verdict=verdict, supports="below", units="bits/byte", margins=margins)
         context.update(beats_every.component_context(ev, CLAIM_COMPARATORS), **beats_every.spread_context(data))
         context["past_margin"] = beats_every.past_margin(ev, margins)
-        evidence = Evidence(estimate, ci, data.n, inputs, mde=float(ev.smaller.mde[0]), context=context,
-                            p_value=beats_every.deciding_p(ev, verdict, data.diverged))  # fmt: skip
+        evidence = Evidence(
+            estimate,
+            ci,
+            data.n,
+            inputs,
+            mde=float(ev.smaller.mde[0]),
+            context=context,
+            p_value=beats_every.deciding_p(ev, verdict, data.diverged),
+        )
         units = "bits/byte"
     elif data.diverged:  # xIELU diverged on every seed (or all but one): the divergence decides
         share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
@@ -216,10 +231,17 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
 def _operating(data: Comparisons, settings: Settings, paper_effect: tuple[float, ...] | None):  # noqa: ANN202
     simulations = {"n_simulations": settings.n_simulations, "seed": settings.seed}
     if not data.testable:
-        return beats_every.divergence_operating(data.seeds, confidence=settings.confidence, alpha=settings.alpha,
-                                                **simulations)  # fmt: skip
-    return beats_every.operating(data, supports="below", alpha=settings.alpha, confidence=settings.confidence,
-                                 paper_effect=paper_effect, **simulations)  # fmt: skip
+        return beats_every.divergence_operating(
+            data.seeds, confidence=settings.confidence, alpha=settings.alpha, **simulations
+        )
+    return beats_every.operating(
+        data,
+        supports="below",
+        alpha=settings.alpha,
+        confidence=settings.confidence,
+        paper_effect=paper_effect,
+        **simulations,
+    )
 
 
 def _mean_bpb(arms: pd.DataFrame, budget: str) -> dict[str, float]:
