@@ -163,12 +163,34 @@ def deciding_test(verdict: str, diverged: int) -> str:
 
 
 def deciding_p(ev: Statistics, verdict: str, diverged: int) -> float:
-    """The p of that test for data set 0: TOST's for "equivalent", 0 for a divergence, else the smaller effect's."""
+    """The p of that test for data set 0: TOST's for "equivalent", 0 for a divergence, the smaller effect's for a
+    decisive verdict, and for an inconclusive one the nearest of the three tests (`directional_ps`)."""
     if diverged:
         return 0.0
     if verdict == "equivalent" and ev.equivalence_p is not None:
         return float(ev.equivalence_p[0])
+    if verdict == "inconclusive":
+        return min(directional_ps(ev).values())
     return float(ev.smaller.p_value[0])
+
+
+def directional_ps(ev: Statistics) -> dict[str, float]:
+    """Data set 0's p of each test the rule could decide by, each in its own direction (Bonferroni over the k
+    comparisons, capped at 1): "supported" (every improvement above 0: the largest), "not supported" (some
+    improvement below 0: the smallest), "equivalent" (TOST, where the claim has margins).
+
+    >>> values = np.array([[[1.0, 2.0], [1.5, 2.5], [2.0, 1.0], [1.2, 2.2]]])  # (batch, seeds, comparisons)
+    >>> found = directional_ps(statistics(values, confidence=0.95, margins=None))
+    >>> found["supported"] < 0.05 < found["not supported"]
+    True
+    """
+    mean, p, k = ev.component_mean[0], ev.smaller.component_p[0], ev.component_mean.shape[-1]
+    above = [min(1.0, k * float(pi)) if m > 0 else 1.0 for m, pi in zip(mean, p, strict=True)]
+    below = [min(1.0, k * float(pi)) if m < 0 else 1.0 for m, pi in zip(mean, p, strict=True)]
+    found = {"supported": max(above), "not supported": min(below)}
+    if ev.equivalence_p is not None:
+        found["equivalent"] = float(ev.equivalence_p[0])
+    return found
 
 
 def past_margin(ev: Statistics, margins: Sequence[float] | None) -> str:
