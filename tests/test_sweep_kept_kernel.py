@@ -213,3 +213,31 @@ def test_the_kernels_stand_in_passes_an_interrupt_on_and_takes_the_kernel_with_i
         run_sync(manager.cleanup_resources)()
     finally:
         kept_kernel.discard()
+
+
+def test_a_template_that_cannot_start_leaves_the_runs_to_plain_kernels_and_says_so(tmp_path, monkeypatch):
+    """The template is a fast path: when it cannot start, runs still run (in a plain kernel each), each status says
+    why, and the worker does not try again for that environment."""
+    from actlab.errors import ActlabError
+    from actlab.sweep import kept_kernel
+    from actlab.sweep.worker import RunTask, execute_run
+
+    attempts = []
+
+    def fail(env: dict) -> kept_kernel._Template:
+        attempts.append(env)
+        raise ActlabError("the kernel template did not start (planted)")
+
+    monkeypatch.setattr(kept_kernel, "start_template", fail)
+    monkeypatch.setattr(kept_kernel, "_failed", {})
+    notebook = _notebook(tmp_path)
+    statuses = []
+    for seed in (0, 1):
+        folder = str(tmp_path / f"r{seed}")
+        params = {"seed": seed, "fail_seed": -1}
+        task = RunTask(f"r{seed}", str(notebook), params, folder, keep_kernel=True, environment=dict(os.environ))
+        statuses.append(execute_run(task))
+    assert [status["status"] for status in statuses] == ["ok", "ok"]
+    assert all("planted" in status["kernel_template_error"] for status in statuses)
+    assert "kernel_template_pid" not in statuses[0] and len(attempts) == 1  # tried once for this environment
+    assert "planted" in (tmp_path / "r0" / "kernel.log").read_text()

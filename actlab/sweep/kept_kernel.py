@@ -24,7 +24,9 @@ and exits when the kernel does; when it is killed, or its worker dies, the kerne
 other end of the stand-in's socket). So stopping, interrupting and killing a kernel work as for any kernel, and
 the worker's lifeline (`actlab.sweep.lifeline`) reaches the template and every kernel as its descendants.
 
-Only the local executor uses a template (a SLURM job or Dask task runs one run and starts a plain kernel).
+Only the local executor on Linux uses a template (a SLURM job or Dask task runs one run and starts a plain kernel;
+see `FORKS` for other systems); a template that cannot start leaves its worker's runs to plain kernels, said in
+each run's status.
 This file is also the template's program (`python kept_kernel.py ADDRESS`): at import it needs only the stdlib.
 """
 
@@ -99,6 +101,7 @@ class _Template:
 
 
 _template: _Template | None = None
+_failed: dict[tuple[tuple[str, str], ...], str] = {}  # environments whose template could not start, and why
 _stops_at_exit = False
 
 
@@ -116,14 +119,18 @@ def execute(
     `kernel_template_forks`: which template forks the kernel and how many kernels it had forked before.
 
     Raises what papermill raises. The template outlives a failed run (no run executes in it); a template that has
-    died is replaced by the next run.
+    died is replaced by the next run. A template that cannot start (its reason is in `kernel.log`) leaves this and
+    every later run of the environment to a plain kernel, and says so in `facts` (`kernel_template_error`).
     """
     from actlab import notebooks
 
-    if not FORKS:
+    env = dict(os.environ)
+    kernel_template = _usable_template(env) if FORKS else None
+    if kernel_template is None:
+        if facts is not None and _key(env) in _failed:
+            facts["kernel_template_error"] = _failed[_key(env)]
         notebooks.execute(template, output, parameters, cwd=folder, timeout=timeout, stop_kernel_at_once=True)
         return
-    kernel_template = _template_for(dict(os.environ))
     if facts is not None:
         facts.update(kernel_template_pid=kernel_template.process.pid, kernel_template_forks=kernel_template.forks)
     kernel_template.forks += 1
@@ -145,6 +152,20 @@ def spec_folder(folder: str) -> str:
 
 def _key(env: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((name, value) for name, value in env.items() if name not in PER_RUN))
+
+
+def _usable_template(env: dict[str, str]) -> _Template | None:
+    """This worker's template for `env`, or None once one could not start for `env` (said on stderr, once)."""
+    from actlab.errors import ActlabError
+
+    if _key(env) in _failed:
+        return None
+    try:
+        return _template_for(env)
+    except ActlabError as error:
+        _failed[_key(env)] = str(error)
+        os.write(2, f"actlab: {error}; this worker's runs start plain kernels\n".encode())  # the run's kernel.log
+        return None
 
 
 def _template_for(env: dict[str, str]) -> _Template:
@@ -189,9 +210,7 @@ def start_template(env: dict[str, str]) -> _Template:
     ready = _read_line(process, START_TIMEOUT)
     if ready != READY:
         _stop(made)
-        raise ActlabError(
-            f"the kernel template did not start ({ready or 'it exited'}); its error is in the run's kernel.log"
-        )
+        raise ActlabError(f"the kernel template did not start ({ready or 'it exited'}; its error is above)")
     return made
 
 
@@ -279,12 +298,17 @@ def serve(address: str) -> None:
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # no pool of compile workers: no threads to fork
     for name in WARM_IMPORTS:
         importlib.import_module(name)
-    _warm_the_compiler()
+    import torch
+
+    if not torch.backends.cuda.is_built():  # a CUDA build's compile path may start CUDA, which a fork cannot copy
+        _warm_the_compiler()
     os.environ.clear()
     os.environ.update(started_env)
     if threading.active_count() != 1:  # native threads (OpenBLAS's pool) handle fork themselves (pthread_atfork)
         names = ", ".join(thread.name for thread in threading.enumerate())
         sys.exit(f"actlab: the kernel template's imports started threads ({names}); forking it would be unsafe")
+    if torch.cuda.is_initialized():
+        sys.exit("actlab: the kernel template's imports started CUDA; its forked kernels could not use the GPU")
     gc.freeze()  # the imports' objects: never collected again, so no kernel walks (or copies) them
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # kernels are reaped by the system; the stand-in watches them
     status.write(READY + "\n")
