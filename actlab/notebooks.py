@@ -20,7 +20,7 @@ from actlab.errors import ActlabError
 KERNEL_NAME = "actlab"
 
 
-def _ipc_kernel_manager(folder: str, cwd: str | None = None) -> type:
+def _ipc_kernel_manager(folder: str, cwd: str | None = None, kernel_specs: str | None = None) -> type:
     """jupyter_client's async kernel manager, talking to the kernel over Unix sockets in `folder`, not local TCP.
 
     Why: ipykernel warns "Kernel is running over TCP without encryption" (on every kernel start) whenever
@@ -33,22 +33,26 @@ def _ipc_kernel_manager(folder: str, cwd: str | None = None) -> type:
     `cwd`: the folder the kernel starts in, given to its launch rather than set with `os.chdir` around it as
     papermill's `cwd` does: the working directory is the whole process's, and `actlab report` renders pages on a
     thread while the main thread plans and runs sweeps by relative paths.
+
+    `kernel_specs`: a folder of kernel specs to look the kernel up in instead of Jupyter's (a sweep worker's kernel
+    template, `actlab.sweep.kept_kernel`, whose `actlab` spec forks the kernel from a warm process).
     """
-    from jupyter_client.manager import AsyncKernelManager, KernelManager
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
 
     class IpcKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs: Any) -> None:
+            if kernel_specs is not None:
+                kwargs.setdefault("kernel_spec_manager", KernelSpecManager(kernel_dirs=[kernel_specs]))
             super().__init__(**kwargs)
             self.transport = "ipc"
             self.ip = os.path.join(folder, "socket")  # absolute: the kernel runs in another cwd
             self.client_class = "actlab.kernel_client.PromptKernelClient"  # ready without an idle 0.2 s wait
 
-        async def _async_start_kernel(self, **kw: Any) -> None:
+        async def start_kernel(self, **kw: Any) -> None:
             if cwd is not None:
                 kw.setdefault("cwd", cwd)
-            await KernelManager._async_start_kernel(self, **kw)
-
-        start_kernel = _async_start_kernel
+            await super().start_kernel(**kw)
 
     return IpcKernelManager
 
@@ -56,9 +60,9 @@ def _ipc_kernel_manager(folder: str, cwd: str | None = None) -> type:
 def sockets_prefix(pid: int) -> str:
     """The name a kernel socket folder of process `pid` starts with (`tempfile.mkdtemp`'s prefix).
 
-    Why the pid: a worker killed with its kernel (an interrupted sweep) never runs `kept_kernel.discard`, so its
-    folder stayed in the temporary folder; whoever killed it removes the folders of the pids it killed
-    (`remove_sockets_of`)."""
+    Why the pid: a worker killed with its kernel (an interrupted sweep) never removes its folders (its kernel
+    template's, `actlab.sweep.kept_kernel`, and its running kernel's), so they stayed in the temporary folder;
+    whoever killed it removes the folders of the pids it killed (`remove_sockets_of`)."""
     return f"actlab-kernel-{pid}-"
 
 
@@ -96,12 +100,16 @@ def execute(
     cwd: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
     stop_kernel_at_once: bool = False,
+    kernel_specs: str | None = None,
 ) -> Path:
     """Run `template` with papermill into `output`; failures raise papermill's own error.
 
     `stop_kernel_at_once`: kill the kernel (its process group) when the last cell is done instead of asking it to
     shut down and waiting for its interpreter to tear torch down (about 3 s a kernel here). For sweep runs, whose
     results are already written atomically by then (`actlab.sweep.worker`).
+
+    `kernel_specs`: where to find the kernel spec instead of Jupyter's folders (a sweep worker's kernel template,
+    `actlab.sweep.kept_kernel`).
 
     `PapermillExecutionError` (with `ename`, `evalue`, `cell_index`) is left to the caller, which
     decides whether a failure ends a sweep (never) or a report build (yes).
@@ -124,7 +132,7 @@ def execute(
             cwd=None,  # the kernel starts in `cwd` (below); this process's working directory is left alone
             progress_bar=False,
             execution_timeout=timeout,
-            kernel_manager_class=_ipc_kernel_manager(sockets, str(kernel_cwd)),
+            kernel_manager_class=_ipc_kernel_manager(sockets, str(kernel_cwd), kernel_specs),
             shutdown_kernel="immediate" if stop_kernel_at_once else "graceful",
         )
     return output

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from queue import Empty
 
+from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.manager import KernelManager
 from jupyter_core.utils import run_sync
 
 from actlab import kernel_client, notebooks
@@ -34,13 +36,13 @@ class _FakeKernel(kernel_client.PromptKernelClient):
     def kernel_info(self) -> str:
         return "request-1"
 
-    async def _async_is_alive(self) -> bool:
+    async def is_alive(self) -> bool:
         return True
 
 
-def _client(iopub: list[dict]) -> _FakeKernel:
-    client = _FakeKernel()
-    reply = {"msg_type": "kernel_info_reply", "content": {"protocol_version": "5.3"}, "parent_header": {}}
+def _client(iopub: list[dict], protocol: str = "5.3") -> _FakeKernel:
+    client = _FakeKernel(parent=KernelManager())  # a client a kernel manager made (no kernel started)
+    reply = {"msg_type": "kernel_info_reply", "content": {"protocol_version": protocol}, "parent_header": {}}
     client.shell_channel, client.iopub_channel = _Channel([reply]), _Channel(iopub)
     return client
 
@@ -58,6 +60,25 @@ def test_without_the_idle_the_drain_ends_on_its_timeout():
     run_sync(client.wait_for_ready)(timeout=5)
     assert client.iopub_channel.messages == []
     assert client.iopub_channel.timeouts == [kernel_client.DRAIN_TIMEOUT] * 2  # the busy, then one empty wait
+
+
+def test_an_older_kernels_protocol_is_spoken_as_jupyter_client_would():
+    client = _client([_status("idle", "request-1")], protocol="4.1")
+    run_sync(client.wait_for_ready)(timeout=5)
+    assert client.session.adapt_version == 4
+    assert _client([_status("idle", "request-1")]).session.adapt_version != 4  # a 5.x kernel: nothing to adapt
+
+
+def test_a_client_without_a_kernel_manager_keeps_jupyter_clients_wait(monkeypatch):
+    """No manager, no process to ask whether the kernel lives: jupyter_client's wait (heartbeats first) applies."""
+    calls = []
+
+    async def stock_wait(self, timeout=None):
+        calls.append(timeout)
+
+    monkeypatch.setattr(AsyncKernelClient, "wait_for_ready", stock_wait)
+    run_sync(kernel_client.PromptKernelClient().wait_for_ready)(timeout=7)
+    assert calls == [7]
 
 
 def test_a_real_kernel_runs_code_and_shows_its_output_right_after_the_wait(tmp_path):

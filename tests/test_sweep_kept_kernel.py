@@ -1,14 +1,18 @@
-"""Several runs per kernel: each run keeps its identity, its isolation and its results bit for bit.
+"""A worker's kernel template: every run in a fresh kernel forked from it, with its identity and results bit for bit.
 
-One local worker runs two seeds of a notebook in one kept kernel; the second run must not see the first's names,
-must write into its own folder, and must record what the same seed records in a fresh kernel (a tiny model trained
-by `actlab.train`, its final weights compared exactly). A failed run must take its kernel with it.
+One local worker runs seeds of a notebook, each in its own kernel forked from the worker's one template; a run must
+not see the previous run's names, must write into its own folder, and must record what the same seed records in a
+fresh worker (a tiny model trained by `actlab.train`, its final weights compared exactly). The template outlives a
+failed run, serves the next sweep of a kept pool, and ends with its worker. What a poisoning run cannot pass on to
+the next run is tested in tests/test_sweep_isolation.py.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import psutil
 import pytest
 from toy_notebook import write_notebook
 
@@ -33,7 +37,7 @@ train(model, (x, y), TrainConfig(task="regression", lr=0.01, batch_size=16, seed
 weights = torch.cat([p.detach().flatten() for p in model.parameters()])
 actlab.record(
     leftover=float(leftover), weights=[float(w) for w in weights], kernel_pid=float(os.getpid()),
-    cwd=os.getcwd(), run_dir=os.environ.get("ACTLAB_RUN_DIR", ""),
+    template_pid=float(os.getppid()), cwd=os.getcwd(), run_dir=os.environ.get("ACTLAB_RUN_DIR", ""),
 )
 """
 
@@ -55,14 +59,16 @@ def _sweep(folder: Path, name: str, seeds: list[int], fail_seed: int = -1) -> li
     ]
 
 
-def test_runs_in_a_kept_kernel_are_isolated_and_repeat_bit_for_bit(tmp_path):
+def test_each_run_of_a_worker_gets_a_fresh_kernel_from_its_template_and_repeats_bit_for_bit(tmp_path):
     _notebook(tmp_path)
     first, second = _sweep(tmp_path, "kept", [0, 1])
-    (fresh,) = _sweep(tmp_path, "fresh", [1])  # seed 1 alone: the first run of a new kernel
+    (fresh,) = _sweep(tmp_path, "fresh", [1])  # seed 1 alone: the first kernel of a new worker's template
     assert first["status"]["status"] == second["status"]["status"] == fresh["status"]["status"] == "ok"
-    assert first["status"]["kernel_runs"] == 0 and second["status"]["kernel_runs"] == 1
-    assert first["results"]["kernel_pid"] == second["results"]["kernel_pid"]  # one kernel ran both
-    assert fresh["status"]["kernel_runs"] == 0
+    assert [first["status"]["kernel_template_forks"], second["status"]["kernel_template_forks"]] == [0, 1]
+    assert first["status"]["kernel_template_pid"] == second["status"]["kernel_template_pid"]  # one template
+    assert first["results"]["template_pid"] == first["status"]["kernel_template_pid"]  # the kernel is its fork
+    assert first["results"]["kernel_pid"] != second["results"]["kernel_pid"]  # a kernel per run
+    assert fresh["status"]["kernel_template_forks"] == 0
     assert second["results"]["leftover"] == 0.0  # nothing the first run defined survived
     for run in (first, second):
         folder = Path(run["results"]["cwd"])
@@ -72,19 +78,19 @@ def test_runs_in_a_kept_kernel_are_isolated_and_repeat_bit_for_bit(tmp_path):
     assert first["results"]["weights"] != second["results"]["weights"]
 
 
-def test_a_failed_run_takes_its_kernel_with_it(tmp_path):
+def test_a_failed_run_leaves_the_template_serving_the_next_run(tmp_path):
     _notebook(tmp_path)
     runs = _sweep(tmp_path, "failing", [0, 1, 2], fail_seed=1)
     assert [run["status"]["status"] for run in runs] == ["ok", "failed", "ok"]
     assert runs[1]["status"]["ename"] == "ValueError"
-    assert runs[2]["status"]["kernel_runs"] == 0  # a new kernel after the failure
+    assert [run["status"]["kernel_template_forks"] for run in runs] == [0, 1, 2]  # no run executes in the template
     assert runs[2]["results"]["leftover"] == 0.0
 
 
 @pytest.mark.slow
-def test_a_comparison_run_repeats_bit_for_bit_in_a_kept_kernel(tmp_path):
+def test_a_comparison_run_repeats_bit_for_bit_after_another_in_its_worker(tmp_path):
     """The comparison study's run notebook (derived activation, compiled xIELU, interleaved slices), step-matched:
-    seed 1 after seed 0 in one kernel records what seed 1 records in a fresh one."""
+    seed 1 after seed 0 in one worker records what seed 1 records in a fresh worker."""
     notebook = Path(__file__).resolve().parent.parent / "notebooks" / "compare" / "run.ipynb"
     fixed = "  task: mnist1d\n  matchings: steps\n  steps: 30\n  rounds: 2\n"
     results = {}
@@ -99,11 +105,9 @@ def test_a_comparison_run_repeats_bit_for_bit_in_a_kept_kernel(tmp_path):
     assert kept == fresh
 
 
-def test_kept_workers_serve_the_next_sweep_and_close_with_their_kernels(tmp_path):
-    """`actlab report`'s pool outlives each sweep: a second sweep of the same notebook runs in the first's kernel,
-    and `close_kept_pools` ends the workers (and so their kernels)."""
-    import psutil
-
+def test_kept_workers_serve_the_next_sweep_from_their_template_and_close_with_it(tmp_path):
+    """`actlab report`'s pool outlives each sweep: a second sweep's run is forked from the first's template, and
+    `close_kept_pools` ends the workers and their templates."""
     from actlab.sweep.executors import _kept_pools, close_kept_pools
 
     _notebook(tmp_path)
@@ -115,62 +119,125 @@ def test_kept_workers_serve_the_next_sweep_and_close_with_their_kernels(tmp_path
             spec = load_spec(tmp_path / f"{name}.yml")
             run_sweep(spec, tmp_path / "runs", options, progress=False)
             statuses.append(read_json(plan(spec, tmp_path / "runs")[0].folder / "status.json"))
-        assert [status["kernel_runs"] for status in statuses] == [0, 1]
-        assert statuses[0]["kernel_pid"] == statuses[1]["kernel_pid"]
+        assert [status["kernel_template_forks"] for status in statuses] == [0, 1]
+        assert statuses[0]["kernel_template_pid"] == statuses[1]["kernel_template_pid"]
         assert _kept_pools
     finally:
         close_kept_pools()
     assert not _kept_pools
-    assert not psutil.pid_exists(statuses[0]["kernel_pid"]) or psutil.Process(statuses[0]["kernel_pid"]).status() in (
+    template = statuses[0]["kernel_template_pid"]
+    assert not psutil.pid_exists(template) or psutil.Process(template).status() in (
         psutil.STATUS_ZOMBIE,
         psutil.STATUS_DEAD,
     )
 
 
-def test_a_kept_kernel_serves_another_notebook_and_its_results_repeat_bit_for_bit(tmp_path):
-    """`actlab report` runs one study's notebook after another's on the same workers: a run of `nb.ipynb` after a
-    run of a different notebook, in that notebook's kernel, sees none of its names and records what it records in
-    a fresh kernel."""
-    from actlab.sweep.executors import close_kept_pools
-
-    _notebook(tmp_path)
-    other = BODY.replace("torch.nn.Tanh()", "torch.nn.ReLU()").replace("Budget.steps(12)", "Budget.steps(7)")
-    write_notebook(tmp_path / "other.ipynb", ["seed = 0\n", "fail_seed = -1\n"], other)
-    options = ExecutorOptions(workers=1, keep_workers=True)
-    try:
-        statuses, results = [], []
-        for name, notebook, seed in (("before", "other.ipynb", 0), ("after", "nb.ipynb", 1)):
-            (tmp_path / f"{name}.yml").write_text(f"name: {name}\nnotebook: {notebook}\nseeds: [{seed}]\n")
-            spec = load_spec(tmp_path / f"{name}.yml")
-            run_sweep(spec, tmp_path / "runs", options, progress=False)
-            folder = plan(spec, tmp_path / "runs")[0].folder
-            statuses.append(read_json(folder / "status.json"))
-            results.append(read_json(folder / "results.json"))
-    finally:
-        close_kept_pools()
-    (fresh,) = _sweep(tmp_path, "fresh", [1])
-    assert [status["kernel_runs"] for status in statuses] == [0, 1]
-    assert results[0]["kernel_pid"] == results[1]["kernel_pid"]  # one kernel ran both notebooks
-    assert results[1]["leftover"] == 0.0
-    assert fresh["status"]["kernel_runs"] == 0
-    assert results[1]["weights"] == fresh["results"]["weights"]  # exactly, float for float
-
-
-def test_a_kernel_is_kept_while_under_its_run_count_and_memory_bounds(monkeypatch):
-    """The bound on what a kept kernel accumulates is its resident memory (read from the process), with a run
-    count as a backstop; a kernel that is gone is left to the liveness check."""
-    import os
-
-    import psutil
+def test_a_template_is_replaced_when_it_died_or_the_environment_changed(tmp_path, monkeypatch):
+    """A worker forks from a template only of its own environment (what the template imported read it; the run's
+    own variables aside), and a template that has died is replaced, not waited for. The templates here are stand-ins
+    (`cat`): the worker's bookkeeping is under test, the real template in the tests above."""
+    import subprocess
+    import tempfile
 
     from actlab.sweep import kept_kernel
 
-    kept = kept_kernel._Kept(key=(), manager=None, sockets="", runs=3, pid=os.getpid())
-    resident = psutil.Process().memory_info().rss
-    monkeypatch.setattr(kept_kernel, "MAX_RESIDENT_BYTES", resident * 4)
-    assert kept_kernel._reusable(kept)
-    monkeypatch.setattr(kept_kernel, "MAX_RESIDENT_BYTES", resident // 2)
-    assert not kept_kernel._reusable(kept)
-    monkeypatch.setattr(kept_kernel, "MAX_RESIDENT_BYTES", resident * 4)
-    kept.runs = kept_kernel.MAX_RUNS
-    assert not kept_kernel._reusable(kept)
+    started: list[dict] = []
+
+    def start(env: dict) -> kept_kernel._Template:
+        started.append(env)
+        folder = tempfile.mkdtemp(dir=tmp_path)
+        process = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)  # ends at EOF, as one
+        return kept_kernel._Template(key=kept_kernel._key(env), process=process, folder=folder)
+
+    monkeypatch.setattr(kept_kernel, "start_template", start)
+    env = {"PATH": os.environ["PATH"], "ACTLAB_RUN_DIR": "/runs/a"}
+    try:
+        first = kept_kernel._template_for(env)
+        assert kept_kernel._template_for({**env, "ACTLAB_RUN_DIR": "/runs/b"}) is first  # the run's own variable
+        other = kept_kernel._template_for({**env, "OMP_NUM_THREADS": "1"})
+        assert other is not first and first.process.poll() is not None and not Path(first.folder).exists()
+        other.process.kill()
+        other.process.wait()
+        third = kept_kernel._template_for({**env, "OMP_NUM_THREADS": "1"})
+        assert third is not other and third.process.poll() is None and not Path(other.folder).exists()
+        assert len(started) == 3
+    finally:
+        kept_kernel.discard()
+    assert kept_kernel._template is None and third.process.poll() is not None and not Path(third.folder).exists()
+
+
+def test_the_kernels_stand_in_passes_an_interrupt_on_and_takes_the_kernel_with_it_when_killed(tmp_path):
+    """jupyter_client manages the stand-in process; the forked kernel must behave as that process: an interrupt
+    reaches the running cell, and killing the stand-in (what `shutdown_kernel(now=True)` and a dying worker do)
+    ends the kernel."""
+    import signal
+
+    from jupyter_core.utils import run_sync
+
+    from actlab import notebooks
+    from actlab.sweep import kept_kernel
+
+    try:
+        template = kept_kernel._template_for(dict(os.environ))
+        specs = kept_kernel.spec_folder(template.folder)
+        manager = notebooks._ipc_kernel_manager(str(tmp_path), str(tmp_path), specs)(kernel_name="actlab")
+        run_sync(manager.start_kernel)()
+        client = manager.client()
+        client.start_channels()
+        printed: list[str] = []
+
+        async def execute(code: str, interrupt_after: float | None = None) -> dict:
+            import asyncio
+
+            await client.wait_for_ready(timeout=60)
+            if interrupt_after is not None:
+                asyncio.get_running_loop().call_later(
+                    interrupt_after, lambda: asyncio.ensure_future(manager.interrupt_kernel())
+                )
+            hook = lambda message: printed.append(message["content"].get("text", ""))  # noqa: E731
+            return await client.execute_interactive(code, timeout=60, output_hook=hook)
+
+        reply = run_sync(execute)("import os; print(os.getpid(), os.getppid(), os.getcwd())")
+        kernel, parent, cwd = "".join(printed).split()
+        assert reply["content"]["status"] == "ok"
+        assert int(parent) == template.process.pid and cwd == str(tmp_path)
+        assert int(kernel) != manager.provisioner.pid  # jupyter_client manages the stand-in, not the kernel
+
+        reply = run_sync(execute)("import time; time.sleep(50)", interrupt_after=1.0)
+        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+
+        client.stop_channels()
+        os.kill(manager.provisioner.pid, signal.SIGKILL)
+        _, alive = psutil.wait_procs([psutil.Process(int(kernel))], timeout=10)
+        assert not alive, "the kernel outlived its stand-in"
+        run_sync(manager.cleanup_resources)()
+    finally:
+        kept_kernel.discard()
+
+
+def test_a_template_that_cannot_start_leaves_the_runs_to_plain_kernels_and_says_so(tmp_path, monkeypatch):
+    """The template is a fast path: when it cannot start, runs still run (in a plain kernel each), each status says
+    why, and the worker does not try again for that environment."""
+    from actlab.errors import ActlabError
+    from actlab.sweep import kept_kernel
+    from actlab.sweep.worker import RunTask, execute_run
+
+    attempts = []
+
+    def fail(env: dict) -> kept_kernel._Template:
+        attempts.append(env)
+        raise ActlabError("the kernel template did not start (planted)")
+
+    monkeypatch.setattr(kept_kernel, "start_template", fail)
+    monkeypatch.setattr(kept_kernel, "_failed", {})
+    notebook = _notebook(tmp_path)
+    statuses = []
+    for seed in (0, 1):
+        folder = str(tmp_path / f"r{seed}")
+        params = {"seed": seed, "fail_seed": -1}
+        task = RunTask(f"r{seed}", str(notebook), params, folder, keep_kernel=True, environment=dict(os.environ))
+        statuses.append(execute_run(task))
+    assert [status["status"] for status in statuses] == ["ok", "ok"]
+    assert all("planted" in status["kernel_template_error"] for status in statuses)
+    assert "kernel_template_pid" not in statuses[0] and len(attempts) == 1  # tried once for this environment
+    assert "planted" in (tmp_path / "r0" / "kernel.log").read_text()

@@ -1,114 +1,108 @@
-"""Several runs per kernel: a local worker keeps its notebook kernel between runs, reset each time.
+"""Every run in a fresh kernel, forked from a warm template that no run ever executes in.
 
-Why: a fresh kernel per run paid, before the run's first step, for the kernel's start, importing torch, pandas and
-actlab, and importing and loading inductor's compiled kernels (about 20 s a run on a loaded 2-core machine, against
-38 s of training in a comparison run); and after its last cell, for the kernel's shut-down. A kept kernel pays
-those once per worker.
+Why fresh: a kernel kept from one run to the next carried whatever a run changed: a monkeypatched
+`torch.nn.functional.relu`, the default dtype, torch's thread count or deterministic mode, an environment variable,
+`sys.modules`, `sys.path`, `builtins`, an activation registry entry. The next run computed with them and was recorded
+`ok`. No reset can list everything a notebook may change, so no run executes in an interpreter another run touched.
 
-What keeps runs apart (each is still its own run: its own id, folder, parameters, executed notebook, record):
-- before each run after the first, the kernel is reset: every name the previous run defined is deleted
-  (`%reset -f`, in `reset_namespace`), open figures are closed, its working directory becomes the run's folder,
-  `ACTLAB_RUN_DIR` names it, its stderr (fd 2) goes to the run's `kernel.log`, and the phase clock starts afresh
-  (`actlab.timing`);
-- every run seeds what it draws from (`actlab.train.seed_everything`), so what a previous run drew does not
-  carry over, and modules cache only what the same code computes the same way (compiled kernels, derivations);
-  a test runs the same run in a fresh and in a kept kernel and compares its results bit for bit;
-- the kernel is kept only after a run that finished without error, for at most `MAX_RUNS` runs and while its
-  resident memory stays under `MAX_RESIDENT_BYTES` (what the runs' caches hold is bounded by memory, not by a
-  count: at 25 runs, a worker restarted its kernel half way through SmartMixed's sweeps, 9 s each), and only for the
-  same environment (a thread count fixed by the environment is read when the kernel starts); a failed, timed-out
-  or killed run takes its kernel with it, and the next run starts a new one. `status.json` records the kernel's
-  pid and how many runs it had executed before (`kernel_runs`).
+Why a template: a new kernel process spends its first seconds importing ipykernel, torch, pandas and SymPy, and
+its first `torch.compile` call seconds more (several times a short run's training; docs/timings.md). A worker
+therefore keeps one *template* process per environment: it imports those libraries and warms the compiler once
+(`WARM_IMPORTS`, `_warm_the_compiler`), then only forks. Each run's kernel is a fork of it (`os.fork`,
+copy-on-write): it starts with the template's state and nothing else, since the template never runs a notebook,
+reads nothing a run sends it, and forks only while no thread runs (fork copies no thread; checked). What a run
+changes dies with its kernel. What a run computes and keeps in memory (traced and compiled kernels, derivations, a
+task's data) is computed again by the next run; torch's on-disk compile caches keep inductor's part short.
 
-Why any notebook, not only the same one: `actlab report` runs one study after another on the same workers, and a
-kernel per notebook paid its start, imports and inductor's first compile (5-12 s a worker) again in every study:
-the first runs of SmartMixed's sweeps spent 6 s compiling, 2 s importing and 1.7 s on data against 4 s of
-training. What a run defines is deleted whichever notebook defined it, and what stays (imported modules, their
-caches of compiled kernels and data) is the same whichever notebook imported it first; a test runs one notebook
-after another in one kernel and compares the second's results with a fresh kernel's, bit for bit.
+How jupyter_client drives it, through public interfaces only: the kernel spec the run's kernel manager reads
+(`spec_folder`, passed to `actlab.notebooks.execute`) launches a stdlib-only stand-in (`PROXY`, a few ms) instead
+of `python -m ipykernel_launcher`. The stand-in connects to the template's Unix socket and hands over its stdin,
+stdout, stderr, working directory, environment and kernel arguments; the template forks, and the child becomes
+the kernel with exactly those (its environment is checked to be the template's, plus the run's own variables,
+`PER_RUN`). The stand-in stays as the process jupyter_client manages: it passes on signals (interrupt, terminate)
+and exits when the kernel does; when it is killed, or its worker dies, the kernel kills itself (it holds the
+other end of the stand-in's socket). So stopping, interrupting and killing a kernel work as for any kernel, and
+the worker's lifeline (`actlab.sweep.lifeline`) reaches the template and every kernel as its descendants.
 
-Only the local executor keeps kernels (a SLURM job or Dask task has no next run to keep it for).
+Only the local executor on Linux uses a template (a SLURM job or Dask task runs one run and starts a plain kernel;
+see `FORKS` for other systems); a template that cannot start leaves its worker's runs to plain kernels, said in
+each run's status.
+This file is also the template's program (`python kept_kernel.py ADDRESS`): at import it needs only the stdlib.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
+import signal
+import socket
+import subprocess
+import sys
 import tempfile
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from actlab.errors import ActlabError
+# Imported once by the template: what every run's kernel would otherwise import itself. Third-party libraries only:
+# actlab's own modules cost ~0.1 s together, and importing a study's module may register names a run could see.
+WARM_IMPORTS = ("ipykernel.kernelapp", "numpy", "scipy", "sympy", "pandas", "torch", "matplotlib")
+PER_RUN = ("ACTLAB_RUN_DIR",)  # environment variables that differ between runs of one template (read at run time)
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default MPLBACKEND, set before matplotlib
+READY = "ready"  # the template's first line on stdout once it has imported `WARM_IMPORTS`
+# Forking a process that has imported torch is safe on Linux (no thread runs at the fork); macOS's system
+# frameworks are not fork-safe, so there each run starts a plain kernel (`actlab.notebooks.execute`).
+FORKS = sys.platform.startswith("linux")
+START_TIMEOUT = 300.0  # seconds for the template's imports and warm-up: generous, a loaded machine is slow
 
-MAX_RUNS = 200  # runs one kernel executes at most (a backstop; memory is the bound that matters)
-MAX_RESIDENT_BYTES = 4 << 30  # a kernel above this after a run is not kept (a 2-worker machine has 24 GiB)
+# The kernel's stand-in, run as `python -I -S -c PROXY ADDRESS KERNEL_ARGS...` (stdlib only: no site, no actlab).
+PROXY = """\
+import json, os, select, signal, socket, sys
+address, argv = sys.argv[1], sys.argv[2:]
+conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    conn.connect(address)
+except OSError as error:
+    sys.exit(f"actlab: no kernel template at {address}: {error}")
+socket.send_fds(conn, [b"k"], [0, 1, 2])
+request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}
+conn.sendall(json.dumps(request).encode() + b"\\n")
+reply = b""
+while not reply.endswith(b"\\n"):
+    chunk = conn.recv(64)
+    if not chunk:
+        sys.exit(1)  # the kernel never started; it said why on stderr
+    reply += chunk
+kernel = int(reply)
+def forward(signum, frame):
+    try:
+        os.kill(kernel, signum)
+    except ProcessLookupError:
+        pass
+for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+    signal.signal(signum, forward)
+parent = os.getppid()
+while os.getppid() == parent:
+    if select.select([conn], [], [], 1.0)[0] and not conn.recv(64):
+        break
+"""
+
+
+# ---- the worker's side ----------------------------------------------------------------------------------------
 
 
 @dataclass
-class _Kept:
-    key: tuple[Any, ...]
-    manager: Any  # jupyter_client AsyncKernelManager (Unix sockets in `sockets`)
-    sockets: str
-    runs: int = 0
-    pid: int | None = None
-    env: dict[str, str] = field(default_factory=dict)
+class _Template:
+    key: tuple[tuple[str, str], ...]  # the environment it was started with, `PER_RUN` left out
+    process: subprocess.Popen[bytes]
+    folder: str  # 0700: the template's socket and the kernel spec that points at it
+    forks: int = 0
 
 
-_kept: _Kept | None = None
+_template: _Template | None = None
+_failed: dict[tuple[tuple[str, str], ...], str] = {}  # environments whose template could not start, and why
 _stops_at_exit = False
-
-
-def _reset_code(folder: Path, env: dict[str, str], log: Path) -> str:
-    """What a kept kernel runs before its next run (see the module docstring), ending with a clean namespace."""
-    return "\n".join(
-        [
-            "import os as _os, sys as _sys",
-            f"_os.chdir({str(folder)!r})",
-            f"_os.environ.update({env!r})",
-            f"_fd = _os.open({str(log)!r}, _os.O_WRONLY | _os.O_CREAT | _os.O_APPEND, 0o644)",
-            "_os.dup2(_fd, 2)",
-            "_os.close(_fd)",
-            "if 'matplotlib.pyplot' in _sys.modules:",
-            "    _sys.modules['matplotlib.pyplot'].close('all')",
-            "import actlab.timing as _timing",
-            "_timing.reset()",
-            "from actlab.sweep.kept_kernel import reset_namespace as _reset_namespace",
-            "_reset_namespace()",
-        ]
-    )
-
-
-def reset_namespace() -> None:
-    """In a kept kernel: IPython's `%reset -f` (every name, the output cache) without its full garbage collection.
-
-    Why: that collection walks every object torch, sympy and inductor keep alive, 1-2 s on this machine, on the
-    next run's clock; Python's own collector frees the previous run's reference cycles when it next runs anyway.
-    """
-    import gc
-
-    from IPython import get_ipython
-
-    collect = gc.collect
-    gc.collect = lambda generation=2: 0  # only while IPython resets; restored below
-    try:
-        get_ipython().reset(new_session=False)
-    finally:
-        gc.collect = collect
-
-
-async def _run_in_kernel(manager: Any, code: str) -> None:
-    client = manager.client()
-    client.start_channels()
-    try:
-        await client.wait_for_ready(timeout=60)
-        reply = await client.execute_interactive(code, timeout=60, store_history=False, output_hook=lambda _: None)
-    finally:
-        client.stop_channels()
-    if reply["content"].get("status") != "ok":
-        raise ActlabError(f"could not reset the kept kernel: {reply['content'].get('evalue', 'unknown error')}")
 
 
 def execute(
@@ -116,95 +110,312 @@ def execute(
     output: Path,
     parameters: dict[str, Any],
     folder: Path,
-    env: dict[str, str],
-    log: Path,
     timeout: float | None = None,
-) -> dict[str, Any]:
-    """Execute `template` into `output` like `actlab.notebooks.execute`, in this worker's kept kernel (started if
-    there is none for this environment, reset if there is). Returns {"kernel_pid", "kernel_runs",
-    "kernel_reset_s"} (the reset's seconds are part of the run's kernel_start phase).
+    facts: dict[str, Any] | None = None,
+) -> None:
+    """Execute `template` into `output` like `actlab.notebooks.execute`, in a fresh kernel forked from this worker's
+    kernel template for the current environment (`os.environ`, which the kernel gets; a template is started if there
+    is none for it). `facts` (the run's status record) gets, before the notebook runs, `kernel_template_pid` and
+    `kernel_template_forks`: which template forks the kernel and how many kernels it had forked before.
 
-    Raises what papermill raises; the kernel is then stopped (`discard`), so a failure never leaks into a next run.
+    Raises what papermill raises. The template outlives a failed run (no run executes in it); a template that has
+    died is replaced by the next run. A template that cannot start (its reason is in `kernel.log`) leaves this and
+    every later run of the environment to a plain kernel, and says so in `facts` (`kernel_template_error`).
     """
-    import papermill as pm
-    from jupyter_core.utils import run_sync
-
     from actlab import notebooks
 
-    global _kept
-    shared = sorted((name, value) for name, value in env.items() if name != "ACTLAB_RUN_DIR")  # the run's own
-    key = tuple(shared)
-    if _kept is not None and (_kept.key != key or not _reusable(_kept) or not run_sync(_kept.manager.is_alive)()):
+    env = dict(os.environ)
+    kernel_template = _usable_template(env) if FORKS else None
+    if kernel_template is None:
+        if facts is not None and _key(env) in _failed:
+            facts["kernel_template_error"] = _failed[_key(env)]
+        notebooks.execute(template, output, parameters, cwd=folder, timeout=timeout, stop_kernel_at_once=True)
+        return
+    if facts is not None:
+        facts.update(kernel_template_pid=kernel_template.process.pid, kernel_template_forks=kernel_template.forks)
+    kernel_template.forks += 1
+    notebooks.execute(
+        template,
+        output,
+        parameters,
+        cwd=folder,
+        timeout=timeout,
+        stop_kernel_at_once=True,
+        kernel_specs=spec_folder(kernel_template.folder),
+    )
+
+
+def spec_folder(folder: str) -> str:
+    """The kernel spec folder inside a template's `folder` (its `actlab` spec launches `PROXY`)."""
+    return os.path.join(folder, "kernels")
+
+
+def _key(env: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((name, value) for name, value in env.items() if name not in PER_RUN))
+
+
+def _usable_template(env: dict[str, str]) -> _Template | None:
+    """This worker's template for `env`, or None once one could not start for `env` (said on stderr, once)."""
+    from actlab.errors import ActlabError
+
+    if _key(env) in _failed:
+        return None
+    try:
+        return _template_for(env)
+    except ActlabError as error:
+        _failed[_key(env)] = str(error)
+        os.write(2, f"actlab: {error}; this worker's runs start plain kernels\n".encode())  # the run's kernel.log
+        return None
+
+
+def _template_for(env: dict[str, str]) -> _Template:
+    """This worker's template for `env`, started now if there is none, it has died, or it has another environment."""
+    global _template
+    if _template is not None and (_template.key != _key(env) or _template.process.poll() is not None):
         discard()
-    if _kept is None:
+    if _template is None:
         _stop_at_exit()
-        sockets = tempfile.mkdtemp(prefix=notebooks.sockets_prefix(os.getpid()))  # 0700; removed by `discard`
-        manager = notebooks._ipc_kernel_manager(sockets)(kernel_name=notebooks.ensure_kernel())
-        _kept = _Kept(key=key, manager=manager, sockets=sockets)
-    reset_seconds = 0.0
-    if _kept.runs:
-        started = time.perf_counter()
-        run_sync(_run_in_kernel)(_kept.manager, _reset_code(folder, env, log))
-        reset_seconds = time.perf_counter() - started
-    before = _kept.runs
-    try:
-        pm.execute_notebook(
-            str(template),
-            str(output),
-            parameters=parameters,
-            kernel_name=notebooks.ensure_kernel(),
-            cwd=str(folder),
-            progress_bar=False,
-            execution_timeout=timeout,
-            km=_kept.manager,
-        )
-    except BaseException:
-        discard()
-        raise
-    _kept.runs += 1
-    provisioner = getattr(_kept.manager, "provisioner", None)
-    _kept.pid = getattr(provisioner, "pid", None)
-    return {
-        "kernel_pid": _kept.pid,
-        "kernel_runs": before,
-        "kernel_reset_s": round(reset_seconds, 3),
-    }
+        _template = start_template(env)
+    return _template
 
 
-def _reusable(kept: _Kept) -> bool:
-    """Whether `kept` may run another run: under `MAX_RUNS` runs and `MAX_RESIDENT_BYTES` of resident memory."""
-    import psutil
+def start_template(env: dict[str, str]) -> _Template:
+    """Start a template with environment `env` (less `PER_RUN`) and wait until it has imported `WARM_IMPORTS`.
 
-    if kept.runs >= MAX_RUNS:
-        return False
-    try:
-        return kept.pid is None or psutil.Process(kept.pid).memory_info().rss < MAX_RESIDENT_BYTES
-    except psutil.Error:  # gone: is_alive says so next
-        return True
+    Its environment is the one jupyter_client gives a kernel this process launches (`JPY_PARENT_PID` added), so
+    every module it imports reads what the run's kernel would read (`PER_RUN` aside). Its stderr is this process's
+    (a run's `kernel.log` while the sweep worker executes one).
+    """
+    from actlab import notebooks
+    from actlab.errors import ActlabError
+
+    interpreter, spec = _installed_kernel()
+    folder = tempfile.mkdtemp(prefix=notebooks.sockets_prefix(os.getpid()))  # 0700; removed by `discard`
+    address = os.path.join(folder, "template")  # short: a socket path has ~107 bytes
+    kernel = Path(spec_folder(folder), notebooks.KERNEL_NAME)
+    kernel.mkdir(parents=True)
+    spec["argv"] = [sys.executable, "-I", "-S", "-c", PROXY, address, *spec["argv"]]
+    (kernel / "kernel.json").write_text(json.dumps(spec, indent=1))
+    template_env = {name: value for name, value in env.items() if name not in PER_RUN}
+    template_env["JPY_PARENT_PID"] = str(os.getpid())
+    process = subprocess.Popen(
+        [*interpreter, __file__, address],
+        stdin=subprocess.PIPE,  # its lifeline: the template exits at EOF (this process gone)
+        stdout=subprocess.PIPE,
+        env=template_env,
+        cwd=folder,
+        start_new_session=True,  # like jupyter_client's kernels: a terminal's Ctrl-C is the sweep's to handle
+    )
+    made = _Template(key=_key(env), process=process, folder=folder)
+    ready = _read_line(process, START_TIMEOUT)
+    if ready != READY:
+        _stop(made)
+        raise ActlabError(f"the kernel template did not start ({ready or 'it exited'}; its error is above)")
+    return made
+
+
+def _installed_kernel() -> tuple[list[str], dict[str, Any]]:
+    """The installed `actlab` kernel spec, split: its interpreter with its options (`python -Xfrozen_modules=off`),
+    which the template runs as, and the spec with the kernel's own arguments as `argv` (`-f {connection_file}`).
+    Everything else in the spec (its metadata: the debugger, transport encryption) is the forked kernel's too."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    from actlab import notebooks
+    from actlab.errors import ActlabError
+
+    spec = KernelSpecManager().get_kernel_spec(notebooks.ensure_kernel()).to_dict()
+    argv = spec["argv"]
+    if "-m" not in argv or argv.index("-m") + 1 >= len(argv) or argv[argv.index("-m") + 1] != "ipykernel_launcher":
+        raise ActlabError(f"the {notebooks.KERNEL_NAME!r} kernel spec does not run ipykernel_launcher: {argv}")
+    launcher = argv.index("-m")
+    spec["argv"] = argv[launcher + 2 :]
+    return argv[:launcher], spec
+
+
+def _read_line(process: subprocess.Popen[bytes], timeout: float) -> str:
+    """The process's next stdout line ('' if it ended or said nothing within `timeout` seconds)."""
+    import select
+
+    assert process.stdout is not None
+    if not select.select([process.stdout], [], [], timeout)[0]:
+        return ""
+    return process.stdout.readline().decode(errors="replace").strip()
 
 
 def discard() -> None:
-    """Stop this worker's kept kernel (at once: its runs' files are written) and forget it."""
-    global _kept
-    if _kept is None:
-        return
-    kept, _kept = _kept, None
-    from jupyter_core.utils import run_sync
+    """Stop this worker's template and remove its folder (its kernels have ended with their runs)."""
+    global _template
+    if _template is not None:
+        made, _template = _template, None
+        _stop(made)
 
-    with contextlib.suppress(Exception):
-        if kept.manager.has_kernel:
-            run_sync(kept.manager.shutdown_kernel)(now=True)
-    with contextlib.suppress(Exception):
-        run_sync(kept.manager.cleanup_resources)()
-    shutil.rmtree(kept.sockets, ignore_errors=True)
+
+def _stop(made: _Template) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        if made.process.stdin is not None:
+            made.process.stdin.close()  # the template's EOF: it exits
+    try:
+        made.process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        made.process.kill()
+        made.process.wait()
+    if made.process.stdout is not None:
+        made.process.stdout.close()
+    shutil.rmtree(made.folder, ignore_errors=True)
 
 
 def _stop_at_exit() -> None:
-    """Stop the kept kernel when this worker process exits (pool workers end through multiprocessing, which skips
-    atexit; ipykernel would also end by itself once it sees its parent gone)."""
+    """Stop the template when this worker process exits (pool workers end through multiprocessing, which skips
+    atexit; the template would also end by itself at its stdin's EOF)."""
     global _stops_at_exit
     if not _stops_at_exit:
         import multiprocessing.util
 
         multiprocessing.util.Finalize(None, discard, exitpriority=10)
         _stops_at_exit = True
+
+
+# ---- the template's side ----------------------------------------------------------------------------------------
+
+
+def serve(address: str) -> None:
+    """The template: import `WARM_IMPORTS`, say `READY`, then fork a kernel for each connection to `address`.
+
+    It reads nothing a connection sends: the child does, after the fork. It exits at EOF on stdin.
+    """
+    import gc
+    import importlib
+    import selectors
+    import threading
+
+    started_env = dict(os.environ)
+    status = os.fdopen(os.dup(1), "w")  # to the worker; whatever an import prints goes to stderr instead
+    os.dup2(2, 1)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(8)
+    os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # what ipykernel sets before a notebook can import matplotlib
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # no pool of compile workers: no threads to fork
+    for name in WARM_IMPORTS:
+        importlib.import_module(name)
+    import torch
+
+    if not torch.backends.cuda.is_built():  # a CUDA build's compile path may start CUDA, which a fork cannot copy
+        _warm_the_compiler()
+    os.environ.clear()
+    os.environ.update(started_env)
+    if threading.active_count() != 1:  # native threads (OpenBLAS's pool) handle fork themselves (pthread_atfork)
+        names = ", ".join(thread.name for thread in threading.enumerate())
+        sys.exit(f"actlab: the kernel template's imports started threads ({names}); forking it would be unsafe")
+    if torch.cuda.is_initialized():
+        sys.exit("actlab: the kernel template's imports started CUDA; its forked kernels could not use the GPU")
+    gc.freeze()  # the imports' objects: never collected again, so no kernel walks (or copies) them
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # kernels are reaped by the system; the stand-in watches them
+    status.write(READY + "\n")
+    status.flush()
+    selector = selectors.DefaultSelector()
+    selector.register(sys.stdin.fileno(), selectors.EVENT_READ)
+    selector.register(listener, selectors.EVENT_READ)
+    while True:
+        for event, _ in selector.select():
+            if event.fileobj is listener:
+                conn, _ = listener.accept()
+                if os.fork() == 0:
+                    selector.close()
+                    listener.close()
+                    status.close()
+                    _become_kernel(conn, started_env)
+                conn.close()
+            elif not os.read(sys.stdin.fileno(), 1024):
+                return  # the worker is gone
+
+
+def _warm_the_compiler() -> None:
+    """Pay once, here, what every process pays on its first `torch.compile` call: importing dynamo and inductor,
+    and inductor's probes of the C++ compiler and of the CPU's vector instructions (it builds and loads a small
+    program per instruction set, run in subprocesses). Through the public entry point, on a
+    four-element function: no thread is left behind (tqdm's monitor is off meanwhile; inductor compiles in this
+    process, `TORCHINDUCTOR_COMPILE_THREADS`) and no tensor op is large enough to start a thread pool."""
+    import torch
+    import tqdm
+
+    interval = tqdm.tqdm.monitor_interval
+    tqdm.tqdm.monitor_interval = 0  # no monitor thread while inductor shows its progress bars
+    try:
+        torch.compile(_affine)(torch.ones(4))
+    finally:
+        tqdm.tqdm.monitor_interval = interval
+
+
+def _affine(x: Any) -> Any:
+    return x * 2.0 + 1.0
+
+
+def _become_kernel(conn: socket.socket, template_env: dict[str, str]) -> None:
+    """In a fresh fork: take the stand-in's stdio, working directory and environment, then run ipykernel."""
+    import importlib.util
+    import threading
+
+    try:
+        os.setsid()  # its own process group, as jupyter_client starts kernels: killing the group ends what it started
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _, fds, _, _ = socket.recv_fds(conn, 1, 3)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        request = json.loads(_read_request(conn))
+        env = request["env"]
+        if _key(env) != _key(template_env):
+            changed = sorted(set(_key(env)) ^ set(_key(template_env)))
+            sys.exit(f"actlab: a kernel asked for another environment than its template's: {changed[:5]}")
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(env)
+        launcher = importlib.util.find_spec("ipykernel_launcher")  # what a launched kernel's sys.argv[0] names
+        sys.argv = [launcher.origin if launcher and launcher.origin else sys.argv[0], *request["argv"]]
+        conn.sendall(f"{os.getpid()}\n".encode())
+        threading.Thread(target=_die_with, args=(conn,), name="actlab-stand-in", daemon=True).start()
+        from ipykernel.kernelapp import IPKernelApp
+
+        IPKernelApp.launch_instance(argv=request["argv"])
+    except SystemExit as end:
+        if end.code not in (None, 0):
+            print(end.code, file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(1)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _read_request(conn: socket.socket) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            raise ConnectionError("the kernel's stand-in closed its connection before its request")
+        data += chunk
+    return data
+
+
+def _die_with(conn: socket.socket) -> None:
+    """End this kernel (its process group) when its stand-in is gone: killed, or its worker ended."""
+    while True:
+        try:
+            if conn.recv(64):
+                continue
+        except OSError:
+            pass
+        os.killpg(0, signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    del sys.path[0]  # this file's folder: the template imports as a kernel would, not from actlab/sweep
+    serve(sys.argv[1])
+    os._exit(0)  # nothing to flush or save; tearing torch down would only delay the worker

@@ -2,10 +2,10 @@
 
 Why: after `kill -9` of a sweep's main process, its pool workers kept executing (and writing run folders) and
 their notebook kernels kept computing, with nobody left to read the results. Each local worker now watches the
-sweep's main process; when it is gone, the worker kills every process it started (the notebook kernel and its
-children) and exits. The forkserver the workers come from exits by itself when the main process dies (it reads
-EOF on its liveness pipe). A rerun of the sweep finds the interrupted runs (status "running", lock free) and runs
-them again.
+sweep's main process; when it is gone, the worker kills every process it started (its kernel template, the
+notebook kernel forked from it, the kernel's stand-in, and their children: `actlab.sweep.kept_kernel`) and exits.
+The forkserver the workers come from exits by itself when the main process dies (it reads EOF on its liveness
+pipe). A rerun of the sweep finds the interrupted runs (status "running", lock free) and runs them again.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def end_this_worker() -> None:
     psutil.wait_procs(children, timeout=3)
     from actlab.notebooks import remove_sockets_of
 
-    remove_sockets_of([os.getpid()])  # the kept kernel's socket folder: `os._exit` runs no finaliser
+    remove_sockets_of([os.getpid()])  # the template's and the kernel's socket folders: `os._exit` runs no finaliser
     os._exit(1)
 
 

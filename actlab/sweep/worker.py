@@ -9,7 +9,8 @@ leaves a complete record in the run folder whatever happens:
 - `results.json`: what the notebook recorded with `actlab.record(...)`;
 - `status.json`: ok / failed / diverged (or running while in flight), the error's `ename`,
   `evalue` and `cell_index` (from `PapermillExecutionError`; a dead kernel gives
-  `kernel_died: true` and the cell it died in), start and end times, duration; written last;
+  `kernel_died: true` and the cell it died in), start and end times, duration; on the local executor, the
+  kernel template its fresh kernel was forked from (`kernel_template_pid`, `kernel_template_forks`); written last;
 - `provenance.json`: versions, git commit, device, host, parameters;
 - `kernel.log`: what the kernel (and papermill) wrote to stderr, one block per attempt; its tail
   goes into `status.json` as `kernel_log_tail` when the kernel died;
@@ -58,7 +59,7 @@ class RunTask:
     pin_threads: bool = False
     producer: dict[str, Any] | None = None  # what produces the run: notebook code hash, actlab version (runner)
     seen: str | None = None  # the run's record as the runner saw it when it planned (`record_token`), or None
-    keep_kernel: bool = False  # run in this worker's kept kernel (`actlab.sweep.kept_kernel`; local executor)
+    keep_kernel: bool = False  # fork the run's kernel from this worker's kernel template (`sweep.kept_kernel`)
     # The sweep process's environment when it planned (local executor): a pool worker forks from a server started
     # by an earlier sweep, whose environment may be older (a PYTHONPATH set since would not reach the kernel).
     environment: dict[str, str] | None = None
@@ -167,10 +168,7 @@ def _execute_locked(task: RunTask) -> dict[str, Any]:
     with temporary_environment(env), _stderr_to(folder / KERNEL_LOG):
         try:
             if task.keep_kernel:
-                status.update(
-                    kept_kernel.execute(task.notebook, executed, task.params, folder, env, folder / KERNEL_LOG,
-                                        task.timeout)
-                )  # fmt: skip
+                kept_kernel.execute(task.notebook, executed, task.params, folder, task.timeout, facts=status)
             else:
                 notebooks.execute(
                     task.notebook, executed, task.params, cwd=folder, timeout=task.timeout, stop_kernel_at_once=True
