@@ -19,35 +19,57 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-# Okabe & Ito (2008), the colour-blind-safe qualitative palette; seaborn's "colorblind" is a close cousin.
+# Okabe & Ito (2008), the colour-blind-safe qualitative palette: the activations most pages compare get these.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-# Further distinct colours (seaborn "colorblind" entries not in Okabe-Ito) for the activations beyond eight.
-EXTRA = ("#949494", "#CA9161", "#FBAFE4", "#029E73", "#ECE133", "#8C564B")
 
-# Canonical activation names (actlab.activations registry) and the strategy arms of the studies -> colour.
-# ReLU-like activations share warm/blue hues that stay apart in deuteranopia; every name has exactly one colour.
+# One colour per name on every page: every registered activation, every zoo entry, every study's arm, each its own.
+# The zoo page alone draws 28 entries, more than any colour-blind-safe palette holds, so past Okabe-Ito the colours
+# were chosen greedily in CIELAB for distance: any two here are at least 19 apart (Delta E 1976), and every one at
+# least 19 from each verdict colour below, so that a study figure's activation is never read as a verdict (a colour
+# means the verdict on the index and in headline figures, the activation in a study's own figures).
+# `tests/test_figure_style.py` holds the palette to both distances.
 ACTIVATION_COLORS: dict[str, str] = {
-    "relu": OKABE_ITO[0],
-    "sigmoid": OKABE_ITO[1],
-    "tanh": OKABE_ITO[2],
-    "leaky_relu": OKABE_ITO[5],
-    "identity": EXTRA[0],
-    "elu": OKABE_ITO[3],
-    "selu": OKABE_ITO[4],
-    "gelu": EXTRA[5],
-    "xielu": OKABE_ITO[3],
-    "xiprelu": OKABE_ITO[4],
-    "relu2": OKABE_ITO[1],
-    "swiglu": OKABE_ITO[2],
-    "silu": EXTRA[1],
-    "flexact": OKABE_ITO[7],
-    "smartmixed": OKABE_ITO[7],
-    "random": EXTRA[0],
-    "reversed": EXTRA[1],
-    "uniform_mixed": EXTRA[5],
+    "relu": "#0072B2",
+    "sigmoid": "#E69F00",
+    "tanh": "#009E73",
+    "elu": "#D55E00",
+    "selu": "#CC79A7",
+    "leaky_relu": "#56B4E9",
+    "squareplus": "#F0E442",
+    "flexact": "#000000",  # a paper's routing strategy: black on its own page (Flex-Act and SmartMixed never meet)
+    "smartmixed": "#000000",
+    "gelu": "#874B2D",
+    "identity": "#87874B",
+    "xielu": "#C33C78",
+    "xiprelu": "#871E78",
+    "relu2": "#963C00",
+    "swiglu": "#008796",
+    "silu": "#4B96FF",
+    "random": "#B4875A",
+    "reversed": "#8787C3",
+    "uniform_mixed": "#69870F",
+    "cubic": "#875AB4",  # the comparison study's derived activation
+    "mish": "#F06978",
+    "softplus": "#C3D287",
+    "golu": "#3CE1E1",
+    "smelu": "#B496FF",
+    "aptx": "#872D4B",
+    "dsilu": "#D2C3FF",
+    "hardswish": "#78D278",
+    "tanhexp": "#FF96F0",
+    "prelu": "#694B78",
+    "swish_beta": "#D2784B",
+    "xsilu": "#00E1B4",
+    "crrelu": "#C37878",
+    "d_softplus": "#5A4B0F",
+    "d_arctan": "#87D2A5",
+    "d_isru": "#FFB496",
+    "d_squareplus": "#FFB4D2",
+    "d_gelu": "#0F5A3C",
 }
 ALIASES = {"leakyrelu": "leaky_relu", "leaky relu": "leaky_relu", "relu^2": "relu2", "relu²": "relu2", "swish": "silu"}
-FALLBACK = (*EXTRA[2:], *OKABE_ITO)
+# Names no table lists (a user's own activation) get one of these by a hash of the name: stable, never a verdict's.
+FALLBACK = ("#78A55A", "#A50F3C", "#3C5A00", "#FF78B4", "#FFA55A", "#4BA596", "#00C3E1", "#F0C369")
 
 # Verdict colours: dark enough for text on white (WCAG AA), and the verdict is always written beside its colour.
 VERDICT_COLORS = {
