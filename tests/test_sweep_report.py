@@ -92,10 +92,12 @@ def test_failing_studies_are_listed_with_their_errors_and_the_site_still_builds(
         and "'nope.ipynb' not found" in pages["badspec"].error
     )
     assert pages["broken"].status == "failed" and "report exploded" in pages["broken"].error
-    assert (tmp_path / "site" / "broken.html").is_file()  # rendered with papermill's error banner
+    assert "not published" in pages["broken"].error and pages["broken"].html == ""
+    assert not (tmp_path / "site" / "broken.html").exists()  # a traceback is never published (issue 46)
+    assert (tmp_path / "runs" / "pages" / "broken.ipynb").is_file()  # its author reads it in the executed notebook
     index = (tmp_path / "site" / "index.html").read_text()
     assert "report exploded" in index and "nope.ipynb" in index
-    assert 'href="badspec.html"' not in index and 'href="broken.html"' in index
+    assert 'href="badspec.html"' not in index and 'href="broken.html"' not in index
 
 
 def test_index_shows_rule_inputs_short_and_escaped(tmp_path):
