@@ -94,7 +94,7 @@ def test_index_loads_without_errors_and_shows_injected_html_as_text(browser):
     count, decoded = _images_decoded(browser)
     assert decoded
     verdict = browser.find_element("css selector", "#claim-toy-loss td:nth-child(7)").text
-    assert verdict in ("supported", "not supported", "inconclusive")
+    assert verdict.splitlines()[0] in ("supported", "not supported", "inconclusive")  # then how it was decided
 
 
 def test_every_link_resolves_and_every_image_decodes(browser):
@@ -138,7 +138,7 @@ def test_index_first_screen_shows_an_answer_per_paper_and_never_scrolls_sideways
     size(browser)
     top = browser.execute_script(
         "const box = e => e.getBoundingClientRect();"
-        "const s = document.getElementById('summary'), p = document.querySelector('article.paper .tally');"
+        "const s = document.getElementById('summary'), p = document.querySelector('article.paper ul.kinds');"
         "const f = document.querySelector('#forest img'), t = document.getElementById('claims-heading');"
         "return [box(s).top, box(p).bottom, box(f).top, box(t).top, f.alt,"
         "        document.documentElement.scrollWidth - window.innerWidth];"
@@ -274,3 +274,91 @@ def test_hostile_outputs_run_no_script_load_nothing_and_no_link_covers_the_page(
         "return hit ? [hit.tagName, hit.closest('a[href^=\"https:\"]') === null] : ['none', true];"
     )
     assert title == ["H1", True], title  # the page's title is the title, not a link laid over it
+
+
+# Every text token (split at white space) of a visible table cell that the browser laid out on more than one line.
+BROKEN_WORDS_JS = """
+const broken = [];
+for (const cell of document.querySelectorAll('td, th')) {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.parentElement.checkVisibility()) continue;  // folded away in a closed <details>
+    for (const word of node.data.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, word.index);
+      range.setEnd(node, word.index + word[0].length);
+      const lines = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (lines.size > 1) broken.push(word[0]);
+    }
+  }
+}
+return broken;
+"""
+
+# The forest plot's text as the browser draws it: the SVG the <img> shows (`currentSrc`: the phone version below
+# 600 px) drawn inline at the image's own rendered width, each text's font size times its scale on the screen.
+FOREST_TEXT_JS = """
+const img = document.querySelector('#forest img');
+const svg = new DOMParser().parseFromString(atob(img.currentSrc.split(',')[1]), 'image/svg+xml').documentElement;
+const box = document.createElement('div');
+box.style.cssText = 'position:absolute;left:0;top:0;visibility:hidden';
+box.style.width = img.getBoundingClientRect().width + 'px';
+svg.setAttribute('width', '100%');
+svg.removeAttribute('height');
+box.appendChild(document.importNode(svg, true));
+document.body.appendChild(box);
+const sizes = Array.from(box.querySelectorAll('text')).filter(t => t.textContent.trim())
+  .map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
+box.remove();
+return [sizes.length, Math.min(...sizes), img.getBoundingClientRect().width];
+"""
+
+
+@pytest.fixture(scope="module")
+def paper_index():
+    """The index of the default profile's 26 claims (`tests/paper_claims.py`)."""
+    from paper_claims import paper_index as build
+
+    root = Path(tempfile.mkdtemp(prefix="actlab-papers-"))
+    yield build(root)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_on_a_phone_no_table_cell_breaks_a_word_or_a_number(browser, paper_index):
+    """Issue 46: at 390 px the index broke "Scale" letter by letter and xIELU's tables split numbers down a column.
+    Every visible cell of every page wraps at spaces only (a wide table scrolls in its own box)."""
+    config, pages = toy_site()
+    _at_phone_size(browser)
+    built = [paper_index, *((config.out_dir / name) for name in ["index.html", *(p.html for p in pages if p.html)])]
+    for path in built:
+        browser.get(path.resolve().as_uri())
+        assert browser.execute_script("return document.querySelectorAll('td').length") > 0, path
+        broken = browser.execute_script(BROKEN_WORDS_JS)
+        assert broken == [], f"{path.name}: {len(broken)} words broken across lines, e.g. {broken[:5]}"
+        assert browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth") <= 0
+
+
+@pytest.mark.parametrize(("size", "width"), [(_at_phone_size, 390), (_at_1400x900, 1400)])
+def test_the_forest_plot_text_is_at_least_9_px_on_a_phone_and_at_1400_px(browser, paper_index, size, width):
+    """The forest plot shrank to the phone's width with its labels at about 3 px; below 600 px the index shows its
+    phone layout, whose smallest text the browser draws at 9 px or more."""
+    browser.get(paper_index.resolve().as_uri())
+    size(browser)
+    count, smallest, shown = browser.execute_script(FOREST_TEXT_JS)
+    assert count > 100 and shown <= width
+    assert smallest >= 9.0, f"the forest plot's smallest text is {smallest:.2f} px at {width} px"
+
+
+def test_on_a_phone_the_index_shows_every_papers_answer_within_three_screens(browser, paper_index):
+    """At 390 x 844 the index was about 45 screens tall and its answers ran past the fourth; the summary and each
+    paper's answer (`article.paper`) now end within the first three screens."""
+    _at_phone_size(browser)
+    browser.get(paper_index.resolve().as_uri())
+    summary_top, papers, answers_end = browser.execute_script(
+        "const top = e => e.getBoundingClientRect().top + window.scrollY;"
+        "const papers = Array.from(document.querySelectorAll('article.paper'));"
+        "return [top(document.getElementById('summary')), papers.length,"
+        "        Math.max(...papers.map(p => p.getBoundingClientRect().bottom + window.scrollY))];"
+    )
+    assert papers == 3 and summary_top < 844
+    assert answers_end <= 3 * 844, f"the per-paper answers end at {answers_end:.0f} px, past three screens"

@@ -215,6 +215,7 @@ def write_index(
             unreadable=[claim for claim in claims if isinstance(claim, UnreadableClaim)],
             summary=summary.summarise(claims),
             forest_uri=forest.svg_data_uri(ordered),
+            forest_phone_uri=forest.svg_data_uri(ordered, phone=True),
             forest_alt=forest.alt_text(ordered),
             site_css=Markup(chrome.SITE_CSS),
             nav_html=Markup(chrome.nav_html(links or [("Index", "index.html")], "index.html")),
@@ -224,7 +225,7 @@ def write_index(
             profile=", ".join(profiles) or config.profile,
         )
     )
-    return atomic_write_text(config.out_dir / "index.html", html)
+    return atomic_write_text(config.out_dir / "index.html", chrome.whole_tokens(html))
 
 
 def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
