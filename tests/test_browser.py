@@ -362,3 +362,23 @@ def test_on_a_phone_the_index_shows_every_papers_answer_within_three_screens(bro
     )
     assert papers == 3 and summary_top < 844
     assert answers_end <= 3 * 844, f"the per-paper answers end at {answers_end:.0f} px, past three screens"
+
+
+@pytest.mark.parametrize(("size", "stacked"), [(_at_phone_size, True), (_at_1400x900, False)])
+def test_a_figure_of_panels_side_by_side_stacks_them_on_a_phone(browser, size, stacked):
+    """The toy study's figure of two panels: side by side at 1400 px as drawn, one above the other at 390 px, each
+    then as wide as the screen allows (the whole figure shrank to the phone's width before)."""
+    config, _ = toy_site()
+    size(browser)
+    browser.get((config.out_dir / "toystudy.html").resolve().as_uri())
+    boxes = browser.execute_script(
+        "const row = document.querySelector('.actlab-panels');"
+        "return Array.from(row.querySelectorAll('img')).map(i => { const b = i.getBoundingClientRect();"
+        "  return [b.left, b.top, b.right, b.bottom, i.naturalWidth]; });"
+    )
+    (left_x, left_top, left_right, left_bottom, natural), (right_x, right_top, *_) = boxes
+    if stacked:
+        assert right_top >= left_bottom - 1 and right_x == pytest.approx(left_x, abs=1)
+        assert left_right - left_x >= min(natural / 2, 340)  # its full size (1x) or the screen's width
+    else:
+        assert right_top == pytest.approx(left_top, abs=1) and right_x >= left_right - 1

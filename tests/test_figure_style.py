@@ -171,3 +171,58 @@ def test_no_activation_colour_can_be_read_as_a_verdict():
             distance = _delta_e(colour, verdict_colour)
             assert distance >= 19, f"{colour} is close to the colour of {verdict!r} (Delta E {distance:.1f})"
     assert figure_style.activation_color("my_cubic") in figure_style.FALLBACK
+
+
+def _two_panels(suptitle: str = "Routing mass over training", legend_below: bool = False):
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.5))
+    fig.suptitle(suptitle)
+    left.plot([0, 1, 2], [1, 3, 2], label="sigmoid")
+    left.set(title="closed form against autograd", xlabel="autograd", ylabel="closed form")
+    right.plot([0, 1, 2], [2, 1, 3], label="relu")
+    right.set(title="error per configuration", xlabel="claim", ylabel="max relative error")
+    if legend_below:
+        fig.legend(loc="lower center", ncol=2, bbox_to_anchor=(0.5, -0.08))
+    fig.tight_layout()
+    return fig
+
+
+@pytest.mark.parametrize("legend_below", [False, True])
+def test_a_figure_of_panels_side_by_side_is_cut_between_them_through_no_text(legend_below):
+    """Issue 46: a 12-inch figure of two panels shrank to a third on a phone. It is cut into a strip for its title
+    (and one for a legend below), then its two panels: the boxes tile the drawn image, and no cut runs through any
+    text's extent (a title split between its words would not read)."""
+    import numpy as np
+    from matplotlib.text import Text
+
+    fig = _two_panels(legend_below=legend_below)
+    drawing = figure_style.draw(fig)
+    layout = figure_style.panel_layout(fig, drawing)
+    assert [len(row) for row in layout] == [1, 2, 1][: 3 if legend_below else 2]
+    width, height = drawing.image.size
+    covered = np.zeros((height, width), dtype=int)
+    for row in layout:
+        for left, top, right, bottom in row:
+            covered[top:bottom, left:right] += 1
+            assert (right - left) % 2 == 0 and (bottom - top) % 2 == 0  # each part shown at exactly 1x
+    assert set(np.unique(covered)) == {1}  # every pixel in exactly one part
+    shown = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    texts = [drawing.to_pixels(t.get_window_extent(drawing.renderer)) for t in shown]
+    for row in layout:
+        for left, top, right, bottom in row:
+            for t_left, t_top, t_right, t_bottom in texts:
+                inside = left <= t_left and t_right <= right and top <= t_top and t_bottom <= bottom
+                apart = t_right <= left or right <= t_left or t_bottom <= top or bottom <= t_top
+                assert inside or apart, "a cut runs through a text"
+    html = figure_style.figure_html(fig)
+    assert html.startswith('<div class="actlab-figure">') and html.count('<div class="actlab-panels">') == 1
+    assert html.count("<img ") == (4 if legend_below else 3) and "Routing mass over training" in html  # its alt
+    plt.close(fig)
+
+
+def test_one_panel_or_panels_in_one_column_stay_one_image():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    assert figure_style.figure_html(fig).startswith("<img ")
+    fig2, (top, bottom) = plt.subplots(2, 1)
+    assert figure_style.panel_layout(fig2, figure_style.draw(fig2)) is None
+    plt.close(fig), plt.close(fig2)
