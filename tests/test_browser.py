@@ -382,3 +382,32 @@ def test_a_figure_of_panels_side_by_side_stacks_them_on_a_phone(browser, size, s
         assert left_right - left_x >= min(natural / 2, 340)  # its full size (1x) or the screen's width
     else:
         assert right_top == pytest.approx(left_top, abs=1) and right_x >= left_right - 1
+
+
+def test_the_zoo_page_opens_with_its_leaderboard_then_the_performance_profile(browser):
+    """Issue 46: zoo.html opened with sixty claim blocks, each repeating the same setup sentence, before any overview.
+    At 1400 x 900 its first screen holds the leaderboard (its header and first rows) and the first table of the page
+    is it; the performance profile follows it; the claim blocks are folded, the setup said once."""
+    from zoo_site import zoo_site
+
+    config, page = zoo_site()
+    assert page.status == "ok", page.error
+    _at_1400x900(browser)
+    browser.get((config.out_dir / page.html).resolve().as_uri())
+    found = browser.execute_script(
+        "const box = e => e.getBoundingClientRect();"
+        "const board = document.querySelector('table.leaderboard');"
+        "const rows = board.querySelectorAll('tbody tr');"
+        "const profile = Array.from(document.images).find(i => i.alt.startsWith('Figure: Performance profiles'));"
+        "const blocks = document.querySelector('.actlab-claims');"
+        "return [box(board).top, box(rows[0]).bottom, box(rows[1]).bottom, rows.length,"
+        "        document.querySelector('table') === board, box(board).bottom, box(profile).top,"
+        "        blocks.checkVisibility(), blocks.closest('details') !== null,"
+        "        document.body.textContent.split('small MLPs trained for seconds on 2 cores').length - 1];"
+    )
+    board_top, first_row, second_row, rows, first_table, board_bottom, profile_top, shown, folded, setup = found
+    assert board_top > 0 and second_row <= 900, f"the leaderboard's first rows end at {second_row:.0f} px"
+    assert first_table and rows == 8  # one row per entry
+    assert board_bottom <= profile_top < board_bottom + 400  # the profile follows the leaderboard
+    assert folded and not shown  # sixty blocks folded away
+    assert setup == 1  # the shared setup sentence said once
