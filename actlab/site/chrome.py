@@ -103,13 +103,16 @@ def short_title(title: str, limit: int = 32) -> str:
 
 _CELL = re.compile(r"(<t[dh]\b[^>]*>)(.*?)(</t[dh]\s*>)", flags=re.S | re.I)
 _TAG = re.compile(r"(<[^>]*>)")
-_HYPHENATED = re.compile(r"[^\s<>]*[\-\u2010\u2013][^\s<>]+")  # a browser may break after any hyphen but the last
+# A token a browser may break inside: after a hyphen or slash, or between brackets ("}(" in a formula), so any token
+# of two or more characters holding one of them.
+_BREAKABLE = re.compile(r"(?=[^\s<>]{2})[^\s<>]*[\-\u2010\u2013/\\(){}\[\]][^\s<>]*")
 WHOLE = '<span class="whole">'  # white-space: nowrap (SITE_CSS)
 
 
 def whole_tokens(body: str) -> str:
-    """`body` with every hyphenated token inside a table cell (`1.05e-04`, `2026-12-05`, `step-matched`, `->`)
-    wrapped in a `WHOLE` span, so a cell wraps only at spaces; idempotent.
+    """`body` with every token inside a table cell that a browser could break (`1.05e-04`, `2026-12-05`,
+    `step-matched`, `->`, `\\tanh(\\mathrm{softplus}(x))`) wrapped in a `WHOLE` span, so a cell wraps only at
+    spaces; idempotent.
 
     Why: a table too wide for a phone shrinks its columns to their narrowest, and a browser breaks a line after any
     hyphen, so `1.05e-` and `04` ended on two lines. No CSS property breaks at spaces only; a span that does not wrap
@@ -120,7 +123,7 @@ def whole_tokens(body: str) -> str:
         parts = _TAG.split(match.group(2))
         for index in range(0, len(parts), 2):  # text between tags; a tag's attributes are never touched
             if index == 0 or parts[index - 1] != WHOLE:
-                parts[index] = _HYPHENATED.sub(lambda token: f"{WHOLE}{token.group(0)}</span>", parts[index])
+                parts[index] = _BREAKABLE.sub(lambda token: f"{WHOLE}{token.group(0)}</span>", parts[index])
         return match.group(1) + "".join(parts) + match.group(3)
 
     return _CELL.sub(cell, body)
