@@ -132,7 +132,7 @@ def whole_tokens(body: str) -> str:
 def decorate(html_path: Path, *, title: str, links: Sequence[tuple[str, str]], current: str) -> Path:
     """Give a rendered page the site's viewport, its own `<title>` and the navigation bar (idempotent: a page
     decorated before gets its bar replaced, so each index refresh brings every page's links up to date), and keep
-    the hyphenated tokens of its tables whole (`whole_tokens`)."""
+    whole the tokens of its tables that a browser could break (`whole_tokens`)."""
     body = whole_tokens(html_path.read_text(encoding="utf-8"))
     page_title = f"<title>{html.escape(' '.join(title.split()))}</title>"
     if re.search(r"<title>.*?</title>", body, flags=re.S):
