@@ -244,7 +244,6 @@ def panel_layout(fig: Figure, drawing: Drawing) -> list[list[Box]] | None:
     legend beside the axes, labels reaching into the next panel): it is then shown whole.
     """
     import numpy as np
-    from matplotlib.text import Text
 
     grid = _panels(fig)
     if grid is None or max((len(row) for row in grid), default=0) < 2:
@@ -254,10 +253,9 @@ def panel_layout(fig: Figure, drawing: Drawing) -> list[list[Box]] | None:
     background = np.asarray([round(255 * c) for c in fig.get_facecolor()[:3]], dtype=np.int16)
     ink = (np.abs(pixels - background) > 8).any(axis=2)  # (height, width): True where something is drawn
     height, width = ink.shape
-    for text in fig.findobj(Text):  # a text's whole extent counts as drawn: the gap between two words is no cut
-        if text.get_visible() and text.get_text().strip():
-            left, top, right, bottom = to_pixels(text.get_window_extent(renderer))
-            ink[max(top, 0) : max(bottom, 0), max(left, 0) : max(right, 0)] = True
+    for text in _drawn_texts(fig):  # a text's whole extent counts as drawn: the gap between two words is no cut
+        left, top, right, bottom = to_pixels(text.get_window_extent(renderer))
+        ink[max(top, 0) : max(bottom, 0), max(left, 0) : max(right, 0)] = True
     frames = [
         [_union([to_pixels(ax.get_position().transformed(fig.transFigure)) for ax in panel]) for panel in row]
         for row in grid
@@ -313,6 +311,23 @@ def _column_cuts(ink: Any, row: list[Box], top: int, bottom: int) -> list[int] |
             return None
         cuts.append(found[0])
     return cuts
+
+
+def _drawn_texts(fig: Figure) -> list[Any]:
+    """The texts `fig` draws: visible and not empty, less the labels of ticks outside their axis' view (matplotlib
+    keeps a Text for each, placed beyond the axes, but never draws it)."""
+    from matplotlib.text import Text
+
+    hidden = set()
+    for ax in fig.get_axes():
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            slack = 1e-9 * max(abs(high - low), 1e-300)
+            for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
+                if not low - slack <= tick.get_loc() <= high + slack:
+                    hidden.update((id(tick.label1), id(tick.label2)))
+    texts = fig.findobj(Text)
+    return [text for text in texts if text.get_visible() and text.get_text().strip() and id(text) not in hidden]
 
 
 def _figure_artists(fig: Figure) -> list[Any]:

@@ -401,7 +401,7 @@ def test_the_zoo_page_opens_with_its_leaderboard_then_the_performance_profile(br
         "const profile = Array.from(document.images).find(i => i.alt.startsWith('Figure: Performance profiles'));"
         "const blocks = document.querySelector('.actlab-claims');"
         "return [box(board).top, box(rows[0]).bottom, box(rows[1]).bottom, rows.length,"
-        "        document.querySelector('table') === board, box(board).bottom, box(profile).top,"
+        "        document.querySelector('table') === board, box(board.closest('.scroll')).bottom, box(profile).top,"
         "        blocks.checkVisibility(), blocks.closest('details') !== null,"
         "        document.body.textContent.split('small MLPs trained for seconds on 2 cores').length - 1];"
     )

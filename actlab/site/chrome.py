@@ -59,6 +59,12 @@ footer { max-width: 80rem; margin: 3rem auto 1rem; padding: .5rem 1rem 0; font-s
          border-top: 1px solid #ddd; overflow-wrap: break-word; }
 code { font-size: .85em; }
 picture.forest img { max-width: 100%; height: auto; }
+.leaderboard-box { max-height: 75vh; overflow: auto; margin: .6rem 0; }
+table.leaderboard { margin: 0; }
+table.leaderboard thead { position: sticky; top: 0; z-index: 2; }
+table.leaderboard th[scope=row] { position: sticky; left: 0; z-index: 1; }
+table.leaderboard thead th { font-size: .85em; }
+table.leaderboard td { min-width: 9.5rem; }
 @media (max-width: 600px) {
   body { font-size: 15px; line-height: 1.4; }
   main { padding: 0 .7rem; margin-top: .6rem; }

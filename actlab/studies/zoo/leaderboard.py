@@ -146,7 +146,8 @@ def _number(value: float) -> str:
 def leaderboard_html(table: pd.DataFrame) -> str:
     """The leaderboard as one table: a row per entry (best mean rank first), a column per task and matching, each
     cell the IQM with its interval, the mean rank, and the words against ReLU and GELU (a claim's are linked to its
-    block below)."""
+    block below). It scrolls in a box of its own (three quarters of the screen high, its header and entry names
+    kept in view: the site's CSS), so the performance profiles follow it on the page whatever the number of entries."""
     groups = list(dict.fromkeys(zip(table["task"], table["matching"], strict=True)))
     tasks = list(dict.fromkeys(task for task, _ in groups))
     head = ['<tr><th rowspan="2" scope="col">activation</th>']
@@ -177,7 +178,7 @@ def leaderboard_html(table: pd.DataFrame) -> str:
             )
         body.append(f"<tr>{''.join(line)}</tr>")
     return (
-        '<div class="scroll"><table class="dataframe actlab-table leaderboard">'
+        '<div class="scroll leaderboard-box"><table class="dataframe actlab-table leaderboard">'
         f"<thead>{''.join(head)}</thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 
