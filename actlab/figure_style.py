@@ -14,40 +14,64 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 import zlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from matplotlib.figure import Figure
 
-# Okabe & Ito (2008), the colour-blind-safe qualitative palette; seaborn's "colorblind" is a close cousin.
+# Okabe & Ito (2008), the colour-blind-safe qualitative palette: the activations most pages compare get these.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-# Further distinct colours (seaborn "colorblind" entries not in Okabe-Ito) for the activations beyond eight.
-EXTRA = ("#949494", "#CA9161", "#FBAFE4", "#029E73", "#ECE133", "#8C564B")
 
-# Canonical activation names (actlab.activations registry) and the strategy arms of the studies -> colour.
-# ReLU-like activations share warm/blue hues that stay apart in deuteranopia; every name has exactly one colour.
+# One colour per name on every page: every registered activation, every zoo entry, every study's arm, each its own.
+# The zoo page alone draws 28 entries, more than any colour-blind-safe palette holds, so past Okabe-Ito the colours
+# were chosen greedily in CIELAB for distance: any two here are at least 19 apart (Delta E 1976), and every one at
+# least 19 from each verdict colour below, so that a study figure's activation is never read as a verdict (a colour
+# means the verdict on the index and in headline figures, the activation in a study's own figures).
+# `tests/test_figure_style.py` holds the palette to both distances.
 ACTIVATION_COLORS: dict[str, str] = {
-    "relu": OKABE_ITO[0],
-    "sigmoid": OKABE_ITO[1],
-    "tanh": OKABE_ITO[2],
-    "leaky_relu": OKABE_ITO[5],
-    "identity": EXTRA[0],
-    "elu": OKABE_ITO[3],
-    "selu": OKABE_ITO[4],
-    "gelu": EXTRA[5],
-    "xielu": OKABE_ITO[3],
-    "xiprelu": OKABE_ITO[4],
-    "relu2": OKABE_ITO[1],
-    "swiglu": OKABE_ITO[2],
-    "silu": EXTRA[1],
-    "flexact": OKABE_ITO[7],
-    "smartmixed": OKABE_ITO[7],
-    "random": EXTRA[0],
-    "reversed": EXTRA[1],
-    "uniform_mixed": EXTRA[5],
+    "relu": "#0072B2",
+    "sigmoid": "#E69F00",
+    "tanh": "#009E73",
+    "elu": "#D55E00",
+    "selu": "#CC79A7",
+    "leaky_relu": "#56B4E9",
+    "squareplus": "#F0E442",
+    "flexact": "#000000",  # a paper's routing strategy: black on its own page (Flex-Act and SmartMixed never meet)
+    "smartmixed": "#000000",
+    "gelu": "#874B2D",
+    "identity": "#87874B",
+    "xielu": "#C33C78",
+    "xiprelu": "#871E78",
+    "relu2": "#963C00",
+    "swiglu": "#008796",
+    "silu": "#4B96FF",
+    "random": "#B4875A",
+    "reversed": "#8787C3",
+    "uniform_mixed": "#69870F",
+    "cubic": "#875AB4",  # the comparison study's derived activation
+    "mish": "#F06978",
+    "softplus": "#C3D287",
+    "golu": "#3CE1E1",
+    "smelu": "#B496FF",
+    "aptx": "#872D4B",
+    "dsilu": "#D2C3FF",
+    "hardswish": "#78D278",
+    "tanhexp": "#FF96F0",
+    "prelu": "#694B78",
+    "swish_beta": "#D2784B",
+    "xsilu": "#00E1B4",
+    "crrelu": "#C37878",
+    "d_softplus": "#5A4B0F",
+    "d_arctan": "#87D2A5",
+    "d_isru": "#FFB496",
+    "d_squareplus": "#FFB4D2",
+    "d_gelu": "#0F5A3C",
 }
 ALIASES = {"leakyrelu": "leaky_relu", "leaky relu": "leaky_relu", "relu^2": "relu2", "relu²": "relu2", "swish": "silu"}
-FALLBACK = (*EXTRA[2:], *OKABE_ITO)
+# Names no table lists (a user's own activation) get one of these by a hash of the name: stable, never a verdict's.
+FALLBACK = ("#78A55A", "#A50F3C", "#3C5A00", "#FF78B4", "#FFA55A", "#4BA596", "#00C3E1", "#F0C369")
 
 # Verdict colours: dark enough for text on white (WCAG AA), and the verdict is always written beside its colour.
 VERDICT_COLORS = {
@@ -159,26 +183,246 @@ def legible(fig: Figure, min_px: float = MIN_TEXT_PX, content_px: float = CONTEN
     return fig
 
 
+Box = tuple[int, int, int, int]  # (left, top, right, bottom) in pixels of the drawn image, as PIL crops
+
+
+def _spans(intervals: list[tuple[float, float]]) -> list[list[int]]:
+    """Indices of `intervals` grouped where they overlap (transitively), groups in increasing order."""
+    order = sorted(range(len(intervals)), key=lambda i: intervals[i][0])
+    groups: list[list[int]] = []
+    end = -float("inf")
+    for i in order:
+        low, high = intervals[i]
+        if groups and low < end:
+            groups[-1].append(i)
+            end = max(end, high)
+        else:
+            groups.append([i])
+            end = high
+    return groups
+
+
+def _panels(fig: Figure) -> list[list[list[Any]]] | None:
+    """The axes of `fig` as rows (top first) of panels (left first), each panel its axes: rows are axes whose frames
+    overlap vertically, panels in a row axes whose frames overlap horizontally (twins, insets), and a colour bar
+    joins the panel beside it. None if a colour bar has no panel beside it."""
+    axes = [ax for ax in fig.get_axes() if ax.get_visible() and (ax.axison or ax.has_data())]
+    frames = [ax.get_position() for ax in axes]
+    main = [i for i, ax in enumerate(axes) if ax.get_label() != "<colorbar>"]
+    rows = [[main[j] for j in group] for group in _spans([(frames[i].y0, frames[i].y1) for i in main])][::-1]
+    grid = [[[row[j] for j in group] for group in _spans([(frames[i].x0, frames[i].x1) for i in row])] for row in rows]
+    for i, ax in enumerate(axes):
+        if ax.get_label() != "<colorbar>":
+            continue
+        beside = [
+            (abs(frames[panel[0]].x1 - frames[i].x0), r, k)
+            for r, row in enumerate(grid)
+            for k, panel in enumerate(row)
+            if frames[panel[0]].y0 < frames[i].y1 and frames[i].y0 < frames[panel[0]].y1
+        ]
+        if not beside:
+            return None
+        _, r, k = min(beside)
+        grid[r][k].append(i)
+    return [[[axes[i] for i in panel] for panel in row] for row in grid]
+
+
+def _blank_lines(blank: Any, low: int, high: int) -> list[int]:
+    """The even indices in [low, high) where `blank` (one flag per pixel line) is true, nearest the middle first."""
+    middle = (low + high) / 2
+    found = (i for i in range(max(low, 0), min(high, len(blank))) if blank[i] and i % 2 == 0)  # even: each part 2x
+    return sorted(found, key=lambda i: abs(i - middle))
+
+
+def panel_layout(fig: Figure, drawing: Drawing) -> list[list[Box]] | None:
+    """Where to cut `drawing.image` (`fig` drawn, `draw`) into its panels, as rows (top first) of pixel boxes that
+    tile it: a strip for titles and legends above or below the panels where there is one, then one row per row of
+    panels, cut between them. A cut runs only along a line of background pixels that crosses no text's extent, so no
+    line, glyph or label is cut through, nor a title split between its words.
+
+    None when the figure has one panel per row (nothing to put side by side) or when some cut finds no such line (a
+    legend beside the axes, labels reaching into the next panel): it is then shown whole.
+    """
+    import numpy as np
+
+    grid = _panels(fig)
+    if grid is None or max((len(row) for row in grid), default=0) < 2:
+        return None
+    image, renderer, to_pixels = drawing
+    pixels = np.asarray(image, dtype=np.int16)
+    background = np.asarray([round(255 * c) for c in fig.get_facecolor()[:3]], dtype=np.int16)
+    ink = (np.abs(pixels - background) > 8).any(axis=2)  # (height, width): True where something is drawn
+    height, width = ink.shape
+    for text in _drawn_texts(fig):  # a text's whole extent counts as drawn: the gap between two words is no cut
+        left, top, right, bottom = to_pixels(text.get_window_extent(renderer))
+        ink[max(top, 0) : max(bottom, 0), max(left, 0) : max(right, 0)] = True
+    frames = [
+        [_union([to_pixels(ax.get_position().transformed(fig.transFigure)) for ax in panel]) for panel in row]
+        for row in grid
+    ]
+    tops = [min(box[1] for box in row) for row in frames]
+    bottoms = [max(box[3] for box in row) for row in frames]
+    blank_rows = ~ink.any(axis=1)
+    figure_level = [to_pixels(artist.get_window_extent(renderer)) for artist in _figure_artists(fig)]
+    above = [box[3] for box in figure_level if box[3] <= tops[0]]  # a title or legend above every panel
+    below = [box[1] for box in figure_level if box[1] >= bottoms[-1]]
+    edges = [0]
+    if above:  # set apart just below it, so the panels keep their own titles
+        found = [line for line in range(max(above), tops[0]) if blank_rows[line] and line % 2 == 0]
+        if not found:
+            return None
+        edges.append(found[0])
+    for r in range(len(frames) - 1):  # between two rows of panels
+        found = _blank_lines(blank_rows, bottoms[r], tops[r + 1])
+        if not found:
+            return None
+        edges.append(found[0])
+    if below:
+        found = [line for line in range(bottoms[-1], min(below)) if blank_rows[line] and line % 2 == 0]
+        if not found:
+            return None
+        edges.append(found[-1])
+    edges.append(height)
+    bands = list(zip(edges, edges[1:], strict=False))
+    layout: list[list[Box]] = []
+    if above:
+        top, bottom = bands.pop(0)
+        layout.append([(0, top, width, bottom)])
+    footer = bands.pop() if below else None
+    for row, (top, bottom) in zip(frames, bands, strict=True):
+        cuts = _column_cuts(ink, row, top, bottom)
+        if cuts is None:
+            return None
+        xs = [0, *cuts, width]
+        layout.append([(left, top, right, bottom) for left, right in zip(xs, xs[1:], strict=False)])
+    if footer is not None:
+        layout.append([(0, footer[0], width, footer[1])])
+    return layout
+
+
+def _column_cuts(ink: Any, row: list[Box], top: int, bottom: int) -> list[int] | None:
+    """Blank pixel columns between consecutive panels of a row within [top, bottom), or None if a gap has none."""
+    blank = ~ink[top:bottom].any(axis=0)
+    ordered = sorted(row)
+    cuts = []
+    for left, right in zip(ordered, ordered[1:], strict=False):
+        found = _blank_lines(blank, left[2], right[0])
+        if not found:
+            return None
+        cuts.append(found[0])
+    return cuts
+
+
+def _drawn_texts(fig: Figure) -> list[Any]:
+    """The texts `fig` draws: visible and not empty, less the labels of ticks outside their axis' view (matplotlib
+    keeps a Text for each, placed beyond the axes, but never draws it)."""
+    from matplotlib.text import Text
+
+    hidden = set()
+    for ax in fig.get_axes():
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            slack = 1e-9 * max(abs(high - low), 1e-300)
+            for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
+                if not low - slack <= tick.get_loc() <= high + slack:
+                    hidden.update((id(tick.label1), id(tick.label2)))
+    texts = fig.findobj(Text)
+    return [text for text in texts if text.get_visible() and text.get_text().strip() and id(text) not in hidden]
+
+
+def _figure_artists(fig: Figure) -> list[Any]:
+    """What the figure draws outside its axes: its title, legends and texts."""
+    title = fig._suptitle if fig.get_suptitle() else None  # the Text; get_suptitle() gives only its string
+    found = [title] if title is not None else []
+    found += [*fig.legends, *(text for text in fig.texts if text.get_text().strip())]
+    return [artist for artist in found if artist.get_visible()]
+
+
+def _union(boxes: list[Box]) -> Box:
+    return min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)
+
+
+def _png_data(image: Any) -> str:
+    """`image` (PIL, RGB) as a 256-colour PNG in base64 (see `figure_html`)."""
+    from PIL import Image
+
+    palette = image.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    packed = io.BytesIO()
+    palette.save(packed, format="PNG", optimize=True)
+    return base64.b64encode(packed.getvalue()).decode("ascii")
+
+
+def _img(image: Any, alt: str) -> str:
+    width = image.size[0] * SHOWN_DPI // IMAGE_DPI
+    data, alt = _png_data(image), html.escape(alt, quote=True)
+    return f'<img src="data:image/png;base64,{data}" width="{width}" style="max-width:100%;height:auto" alt="{alt}">'
+
+
+class Drawing(NamedTuple):
+    """A figure drawn for the page: `image` (RGB, at `IMAGE_DPI`, an even number of pixels each way, so it and each
+    part cut at even lines are shown at exactly 1x), the `renderer` that drew it, and `to_pixels`, which maps a
+    display-space bbox of the figure onto the image as a pixel box."""
+
+    image: Any
+    renderer: Any
+    to_pixels: Callable[[Any], Box]
+
+
+def draw(fig: Figure) -> Drawing:
+    """`fig` drawn as `savefig(bbox_inches="tight")` would draw it, keeping what maps its artists onto the image."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.transforms import Bbox
+    from PIL import Image  # matplotlib depends on pillow
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    renderer = canvas.get_renderer()
+    tight = fig.get_tightbbox(renderer).padded(TIGHT_PAD_INCHES)  # inches
+    even = 2 / IMAGE_DPI
+    width, height = math.ceil(tight.width / even) * even, math.ceil(tight.height / even) * even
+    whole = Bbox.from_bounds(tight.x0, tight.y0, width, height)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=IMAGE_DPI, bbox_inches=whole)
+    image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+    scale = image.size[0] / whole.width  # pixels per inch
+
+    def to_pixels(display: Any) -> Box:
+        box = display.transformed(fig.dpi_scale_trans.inverted())  # inches
+        left, right = (box.x0 - whole.x0) * scale, (box.x1 - whole.x0) * scale
+        top, bottom = (whole.y1 - box.y1) * scale, (whole.y1 - box.y0) * scale
+        return math.floor(left), math.floor(top), math.ceil(right), math.ceil(bottom)
+
+    return Drawing(image, renderer, to_pixels)
+
+
 def figure_html(fig: Figure) -> str:
-    """`fig` as an `<img>` (PNG at 2x, shown at 1x) with its alt text, for the notebook's HTML output.
+    """`fig` as an `<img>` (PNG at 2x, shown at 1x) with its alt text, for the notebook's HTML output; a figure of
+    panels side by side as one image per panel, in rows that stack on a narrow screen.
 
     Every text is first raised to at least `MIN_TEXT_PX` as shown (`legible`). The PNG is reduced to a 256-colour
     palette (no dithering): plots use few colours, and the page gets about 3.5x smaller (the Flex-Act page: 2.7 MB
     of figures down to 0.7 MB) with no visible change.
-    """
-    from PIL import Image  # matplotlib depends on pillow
 
+    Panels (`panel_layout`): the figure is drawn once and cut along blank lines between its panels; a row of panels
+    is a `<div class="actlab-panels">` that shows them side by side as drawn (shrunk together when the page is
+    narrower) and, below 600 px, lets them wrap onto lines of their own (the page's CSS, `actlab.notebooks`), so a
+    phone shows each panel at up to the screen's width instead of the whole figure shrunk to a fraction of it.
+    """
     legible(fig)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=IMAGE_DPI, bbox_inches="tight", pad_inches=TIGHT_PAD_INCHES)
-    image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
-    palette = image.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
-    packed = io.BytesIO()
-    palette.save(packed, format="PNG", optimize=True)
-    data = base64.b64encode(packed.getvalue()).decode("ascii")
-    width = image.size[0] * SHOWN_DPI // IMAGE_DPI
-    alt = html.escape(alt_text(fig), quote=True)
-    return f'<img src="data:image/png;base64,{data}" width="{width}" style="max-width:100%;height:auto" alt="{alt}">'
+    drawing = draw(fig)
+    alt = alt_text(fig)
+    layout = panel_layout(fig, drawing)
+    if layout is None:
+        return _img(drawing.image, alt)
+    count = sum(len(row) for row in layout)
+    parts, number = [], 0
+    for row in layout:
+        images = []
+        for box in row:
+            number += 1
+            text = alt if number == 1 else f"Part {number} of {count} of the figure (its first part describes it)."
+            images.append(_img(drawing.image.crop(box), text))
+        parts.append(f'<div class="actlab-panels">{"".join(images)}</div>' if len(images) > 1 else images[0])
+    return f'<div class="actlab-figure">{"".join(parts)}</div>'
 
 
 def theme() -> None:

@@ -164,6 +164,9 @@ CELL_CSS = """
   font-size: .85rem; margin: .3rem 0; }
 .jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"] pre { background: #fdecea; }
 .jp-RenderedImage img { max-width: 100%; height: auto; }
+.actlab-panels { display: flex; align-items: flex-start; }
+.actlab-panels img { flex: 0 1 auto; min-width: 0; }
+@media (max-width: 600px) { .actlab-panels { flex-wrap: wrap; } }
 .jp-RenderedLatex math { margin: .3rem 0; font-size: 1.15em; }
 table.dataframe { width: auto; }
 .ansi-red-fg { color: #a4161a; } .ansi-green-fg { color: #1b7a3e; } .ansi-cyan-fg { color: #11607a; }

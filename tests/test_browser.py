@@ -90,7 +90,7 @@ def test_index_loads_without_errors_and_shows_injected_html_as_text(browser):
     assert browser.title == "actlab report: published activation-function claims, tested"
     assert browser.execute_script("return typeof window.__actlab_injected") == "undefined"
     cell = browser.find_element("css selector", "#claim-toy-loss td")
-    assert STATEMENT in cell.text  # the <script> tag is shown as text, not run
+    assert STATEMENT in cell.get_property("textContent")  # the <script> tag is shown as text, not run
     count, decoded = _images_decoded(browser)
     assert decoded
     verdict = browser.find_element("css selector", "#claim-toy-loss td:nth-child(7)").text
@@ -138,14 +138,14 @@ def test_index_first_screen_shows_an_answer_per_paper_and_never_scrolls_sideways
     size(browser)
     top = browser.execute_script(
         "const box = e => e.getBoundingClientRect();"
-        "const s = document.getElementById('summary'), p = document.querySelector('article.paper .tally');"
+        "const s = document.getElementById('summary'), p = document.querySelector('article.paper ul.kinds');"
         "const f = document.querySelector('#forest img'), t = document.getElementById('claims-heading');"
         "return [box(s).top, box(p).bottom, box(f).top, box(t).top, f.alt,"
         "        document.documentElement.scrollWidth - window.innerWidth];"
     )
     summary_top, tally_bottom, forest_top, table_top, alt, overflow = top
     assert summary_top >= 0 and tally_bottom <= height, "the first paper's answer is on the first screen"
-    assert forest_top < table_top and "Forest plot of 1 claims" in alt
+    assert forest_top < table_top and alt.startswith("Forest plot of ")  # the toy claim, and any a test added
     assert overflow <= 0, f"the index scrolls sideways by {overflow} px"
 
 
@@ -274,3 +274,140 @@ def test_hostile_outputs_run_no_script_load_nothing_and_no_link_covers_the_page(
         "return hit ? [hit.tagName, hit.closest('a[href^=\"https:\"]') === null] : ['none', true];"
     )
     assert title == ["H1", True], title  # the page's title is the title, not a link laid over it
+
+
+# Every text token (split at white space) of a visible table cell that the browser laid out on more than one line.
+BROKEN_WORDS_JS = """
+const broken = [];
+for (const cell of document.querySelectorAll('td, th')) {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.parentElement.checkVisibility()) continue;  // folded away in a closed <details>
+    for (const word of node.data.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, word.index);
+      range.setEnd(node, word.index + word[0].length);
+      const lines = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (lines.size > 1) broken.push(word[0]);
+    }
+  }
+}
+return broken;
+"""
+
+# The forest plot's text as the browser draws it: the SVG the <img> shows (`currentSrc`: the phone version below
+# 600 px) drawn inline at the image's own rendered width, each text's font size times its scale on the screen.
+FOREST_TEXT_JS = """
+const img = document.querySelector('#forest img');
+const svg = new DOMParser().parseFromString(atob(img.currentSrc.split(',')[1]), 'image/svg+xml').documentElement;
+const box = document.createElement('div');
+box.style.cssText = 'position:absolute;left:0;top:0;visibility:hidden';
+box.style.width = img.getBoundingClientRect().width + 'px';
+svg.setAttribute('width', '100%');
+svg.removeAttribute('height');
+box.appendChild(document.importNode(svg, true));
+document.body.appendChild(box);
+const sizes = Array.from(box.querySelectorAll('text')).filter(t => t.textContent.trim())
+  .map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
+box.remove();
+return [sizes.length, Math.min(...sizes), img.getBoundingClientRect().width];
+"""
+
+
+@pytest.fixture(scope="module")
+def paper_index():
+    """The index of the default profile's 26 claims (`tests/paper_claims.py`)."""
+    from paper_claims import paper_index as build
+
+    root = Path(tempfile.mkdtemp(prefix="actlab-papers-"))
+    yield build(root)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_on_a_phone_no_table_cell_breaks_a_word_or_a_number(browser, paper_index):
+    """Issue 46: at 390 px the index broke "Scale" letter by letter and xIELU's tables split numbers down a column.
+    Every visible cell of every page wraps at spaces only (a wide table scrolls in its own box)."""
+    config, pages = toy_site()
+    _at_phone_size(browser)
+    built = [paper_index, *((config.out_dir / name) for name in ["index.html", *(p.html for p in pages if p.html)])]
+    for path in built:
+        browser.get(path.resolve().as_uri())
+        assert browser.execute_script("return document.querySelectorAll('td').length") > 0, path
+        broken = browser.execute_script(BROKEN_WORDS_JS)
+        assert broken == [], f"{path.name}: {len(broken)} words broken across lines, e.g. {broken[:5]}"
+        assert browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth") <= 0
+
+
+@pytest.mark.parametrize(("size", "width"), [(_at_phone_size, 390), (_at_1400x900, 1400)])
+def test_the_forest_plot_text_is_at_least_9_px_on_a_phone_and_at_1400_px(browser, paper_index, size, width):
+    """The forest plot shrank to the phone's width with its labels at about 3 px; below 600 px the index shows its
+    phone layout, whose smallest text the browser draws at 9 px or more."""
+    browser.get(paper_index.resolve().as_uri())
+    size(browser)
+    count, smallest, shown = browser.execute_script(FOREST_TEXT_JS)
+    assert count > 100 and shown <= width
+    assert smallest >= 9.0, f"the forest plot's smallest text is {smallest:.2f} px at {width} px"
+
+
+def test_on_a_phone_the_index_shows_every_papers_answer_within_three_screens(browser, paper_index):
+    """At 390 x 844 the index was about 45 screens tall and its answers ran past the fourth; the summary and each
+    paper's answer (`article.paper`) now end within the first three screens."""
+    _at_phone_size(browser)
+    browser.get(paper_index.resolve().as_uri())
+    summary_top, papers, answers_end = browser.execute_script(
+        "const top = e => e.getBoundingClientRect().top + window.scrollY;"
+        "const papers = Array.from(document.querySelectorAll('article.paper'));"
+        "return [top(document.getElementById('summary')), papers.length,"
+        "        Math.max(...papers.map(p => p.getBoundingClientRect().bottom + window.scrollY))];"
+    )
+    assert papers == 3 and summary_top < 844
+    assert answers_end <= 3 * 844, f"the per-paper answers end at {answers_end:.0f} px, past three screens"
+
+
+@pytest.mark.parametrize(("size", "stacked"), [(_at_phone_size, True), (_at_1400x900, False)])
+def test_a_figure_of_panels_side_by_side_stacks_them_on_a_phone(browser, size, stacked):
+    """The toy study's figure of two panels: side by side at 1400 px as drawn, one above the other at 390 px, each
+    then as wide as the screen allows (the whole figure shrank to the phone's width before)."""
+    config, _ = toy_site()
+    size(browser)
+    browser.get((config.out_dir / "toystudy.html").resolve().as_uri())
+    boxes = browser.execute_script(
+        "const row = document.querySelector('.actlab-panels');"
+        "return Array.from(row.querySelectorAll('img')).map(i => { const b = i.getBoundingClientRect();"
+        "  return [b.left, b.top, b.right, b.bottom, i.naturalWidth]; });"
+    )
+    (left_x, left_top, left_right, left_bottom, natural), (right_x, right_top, *_) = boxes
+    if stacked:
+        assert right_top >= left_bottom - 1 and right_x == pytest.approx(left_x, abs=1)
+        assert left_right - left_x >= min(natural / 2, 340)  # its full size (1x) or the screen's width
+    else:
+        assert right_top == pytest.approx(left_top, abs=1) and right_x >= left_right - 1
+
+
+def test_the_zoo_page_opens_with_its_leaderboard_then_the_performance_profile(browser):
+    """Issue 46: zoo.html opened with sixty claim blocks, each repeating the same setup sentence, before any overview.
+    At 1400 x 900 its first screen holds the leaderboard (its header and first rows) and the first table of the page
+    is it; the performance profile follows it; the claim blocks are folded, the setup said once."""
+    from zoo_site import zoo_site
+
+    config, page = zoo_site()
+    assert page.status == "ok", page.error
+    _at_1400x900(browser)
+    browser.get((config.out_dir / page.html).resolve().as_uri())
+    found = browser.execute_script(
+        "const box = e => e.getBoundingClientRect();"
+        "const board = document.querySelector('table.leaderboard');"
+        "const rows = board.querySelectorAll('tbody tr');"
+        "const profile = Array.from(document.images).find(i => i.alt.startsWith('Figure: Performance profiles'));"
+        "const blocks = document.querySelector('.actlab-claims');"
+        "return [box(board).top, box(rows[0]).bottom, box(rows[1]).bottom, rows.length,"
+        "        document.querySelector('table') === board, box(board.closest('.scroll')).bottom, box(profile).top,"
+        "        blocks.checkVisibility(), blocks.closest('details') !== null,"
+        "        document.body.textContent.split('small MLPs trained for seconds on 2 cores').length - 1];"
+    )
+    board_top, first_row, second_row, rows, first_table, board_bottom, profile_top, shown, folded, setup = found
+    assert board_top > 0 and second_row <= 900, f"the leaderboard's first rows end at {second_row:.0f} px"
+    assert first_table and rows == 8  # one row per entry
+    assert board_bottom <= profile_top < board_bottom + 400  # the profile follows the leaderboard
+    assert folded and not shown  # sixty blocks folded away
+    assert setup == 1  # the shared setup sentence said once

@@ -118,3 +118,116 @@ def test_the_flexact_heat_map_cell_labels_are_legible():
     figure_style.figure_html(fig)
     assert _smallest_shown_px(fig) >= figure_style.MIN_TEXT_PX - 1e-6
     plt.close(fig)
+
+
+def _lab(color: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of an sRGB colour: the space where Euclidean distance (Delta E 1976) follows what the eye sees."""
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(color)]
+    matrix = ((0.4124, 0.3576, 0.1805), (0.2126, 0.7152, 0.0722), (0.0193, 0.1192, 0.9505))
+    white = (0.95047, 1.0, 1.08883)
+    x, y, z = (sum(m * c for m, c in zip(row, linear, strict=True)) / w for row, w in zip(matrix, white, strict=True))
+    f = [t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116 for t in (x, y, z)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def _delta_e(first: str, second: str) -> float:
+    return sum((a - b) ** 2 for a, b in zip(_lab(first), _lab(second), strict=True)) ** 0.5
+
+
+def _every_drawn_name() -> set[str]:
+    """Every activation or arm a page can draw: the registry, the zoo's entries, the studies' arms and the
+    comparison study's derived cubic, in their canonical spelling."""
+    from actlab.studies.smartmixed.config import STRATEGIES
+    from actlab.studies.zoo.entries import entry_names
+
+    names = {*activation_names(), *entry_names(), *STRATEGIES, "cubic", "flexact"}
+    return {figure_style.canonical(name) for name in names}
+
+
+NEVER_ON_ONE_PAGE = {frozenset({"flexact", "smartmixed"})}  # each paper's own strategy: black on its own page
+
+
+def test_every_activation_a_page_can_draw_has_its_own_colour_told_apart_from_every_other():
+    """Issue 46: orange was sigmoid and ReLU², pink SELU, xIPReLU and the cubic (an unlisted name's hash). Every name
+    a page can draw has a colour of its own (none left to the hash), and any two names that can share a page (the
+    zoo page alone draws 28) are at least 19 apart in CIELAB, a difference no reader misses."""
+    names = sorted(_every_drawn_name())
+    unlisted = [name for name in names if name not in figure_style.ACTIVATION_COLORS]
+    assert unlisted == [], f"no colour of its own: {unlisted}"
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            if frozenset({first, second}) in NEVER_ON_ONE_PAGE:
+                continue
+            distance = _delta_e(figure_style.activation_color(first), figure_style.activation_color(second))
+            assert distance >= 19, f"{first} and {second} look alike (Delta E {distance:.1f})"
+
+
+def test_no_activation_colour_can_be_read_as_a_verdict():
+    """On the index and in every headline figure colour means the verdict; in a study's figures it means the
+    activation. No activation colour (nor the colour an unlisted name gets) is near a verdict's."""
+    drawn = [*figure_style.ACTIVATION_COLORS.values(), *figure_style.FALLBACK]
+    for verdict, verdict_colour in figure_style.VERDICT_COLORS.items():
+        for colour in drawn:
+            distance = _delta_e(colour, verdict_colour)
+            assert distance >= 19, f"{colour} is close to the colour of {verdict!r} (Delta E {distance:.1f})"
+    assert figure_style.activation_color("my_cubic") in figure_style.FALLBACK
+
+
+def _two_panels(suptitle: str = "Routing mass over training", legend_below: bool = False):
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.5))
+    fig.suptitle(suptitle)
+    left.plot([0, 1, 2], [1, 3, 2], label="sigmoid")
+    left.set(title="closed form against autograd", xlabel="autograd", ylabel="closed form")
+    right.plot([0, 1, 2], [2, 1, 3], label="relu")
+    right.set(title="error per configuration", xlabel="claim", ylabel="max relative error")
+    if legend_below:
+        fig.legend(loc="lower center", ncol=2, bbox_to_anchor=(0.5, -0.08))
+    fig.tight_layout()
+    return fig
+
+
+@pytest.mark.parametrize("legend_below", [False, True])
+def test_a_figure_of_panels_side_by_side_is_cut_between_them_through_no_text(legend_below):
+    """Issue 46: a 12-inch figure of two panels shrank to a third on a phone. It is cut into a strip for its title
+    (and one for a legend below), then its two panels: the boxes tile the drawn image, and no cut runs through any
+    text's extent (a title split between its words would not read)."""
+    import numpy as np
+    from matplotlib.text import Text
+
+    fig = _two_panels(legend_below=legend_below)
+    drawing = figure_style.draw(fig)
+    layout = figure_style.panel_layout(fig, drawing)
+    assert [len(row) for row in layout] == [1, 2, 1][: 3 if legend_below else 2]
+    width, height = drawing.image.size
+    covered = np.zeros((height, width), dtype=int)
+    for row in layout:
+        for left, top, right, bottom in row:
+            covered[top:bottom, left:right] += 1
+            assert (right - left) % 2 == 0 and (bottom - top) % 2 == 0  # each part shown at exactly 1x
+    assert set(np.unique(covered)) == {1}  # every pixel in exactly one part
+    pixels = np.asarray(drawing.image)
+    texts = []
+    for text in fig.findobj(Text):  # every text that left ink on the image (a label of a tick outside the view is
+        if text.get_visible() and text.get_text():  # kept by matplotlib but never drawn)
+            left, top, right, bottom = drawing.to_pixels(text.get_window_extent(drawing.renderer))
+            if (pixels[max(top, 0) : bottom, max(left, 0) : right] < 200).any():
+                texts.append((left, top, right, bottom))
+    for row in layout:
+        for left, top, right, bottom in row:
+            for t_left, t_top, t_right, t_bottom in texts:
+                inside = left <= t_left and t_right <= right and top <= t_top and t_bottom <= bottom
+                apart = t_right <= left or right <= t_left or t_bottom <= top or bottom <= t_top
+                assert inside or apart, "a cut runs through a text"
+    html = figure_style.figure_html(fig)
+    assert html.startswith('<div class="actlab-figure">') and html.count('<div class="actlab-panels">') == 1
+    assert html.count("<img ") == (4 if legend_below else 3) and "Routing mass over training" in html  # its alt
+    plt.close(fig)
+
+
+def test_one_panel_or_panels_in_one_column_stay_one_image():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    assert figure_style.figure_html(fig).startswith("<img ")
+    fig2, (top, bottom) = plt.subplots(2, 1)
+    assert figure_style.panel_layout(fig2, figure_style.draw(fig2)) is None
+    plt.close(fig), plt.close(fig2)

@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from toy_site import unwrapped
 
 from actlab import notebooks
 from actlab.claim import Claim
@@ -32,7 +33,7 @@ def test_gallery_executes_and_renders_with_embedded_images(repo_root, tmp_path):
     assert images, "the gallery must embed its figure"
     assert base64.b64decode(images[0])[:8] == b"\x89PNG\r\n\x1a\n"
     assert "curves = gallery.curves" not in html  # code hidden by default
-    index = (tmp_path / "site" / "index.html").read_text()
+    index = unwrapped((tmp_path / "site" / "index.html").read_text())
     assert 'href="00_activation_gallery.html"' in index
     # The template is untouched: its code cells have no outputs.
     template = (repo_root / "notebooks" / "00_activation_gallery.ipynb").read_text()
@@ -49,14 +50,14 @@ def _claim(claim_id: str, **fields) -> dict:
 def _index(tmp_path) -> str:
     config = report.SiteConfig(notebooks_dir=tmp_path, runs_dir=tmp_path / "runs", out_dir=tmp_path / "site")
     report.refresh_index(config)
-    return (tmp_path / "site" / "index.html").read_text()
+    return unwrapped((tmp_path / "site" / "index.html").read_text())
 
 
 def test_index_escapes_claim_text(tmp_path):
     atomic_write_json(tmp_path / "runs" / "claims" / "x.json", _claim("x", statement="<script>alert(1)</script>"))
     config = report.SiteConfig(notebooks_dir=tmp_path, runs_dir=tmp_path / "runs", out_dir=tmp_path / "site")
     build_site(config)
-    index = (tmp_path / "site" / "index.html").read_text()
+    index = unwrapped((tmp_path / "site" / "index.html").read_text())
     assert "<script>alert(1)</script>" not in index
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in index
 
@@ -212,7 +213,7 @@ def test_index_opens_with_one_answer_per_paper_then_the_demo_apart_then_the_fore
     assert "1 failed: f-2 (0.5 [0.1, 0.9]; the paper: 0.8)" in words
     assert "Run here: 100 epochs; b." in card and "The paper: a single-layer" in card
     assert "1 supported" in re.sub(r"<[^>]+>|\s+", " ", index[demo:forest])  # the demo is counted apart
-    alt = re.search(r'<figure id="forest">\s*<img src="data:image/svg\+xml;base64,[^"]+" alt="([^"]+)"', index)
+    alt = re.search(r'<figure id="forest">.*?<img src="data:image/svg\+xml;base64,[^"]+" alt="([^"]+)"', index, re.S)
     assert alt and "Forest plot of 4 claims" in alt.group(1)
     assert "<summary><strong>short A</strong></summary>" in index  # the short title, the statement expandable
     assert '<meta name="viewport"' in index and 'class="actlab-nav"' in index

@@ -96,8 +96,14 @@ def test_the_theory_claims_headline_figures():
         _check(claim, headline.headline_figure(claim))
 
 
-def test_the_forest_plot_draws_a_diamond_for_every_claim_with_a_paper_value():
-    fig = forest.draw(CLAIMS)
+@pytest.mark.parametrize("phone", [False, True])
+def test_the_forest_plot_draws_a_diamond_for_every_claim_with_a_paper_value(phone):
+    fig = forest.draw(CLAIMS, phone=phone)  # the phone layout draws the same rows, only arranged for 390 px
     diamonds = [a for ax in fig.axes for a in ax.get_children() if a.get_gid() == "paper"]
     assert len(diamonds) == sum(claim.paper_value is not None for claim in CLAIMS)
     assert sorted(d.get_xdata()[0] for d in diamonds) == sorted(c.paper_value for c in CLAIMS if c.paper_value)
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=[c.claim_id for c in CLAIMS])
+def test_the_forest_plots_phone_layout_draws_each_claims_rows_as_the_headline_does(claim):
+    _check(claim, forest.draw([claim], phone=True))

@@ -7,7 +7,7 @@ import re
 
 import nbformat
 import pandas as pd
-from toy_site import NOTEBOOKS, STATEMENT, toy_site
+from toy_site import NOTEBOOKS, STATEMENT, toy_site, unwrapped
 
 from actlab import stats
 from actlab.claim import Claim
@@ -45,7 +45,7 @@ def test_claim_verdict_comes_from_the_notebooks_rule_on_the_sweeps_numbers():
     assert (
         claim["statement"] == STATEMENT and claim["evidence_page"] == "toystudy.html" and claim["study"] == "toystudy"
     )
-    index = (config.out_dir / "index.html").read_text()
+    index = unwrapped((config.out_dir / "index.html").read_text())
     assert 'href="toystudy.html"' in index and claim["estimate_text"] in index
     assert "<script>window.__actlab_injected" not in index and "&lt;script&gt;window.__actlab_injected" in index
 
@@ -92,10 +92,12 @@ def test_failing_studies_are_listed_with_their_errors_and_the_site_still_builds(
         and "'nope.ipynb' not found" in pages["badspec"].error
     )
     assert pages["broken"].status == "failed" and "report exploded" in pages["broken"].error
-    assert (tmp_path / "site" / "broken.html").is_file()  # rendered with papermill's error banner
-    index = (tmp_path / "site" / "index.html").read_text()
+    assert "not published" in pages["broken"].error and pages["broken"].html == ""
+    assert not (tmp_path / "site" / "broken.html").exists()  # a traceback is never published (issue 46)
+    assert (tmp_path / "runs" / "pages" / "broken.ipynb").is_file()  # its author reads it in the executed notebook
+    index = unwrapped((tmp_path / "site" / "index.html").read_text())
     assert "report exploded" in index and "nope.ipynb" in index
-    assert 'href="badspec.html"' not in index and 'href="broken.html"' in index
+    assert 'href="badspec.html"' not in index and 'href="broken.html"' not in index
 
 
 def test_index_shows_rule_inputs_short_and_escaped(tmp_path):
@@ -107,7 +109,7 @@ def test_index_shows_rule_inputs_short_and_escaped(tmp_path):
     save_claims([claim], tmp_path / "runs" / "claims")
     config = report.SiteConfig(notebooks_dir=tmp_path, runs_dir=tmp_path / "runs", out_dir=tmp_path / "site")
     build_site(config)
-    index = (tmp_path / "site" / "index.html").read_text()
+    index = unwrapped((tmp_path / "site" / "index.html").read_text())
     assert "p_holm = 0.01235" in index and "per_arch = {512: 0.25}" in index
     assert "&lt;b&gt;bold&lt;/b&gt;" in index and "<b>bold</b>" not in index
     assert "n = 5" in index and "10 epochs" in index

@@ -212,3 +212,15 @@ def test_condition_rows_of_the_check_table_follow_their_rules():
     )
     expected_und = theory_checks.undetached_verdict(und_row.max_rel_error, und_row.details["max_extra_relative"])
     assert (st_row.verdict, und_row.verdict) == (expected_st, expected_und) == (theory_checks.CONDITIONAL,) * 2
+
+
+def test_a_few_configurations_check_without_a_warning():
+    """With three configurations no straight-through value may be finite; the checks then say so instead of taking
+    the mean of nothing, whose RuntimeWarning would keep the propositions page from being published."""
+    import warnings
+
+    from actlab.theory.checks import run_checks
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run_checks(configs=3, seed=0, mc_samples=2_000)

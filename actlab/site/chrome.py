@@ -22,12 +22,17 @@ NAV_CSS = (
     "padding:.35rem .8rem;font:0.9rem system-ui,sans-serif;display:flex;flex-wrap:wrap;gap:.25rem .9rem}"
     "nav.actlab-nav a{color:#1f4e8c;text-decoration:none}nav.actlab-nav a[aria-current=page]{font-weight:700;"
     "color:#222}"
+    # a phone: one line that scrolls sideways, not six lines stuck over the top of every screen
+    "@media (max-width:600px){nav.actlab-nav{flex-wrap:nowrap;overflow-x:auto;white-space:nowrap;"
+    "scrollbar-width:thin}}"
 )
+WHOLE_CSS = "span.whole{white-space:nowrap}"
 SITE_CSS = (
     NAV_CSS
+    + WHOLE_CSS
     + """
 body { font-family: system-ui, sans-serif; margin: 0; color: #222; line-height: 1.45; }
-main { max-width: 80rem; margin: 1rem auto 2rem; padding: 0 1rem; overflow-wrap: anywhere; }
+main { max-width: 80rem; margin: 1rem auto 2rem; padding: 0 1rem; overflow-wrap: break-word; }
 h1 { font-size: 1.6rem; margin: .8rem 0 .4rem; }
 .lede { margin-top: 0; }
 article.paper { border-left: 4px solid #ccc; padding: .1rem .9rem; margin: .8rem 0; }
@@ -38,7 +43,8 @@ dl dt { font-weight: 600; margin-top: .4rem; }
 dl dd { margin-left: 1.2rem; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; margin: .6rem 0; }
-th, td { border: 1px solid #ccc; padding: .35rem .5rem; text-align: left; vertical-align: top; }
+th, td { border: 1px solid #ccc; padding: .35rem .5rem; text-align: left; vertical-align: top; overflow-wrap: normal; }
+table.claims td { min-width: 7rem; }
 th { background: #f3f3f3; }
 .failed { color: #a4161a; }
 .post-hoc { font-size: .8em; font-weight: 700; color: #7a4a00; border: 1px solid #7a4a00; border-radius: 3px;
@@ -46,12 +52,31 @@ th { background: #f3f3f3; }
 .muted { color: #555; font-size: .9em; }
 details pre { white-space: pre-wrap; font-size: .8em; background: #f8f8f8; padding: .4rem; margin: .3rem 0 0; }
 details.claims-section > summary { font-size: 1.05rem; margin: .6rem 0; cursor: pointer; }
-.badge { font-weight: 600; }
+.badge { font-weight: 600; white-space: nowrap; }
 figure { margin: 1rem 0; }
 figure img { max-width: 100%; height: auto; }
 footer { max-width: 80rem; margin: 3rem auto 1rem; padding: .5rem 1rem 0; font-size: .85rem; color: #555;
-         border-top: 1px solid #ddd; overflow-wrap: anywhere; }
+         border-top: 1px solid #ddd; overflow-wrap: break-word; }
 code { font-size: .85em; }
+picture.forest img { max-width: 100%; height: auto; }
+.leaderboard-box { max-height: 75vh; overflow: auto; margin: .6rem 0; }
+table.leaderboard { margin: 0; }
+table.leaderboard thead { position: sticky; top: 0; z-index: 2; }
+table.leaderboard th[scope=row] { position: sticky; left: 0; z-index: 1; }
+table.leaderboard thead th { font-size: .85em; }
+table.leaderboard td { min-width: 9.5rem; }
+@media (max-width: 600px) {
+  body { font-size: 15px; line-height: 1.4; }
+  main { padding: 0 .7rem; margin-top: .6rem; }
+  h1 { font-size: 1.3rem; }
+  h2 { font-size: 1.15rem; }
+  .lede { font-size: .9em; }
+  article.paper { padding: .1rem .5rem; margin: .6rem 0; border-left-width: 3px; }
+  article.paper h3 { font-size: 1rem; }
+  article.paper p { margin: .5rem 0; }
+  article.paper p.story { font-size: .9em; line-height: 1.35; }
+  ul.kinds { padding-left: 1rem; margin: .3rem 0; }
+}
 """
 )
 
@@ -82,10 +107,39 @@ def short_title(title: str, limit: int = 32) -> str:
     return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
 
 
+_CELL = re.compile(r"(<t[dh]\b[^>]*>)(.*?)(</t[dh]\s*>)", flags=re.S | re.I)
+_TAG = re.compile(r"(<[^>]*>)")
+# A token a browser may break inside: after a hyphen or slash, or between brackets ("}(" in a formula), so any token
+# of two or more characters holding one of them.
+_BREAKABLE = re.compile(r"(?=[^\s<>]{2})[^\s<>]*[\-\u2010\u2013/\\(){}\[\]][^\s<>]*")
+WHOLE = '<span class="whole">'  # white-space: nowrap (SITE_CSS)
+
+
+def whole_tokens(body: str) -> str:
+    """`body` with every token inside a table cell that a browser could break (`1.05e-04`, `2026-12-05`,
+    `step-matched`, `->`, `\\tanh(\\mathrm{softplus}(x))`) wrapped in a `WHOLE` span, so a cell wraps only at
+    spaces; idempotent.
+
+    Why: a table too wide for a phone shrinks its columns to their narrowest, and a browser breaks a line after any
+    hyphen, so `1.05e-` and `04` ended on two lines. No CSS property breaks at spaces only; a span that does not wrap
+    keeps the text as written (copied, it is still `1.05e-04`), unlike a non-breaking hyphen character.
+    """
+
+    def cell(match: re.Match[str]) -> str:
+        parts = _TAG.split(match.group(2))
+        for index in range(0, len(parts), 2):  # text between tags; a tag's attributes are never touched
+            if index == 0 or parts[index - 1] != WHOLE:
+                parts[index] = _BREAKABLE.sub(lambda token: f"{WHOLE}{token.group(0)}</span>", parts[index])
+        return match.group(1) + "".join(parts) + match.group(3)
+
+    return _CELL.sub(cell, body)
+
+
 def decorate(html_path: Path, *, title: str, links: Sequence[tuple[str, str]], current: str) -> Path:
     """Give a rendered page the site's viewport, its own `<title>` and the navigation bar (idempotent: a page
-    decorated before gets its bar replaced, so each index refresh brings every page's links up to date)."""
-    body = html_path.read_text(encoding="utf-8")
+    decorated before gets its bar replaced, so each index refresh brings every page's links up to date), and keep
+    whole the tokens of its tables that a browser could break (`whole_tokens`)."""
+    body = whole_tokens(html_path.read_text(encoding="utf-8"))
     page_title = f"<title>{html.escape(' '.join(title.split()))}</title>"
     if re.search(r"<title>.*?</title>", body, flags=re.S):
         body = re.sub(r"<title>.*?</title>", lambda _: page_title, body, count=1, flags=re.S)
@@ -95,6 +149,8 @@ def decorate(html_path: Path, *, title: str, links: Sequence[tuple[str, str]], c
         body = _into_head(body, VIEWPORT)
     if "nav.actlab-nav{" not in body:
         body = _into_head(body, f"<style>{NAV_CSS}</style>")
+    if "span.whole{" not in body:
+        body = _into_head(body, f"<style>{WHOLE_CSS}</style>")
     nav = nav_html(links, current)
     if NAV_PATTERN.search(body):
         body = NAV_PATTERN.sub(lambda _: nav, body, count=1)

@@ -27,6 +27,13 @@ ROW_INCHES = 0.42
 TITLE_CHARS = 58
 VERDICT_CHARS = 30
 FONT = 8.5  # points; the SVG is drawn 11 inches wide and shown about 13 inches wide at 1400 px
+# The phone version (`draw(..., phone=True)`, which the index offers below 600 px): 4.4 inches (317 points) shown 358
+# px wide on a 390-px phone, 1.13 px per point, so its smallest text (PHONE_FONT - 1.5 points) is 9.6 px there.
+PHONE_INCHES = 4.4
+PHONE_FONT = 10.0
+PHONE_ROW_INCHES = 1.0  # the row's two lines of words above its axis, then the axis with its ticks and unit
+PHONE_AXIS_INCHES = 0.16
+PHONE_TITLE_CHARS = 50
 
 
 def plottable(claims: Sequence[Any]) -> list[Claim]:
@@ -99,15 +106,31 @@ def _short(text: str, limit: int = TITLE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def draw(claims: Sequence[Any]):  # noqa: ANN201 - a matplotlib Figure
-    """The forest plot as a matplotlib figure (None if no claim can be drawn), claims in the order given."""
-    from matplotlib.figure import Figure
+def _legend_handles() -> list[Any]:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
+
+    return [
+        Line2D([], [], color="0.2", marker="o", lw=2, label="our estimate, CI"),
+        Line2D([], [], color="0.35", ls="--", lw=0.9, label="decision threshold"),
+        Patch(color="0.88", label="equivalence band"),
+        Line2D([], [], color="black", marker="D", mfc="white", ls="none", label="paper's value"),
+    ]
+
+
+def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplotlib Figure
+    """The forest plot as a matplotlib figure (None if no claim can be drawn), claims in the order given.
+
+    `phone`: the same rows laid out for a 390-px screen (`draw_phone`): names and verdicts above each row's axis
+    instead of beside it, so the figure is narrow enough to be shown with its text at 9 px or more.
+    """
+    from matplotlib.figure import Figure
 
     rows = [(claim, index, part) for claim in plottable(claims) for index, part in enumerate(parts_of(claim))]
     if not rows:
         return None
+    if phone:
+        return draw_phone(rows)
     fig = Figure(figsize=(11, 0.7 + ROW_INCHES * len(rows)))  # no pyplot: no backend, no global state
     axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
     for ax, (claim, index, part) in zip(axes, rows, strict=True):
@@ -124,22 +147,75 @@ def draw(claims: Sequence[Any]):  # noqa: ANN201 - a matplotlib Figure
         if index == len(parts_of(claim)) - 1 and claim.decided_by:
             ax.text(1.01, -0.35, _short(f"decided by {claim.decided_by}", VERDICT_CHARS + 6), transform=ax.transAxes,
                     ha="left", va="center", fontsize=FONT - 1.5, color="0.3")  # fmt: skip
-    handles = [
-        Line2D([], [], color="0.2", marker="o", lw=2, label="our estimate, CI"),
-        Line2D([], [], color="0.35", ls="--", lw=0.9, label="decision threshold"),
-        Patch(color="0.88", label="equivalence band"),
-        Line2D([], [], color="black", marker="D", mfc="white", ls="none", label="paper's value"),
-    ]
-    fig.legend(handles=handles, loc="upper center", ncol=4, fontsize=FONT, frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.legend(
+        handles=_legend_handles(), loc="upper center", ncol=4, fontsize=FONT, frameon=False, bbox_to_anchor=(0.5, 1.0)
+    )
     fig.subplots_adjust(
         left=0.40, right=0.75, top=1 - 0.45 / fig.get_figheight(), bottom=0.35 / fig.get_figheight(), hspace=1.6
     )
     return fig
 
 
-def svg_data_uri(claims: Sequence[Any]) -> str | None:
-    """The forest plot as an SVG `data:` URI for an `<img>` (text kept as text, so it stays small and sharp)."""
-    fig = draw(claims)
+def draw_phone(rows: list[tuple[Claim, int, Part]]):  # noqa: ANN201 - a matplotlib Figure
+    """The phone layout of `draw`'s rows: each row's claim title on one line, its verdict (in the verdict's colour)
+    and what else decided it on the next, then its axis, all `PHONE_INCHES` wide."""
+    from matplotlib.figure import Figure
+
+    legend_inches, bottom_inches = 0.55, 0.25
+    height = legend_inches + PHONE_ROW_INCHES * len(rows) + bottom_inches
+    fig = Figure(figsize=(PHONE_INCHES, height))
+    axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
+    for ax, (claim, index, part) in zip(axes, rows, strict=True):
+        color = verdict_color(reported(claim))
+        paper_value = claim.paper_value if index == paper_row(claim) else None
+        draw_part(ax, part, color, paper_value, PHONE_FONT)
+        title = claim.title or claim.claim_id
+        if claim.parts:
+            title = f"{title}: {part.name}" if index == 0 else f"… {part.name}"
+        words = claim.verdict if index == 0 else ""
+        if index == len(parts_of(claim)) - 1 and claim.decided_by:
+            words = f"{words}; decided by {claim.decided_by}" if words else f"decided by {claim.decided_by}"
+        ax.annotate(
+            _short(title, PHONE_TITLE_CHARS),
+            (0, 1),
+            xycoords="axes fraction",
+            xytext=(0, 22),
+            textcoords="offset points",
+            ha="left",
+            va="bottom",
+            fontsize=PHONE_FONT,
+        )
+        ax.annotate(
+            _short(words, PHONE_TITLE_CHARS + 4),
+            (0, 1),
+            xycoords="axes fraction",
+            xytext=(0, 9),
+            textcoords="offset points",
+            ha="left",
+            va="bottom",
+            fontsize=PHONE_FONT - 1,
+            color=color,
+            fontweight="bold" if index == 0 else "normal",
+        )
+    fig.legend(
+        handles=_legend_handles(),
+        loc="upper left",
+        ncol=2,
+        fontsize=PHONE_FONT - 1,
+        frameon=False,
+        bbox_to_anchor=(0.0, 1.0),
+    )
+    gap = (PHONE_ROW_INCHES - PHONE_AXIS_INCHES) / PHONE_AXIS_INCHES
+    fig.subplots_adjust(
+        left=0.06, right=0.94, top=1 - (legend_inches + 0.4) / height, bottom=(bottom_inches + 0.3) / height, hspace=gap
+    )
+    return fig
+
+
+def svg_data_uri(claims: Sequence[Any], phone: bool = False) -> str | None:
+    """The forest plot (`phone`: its phone layout) as an SVG `data:` URI for an `<img>` (text kept as text, so it
+    stays small and sharp)."""
+    fig = draw(claims, phone)
     if fig is None:
         return None
     import matplotlib

@@ -32,7 +32,7 @@ from typing import Any
 from actlab import notebooks, provenance
 from actlab.claim import Claim
 from actlab.io import atomic_write_text
-from actlab.site import chrome, manifest
+from actlab.site import chrome, clean, manifest
 from actlab.site.inputs import UnreadableClaim, load_claim
 from actlab.site.pages import Page, add_footer, built_at, jinja_environment
 
@@ -116,26 +116,52 @@ def render_page(
     config: SiteConfig,
     interrupted: Callable[[], bool] = lambda: False,
 ) -> Page:
-    """Execute `template` into `executed` and render it into the site; a failure marks the page, never stops the site.
+    """Execute `template` into `executed` and render it into the site if its output is clean; a failure marks the
+    page, never stops the site.
+
+    Clean (`actlab.site.clean`): no stderr, warning, traceback or path of this machine in anything the page would
+    show. A page that is not (a notebook that raised among them) fails with its problems named, machine paths
+    redacted, and nothing is published for it: no HTML (an earlier build's goes too) and no claims; the executed
+    notebook stays under the runs folder for its author.
 
     `interrupted()` is asked once the notebook has stopped: true when the build was interrupted under this page,
     which then fails and leaves the page an earlier build made in place.
     """
     executed.unlink(missing_ok=True)  # never render a stale copy from an earlier build
+    paths = clean.machine_paths([config.runs_dir, config.out_dir, config.notebooks_dir, template.parent])
     try:
         notebooks.execute(template, executed, parameters, cwd=template.parent)
-    except Exception as error:  # the page still renders with the error banner papermill wrote
-        page.status, page.error = "failed", one_line(error)
+    except Exception as error:
+        page.status, page.error = "failed", clean.redact(one_line(error), paths)
     if interrupted():
         page.status, page.error = "failed", "interrupted"
         return page
-    if executed.is_file():
-        target = config.out_dir / page.html
-        notebooks.to_html(executed, target, config.show_code, title=page_title(page), css=chrome.SITE_CSS)
-        add_footer(target, source=page.source)
-    else:
+    found = clean.problems(json.loads(executed.read_text(encoding="utf-8")), paths) if executed.is_file() else []
+    if not executed.is_file() or found:
+        if found and page.status == "ok":
+            page.status, page.error = "failed", clean.refusal(found)
+        elif found:
+            page.error += f"; not published (the executed notebook: pages/{executed.name} in the runs folder)"
+        if page.html:
+            (config.out_dir / page.html).unlink(missing_ok=True)
         page.html = ""
+        return page
+    target = config.out_dir / page.html
+    notebooks.to_html(executed, target, config.show_code, title=page_title(page), css=chrome.SITE_CSS)
+    add_footer(target, source=shown_source(page.source, paths))
     return page
+
+
+def shown_source(source: str, paths: list[tuple[str, str]]) -> str:
+    """A page's notebook as its footer names it: relative to the working directory when inside it
+    (`notebooks/flexact/report.ipynb`), else with machine paths redacted (`<checkout>/tests/notebooks/...`)."""
+    path = Path(source)
+    if path.is_absolute():
+        try:
+            return str(path.resolve().relative_to(Path.cwd().resolve()))
+        except ValueError:
+            return clean.redact(source, paths)
+    return source
 
 
 def load_claims(claims_dir: Path) -> list[Claim | UnreadableClaim]:
@@ -189,6 +215,7 @@ def write_index(
             unreadable=[claim for claim in claims if isinstance(claim, UnreadableClaim)],
             summary=summary.summarise(claims),
             forest_uri=forest.svg_data_uri(ordered),
+            forest_phone_uri=forest.svg_data_uri(ordered, phone=True),
             forest_alt=forest.alt_text(ordered),
             site_css=Markup(chrome.SITE_CSS),
             nav_html=Markup(chrome.nav_html(links or [("Index", "index.html")], "index.html")),
@@ -198,7 +225,7 @@ def write_index(
             profile=", ".join(profiles) or config.profile,
         )
     )
-    return atomic_write_text(config.out_dir / "index.html", html)
+    return atomic_write_text(config.out_dir / "index.html", chrome.whole_tokens(html))
 
 
 def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:

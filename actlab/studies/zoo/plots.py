@@ -14,6 +14,7 @@ import pandas as pd
 import torch
 from matplotlib.colors import ListedColormap
 
+from actlab.figure_style import activation_color
 from actlab.studies.compare.engine import matching_label
 
 DECISION_COLORS = {"better": "#2a9d8f", "worse": "#e76f51", "equivalent": "#8ab17d", "inconclusive": "#e9e9e9"}
@@ -77,20 +78,20 @@ def iqm_intervals(tables: Mapping[str, pd.DataFrame]) -> plt.Figure:
 
 def profiles(table: pd.DataFrame, highlight: Sequence[str]) -> plt.Figure:
     """Performance profiles per matching: every entry in grey, `highlight` (e.g. the best three, ReLU and GELU) in
-    colour with their bootstrap bands."""
+    their own colour (`figure_style.activation_color`, as on every page) with their bootstrap bands."""
     matchings = list(dict.fromkeys(table["matching"]))
     fig, axes = plt.subplots(1, len(matchings), figsize=(5.2 * len(matchings), 3.6), squeeze=False)
-    colors = plt.get_cmap("tab10")
     for ax, matching in zip(axes[0], matchings, strict=True):
         part = table[table["matching"] == matching]
         for name, curve in part.groupby("activation", sort=False):
             if name not in highlight:
                 ax.plot(curve["tau"], curve["profile"], color="0.8", lw=0.8)
-        for index, name in enumerate(highlight):
+        for name in highlight:
             curve = part[part["activation"] == name]
             if len(curve):
-                ax.plot(curve["tau"], curve["profile"], color=colors(index), lw=1.6, label=name)
-                ax.fill_between(curve["tau"], curve["low"], curve["high"], color=colors(index), alpha=0.12)
+                color = activation_color(name)
+                ax.plot(curve["tau"], curve["profile"], color=color, lw=1.6, label=name)
+                ax.fill_between(curve["tau"], curve["low"], curve["high"], color=color, alpha=0.12)
         ax.set_title(f"{matching_label(matching)} ({part['tasks'].iloc[0]})", fontsize=9)
         ax.set_xlabel("normalised score tau (0 = worst run, 1 = best)")
         ax.set_ylabel("fraction of runs with score > tau")
