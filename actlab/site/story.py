@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from actlab.claim import Claim, is_decisive
 from actlab.site.summary import reported
 
+LISTED = 4  # claims named per verdict before "and n more": a large family (the zoo's sixty) stays a paragraph
 KIND_WORDS = {
     "experiment": "its experiments",
     "reviewer": "tests its reviewers asked for (not run in the paper)",
@@ -79,7 +80,8 @@ def kind_sentence(kind: str, claims: Sequence[Claim]) -> str:
             details = [_item(c, c.decided_by or "nothing to decide") for c in found]
         else:
             details = [_item(c, _against(c)) for c in found]
-        parts.append(f"{len(found)} {label}: " + "; ".join(details))
+        shown = details if len(details) <= LISTED else [*details[:LISTED], f"and {len(details) - LISTED} more"]
+        parts.append(f"{len(found)} {label}: " + "; ".join(shown))
     return f"{words.capitalize()}, at the registered default settings ({len(claims)}): " + ". ".join(parts) + "."
 
 
