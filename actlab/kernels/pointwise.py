@@ -23,7 +23,7 @@ from typing import Protocol
 import torch
 import torch.nn.functional as F
 
-from actlab.kernels.standalone import compile_standalone, rng_untouched, thread_key
+from actlab.kernels.standalone import compile_standalone, entry_kind, rng_untouched, thread_key
 
 SOFTPLUS_THRESHOLD = 20.0  # F.softplus's default: above it softplus(a) returns a, whose derivative is 1
 EXAMPLE_LENGTH = 64  # the traced example's length; the graph's length is symbolic, so any length runs
@@ -101,20 +101,21 @@ def pack_like(scalars: Scalars, grad_p: torch.Tensor, grad_n: torch.Tensor) -> t
 
 
 def _kernel_key(x: torch.Tensor, scalars: Scalars) -> tuple[object, ...]:
-    """The inputs' dtypes and ranks, the device and the CPU thread count: a kernel is only ever called with inputs
-    like the ones it was traced for (a buffer of another dtype would be read as garbage).
+    """The inputs' dtypes and ranks, the device, the entry (`standalone.entry_kind`) and the CPU thread count (last):
+    a kernel is only ever called with inputs like the ones it was traced for (a buffer of another dtype would be
+    read as garbage).
 
     Why written out, not looped: it is computed at every call (measured with the call and the module's attribute
     reads: 1.7 us this way, 2.5 us as a comprehension), and the backward reuses the forward's (`FusedPointwise`),
     adding only the upstream gradient's and y's dtypes.
     """
     device = x.device
-    threads = thread_key(device)
+    threads, entry = thread_key(device), entry_kind()
     first = scalars[0]
     if len(scalars) == 1:
-        return (x.dtype, first.dtype, x.dim(), first.dim(), device, threads)
+        return (x.dtype, first.dtype, x.dim(), first.dim(), device, entry, threads)
     second = scalars[1]
-    return (x.dtype, first.dtype, second.dtype, x.dim(), first.dim(), second.dim(), device, threads)
+    return (x.dtype, first.dtype, second.dtype, x.dim(), first.dim(), second.dim(), device, entry, threads)
 
 
 class CompiledKernels:
