@@ -231,6 +231,26 @@ def test_compiled_kernels_are_rebuilt_for_a_new_thread_count(fresh_compile_state
     assert sorted(key[-1] for key in kernels._forwards) == [1, 2]
 
 
+def test_kernels_built_for_two_threads_match_eager_values_and_gradients(fresh_compile_state):
+    """At two threads the kernels are traced on large examples, so inductor generates OpenMP loops; the forward and
+    the backward (its parameter sums split between threads) must still be the reference's."""
+    generator = torch.Generator().manual_seed(5)
+    x, grad = torch.randn(300, 70, generator=generator) * 3, torch.randn(300, 70, generator=generator)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        module, reference = XIELU(path="compile"), XIELU(path="eager")
+        x_fast, x_ref = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        module(x_fast).backward(grad)
+        reference(x_ref).backward(grad)
+    finally:
+        torch.set_num_threads(threads)
+    torch.testing.assert_close(x_fast.grad, x_ref.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(module.raw_alphas.grad, reference.raw_alphas.grad, rtol=1e-4, atol=1e-4)
+    (kernels,) = paths._compiled.values()
+    assert [key[-1] for key in kernels._forwards] == [2] and [key[0][-1] for key in kernels._backwards] == [2]
+
+
 def test_compile_failure_falls_back_loudly_to_the_symbolic_function(monkeypatch, fresh_compile_state):
     def broken(function, example_inputs, **options):
         raise RuntimeError("no C++ compiler found")

@@ -38,7 +38,9 @@ def compile_standalone(
     """`function` (tensors in, tensors out) traced with symbolic sizes and compiled by inductor alone.
 
     `function` must take its tensors as plain positional arguments (make_fx counts them; a bound method's
-    self would be counted too). Examples should have sizes other than 0 and 1, which tracing specialises on.
+    self would be counted too). Examples should have sizes other than 0 and 1, which tracing specialises on. Their
+    sizes are inductor's hints: small examples give serial code, examples of ~10^6 elements OpenMP-parallel code for
+    the current thread count (which the cache key then states, so the two never stand in for each other).
     `unchecked_indexing`: the function clamps every index it computes into range itself, so the kernel may skip
     inductor's bounds check per gathered element (a table lookup's check cost as much as the lookup).
     The result is the generated code's own entry point on a checked torch (`torch_internals.compile_direct`), else
@@ -57,6 +59,8 @@ def compile_standalone(
         _TRACING.reset(token)
     options: dict[str, object] = {"cpp.enable_floating_point_contract_flag": FLOATING_POINT_CONTRACTION}
     options.update(vector_options())
+    if device_type == "cpu":  # the thread count the code is generated for, stated: part of inductor's cache key
+        options["cpp.threads"] = torch.get_num_threads()
     if unchecked_indexing:
         options["assert_indirect_indexing"] = False
     if torch_internals.fast_entry_enabled():
