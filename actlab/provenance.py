@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import importlib.metadata
+import os
 import platform
+import re
 import socket
 import subprocess
 from pathlib import Path
@@ -69,6 +71,78 @@ def determinism(device_name: str) -> str:
     return "CPU: bit for bit for the same seed, software and thread count (tested)"
 
 
+CPUINFO = Path("/proc/cpuinfo")
+# The flags that decide how fast a CPU runs torch's and inductor's vector code: x86's AVX2, AVX-512 and AMX families
+# (the "flags" line), ARM's NEON (asimd), SVE and SME (the "Features" line).
+VECTOR_FLAGS = {
+    "flags": re.compile(r"^(avx2|avx512.*|amx.*)$"),
+    "features": re.compile(r"^(asimd.*|sve.*|sme(\d.*|[a-z]+\d.*)?)$"),
+}
+FAMILIES = {"avx2": "AVX2", "avx512": "AVX-512", "amx": "AMX", "asimd": "NEON", "sve": "SVE", "sme": "SME"}
+
+
+def cpu_description(cpuinfo: Path = CPUINFO) -> dict[str, Any]:
+    """The CPU a result was measured on: its model name, its vector extensions, its logical CPUs, and the vector
+    instruction set torch's kernels use on it.
+
+    Why: a compute-time-matched verdict or a speed ratio holds for the hardware it was measured on (the same code ran
+    at quite different cost ratios on two CPUs of one kind of machine; docs/timings.md), so pages show this beside
+    them. Read from `/proc/cpuinfo` (Linux); elsewhere the model is `platform.processor()` and the extensions are
+    empty.
+    """
+    model, flags = "", set()
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip().lower()
+        if key in ("model name", "hardware") and not model:
+            model = value.strip()
+        elif key in VECTOR_FLAGS and not flags:
+            flags = {flag for flag in value.split() if VECTOR_FLAGS[key].match(flag)}
+    return {
+        "model": model or platform.processor() or platform.machine() or "unknown",
+        "vector_extensions": sorted(flags),
+        "logical_cpus": os.cpu_count(),
+        "torch_capability": _torch_cpu_capability(),
+    }
+
+
+def cpu_summary(description: dict[str, Any] | None = None) -> str:
+    """One line for a page: 'Intel(R) Xeon(R) Processor; AVX2, AVX-512 (bf16, bw, ...), AMX (bf16, int8, tile);
+    2 logical CPUs' from `cpu_description()` (or the one given, e.g. read back from a run's provenance)."""
+    description = description if description is not None else cpu_description()
+    families: dict[str, list[str]] = {}
+    for flag in description.get("vector_extensions", []):
+        family = next((name for name in FAMILIES if flag.startswith(name)), flag)
+        members = families.setdefault(family, [])
+        if flag[len(family) :].lstrip("_"):
+            members.append(flag[len(family) :].lstrip("_"))
+    order = [name for name in FAMILIES if name in families] + sorted(set(families) - set(FAMILIES))
+    parts = [
+        FAMILIES.get(name, name) + (f" ({', '.join(sorted(families[name]))})" if families[name] else "")
+        for name in order
+    ]
+    text = str(description.get("model", "unknown"))
+    if parts:
+        text += "; " + ", ".join(parts)
+    if description.get("logical_cpus"):
+        text += f"; {description['logical_cpus']} logical CPUs"
+    return text
+
+
+def _torch_cpu_capability() -> str:
+    """The vector instruction set torch's CPU kernels dispatch to here ('AVX512', 'AVX2', 'DEFAULT', ...)."""
+    try:
+        import torch
+
+        return str(torch.backends.cpu.get_cpu_capability())
+    except (ImportError, AttributeError, RuntimeError):
+        return "unknown"
+
+
 def collect(**extra: Any) -> dict[str, Any]:
     """A provenance record; keyword arguments (params, seed, device, ...) are stored alongside."""
     device = default_device_name()
@@ -79,6 +153,7 @@ def collect(**extra: Any) -> dict[str, Any]:
         "determinism": determinism(device),
         "host": socket.gethostname(),
         "platform": platform.platform(),
+        "cpu": cpu_description(),
         "time_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     record.update(extra)

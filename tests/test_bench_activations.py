@@ -41,6 +41,10 @@ def test_tiny_run_has_the_report_shape_and_the_target():
     assert details["parameters"]["standard MLP (2 d h)"] == details["parameters"]["SwiGLU (3 d 2h/3)"] == 384
     assert details["xielu fast path"]["requested"] == "function"
     assert "cpus" in report["machine"]
+    for row in report["ratios"]:  # every ratio says what it was measured on
+        assert set(row["measured_on"]) == {"cpu", "torch", "threads"}
+        assert row["measured_on"]["threads"] == report["machine"]["torch_threads"]
+        assert row["measured_on"]["torch"] == report["machine"]["versions"]["torch"]
 
 
 def test_block_sizes_are_validated():

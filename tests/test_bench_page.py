@@ -58,6 +58,23 @@ def test_targets_are_judged_from_the_measured_ratio_and_missing_benchmarks_are_n
         assert f"actlab bench {name}" in html
 
 
+def test_each_ratio_and_each_benchmark_name_the_cpu_torch_and_threads():
+    cpu = {
+        "model": "Intel(R) Xeon(R) Processor",
+        "vector_extensions": ["avx2", "avx512f", "amx_tile"],
+        "logical_cpus": 2,
+    }
+    report = BenchReport("routing", [Ratio("phase 1", "a", "b", 1.2, 1.5)], machine={**MACHINE, "cpu": cpu}).to_dict()
+    assert report["ratios"][0]["measured_on"] == {
+        "cpu": "Intel(R) Xeon(R) Processor; AVX2, AVX-512 (f), AMX (tile); 2 logical CPUs",
+        "torch": "2.13.0",
+        "threads": 1,
+    }
+    html = page.render({"routing": report})
+    assert html.count("Intel(R) Xeon(R) Processor; AVX2, AVX-512 (f), AMX (tile); 2 logical CPUs") == 2  # row, machine
+    assert "torch 2.13.0 · 1 thread<" in html
+
+
 def test_results_from_separate_runs_are_flagged():
     results = _results()
     results["sweep"]["run"] = {"started_utc": "2026-01-02T00:00:00+00:00"}

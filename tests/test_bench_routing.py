@@ -34,6 +34,8 @@ def test_quick_run_has_every_ratio_with_its_target():
     assert report["machine"]["routing_fast_path"]["compiled"] in ("yes", "no")
     for row in rows.values():
         assert row["ratio"] > 0 and row["unit"] in ("time", "bytes", "MB")
+        assert row["measured_on"]["threads"] == routing.QUICK.threads  # timed at the benchmark's thread count
+        assert row["measured_on"]["cpu"].startswith(report["machine"]["cpu"]["model"])
         assert row["met"] is None or row["met"] == (row["ratio"] <= row["target"])
     assert report["machine"]["config"]["width"] == routing.QUICK.width
     assert len(report["machine"]["load_average_before_after"]) == 2

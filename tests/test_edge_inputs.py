@@ -23,7 +23,8 @@ def _one(cls: type, path: str, value: float, dtype: torch.dtype) -> tuple[float,
     x = torch.tensor([value], dtype=dtype, requires_grad=True)
     y = module(x)
     y.backward(torch.ones_like(y))
-    return y.item(), x.grad.item(), module.a_p.grad.item(), module.a_n.grad.item()
+    grad_p, grad_n = module.raw_alphas.grad.tolist()
+    return y.item(), x.grad.item(), grad_p, grad_n
 
 
 def _same_kind(a: float, b: float) -> bool:

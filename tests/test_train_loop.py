@@ -362,3 +362,36 @@ def test_a_memory_checkpoint_resumes_bit_for_bit_and_shares_no_tensor():
     train(sliced, data, config, budget, checkpoint_path=memory, resume_from=memory, progress=False)
     for a, b in zip(whole.parameters(), sliced.parameters(), strict=True):
         assert torch.equal(a, b)
+
+
+SUBNORMAL = 1e-39  # below float32's smallest normal (1.18e-38)
+
+
+class SubnormalProbe:
+    """Records, at every step's end, whether float32 arithmetic in the loop flushes a subnormal product to zero."""
+
+    def __init__(self) -> None:
+        self.flushed: list[bool] = []
+
+    def on_step_end(self, state) -> None:
+        self.flushed.append(bool(torch.tensor(SUBNORMAL) * 1.0 == 0))
+
+
+@pytest.mark.parametrize(("threads", "enabled", "flushed"), [(1, True, True), (1, False, False), (2, True, False)])
+def test_training_flushes_subnormals_on_one_cpu_thread_only(digits, threads, enabled, flushed):
+    """At one thread every op runs on the calling thread, which gets FTZ/DAZ for the run and loses it after; at two,
+    torch's workers keep their own state, so nothing is set (the flag would hold for part of an op's work)."""
+    probe = SubnormalProbe()
+    config = dataclasses.replace(RICH, num_threads=threads, flush_denormals=enabled)
+    train(_mlp(0), digits.train, config, Budget.steps(3), callbacks=[probe])
+    assert probe.flushed == [flushed] * 3
+    assert torch.tensor(SUBNORMAL) * 1.0 != 0  # restored after the run
+
+
+def test_flushing_subnormals_leaves_a_run_without_them_bit_for_bit_the_same(digits):
+    finals = []
+    for enabled in (True, False):
+        model = _mlp(0, dropout=0.2)
+        train(model, digits.train, dataclasses.replace(RICH, flush_denormals=enabled), Budget.epochs(1))
+        finals.append(_weights(model))
+    _assert_bitwise_equal(*finals)

@@ -35,7 +35,7 @@ def test_reference_defaults(cls):
     assert module.alpha_p.item() == pytest.approx(0.8, rel=1e-6)
     assert module.alpha_n.item() == pytest.approx(0.8, rel=1e-6)
     assert module.beta == 0.5
-    assert [(name, tuple(p.shape)) for name, p in module.named_parameters()] == [("a_p", ()), ("a_n", ())]
+    assert [(name, tuple(p.shape)) for name, p in module.named_parameters()] == [("raw_alphas", (2,))]
 
 
 def test_xielu_alpha_n_is_beta_plus_softplus():
@@ -76,7 +76,7 @@ def test_any_float_dtype_and_shape_keeps_the_input_dtype(cls, path, dtype):
         assert y.dtype == dtype and y.shape == x.shape
         y.sum().backward()
         assert x.grad.dtype == dtype
-        assert module.a_p.grad.dtype == torch.float32 and torch.isfinite(module.a_p.grad)
+        assert module.raw_alphas.grad.dtype == torch.float32 and torch.isfinite(module.raw_alphas.grad).all()
 
 
 def test_non_float_input_and_bad_arguments_fail_clearly():
@@ -131,8 +131,7 @@ def test_fast_path_equals_reference(cls, fast):
     y_ref.backward(grad)
     y_fast.backward(grad)
     torch.testing.assert_close(x_fast.grad, x_ref.grad, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(candidate.a_p.grad, reference.a_p.grad, rtol=1e-4, atol=1e-4)
-    torch.testing.assert_close(candidate.a_n.grad, reference.a_n.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(candidate.raw_alphas.grad, reference.raw_alphas.grad, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("cls", MODULES)
@@ -180,7 +179,7 @@ def test_xielu_gradients_stay_finite_far_from_zero(path, dtype, values):
     y = module(x)
     y.sum().backward()
     assert torch.isfinite(y).all() and torch.isfinite(x.grad).all()
-    assert torch.isfinite(module.a_p.grad) and torch.isfinite(module.a_n.grad)
+    assert torch.isfinite(module.raw_alphas.grad).all()
 
 
 def test_compiled_path_serves_every_rank_without_recompiling_into_a_fallback(fresh_compile_state):
@@ -204,7 +203,7 @@ def test_compiled_gradients_match_eager_for_strided_inputs_and_expanded_gradient
     module(x_fast).sum().backward()
     reference(x_ref).sum().backward()
     torch.testing.assert_close(x_fast.grad, x_ref.grad, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(module.a_n.grad, reference.a_n.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(module.raw_alphas.grad, reference.raw_alphas.grad, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("alpha_p_init", [0.8, 30.0])  # 30: a_p > 20, where softplus is the identity
@@ -214,8 +213,7 @@ def test_compiled_parameter_gradients_follow_softplus_on_both_sides_of_its_thres
     x = torch.linspace(-4, 4, 41, dtype=torch.float64)
     module(x).square().sum().backward()
     reference(x).square().sum().backward()
-    torch.testing.assert_close(module.a_p.grad, reference.a_p.grad, rtol=1e-12, atol=1e-12)
-    torch.testing.assert_close(module.a_n.grad, reference.a_n.grad, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(module.raw_alphas.grad, reference.raw_alphas.grad, rtol=1e-12, atol=1e-12)
 
 
 def test_compiled_kernels_are_rebuilt_for_a_new_thread_count(fresh_compile_state):
@@ -231,6 +229,26 @@ def test_compiled_kernels_are_rebuilt_for_a_new_thread_count(fresh_compile_state
         torch.set_num_threads(threads)
     (kernels,) = paths._compiled.values()
     assert sorted(key[-1] for key in kernels._forwards) == [1, 2]
+
+
+def test_kernels_built_for_two_threads_match_eager_values_and_gradients(fresh_compile_state):
+    """At two threads the kernels are traced on large examples, so inductor generates OpenMP loops; the forward and
+    the backward (its parameter sums split between threads) must still be the reference's."""
+    generator = torch.Generator().manual_seed(5)
+    x, grad = torch.randn(300, 70, generator=generator) * 3, torch.randn(300, 70, generator=generator)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        module, reference = XIELU(path="compile"), XIELU(path="eager")
+        x_fast, x_ref = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        module(x_fast).backward(grad)
+        reference(x_ref).backward(grad)
+    finally:
+        torch.set_num_threads(threads)
+    torch.testing.assert_close(x_fast.grad, x_ref.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(module.raw_alphas.grad, reference.raw_alphas.grad, rtol=1e-4, atol=1e-4)
+    (kernels,) = paths._compiled.values()
+    assert [key[-1] for key in kernels._forwards] == [2] and [key[0][-1] for key in kernels._backwards] == [2]
 
 
 def test_compile_failure_falls_back_loudly_to_the_symbolic_function(monkeypatch, fresh_compile_state):
@@ -263,7 +281,7 @@ def test_backward_compile_failure_falls_back_loudly_with_the_same_gradients(monk
         module(x_fast).sum().backward()
     reference(x_ref).sum().backward()
     torch.testing.assert_close(x_fast.grad, x_ref.grad)
-    torch.testing.assert_close(module.a_n.grad, reference.a_n.grad)
+    torch.testing.assert_close(module.raw_alphas.grad, reference.raw_alphas.grad)
     assert select_path("auto") == "function"  # recorded: later modules take the symbolic Function
 
 
@@ -287,3 +305,11 @@ def test_registry_builds_trainable_modules():
     assert isinstance(activations.get_activation("xielu"), XIELU)
     assert isinstance(activations.get_activation("xiprelu"), XIPReLU)
     assert activations.get_spec("xielu").trainable and not activations.get_spec("xielu").bounded
+
+
+def test_a_state_dict_with_the_two_scalar_parameters_loads_into_the_packed_one():
+    """State dicts saved before a_p and a_n were packed into raw_alphas still load, value for value."""
+    module = XIELU()
+    module.load_state_dict({"a_p": torch.tensor(0.25), "a_n": torch.tensor(-1.5)})
+    assert module.raw_alphas.tolist() == [0.25, -1.5]
+    assert float(module.a_p.detach()) == 0.25 and float(module.a_n.detach()) == -1.5

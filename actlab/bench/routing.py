@@ -63,6 +63,7 @@ from actlab.bench.timing import (
     Ratio,
     interleaved_samples,
     machine_description,
+    on_public_entry,
     paired_median_interval,
     paired_median_ratio,
     synchronized,
@@ -232,6 +233,7 @@ def smartmixed_arms(config: RoutingBenchConfig) -> dict[str, nn.Module]:
     for_masks, for_gather = iter(choices), iter(choices)
     arms = {
         "phase1_fused": build_mlp(config, lambda w: SmartMixed(w, seed=config.seed, compile=config.compile)),
+        "phase1_fused_public": build_mlp(config, lambda w: SmartMixed(w, seed=config.seed, compile=config.compile)),
         "phase1_public": build_mlp(
             config, lambda w: SmartMixed(w, seed=config.seed, compile=config.compile, noise_layout="public")
         ),
@@ -365,11 +367,17 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
 def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[str, float]]:
     smart = {name: model.to(config.device) for name, model in smartmixed_arms(config).items()}
     steps = {name: _train_step(model, config) for name, model in smart.items()}
+    steps["phase1_fused_public"] = on_public_entry(steps["phase1_fused_public"])
     samples = interleaved_samples(steps, repeats=config.repeats, warmup=config.warmup)
     times = {name: statistics.median(values) for name, values in samples.items()}
     ratios = []
     for name, label, target in (
         ("phase1_fused", "fused, compiled" if config.compile else "fused, eager kernels", PHASE1_TARGET),
+        (
+            "phase1_fused_public",
+            "fused, compiled, kernels on the public entry",
+            PHASE1_TARGET if config.compile else None,
+        ),
         ("phase1_public", "fused, torch.rand noise in the public code's order", None),
         ("phase1_planes", "fused, torch.rand noise as K planes", None),
         ("phase1_autograd", "op-by-op autograd", None),

@@ -39,20 +39,38 @@ class BenchReport:
     machine: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        machine = self.machine or machine_description()
+        context = measured_on(machine)
         rows = []
         for ratio in self.ratios:
             row = asdict(ratio)
             row["met"] = ratio.met
+            row["measured_on"] = {
+                **context,
+                **({"threads": ratio.details["threads"]} if "threads" in ratio.details else {}),
+            }
             rows.append(row)
-        machine = self.machine or machine_description()
         return {"name": self.name, "ratios": rows, "medians_s": self.medians_s, "machine": machine}
+
+
+def measured_on(machine: dict[str, Any]) -> dict[str, Any]:
+    """What every ratio carries beside it: the CPU (model and vector extensions), the torch version and the thread
+    count it was timed at. Why per ratio: a ratio holds for the hardware and software it was measured on, and rows of
+    bench.json are read (and copied) one by one."""
+    cpu = machine.get("cpu") or {}
+    return {
+        "cpu": provenance.cpu_summary(cpu) if cpu else "",
+        "torch": (machine.get("versions") or {}).get("torch", ""),
+        "threads": machine.get("torch_threads", ""),
+    }
 
 
 MEASURED_DEVICE = "cpu"  # every benchmark builds its tensors on the CPU and times CPU kernels
 
 
 def machine_description(measured_device: str = MEASURED_DEVICE) -> dict[str, Any]:
-    """CPU count, torch threads, the device measured on and versions: the context a ratio needs to be read.
+    """CPU count and model (`provenance.cpu_description`), torch threads, the device measured on, versions and the
+    compiled kernels' entry (`torch_internals.fast_entry_status`): the context a ratio needs to be read.
 
     Why "device" is the measured one: provenance's device is where actlab *would* train (cuda on a GPU box), and a
     CPU measurement labelled with a GPU's name misleads; that one is kept as "default_device". A CUDA device is
@@ -62,9 +80,12 @@ def machine_description(measured_device: str = MEASURED_DEVICE) -> dict[str, Any
 
     import torch
 
+    from actlab.kernels.torch_internals import fast_entry_status
+
     record = provenance.collect()
     record["default_device"] = record["device"]
     record["device"] = device_label(measured_device)
+    record["kernel_entry"] = fast_entry_status()
     return {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), **record}
 
 
@@ -90,6 +111,19 @@ def synchronized(step: Callable[[], Any], device: str) -> Callable[[], None]:
     def run() -> None:
         step()
         synchronize(parsed)
+
+    return run
+
+
+def on_public_entry(step: Callable[[], Any]) -> Callable[[], None]:
+    """`step` with its compiled kernels built and called through torch.compile's public callable
+    (`actlab.kernels.torch_internals.public_entry_only`): the path every torch release gets, timed beside the fast one.
+    """
+    from actlab.kernels.torch_internals import public_entry_only
+
+    def run() -> None:
+        with public_entry_only():
+            step()
 
     return run
 

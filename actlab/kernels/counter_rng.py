@@ -59,14 +59,28 @@ def uniform(
     """U(0, 1) of `shape` in `dtype` (float32 or float64; 23 random bits), element i from (keys, offset + i), i the
     flat row-major index; offset + the element count must stay below 2^31 (`MAX_COUNTERS`). Inside a traced kernel
     the counters are an index expression, not a tensor in memory."""
-    count = 1
-    for size in shape:
-        count = count * size
-    counters = torch.arange(count, dtype=torch.int32, device=keys.device).view(shape)
+    counters = flat_index(shape, keys.device)
     if not isinstance(offset, int) or offset != 0:
         counters = counters + offset
     mantissa = _shift_right(random_bits(keys, counters), 32 - MANTISSA_BITS)
     return (mantissa.to(dtype) + 0.5) * (1.0 / 2**MANTISSA_BITS)
+
+
+def flat_index(shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """The row-major flat index of every element of `shape` (int32), as a sum of one broadcast arange per dimension.
+
+    Why not `arange(numel).view(shape)`: traced with symbolic sizes, inductor computed such a view in a flat loop of
+    its own and stored what followed it (the hash, the first log) to memory, where the broadcast sum is an index
+    expression of the kernel's own loop: the same numbers, with nothing stored.
+    """
+    index = torch.zeros((), dtype=torch.int32, device=device)
+    stride = 1
+    for dim in reversed(range(len(shape))):
+        view = [1] * len(shape)
+        view[dim] = -1
+        index = index + torch.arange(shape[dim], dtype=torch.int32, device=device).view(view) * stride
+        stride = stride * shape[dim]
+    return index
 
 
 def draw_keys(generator: torch.Generator | None, device: torch.device) -> torch.Tensor:

@@ -21,10 +21,10 @@ import warnings
 from collections.abc import Hashable
 
 import torch
-import torch.utils._python_dispatch
 
 from actlab.kernels import pointwise
 from actlab.kernels.pointwise import CompiledKernels, PointwiseSpec
+from actlab.kernels.torch_internals import in_dispatch_mode
 
 PATHS = ("eager", "compile", "function")
 
@@ -33,17 +33,11 @@ _compiled: dict[Hashable, CompiledKernels] = {}
 _compile_failure: str | None = None
 
 
-def _in_dispatch_mode() -> bool:
-    """True under a TorchDispatchMode (FlopCounterMode, FakeTensorMode...), which must see the reference's ops."""
-    probe = getattr(torch.utils._python_dispatch, "is_in_torch_dispatch_mode", None)
-    return bool(probe()) if probe is not None else False
-
-
 def select_path(requested: str = "auto") -> str:
     """The path that runs for `requested`: "auto" means "compile" unless compiling failed before."""
     if requested != "auto" and requested not in PATHS:
         raise ValueError(f"unknown path {requested!r}; choose from: auto, {', '.join(PATHS)}")
-    if torch.compiler.is_compiling() or _in_dispatch_mode():
+    if torch.compiler.is_compiling() or in_dispatch_mode():
         return "eager"  # an outer torch.compile fuses the reference itself; dispatch modes must see its ops
     if requested in ("auto", "compile"):
         return "function" if _compile_failure is not None else "compile"

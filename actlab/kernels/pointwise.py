@@ -23,12 +23,17 @@ from typing import Protocol
 import torch
 import torch.nn.functional as F
 
-from actlab.kernels.standalone import compile_standalone, rng_untouched, thread_key
+from actlab.kernels.standalone import compile_standalone, entry_kind, rng_untouched, thread_key
 
 SOFTPLUS_THRESHOLD = 20.0  # F.softplus's default: above it softplus(a) returns a, whose derivative is 1
 EXAMPLE_LENGTH = 64  # the traced example's length; the graph's length is symbolic, so any length runs
 EXAMPLE_SIZES = (5, 7, 11, 13)  # a traced example's sizes for x of rank 2 to MAX_RANK (symbolic too)
 MAX_RANK = len(EXAMPLE_SIZES)  # x of higher rank (or 0-d) runs flattened
+# At more than one CPU thread: examples of ~10^6 elements, so that inductor generates OpenMP-parallel loops (its
+# hint is the example's size). Serial kernels left a core idle beside two-threaded matmuls: on a 2-core machine the
+# xIELU forward over 4096 x 2304 took 8.1 ms serial, 4.7 ms parallel, equal bit for bit (docs/timings.md).
+PARALLEL_EXAMPLE_LENGTH = 2**20 + 7
+PARALLEL_EXAMPLE_SIZES = {2: (1031, 1033), 3: (101, 103, 107), 4: (31, 37, 41, 43)}
 FROM_OUTPUT_DTYPES = (torch.float32, torch.float64)  # in float16/bfloat16, y's rounding is too coarse to read from
 
 Gradients = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
@@ -101,20 +106,21 @@ def pack_like(scalars: Scalars, grad_p: torch.Tensor, grad_n: torch.Tensor) -> t
 
 
 def _kernel_key(x: torch.Tensor, scalars: Scalars) -> tuple[object, ...]:
-    """The inputs' dtypes and ranks, the device and the CPU thread count: a kernel is only ever called with inputs
-    like the ones it was traced for (a buffer of another dtype would be read as garbage).
+    """The inputs' dtypes and ranks, the device, the entry (`standalone.entry_kind`) and the CPU thread count (last):
+    a kernel is only ever called with inputs like the ones it was traced for (a buffer of another dtype would be
+    read as garbage).
 
     Why written out, not looped: it is computed at every call (measured with the call and the module's attribute
     reads: 1.7 us this way, 2.5 us as a comprehension), and the backward reuses the forward's (`FusedPointwise`),
     adding only the upstream gradient's and y's dtypes.
     """
     device = x.device
-    threads = thread_key(device)
+    threads, entry = thread_key(device), entry_kind()
     first = scalars[0]
     if len(scalars) == 1:
-        return (x.dtype, first.dtype, x.dim(), first.dim(), device, threads)
+        return (x.dtype, first.dtype, x.dim(), first.dim(), device, entry, threads)
     second = scalars[1]
-    return (x.dtype, first.dtype, second.dtype, x.dim(), first.dim(), second.dim(), device, threads)
+    return (x.dtype, first.dtype, second.dtype, x.dim(), first.dim(), second.dim(), device, entry, threads)
 
 
 class CompiledKernels:
@@ -208,8 +214,12 @@ class CompiledKernels:
 
 def _examples(x: torch.Tensor, scalars: Scalars) -> list[torch.Tensor]:
     """Tracing inputs with x's dtype, device and rank, but fixed sizes: the kernel must not specialise on a size
-    (sizes 0 and 1 would be specialised on, and equal sizes would be traced as one symbol)."""
-    shape = (EXAMPLE_LENGTH,) if x.dim() == 1 else EXAMPLE_SIZES[: x.dim()]
+    (sizes 0 and 1 would be specialised on, and equal sizes would be traced as one symbol). Large ones at more than
+    one CPU thread (parallel code), small ones otherwise."""
+    if thread_key(x.device) > 1:
+        shape = (PARALLEL_EXAMPLE_LENGTH,) if x.dim() == 1 else PARALLEL_EXAMPLE_SIZES[x.dim()]
+    else:
+        shape = (EXAMPLE_LENGTH,) if x.dim() == 1 else EXAMPLE_SIZES[: x.dim()]
     return [torch.zeros(shape, dtype=x.dtype, device=x.device), *(s.detach().clone() for s in scalars)]
 
 

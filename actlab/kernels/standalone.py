@@ -1,29 +1,34 @@
-"""Compile a small tensor function with inductor alone: no dynamo, no guards, ~10 us a call on CPU.
+"""Compile a small tensor function with inductor on its own: traced once with symbolic sizes, no dynamo at the call.
 
-Why: `torch.compile` puts every call through dynamo's frame wrapper and guard checks, ~50 us on CPU. For
-kernels called a few times per layer per training step (xIELU's activation, Flex-Act's mixture) that fixed
-cost was a visible share of the step. Here the function is traced once into an FX graph with symbolic sizes
-(`make_fx`), and inductor compiles that graph on its own (`torch._inductor.standalone_compile`, its
-precompilation API). The checks dynamo's guards made are the caller's to keep: the same dtypes, device,
-number of dimensions and contiguity as the examples, and one compiled callable per CPU thread count, since
-inductor's CPU code fixes its thread count when it is generated (`thread_key`).
+Why: a kernel called a few times per layer per training step (xIELU's activation, a derived activation, Flex-Act's
+mixture) should cost its arithmetic, not a compiler's dispatch. The function is traced once into an FX graph with
+symbolic sizes (`make_fx`), and that graph is compiled by inductor. Where torch's internals allow it
+(`actlab.kernels.torch_internals`, checked torch releases only), the generated code is called directly, ~4 us a
+call on CPU; elsewhere through `torch.compile`'s public callable (~35-55 us a call: dynamo's frame hook and the
+runtime wrappers), the same generated code. The checks dynamo's guards made are the caller's to keep: the same
+dtypes, device, number of dimensions and contiguity as the examples, and one compiled callable per CPU thread count
+and entry, since inductor's CPU code fixes its thread count when it is generated (`thread_key`).
 
 Why floating-point contraction is on here: inductor compiles its C++ with `-ffp-contract=off` by default, so
 every `a * b + c` is a multiply and an add, each rounded. Our kernels are polynomials and sums of products
 (`actlab.kernels.fast_exp`'s exp, xIELU's two-sided sum, the routing mixture), where a fused multiply-add is one
 instruction instead of two and rounds once instead of twice: at least as accurate, and on CPU it took ~35% off
-the xIELU forward kernel (README, Timings). Only these kernels get it; other `torch.compile` code is untouched.
+the xIELU forward kernel (docs/timings.md). Only these kernels get it; other `torch.compile` code is untouched.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import platform
 from collections.abc import Callable, Iterator
 
 import torch
 
+from actlab.kernels import torch_internals
+
 FLOATING_POINT_CONTRACTION = "fast"  # gcc/clang -ffp-contract: fuse a * b + c into one FMA instruction
+X86_VECTOR_BITS = 256  # on x86, AVX2-wide vectors (8 float32), also on CPUs with AVX-512: see vector_options
 _TRACING = contextvars.ContextVar("actlab_standalone_tracing", default=False)
 
 
@@ -33,10 +38,13 @@ def compile_standalone(
     """`function` (tensors in, tensors out) traced with symbolic sizes and compiled by inductor alone.
 
     `function` must take its tensors as plain positional arguments (make_fx counts them; a bound method's
-    self would be counted too). Examples should have sizes other than 0 and 1, which tracing specialises on.
+    self would be counted too). Examples should have sizes other than 0 and 1, which tracing specialises on. Their
+    sizes are inductor's hints: small examples give serial code, examples of ~10^6 elements OpenMP-parallel code for
+    the current thread count (which the cache key then states, so the two never stand in for each other).
     `unchecked_indexing`: the function clamps every index it computes into range itself, so the kernel may skip
     inductor's bounds check per gathered element (a table lookup's check cost as much as the lookup).
-    The result is the generated code's own entry point where that can be found (`_direct_entry`).
+    The result is the generated code's own entry point on a checked torch (`torch_internals.compile_direct`), else
+    `compile_public`'s callable.
     """
     from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -49,69 +57,41 @@ def compile_standalone(
             graph = make_fx(function, tracing_mode="symbolic")(*example_inputs)
     finally:
         _TRACING.reset(token)
-    options = {"cpp.enable_floating_point_contract_flag": FLOATING_POINT_CONTRACTION}
+    options: dict[str, object] = {"cpp.enable_floating_point_contract_flag": FLOATING_POINT_CONTRACTION}
+    options.update(vector_options())
+    if device_type == "cpu":  # the thread count the code is generated for, stated: part of inductor's cache key
+        options["cpp.threads"] = torch.get_num_threads()
     if unchecked_indexing:
         options["assert_indirect_indexing"] = False
-    with torch._inductor.config.patch(options):
-        artifact = torch._inductor.standalone_compile(graph, example_inputs)
-    return _direct_entry(artifact, example_inputs)
+    if torch_internals.fast_entry_enabled():
+        direct = torch_internals.compile_direct(graph, example_inputs, options)
+        if direct is not None:
+            return direct
+    return compile_public(graph, example_inputs, options)
 
 
-def _direct_entry(artifact: Callable[..., object], example_inputs: list[torch.Tensor]) -> Callable[..., object]:
-    """The generated module's `call(args)` inside `artifact`, if found and equal to it on the examples, else `artifact`.
+def vector_options() -> dict[str, object]:
+    """Inductor's vector width for these kernels: 256-bit (AVX2) on every x86 CPU, inductor's choice elsewhere.
 
-    Why: the artifact reaches that function through pytree flattening and AOTAutograd's runtime wrappers (grad mode,
-    aliasing, RNG state), ~7 us a call on these CPUs. Our kernels need none of them: tensors in, fresh tensors
-    out, no autograd, no aliasing. At a small network's sizes a layer calls two kernels per step, and those
-    microseconds were a tenth of the activation's cost. The entry is checked to give bit-identical outputs on the
-    examples; where the artifact's insides are not as expected (another torch version), the artifact is used.
+    Why not AVX-512 where the CPU has it: inductor's AVX-512 code runs the kernels' bit casts (the polynomial exp's
+    2^n, the log's exponent split, the counter noise) as scalar loops through memory, and splits kernels at them.
+    On an AVX-512 CPU the same kernels ran 1.4-3x faster as AVX2 code (SmartMixed's phase-1 forward 10.2 -> 3.2 ms,
+    xIELU's forward 19 -> 9 ms; docs/timings.md). One width also means the same generated code, so the same bits, on
+    AVX2 and AVX-512 machines. ARM and others keep inductor's choice (`cpp.simdlen` None).
     """
-    inner = _find_compiled_graph(getattr(artifact, "_compiled_fn", None), depth=0, seen=set())
-    call = getattr(inner, "current_callable", None)
-    if call is None:
-        return artifact
-    expected = artifact(*[t.clone() for t in example_inputs])
-    single = isinstance(expected, torch.Tensor)
-
-    def direct(*inputs: torch.Tensor) -> object:
-        outputs = call(list(inputs))
-        return outputs[0] if single else tuple(outputs)
-
-    try:
-        got = direct(*[t.clone() for t in example_inputs])
-    except Exception:  # an entry with another calling convention: keep the artifact
-        return artifact
-    expected_list = [expected] if single else list(expected)  # type: ignore[arg-type]
-    got_list = [got] if single else list(got)  # type: ignore[arg-type]
-    same = len(got_list) == len(expected_list) and all(
-        isinstance(a, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
-        for a, b in zip(got_list, expected_list, strict=False)
-    )
-    return direct if same else artifact
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        return {"cpp.simdlen": X86_VECTOR_BITS}
+    return {}
 
 
-def _find_compiled_graph(obj: object, depth: int, seen: set[int]) -> object | None:
-    """The inductor `CompiledFxGraph` among the closures and attributes under `obj` (a few levels deep), or None."""
-    if obj is None or id(obj) in seen or depth > 12:
-        return None
-    seen.add(id(obj))
-    if type(obj).__name__ == "CompiledFxGraph":
-        return obj
-    children = [cell.cell_contents for cell in getattr(obj, "__closure__", None) or () if _filled(cell)]
-    if depth < 12 and hasattr(obj, "__dict__") and not isinstance(obj, type):
-        children += [value for value in vars(obj).values() if callable(value) or hasattr(value, "__dict__")]
-    for child in children:
-        found = _find_compiled_graph(child, depth + 1, seen)
-        if found is not None:
-            return found
-    return None
-
-
-def _filled(cell: object) -> bool:
-    try:
-        return cell.cell_contents is not None  # type: ignore[attr-defined]
-    except ValueError:  # an empty cell
-        return False
+def compile_public(
+    graph: torch.fx.GraphModule, example_inputs: list[torch.Tensor], options: dict[str, object]
+) -> Callable[..., object]:
+    """`graph` through `torch.compile` (public API: `options` are inductor's, as `torch.compile` documents them),
+    compiled now on the examples rather than at its first real call, inside a training step."""
+    compiled = torch.compile(graph, fullgraph=True, dynamic=True, options=options)
+    compiled(*[t.clone() for t in example_inputs])
+    return compiled
 
 
 @contextlib.contextmanager
@@ -136,3 +116,8 @@ def tracing_for_inductor() -> bool:
 def thread_key(device: torch.device) -> int:
     """The CPU thread count a compiled CPU kernel was generated for (0 on other devices)."""
     return torch.get_num_threads() if device.type == "cpu" else 0
+
+
+def entry_kind() -> str:
+    """'direct' or 'public': the entry kernels compiled now are called through (part of every kernel cache's key)."""
+    return torch_internals.entry_kind()

@@ -20,6 +20,13 @@ If compiling fails (no C++ compiler, unsupported platform), the module warns onc
 
 Why parameters are cast to the input's dtype: other implementations keep fp32 alphas, so a bf16/fp16 input is
 promoted to fp32 (or rejected by the fused kernel). Here the output dtype is always the input dtype.
+
+Why a_p and a_n are one parameter (`raw_alphas`, shape (2,)), as a derived activation's are
+(`actlab.symbolic.trainable`): each trainable tensor costs the optimizer, the gradient clip and autograd a fixed
+amount per step whatever its size, and a small network's two 0-d tensors per layer were a visible share of its step.
+AdamW's update is elementwise, so the pair trains as the two scalars did (bit for bit while a gradient clip does not
+bind; a binding clip sums the squares in another order). `a_p`, `a_n` stay readable as views, and a state dict saved
+with two parameters still loads.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from torch import nn
 from actlab.kernels.paths import PATHS, activate, fast_path_status, select_path
 from actlab.nn.fused import KernelSpec
 from actlab.symbolic.defaults import XIELU_DEFAULTS, inverse_softplus
+from actlab.symbolic.trainable import pack_old_alphas
 
 __all__ = ["PATHS", "XIELU", "XIPReLU", "fast_path_status", "integrated_activation", "learned_alphas", "select_path"]
 
@@ -45,7 +53,8 @@ def integrated_activation(
 
 
 class _IntegratedGradientActivation(nn.Module):
-    """Shared body: one trainable scalar pair (a_p, a_n), alphas through softplus, fixed beta, a chosen path."""
+    """Shared body: one trainable scalar pair (a_p, a_n) packed in `raw_alphas`, alphas through softplus, fixed beta
+    (the kernel spec is built once, here), a chosen path."""
 
     kind: ClassVar[str]
     alpha_n_above_beta: ClassVar[bool]  # xIELU: alpha_n = beta + softplus(a_n); xIPReLU: softplus(a_n)
@@ -59,17 +68,33 @@ class _IntegratedGradientActivation(nn.Module):
     ) -> None:
         super().__init__()
         select_path(path)  # an unknown path fails here, not at the first forward
-        self.beta = float(beta)
         self.path = path
-        offset = self.beta if self.alpha_n_above_beta else 0.0
+        beta = float(beta)
+        offset = beta if self.alpha_n_above_beta else 0.0
         if alpha_p_init <= 0:
             raise ValueError(f"alpha_p_init must be > 0 (alpha_p = softplus(a_p)); got {alpha_p_init}")
         if alpha_n_init <= offset:
             bound = "beta" if self.alpha_n_above_beta else "0"
             raise ValueError(f"alpha_n_init must be > {bound} = {offset} for {type(self).__name__}; got {alpha_n_init}")
         self._alpha_n_offset = offset
-        self.a_p = nn.Parameter(torch.tensor(inverse_softplus(alpha_p_init)))
-        self.a_n = nn.Parameter(torch.tensor(inverse_softplus(alpha_n_init - offset)))
+        self.spec = KernelSpec(self.kind, beta, alpha_offsets=(0.0, offset))
+        raw = (inverse_softplus(alpha_p_init), inverse_softplus(alpha_n_init - offset))
+        self.raw_alphas = nn.Parameter(torch.tensor(raw))
+
+    @property
+    def beta(self) -> float:
+        """The fixed beta (read-only: the kernel spec holds it)."""
+        return self.spec.beta
+
+    @property
+    def a_p(self) -> torch.Tensor:
+        """The raw a_p (a view of `raw_alphas`: gradients reach the parameter through it)."""
+        return self.raw_alphas[0]
+
+    @property
+    def a_n(self) -> torch.Tensor:
+        """The raw a_n (a view of `raw_alphas`)."""
+        return self.raw_alphas[1]
 
     @property
     def alpha_p(self) -> torch.Tensor:
@@ -84,8 +109,12 @@ class _IntegratedGradientActivation(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not torch.is_floating_point(x):
             raise ValueError(f"{type(self).__name__} needs a floating-point input, got {x.dtype}; cast with x.float()")
-        spec = KernelSpec(self.kind, self.beta, alpha_offsets=(0.0, self._alpha_n_offset))
-        return activate(spec, x, (self.a_p, self.a_n), self.path)  # raw parameters: the kernels apply softplus
+        return activate(self.spec, x, (self.raw_alphas,), self.path)  # raw parameters: the kernels apply softplus
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: object, **kwargs: object) -> None:
+        """Loads state dicts that hold a_p and a_n as two 0-d parameters (saved before they were packed)."""
+        pack_old_alphas(state_dict, prefix)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)  # type: ignore[arg-type]
 
     def extra_repr(self) -> str:
         alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"

@@ -20,15 +20,17 @@ dispatch mode must see their ops.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import os
+import shutil
 import warnings
 from collections.abc import Callable
 
 import torch
-import torch.utils._python_dispatch
 
-from actlab.kernels.standalone import compile_standalone, rng_untouched, thread_key
+from actlab.kernels.standalone import compile_standalone, entry_kind, rng_untouched, thread_key
+from actlab.kernels.torch_internals import in_dispatch_mode
 from actlab.routing.mixture import MixturePlan, mixture_backward, mixture_forward
 
 _log = logging.getLogger("actlab.routing")
@@ -46,27 +48,25 @@ _failure: str | None = None  # why compiling was abandoned in this process, once
 _warned = False
 
 
+CXX_COMPILERS = ("g++", "c++", "clang++")  # what inductor tries for CPU kernels when $CXX names none
+
+
 @functools.cache
 def compile_unavailable(device_type: str) -> str | None:
-    """Why the routing kernels cannot be compiled for `device_type` here, or None if nothing says so (yet)."""
-    import torch._dynamo
+    """Why the routing kernels cannot be compiled for `device_type` here, or None if nothing says so (yet).
 
-    if os.environ.get("TORCHDYNAMO_DISABLE", "") not in ("", "0") or torch._dynamo.config.disable:
-        return "TorchDynamo is disabled (TORCHDYNAMO_DISABLE or torch._dynamo.config.disable)"
-    if not torch._dynamo.is_dynamo_supported():
-        return "torch.compile is not supported on this platform or Python version"
+    Public signs only: the documented `TORCHDYNAMO_DISABLE`, a C++ compiler on the PATH for CPU kernels, Triton
+    importable for GPU kernels. Anything else that stops a compilation (an unsupported Python, a broken compiler)
+    shows when the first kernel is compiled, and `cached_kernel` falls back then with its reason.
+    """
+    if os.environ.get("TORCHDYNAMO_DISABLE", "") not in ("", "0"):
+        return "TorchDynamo is disabled (TORCHDYNAMO_DISABLE)"
     if device_type == "cpu":
-        from torch._inductor import cpp_builder
-
-        try:
-            cpp_builder.get_cpp_compiler()
-        except Exception as error:  # InvalidCxxCompiler and the like: inductor cannot build CPU kernels
-            return f"no C++ compiler for inductor's CPU kernels ({type(error).__name__})"
-    elif device_type == "cuda":
-        from torch.utils._triton import has_triton
-
-        if not has_triton():
-            return "Triton is not installed, which inductor needs for GPU kernels"
+        wanted = os.environ.get("CXX")
+        if not any(shutil.which(name) for name in ((wanted,) if wanted else CXX_COMPILERS)):
+            return f"no C++ compiler for inductor's CPU kernels ({wanted or ' or '.join(CXX_COMPILERS)} not found)"
+    elif device_type == "cuda" and importlib.util.find_spec("triton") is None:
+        return "Triton is not installed, which inductor needs for GPU kernels"
     return None
 
 
@@ -89,8 +89,7 @@ def fast_path_status(device_type: str = "cpu") -> dict[str, str | None]:
 
 def _outer_tracing() -> bool:
     """Inside an outer torch.compile or a dispatch mode: run the eager function (see the module docstring)."""
-    probe = getattr(torch.utils._python_dispatch, "is_in_torch_dispatch_mode", None)
-    return torch.compiler.is_compiling() or bool(probe() if probe is not None else False)
+    return torch.compiler.is_compiling() or in_dispatch_mode()
 
 
 def cached_kernel(
@@ -104,7 +103,7 @@ def cached_kernel(
     global _failure
     if not compiled or like.dtype == torch.float64 or _outer_tracing():
         return make()
-    full_key = (*key, like.dtype, like.device, thread_key(like.device))
+    full_key = (*key, like.dtype, like.device, entry_kind(), thread_key(like.device))
     if full_key in _COMPILED:
         return _COMPILED[full_key]
     reason = _failure or compile_unavailable(like.device.type)

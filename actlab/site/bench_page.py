@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from actlab import provenance
 from actlab.bench import BENCHMARKS
 from actlab.io import atomic_write_text
 
@@ -78,7 +79,19 @@ def _row(name: str, report: dict[str, Any], ratio: dict[str, Any]) -> dict[str, 
         "measured": True,
         "time_utc": (report.get("machine") or {}).get("time_utc", ""),
         "run": (report.get("run") or {}).get("started_utc", ""),
+        "measured_on": measured_on_text(ratio.get("measured_on") or {}),
     }
+
+
+def measured_on_text(measured_on: dict[str, Any]) -> str:
+    """'Intel(R) Xeon(R) ...; AVX2, AVX-512 (...); 2 logical CPUs · torch 2.13.0 · 1 thread' ('' when not recorded)."""
+    parts = [str(measured_on["cpu"])] if measured_on.get("cpu") else []
+    if measured_on.get("torch"):
+        parts.append(f"torch {measured_on['torch']}")
+    if measured_on.get("threads") not in (None, ""):
+        threads = measured_on["threads"]
+        parts.append(f"{threads} thread{'' if threads == 1 else 's'}")
+    return " · ".join(parts)
 
 
 def machines(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -96,6 +109,7 @@ def machines(results: dict[str, Any]) -> list[dict[str, Any]]:
             "torch_threads": machine.get("torch_threads", ""),
             "device": machine.get("device", ""),
             "platform": machine.get("platform", ""),
+            "cpu": provenance.cpu_summary(machine["cpu"]) if machine.get("cpu") else "",
             "torch": versions.get("torch", ""),
             "python": versions.get("python", ""),
             "git_commit": machine.get("git_commit", ""),

@@ -58,7 +58,13 @@ class SoftplusScales(nn.Module):
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: object, **kwargs: object) -> None:
         """Loads state dicts that hold a_p and a_n as two 0-d parameters (saved before they were packed)."""
-        old = (prefix + "a_p", prefix + "a_n")
-        if prefix + "raw_alphas" not in state_dict and all(key in state_dict for key in old):
-            state_dict[prefix + "raw_alphas"] = torch.stack([state_dict.pop(key).reshape(()) for key in old])
+        pack_old_alphas(state_dict, prefix)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)  # type: ignore[arg-type]
+
+
+def pack_old_alphas(state_dict: dict, prefix: str) -> None:
+    """In place: `<prefix>a_p` and `<prefix>a_n`, two 0-d tensors of a state dict saved before the packing, become
+    `<prefix>raw_alphas` (shape (2,)), so the module's own loader finds what it expects. A no-op otherwise."""
+    old = (prefix + "a_p", prefix + "a_n")
+    if prefix + "raw_alphas" not in state_dict and all(key in state_dict for key in old):
+        state_dict[prefix + "raw_alphas"] = torch.stack([state_dict.pop(key).reshape(()) for key in old])

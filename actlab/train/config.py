@@ -61,6 +61,13 @@ class TrainConfig:
     # CPU threads for this run (restored afterwards); None keeps torch's setting. Small models run
     # fastest on 1 thread, and parallel sweep workers must not fight over cores.
     num_threads: int | None = None
+    # On CPU at one thread, training treats subnormal floats (|x| < 1.2e-38 in float32) as zero, in and out (FTZ and
+    # DAZ, `torch.set_flush_denormal`). Why: some CPUs (Intel's among them) take a slow microcode assist for each
+    # subnormal operand, so an arm whose logits spread widely (softmax gradients of ~1e-40) paid for its subnormals on
+    # one CPU and not on another; flushed, each arm costs its arithmetic on every CPU. Only subnormal values change,
+    # so the weights are almost always equal bit for bit (docs/determinism.md). Not at other thread counts: the flag
+    # is per thread, and torch's worker threads keep the state they were created with.
+    flush_denormals: bool = True
     extra: dict[str, Any] = field(default_factory=dict)  # free-form notes stored with the run
 
     def __post_init__(self) -> None:

@@ -95,6 +95,24 @@ def cpu_threads(threads: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+@contextlib.contextmanager
+def denormals_flushed(device: torch.device, enabled: bool = True) -> Iterator[bool]:
+    """Subnormal floats flushed to zero inside the block (True yielded), on CPU at one thread when `enabled`.
+
+    Why one thread: the flag (x86 MXCSR's FTZ and DAZ bits, `torch.set_flush_denormal`) belongs to the thread that
+    sets it; torch's worker threads keep the state they were created with, so at more threads some of an op's
+    work would flush and some not. At one thread every op of a step runs on the calling thread. Afterwards the flag
+    is off again (torch's default; torch has no getter for an earlier state). Yields False where nothing was set
+    (another device or thread count, disabled, or a CPU without the flag).
+    """
+    flushed = enabled and device.type == "cpu" and torch.get_num_threads() == 1 and torch.set_flush_denormal(True)
+    try:
+        yield flushed
+    finally:
+        if flushed:
+            torch.set_flush_denormal(False)
+
+
 def maybe_compile(model: nn.Module, enabled: bool, backend: str = "inductor") -> nn.Module:
     """`torch.compile(model)` when enabled; the eager model otherwise.
 

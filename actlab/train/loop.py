@@ -35,7 +35,7 @@ from actlab.train import checkpoint as ckpt
 from actlab.train.budget import Budget, BudgetMeter, BudgetUsed
 from actlab.train.clock import BudgetClock, budget_threads, keep_freed_memory
 from actlab.train.config import TrainConfig, result_shaping_fields
-from actlab.train.device import autocast, cpu_threads, maybe_compile, pick_device, uses_bf16
+from actlab.train.device import autocast, cpu_threads, denormals_flushed, maybe_compile, pick_device, uses_bf16
 from actlab.train.evaluate import evaluate, regularization_loss, task_loss
 from actlab.train.metrics import MetricsLog, ProgressBar
 from actlab.train.optim import build_optimizer, foreach_on, lr_factor, set_lr
@@ -77,7 +77,11 @@ def train(
     device = pick_device(config.device)
     if budget.kind == "seconds" and device.type == "cpu":
         keep_freed_memory()  # page faults would be a load-dependent share of each step's CPU time (clock.py)
-    with phase("training"), cpu_threads(budget_threads(config.num_threads, budget, device)):
+    with (
+        phase("training"),
+        cpu_threads(budget_threads(config.num_threads, budget, device)),
+        denormals_flushed(device, config.flush_denormals),
+    ):
         run = _Run(model, train_data, config, budget, val_data, callbacks, checkpoint_path, checkpoint_every)
         run.evaluators = list(evaluators)
         if resume_from is not None:
