@@ -420,6 +420,7 @@ class Claim:
     post_hoc_reason: str = ""
     margin_sensitivity: tuple[tuple[float, str], ...] = ()  # (margin, the verdict the rule gives at it)
     evidence_page: str = ""
+    hardware: str = ""  # what a compute-time-matched verdict was measured on (`actlab.measured_on`): it holds there
     digits: int = 3
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
@@ -429,7 +430,7 @@ class Claim:
             raise ClaimError(f"claim_id {cid!r} must be 1-120 letters, digits, '_', '.', '-' (it names a file)")
         texts = ("study", "title", "statement", "source", "units", "budget", "rule", "rule_name", "paper", "family")
         texts += ("evidence_page", "decided_by", "deciding_test", "registry_hash", "fixed_on", "post_hoc_reason")
-        texts += ("registration",)
+        texts += ("registration", "hardware")
         for name in texts:
             _text(cid, name, getattr(self, name))
         if self.kind not in KINDS:

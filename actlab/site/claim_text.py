@@ -19,6 +19,13 @@ def _per_100(pair: tuple[float, float] | None) -> str | None:
     return f"about {100 * rate:.0f} times in 100 (simulation error ± {100 * se:.0f})"
 
 
+def hardware_line(claim: Claim) -> str | None:
+    """'measured on Intel(R) Xeon(R) ...; a compute-time-matched verdict holds for this hardware'."""
+    if not claim.hardware:
+        return None
+    return f"measured on {claim.hardware}; a compute-time-matched verdict holds for this hardware"
+
+
 def deciding_line(claim: Claim) -> str | None:
     """'decided by exact binomial test: selection rate below the threshold, p = 2.7e-13; Holm-adjusted over
     Flex-Act's 6 claims: 1.6e-12, survives'."""

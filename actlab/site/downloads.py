@@ -29,7 +29,7 @@ CSV_COLUMNS = (
     "p_adjusted", "family", "robustness", "depends_on", "robustness_p", "adequate_specifications",
     "agreeing_specifications", "too_small_specifications", "registry_hash", "fixed_on", "post_hoc",
     "post_hoc_reason", "estimate", "ci_low", "ci_high", "confidence", "units", "mde", "equivalence_margin",
-    "threshold", "supports", "paper_value", "n", "budget", "false_decisive_rate", "false_decisive_se",
+    "threshold", "supports", "paper_value", "n", "budget", "hardware", "false_decisive_rate", "false_decisive_se",
     "power_at_mde", "power_at_mde_se", "power_at_paper", "power_at_paper_se", "statement", "source", "paper",
     "evidence_page",
 )  # fmt: skip

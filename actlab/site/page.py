@@ -148,7 +148,12 @@ def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[
         color = figure_style.verdict_color(shown)
         badge = f"{claim.verdict} (not after family-wise control)" if shown != claim.verdict else claim.verdict
         post_hoc = f' <span class="post-hoc" style="{POST_HOC_STYLE}">post hoc</span>' if claim.post_hoc else ""
-        primary = [claim.estimate_text, claim_text.deciding_line(claim), *claim_text.detection_lines(claim)]
+        primary = [
+            claim.estimate_text,
+            claim_text.deciding_line(claim),
+            claim_text.hardware_line(claim),
+            *claim_text.detection_lines(claim),
+        ]
         rest = [
             *claim_text.robustness_lines(claim),
             claim_text.registry_line(claim),

@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from actlab import registry
+from actlab import measured_on, registry
 from actlab.claim import Claim, Evidence, decide
 from actlab.stats import beats_every
 from actlab.stats.beats_every import Comparisons, rule_beats_baselines
@@ -158,7 +158,7 @@ def decide_all(
     adjusted = adjust_family(found, "Comparison", alpha=settings.alpha)
     if stamp:  # the zoo relabels these claims and stamps them with its own definitions
         adjusted = registry.stamp(adjusted, definitions(settings), profile=profile, runs_dir=runs_dir)
-    return StudyClaims(adjusted, untested)
+    return StudyClaims(measured_on.label(adjusted, runs_dir), untested)
 
 
 def candidate_claim(

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from actlab import registry
+from actlab import measured_on, registry
 from actlab.claim import Claim, Evidence, decide
 from actlab.stats.family import adjust_family
 from actlab.stats.robustness import simulated_rates
@@ -155,6 +155,7 @@ def decide_all(
     found += [decided.claim for decided in curves]
     adjusted = adjust_family(found, "SmartMixed", alpha=settings.alpha)
     stamped = registry.stamp(adjusted, definitions(settings), profile=profile, runs_dir=runs_dir)
+    stamped = measured_on.label(stamped, runs_dir)
     tables = {d.claim.claim_id: d.table for d in curves}
     return StudyClaims(stamped, tables, {d.claim.claim_id: d.not_run for d in curves})
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from actlab import registry
+from actlab import measured_on, registry
 from actlab.claim import Claim, Evidence, decide
 from actlab.stats import beats_every
 from actlab.stats.beats_every import Comparisons, rule_beats_baselines
@@ -154,7 +154,7 @@ def claims(
     stamped with its registry entry (`runs_dir`: where the runs are, for their design and dates)."""
     budgets = [b for b in ("tokens", "seconds") if b in set(runs.arms["budget"])]
     found = adjust_family([budget_claim(runs, budget, settings) for budget in budgets], "xIELU", alpha=settings.alpha)
-    return registry.stamp(found, definitions(settings), profile=profile, runs_dir=runs_dir)
+    return measured_on.label(registry.stamp(found, definitions(settings), profile=profile, runs_dir=runs_dir), runs_dir)
 
 
 def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:

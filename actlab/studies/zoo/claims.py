@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from actlab import registry
+from actlab import measured_on, registry
 from actlab.claim import Claim
 from actlab.stats.family import adjust_family
 from actlab.studies.compare import claims as compare_claims
@@ -86,7 +86,7 @@ def claims(
     relabelled = [relabel(claim) for claim in decided.claims]
     adjusted = adjust_family(relabelled, "Zoo", method="fdr_bh", alpha=settings.alpha)
     stamped = registry.stamp(adjusted, definitions(settings), profile=profile, runs_dir=runs_dir)
-    return compare_claims.StudyClaims(stamped, decided.untested)
+    return compare_claims.StudyClaims(measured_on.label(stamped, runs_dir), decided.untested)
 
 
 def relabel(claim: Claim) -> Claim:

@@ -1,0 +1,55 @@
+"""The hardware a compute-time-matched verdict was measured on.
+
+Why: when every arm gets the same seconds rather than the same steps, the verdict holds for the machine those seconds
+were counted on (the same code ran at quite different cost ratios on two CPUs of one kind of machine;
+docs/timings.md). So such a claim carries the machine its runs name in their provenance, and pages print it beside
+the verdict. Claim ids name their matching (`...-compute-time-matched`), which is how such a claim is recognised.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from actlab import provenance
+from actlab.claim import Claim
+
+COMPUTE_TIME_SUFFIX = "compute-time-matched"
+PROVENANCE_FILE = "provenance.json"  # written by every run (`actlab.sweep.worker`)
+
+
+def machine_of(record: dict) -> str:
+    """'Intel(R) Xeon(R) Processor; AVX2, AVX-512 (...); 2 logical CPUs' for a CPU run, the device's name for a GPU
+    run, from one run's provenance record; '' when the record predates the CPU's recording."""
+    device = str(record.get("device", ""))
+    if device and not device.startswith("cpu"):
+        return device
+    cpu = record.get("cpu")
+    return provenance.cpu_summary(cpu) if isinstance(cpu, dict) else ""
+
+
+def machines(runs_dir: str | Path) -> list[str]:
+    """The distinct machines the runs under `runs_dir` (`runs/<study>/<profile>`, every sweep) were measured on, in
+    the order first seen; unreadable records are skipped (this labels a verdict, it does not decide one)."""
+    found: dict[str, None] = {}
+    for path in sorted(Path(runs_dir).glob(f"*/*/{PROVENANCE_FILE}")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        machine = machine_of(record) if isinstance(record, dict) else ""
+        if machine:
+            found.setdefault(machine, None)
+    return list(found)
+
+
+def label(claims: Sequence[Claim], runs_dir: str | Path | None) -> list[Claim]:
+    """`claims` with `hardware` set on the compute-time-matched ones, from the runs under `runs_dir`."""
+    if runs_dir is None:
+        return list(claims)
+    named = " | ".join(machines(runs_dir))
+    return [
+        claim.with_changes(hardware=named) if claim.claim_id.endswith(COMPUTE_TIME_SUFFIX) and named else claim
+        for claim in claims
+    ]
