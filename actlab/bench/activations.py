@@ -320,9 +320,16 @@ def combine_reports(reports: list[dict]) -> dict:
         values = [match["ratio"] for match in matches]
         details = {**row["details"], "per process": values, "candidate per process": [m["candidate"] for m in matches]}
         ratios.append(
-            Ratio(row["what"], row["candidate"], row["baseline"], statistics.median(values), row["target"],
-                  row["unit"], details)
-        )  # fmt: skip
+            Ratio(
+                row["what"],
+                row["candidate"],
+                row["baseline"],
+                statistics.median(values),
+                row["target"],
+                row["unit"],
+                details,
+            )
+        )
     medians = {
         name: statistics.median(report["medians_s"][name] for report in reports if name in report["medians_s"])
         for name in first["medians_s"]

@@ -36,8 +36,9 @@ def targeted_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     for name in [*BENCHMARKS, *(n for n in results if n not in BENCHMARKS)]:
         report = results.get(name)
         if report is None:
-            rows.append({"benchmark": name, "what": "not measured", "measured": False,
-                         "command": f"actlab bench {name}"})  # fmt: skip
+            rows.append(
+                {"benchmark": name, "what": "not measured", "measured": False, "command": f"actlab bench {name}"}
+            )
             continue
         for ratio in report.get("ratios", []):
             if ratio.get("target") is not None:
@@ -100,21 +101,23 @@ def machines(results: dict[str, Any]) -> list[dict[str, Any]]:
     for name, report in results.items():
         machine = report.get("machine") or {}
         versions = machine.get("versions") or {}
-        out.append({
-            "benchmark": name,
-            "time_utc": machine.get("time_utc", ""),
-            "run": (report.get("run") or {}).get("started_utc", ""),
-            "host": machine.get("host", ""),
-            "cpus": machine.get("cpus", ""),
-            "torch_threads": machine.get("torch_threads", ""),
-            "device": machine.get("device", ""),
-            "platform": machine.get("platform", ""),
-            "cpu": provenance.cpu_summary(machine["cpu"]) if machine.get("cpu") else "",
-            "torch": versions.get("torch", ""),
-            "python": versions.get("python", ""),
-            "git_commit": machine.get("git_commit", ""),
-            "load": format_load(machine.get("load_average_before_after")),
-        })  # fmt: skip
+        out.append(
+            {
+                "benchmark": name,
+                "time_utc": machine.get("time_utc", ""),
+                "run": (report.get("run") or {}).get("started_utc", ""),
+                "host": machine.get("host", ""),
+                "cpus": machine.get("cpus", ""),
+                "torch_threads": machine.get("torch_threads", ""),
+                "device": machine.get("device", ""),
+                "platform": machine.get("platform", ""),
+                "cpu": provenance.cpu_summary(machine["cpu"]) if machine.get("cpu") else "",
+                "torch": versions.get("torch", ""),
+                "python": versions.get("python", ""),
+                "git_commit": machine.get("git_commit", ""),
+                "load": format_load(machine.get("load_average_before_after")),
+            }
+        )
     return out
 
 

@@ -110,8 +110,10 @@ def operating_lines(claim: Claim) -> list[str]:
     half = operating.scenario("every improvement half its margin")
     if half is not None:
         share = half.probability("supported")
-        lines.append(f"it says 'supported' {100 * share:.0f} times in 100 when every improvement is half its margin "
-                     "('supported' means better by any amount)")  # fmt: skip
+        lines.append(
+            f"it says 'supported' {100 * share:.0f} times in 100 when every improvement is half its margin "
+            "('supported' means better by any amount)"
+        )
     for verdict, why in operating.unreachable.items():
         lines.append(f"'{verdict}' cannot be reached at this n: {why}")
     return lines

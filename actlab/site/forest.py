@@ -142,11 +142,28 @@ def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplo
             label = f"{label}: {part.name}" if index == 0 else f"… {part.name}"
         ax.text(-0.01, 0.5, _short(label), transform=ax.transAxes, ha="right", va="center", fontsize=FONT)
         if index == 0:
-            ax.text(1.01, 0.5, _short(claim.verdict, VERDICT_CHARS), transform=ax.transAxes, ha="left", va="center",
-                    fontsize=FONT, color=color, fontweight="bold")  # fmt: skip
+            ax.text(
+                1.01,
+                0.5,
+                _short(claim.verdict, VERDICT_CHARS),
+                transform=ax.transAxes,
+                ha="left",
+                va="center",
+                fontsize=FONT,
+                color=color,
+                fontweight="bold",
+            )
         if index == len(parts_of(claim)) - 1 and claim.decided_by:
-            ax.text(1.01, -0.35, _short(f"decided by {claim.decided_by}", VERDICT_CHARS + 6), transform=ax.transAxes,
-                    ha="left", va="center", fontsize=FONT - 1.5, color="0.3")  # fmt: skip
+            ax.text(
+                1.01,
+                -0.35,
+                _short(f"decided by {claim.decided_by}", VERDICT_CHARS + 6),
+                transform=ax.transAxes,
+                ha="left",
+                va="center",
+                fontsize=FONT - 1.5,
+                color="0.3",
+            )
     fig.legend(
         handles=_legend_handles(), loc="upper center", ncol=4, fontsize=FONT, frameon=False, bbox_to_anchor=(0.5, 1.0)
     )

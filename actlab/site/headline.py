@@ -27,8 +27,9 @@ def parts_of(claim: Claim) -> tuple[Part, ...]:
     if claim.parts:
         return claim.parts
     margin = claim.equivalence_margin if claim.threshold is not None else None
-    part = Part(claim.title or claim.claim_id, claim.estimate, claim.ci, claim.threshold, claim.supports,
-                claim.units, margin)  # fmt: skip
+    part = Part(
+        claim.title or claim.claim_id, claim.estimate, claim.ci, claim.threshold, claim.supports, claim.units, margin
+    )
     return (part,)
 
 
@@ -79,8 +80,17 @@ def draw_part(ax: Any, part: Part, color: str, paper_value: float | None, font: 
     if part.threshold is not None and part.supports is not None:
         arrow = "supports →" if part.supports == "above" else "← supports"
         x = 0.99 if part.supports == "above" else 0.01
-        ax.text(x, 0.62, arrow, transform=ax.transAxes, ha="right" if x > 0.5 else "left", va="bottom",
-                fontsize=font - 1.5, color="0.3", gid="supports")  # fmt: skip
+        ax.text(
+            x,
+            0.62,
+            arrow,
+            transform=ax.transAxes,
+            ha="right" if x > 0.5 else "left",
+            va="bottom",
+            fontsize=font - 1.5,
+            color="0.3",
+            gid="supports",
+        )
     ax.set_ylim(-1, 1)
     ax.set_yticks([])
     ax.tick_params(axis="x", labelsize=font - 1, length=2, pad=1)
@@ -108,8 +118,9 @@ def headline_figure(claim: Claim) -> Any:
     for index, (ax, part) in enumerate(zip(axes, parts, strict=True)):
         draw_part(ax, part, color, claim.paper_value if index == paper_at else None)
         ax.set_title(_short(part.name, 80), fontsize=FONT, loc="left", pad=2)
-    fig.subplots_adjust(left=0.04, right=0.97, top=1 - 0.35 / fig.get_figheight(),
-                        bottom=0.3 / fig.get_figheight(), hspace=2.2)  # fmt: skip
+    fig.subplots_adjust(
+        left=0.04, right=0.97, top=1 - 0.35 / fig.get_figheight(), bottom=0.3 / fig.get_figheight(), hspace=2.2
+    )
     return fig
 
 

@@ -59,9 +59,14 @@ def evaluate(
 
 
 def _evaluate(
-    model: nn.Module, data: tuple[torch.Tensor, torch.Tensor], task: str, batch_size: int, device: torch.device,
-    bf16: bool, prefix: str,
-) -> dict[str, float]:  # fmt: skip
+    model: nn.Module,
+    data: tuple[torch.Tensor, torch.Tensor],
+    task: str,
+    batch_size: int,
+    device: torch.device,
+    bf16: bool,
+    prefix: str,
+) -> dict[str, float]:
     x_all, y_all = data
     if len(x_all) == 0:
         raise ValueError(f"cannot evaluate on an empty {prefix} set")

@@ -214,11 +214,20 @@ class _Run:
         self.used.tokens += rows * self.unit_tokens
         self.used.epochs = self.used.samples / self.n
         self.state.batch_in_epoch += 1
-        self.epoch_sums = [self.epoch_sums[0] + loss_value * rows, self.epoch_sums[1] + reg_value * rows,
-                           self.epoch_sums[2] + rows]  # fmt: skip
+        self.epoch_sums = [
+            self.epoch_sums[0] + loss_value * rows,
+            self.epoch_sums[1] + reg_value * rows,
+            self.epoch_sums[2] + rows,
+        ]
         bar.update(self.meter.units(rows, self.step_seconds), loss_value)
-        self.state.metrics = {"kind": "step", **self._counters(), "loss": loss_value, "reg_loss": reg_value,
-                              "lr": lr, "grad_norm": grad_norm}  # fmt: skip
+        self.state.metrics = {
+            "kind": "step",
+            **self._counters(),
+            "loss": loss_value,
+            "reg_loss": reg_value,
+            "lr": lr,
+            "grad_norm": grad_norm,
+        }
         for hook in self.step_hooks:
             hook(self.state)
         if self.config.log_every and self.used.steps % self.config.log_every == 0:
@@ -257,8 +266,14 @@ class _Run:
     def _evaluate_now(self, record: bool) -> tuple[str, int | None]:
         self.last_eval = {}
         if self.val_data is not None:
-            self.last_eval = evaluate(self.model, self.val_data, self.config.task, device=self.device,
-                                      batch_size=self.config.eval_batch_size, bf16=self.config.bf16)  # fmt: skip
+            self.last_eval = evaluate(
+                self.model,
+                self.val_data,
+                self.config.task,
+                device=self.device,
+                batch_size=self.config.eval_batch_size,
+                bf16=self.config.bf16,
+            )
         if self.evaluators:
             self.model.eval()
             with torch.no_grad():
@@ -291,8 +306,13 @@ class _Run:
         return "diverged", step
 
     def _counters(self) -> dict[str, Any]:
-        return {"epoch": self.state.epoch, "step": self.used.steps, "samples": self.used.samples,
-                "tokens": self.used.tokens, "seconds": self.used.seconds}  # fmt: skip
+        return {
+            "epoch": self.state.epoch,
+            "step": self.used.steps,
+            "samples": self.used.samples,
+            "tokens": self.used.tokens,
+            "seconds": self.used.seconds,
+        }
 
     # ------------------------------------------------------------------ checkpoints
     def _save_checkpoint(self) -> None:
@@ -301,22 +321,25 @@ class _Run:
             self._write_checkpoint()
 
     def _write_checkpoint(self) -> None:
-        ckpt.save_checkpoint(self.checkpoint_path, {
-            "config": result_shaping_fields(self.config),
-            "bf16_active": uses_bf16(self.device, self.config.bf16),
-            "n_train": self.n,
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "used": vars(self.used).copy(),
-            "position": {"epoch": self.state.epoch, "batch_in_epoch": self.state.batch_in_epoch},
-            "epoch_sums": list(self.epoch_sums),
-            "step_seconds": self.step_seconds,
-            "best": self.best,
-            "last_eval": {"metrics": self.last_eval, "step": self.last_eval_step},
-            "rng": capture_rng_state(),
-            "callbacks": [cb.state_dict() if hasattr(cb, "state_dict") else None for cb in self.callbacks],
-            "stacked": None if self.stacked is None else self.stacked.state_dict(),
-        })  # fmt: skip
+        ckpt.save_checkpoint(
+            self.checkpoint_path,
+            {
+                "config": result_shaping_fields(self.config),
+                "bf16_active": uses_bf16(self.device, self.config.bf16),
+                "n_train": self.n,
+                "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "used": vars(self.used).copy(),
+                "position": {"epoch": self.state.epoch, "batch_in_epoch": self.state.batch_in_epoch},
+                "epoch_sums": list(self.epoch_sums),
+                "step_seconds": self.step_seconds,
+                "best": self.best,
+                "last_eval": {"metrics": self.last_eval, "step": self.last_eval_step},
+                "rng": capture_rng_state(),
+                "callbacks": [cb.state_dict() if hasattr(cb, "state_dict") else None for cb in self.callbacks],
+                "stacked": None if self.stacked is None else self.stacked.state_dict(),
+            },
+        )
 
     def restore(self, payload: dict[str, Any]) -> None:
         saved, current = payload["config"], result_shaping_fields(self.config)

@@ -90,11 +90,16 @@ def train_interleaved(
                 arm_budget, stop_at = anchor.slice(results[reference], reference in finished, round_index)
             checkpoint = checkpoints[name]
             results[name] = train(
-                models[name], train_data, config, arm_budget, val_data=val_data if last else None,
+                models[name],
+                train_data,
+                config,
+                arm_budget,
+                val_data=val_data if last else None,
                 callbacks=[*callbacks.get(name, ()), *([stop_at] if stop_at else [])],
-                checkpoint_path=checkpoint, resume_from=checkpoint if checkpoint.exists() else None,
+                checkpoint_path=checkpoint,
+                resume_from=checkpoint if checkpoint.exists() else None,
                 progress=False,
-            )  # fmt: skip
+            )
             provisional = anchor is not None and name != reference and anchor.total is None
             if results[name].status == "diverged" or (results[name].status != "interrupted" and not provisional):
                 finished.add(name)  # diverged, or the budget is used up (not merely an estimate of it)
@@ -106,11 +111,15 @@ class _Anchor:
 
     def __init__(self, models: Mapping[str, nn.Module], budget: Budget, reference: str, rounds: int) -> None:
         if reference not in models:
-            raise ValueError(f"the reference arm {reference!r} is not one of the arms ({', '.join(models)}); "
-                             "name one of them, or train without a reference")  # fmt: skip
+            raise ValueError(
+                f"the reference arm {reference!r} is not one of the arms ({', '.join(models)}); "
+                "name one of them, or train without a reference"
+            )
         if budget.kind == "seconds":
-            raise ValueError("a reference arm trains a count budget (steps, tokens, ...) and the others its compute "
-                             "time; give the reference's budget in steps or tokens, not seconds")  # fmt: skip
+            raise ValueError(
+                "a reference arm trains a count budget (steps, tokens, ...) and the others its compute "
+                "time; give the reference's budget in steps or tokens, not seconds"
+            )
         self.budget, self.rounds = budget, rounds
         self.total: float | None = None  # the reference's compute time once it has finished
         keep_freed_memory()  # the reference's steps are timed too (clock.py), so from its first slice on

@@ -54,8 +54,10 @@ class StackedModels:
         if reg is None:
             reg = torch.zeros_like(task)
         if reg.shape != task.shape:
-            raise ValueError(f"a stacked model's regulariser must be one value per model ({self.n_models},), "
-                             f"got shape {tuple(reg.shape)}")  # fmt: skip
+            raise ValueError(
+                f"a stacked model's regulariser must be one value per model ({self.n_models},), "
+                f"got shape {tuple(reg.shape)}"
+            )
         return task, reg
 
     def total(self, task: torch.Tensor, reg: torch.Tensor, step: int) -> torch.Tensor | None:
