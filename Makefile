@@ -49,11 +49,14 @@ sysdeps:
 	fi
 
 # The default tier leaves out tests marked `slow` (each longer than the tier can afford); test-all runs them too.
+# pytest-xdist spreads test files over TEST_WORKERS processes (one file's tests stay in one process, so its
+# module fixtures are built once): on 2 cores the default tier takes 6.6 min instead of 12.
+TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile -m "not slow" $(PYTEST_ARGS)
 
 test-all: setup
-	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 report: setup
 	$(VENV)/bin/actlab report --out reports
