@@ -349,6 +349,24 @@ def test_the_forest_plot_text_is_at_least_9_px_on_a_phone_and_at_1400_px(browser
     assert smallest >= 9.0, f"the forest plot's smallest text is {smallest:.2f} px at {width} px"
 
 
+def test_at_1400x900_the_first_screen_holds_every_papers_counts_by_kind_and_its_paragraph(browser, paper_index):
+    """Issue 46's must-show: at 1400 x 900 the first screen shows, for each of the three papers, its counts for
+    mathematics, experiments and reviewer-added tests apart, and the paragraph generated from its claims."""
+    _at_1400x900(browser)
+    browser.get(paper_index.resolve().as_uri())
+    papers = browser.execute_script(
+        "return Array.from(document.querySelectorAll('article.paper')).map(p => ["
+        "  p.querySelector('ul.kinds').innerText, p.querySelector('p.story').innerText.length,"
+        "  p.querySelector('p.story').getBoundingClientRect().bottom]);"
+    )
+    assert len(papers) == 3
+    for kinds, story_length, story_bottom in papers:
+        assert "Its experiments" in kinds and story_length > 100
+        assert story_bottom <= 900, f"a paper's paragraph ends at {story_bottom:.0f} px, below the first screen"
+    counted = " ".join(kinds for kinds, _, _ in papers)
+    assert "Its mathematics" in counted and "reviewers asked for" in counted
+
+
 def test_on_a_phone_the_index_shows_every_papers_answer_within_three_screens(browser, paper_index):
     """At 390 x 844 the index was about 45 screens tall and its answers ran past the fourth; the summary and each
     paper's answer (`article.paper`) now end within the first three screens."""

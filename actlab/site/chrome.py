@@ -37,6 +37,12 @@ h1 { font-size: 1.6rem; margin: .8rem 0 .4rem; }
 .lede { margin-top: 0; }
 article.paper { border-left: 4px solid #ccc; padding: .1rem .9rem; margin: .8rem 0; }
 article.paper h3 { margin: .3rem 0; font-size: 1.05rem; }
+@media (min-width: 1100px) {  /* the papers side by side: every paper's answer on the first screen at 1400 x 900 */
+  div.papers { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 0 1rem; align-items: start; }
+  div.papers article.paper { margin: .4rem 0; }
+  div.papers ul.kinds { padding-left: 1rem; margin: .3rem 0; }
+  div.papers p.story { font-size: .88em; line-height: 1.35; margin: .4rem 0; }
+}
 ul.answer { margin: .3rem 0; padding-left: 1.2rem; }
 .box { border: 1px solid #ddd; border-radius: 4px; padding: .4rem .9rem; margin: 1rem 0; background: #fcfcfc; }
 dl dt { font-weight: 600; margin-top: .4rem; }

@@ -67,7 +67,7 @@ def kind_sentence(kind: str, claims: Sequence[Claim]) -> str:
         ("supported", "held"),
         ("equivalent", "came out equivalent (no difference past the margin)"),
         ("not supported", "failed"),
-        ("not after family-wise control", "were decisive but do not survive family-wise control"),
+        ("not after family-wise control", "decisive but not after family-wise control"),
         ("inconclusive", "could not be decided at this n"),
         ("not run", "did not run"),
     ):
