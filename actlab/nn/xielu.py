@@ -34,13 +34,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from actlab.kernels.paths import PATHS, activate, fast_path_status, select_path
 from actlab.nn.fused import KernelSpec
-from actlab.symbolic.defaults import XIELU_DEFAULTS, inverse_softplus
-from actlab.symbolic.trainable import pack_old_alphas
+from actlab.symbolic.defaults import XIELU_DEFAULTS
+from actlab.symbolic.trainable import PackedSoftplusAlphas
 
 __all__ = ["PATHS", "XIELU", "XIPReLU", "fast_path_status", "integrated_activation", "learned_alphas", "select_path"]
 
@@ -52,7 +51,7 @@ def integrated_activation(
     return activate(KernelSpec(kind, float(beta)), x, (alpha_p, alpha_n), path)
 
 
-class _IntegratedGradientActivation(nn.Module):
+class _IntegratedGradientActivation(PackedSoftplusAlphas):
     """Shared body: one trainable scalar pair (a_p, a_n) packed in `raw_alphas`, alphas through softplus, fixed beta
     (the kernel spec is built once, here), a chosen path."""
 
@@ -78,43 +77,17 @@ class _IntegratedGradientActivation(nn.Module):
             raise ValueError(f"alpha_n_init must be > {bound} = {offset} for {type(self).__name__}; got {alpha_n_init}")
         self._alpha_n_offset = offset
         self.spec = KernelSpec(self.kind, beta, alpha_offsets=(0.0, offset))
-        raw = (inverse_softplus(alpha_p_init), inverse_softplus(alpha_n_init - offset))
-        self.raw_alphas = nn.Parameter(torch.tensor(raw))
+        self._pack_alphas(alpha_p_init, alpha_n_init)
 
     @property
     def beta(self) -> float:
         """The fixed beta (read-only: the kernel spec holds it)."""
         return self.spec.beta
 
-    @property
-    def a_p(self) -> torch.Tensor:
-        """The raw a_p (a view of `raw_alphas`: gradients reach the parameter through it)."""
-        return self.raw_alphas[0]
-
-    @property
-    def a_n(self) -> torch.Tensor:
-        """The raw a_n (a view of `raw_alphas`)."""
-        return self.raw_alphas[1]
-
-    @property
-    def alpha_p(self) -> torch.Tensor:
-        """alpha_p = softplus(a_p) > 0."""
-        return F.softplus(self.a_p)
-
-    @property
-    def alpha_n(self) -> torch.Tensor:
-        """alpha_n = offset + softplus(a_n) (offset beta for xIELU, 0 for xIPReLU)."""
-        return self._alpha_n_offset + F.softplus(self.a_n)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not torch.is_floating_point(x):
             raise ValueError(f"{type(self).__name__} needs a floating-point input, got {x.dtype}; cast with x.float()")
         return activate(self.spec, x, (self.raw_alphas,), self.path)  # raw parameters: the kernels apply softplus
-
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: object, **kwargs: object) -> None:
-        """Loads state dicts that hold a_p and a_n as two 0-d parameters (saved before they were packed)."""
-        pack_old_alphas(state_dict, prefix)
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)  # type: ignore[arg-type]
 
     def extra_repr(self) -> str:
         alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"

@@ -20,20 +20,20 @@ from torch import nn
 from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig, inverse_softplus
 
 
-class SoftplusScales(nn.Module):
-    """Trainable a_p, a_n (alpha = softplus(a), initialised at `init`'s alphas), `init.beta` fixed, a kernel path.
+class PackedSoftplusAlphas(nn.Module):
+    """Two trainable scales packed in one parameter `raw_alphas` (shape (2,)): alpha_p = softplus(a_p) and
+    alpha_n = `_alpha_n_offset` + softplus(a_n), with a_p, a_n readable as views. Shared by the derived and
+    quadrature activations (`SoftplusScales`) and xIELU/xIPReLU (`actlab.nn.xielu`).
 
-    `path` is checked here (`actlab.kernels.paths.select_path`), so an unknown one fails at construction.
+    Why packed: each trainable tensor costs the optimizer, the gradient clip and autograd a fixed amount per step
+    whatever its size. A state dict saved with two 0-d parameters a_p, a_n still loads (`pack_old_alphas`).
     """
 
-    def __init__(self, init: XIELUConfig = XIELU_DEFAULTS, path: str = "auto") -> None:
-        super().__init__()
-        from actlab.kernels.paths import select_path
+    _alpha_n_offset: float = 0.0
 
-        select_path(path)
-        self.beta = float(init.beta)
-        self.path = path
-        raw = (inverse_softplus(init.alpha_p_init), inverse_softplus(init.alpha_n_init))
+    def _pack_alphas(self, alpha_p: float, alpha_n: float) -> None:
+        """Registers `raw_alphas` at the raw values giving these alphas (alpha_n above `_alpha_n_offset`)."""
+        raw = (inverse_softplus(alpha_p), inverse_softplus(alpha_n - self._alpha_n_offset))
         self.raw_alphas = nn.Parameter(torch.tensor(raw))
 
     @property
@@ -48,18 +48,34 @@ class SoftplusScales(nn.Module):
 
     @property
     def alpha_p(self) -> torch.Tensor:
-        """alpha_p = softplus(a_p)."""
+        """alpha_p = softplus(a_p) > 0."""
         return F.softplus(self.a_p)
 
     @property
     def alpha_n(self) -> torch.Tensor:
-        """alpha_n = softplus(a_n)."""
-        return F.softplus(self.a_n)
+        """alpha_n = offset + softplus(a_n) (offset 0 but for xIELU, whose alpha_n stays above beta)."""
+        return self._alpha_n_offset + F.softplus(self.a_n)
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: object, **kwargs: object) -> None:
         """Loads state dicts that hold a_p and a_n as two 0-d parameters (saved before they were packed)."""
         pack_old_alphas(state_dict, prefix)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)  # type: ignore[arg-type]
+
+
+class SoftplusScales(PackedSoftplusAlphas):
+    """Trainable a_p, a_n (alpha = softplus(a), initialised at `init`'s alphas), `init.beta` fixed, a kernel path.
+
+    `path` is checked here (`actlab.kernels.paths.select_path`), so an unknown one fails at construction.
+    """
+
+    def __init__(self, init: XIELUConfig = XIELU_DEFAULTS, path: str = "auto") -> None:
+        super().__init__()
+        from actlab.kernels.paths import select_path
+
+        select_path(path)
+        self.beta = float(init.beta)
+        self.path = path
+        self._pack_alphas(init.alpha_p_init, init.alpha_n_init)
 
 
 def pack_old_alphas(state_dict: dict, prefix: str) -> None:
