@@ -155,11 +155,16 @@ def comparisons_at(target: Target, runs_dir: Path, sweep: str, seeds: Sequence[i
 
 def look(target: Target, runs_dir: Path, sweep: str, seeds: Sequence[int], level: float) -> Look:
     """The claim's rule at `level` on the runs of `seeds`: one look of its sequential decision."""
-    data = comparisons_at(target, runs_dir, sweep, seeds)
+    return look_at(comparisons_at(target, runs_dir, sweep, seeds), len(seeds), level, supports="above")
+
+
+def look_at(data: Comparisons, n: int, level: float, supports: str) -> Look:
+    """The beats-every-baseline rule at `level` on `data` (n seeds): one look, for the comparison, the zoo and
+    xIELU alike (`supports`: the side of 0 where the candidate's improvement supports the claim)."""
     ev = beats_every.statistics(data.values[None], confidence=1 - level, margins=data.margins, alpha=level)
-    estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports="above", alpha=level, diverged=data.diverged)
+    estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports=supports, alpha=level, diverged=data.diverged)
     verdict = beats_every.rule_beats_baselines(estimate, ci, **inputs)
-    return Look(len(seeds), level, float(estimate), (float(ci[0]), float(ci[1])), verdict, float(ev.smaller.mde[0]))
+    return Look(n, level, float(estimate), (float(ci[0]), float(ci[1])), verdict, float(ev.smaller.mde[0]))
 
 
 def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from actlab.stats import beats_every
 from actlab.stats.beats_every import Comparisons
 from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, SequentialTarget
 from actlab.studies.compare import sequential as compare_sequential
@@ -41,11 +40,7 @@ def comparisons_at(runs_dir: Path, sweep: str, budget: str, seeds: list[int] | N
 
 
 def _look(budget: str, runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
-    data = comparisons_at(runs_dir, sweep, budget, seeds)
-    ev = beats_every.statistics(data.values[None], confidence=1 - level, margins=data.margins, alpha=level)
-    estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports="below", alpha=level, diverged=data.diverged)
-    verdict = beats_every.rule_beats_baselines(estimate, ci, **inputs)
-    return Look(len(seeds), level, float(estimate), (float(ci[0]), float(ci[1])), verdict, float(ev.smaller.mde[0]))
+    return compare_sequential.look_at(comparisons_at(runs_dir, sweep, budget, seeds), len(seeds), level, "below")
 
 
 def _simulate(budget: str, runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list[SequentialScenario]:
