@@ -8,15 +8,15 @@ the verdict. Claim ids name their matching (`...-compute-time-matched`), which i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from actlab import provenance
 from actlab.claim import Claim
+from actlab.io import read_json
+from actlab.sweep.worker import PROVENANCE_FILE
 
 COMPUTE_TIME_SUFFIX = "compute-time-matched"
-PROVENANCE_FILE = "provenance.json"  # written by every run (`actlab.sweep.worker`)
 
 
 def machine_of(record: dict) -> str:
@@ -35,7 +35,7 @@ def machines(runs_dir: str | Path) -> list[str]:
     found: dict[str, None] = {}
     for path in sorted(Path(runs_dir).glob(f"*/*/{PROVENANCE_FILE}")):
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = read_json(path)
         except (OSError, ValueError):
             continue
         machine = machine_of(record) if isinstance(record, dict) else ""

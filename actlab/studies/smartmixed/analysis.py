@@ -279,25 +279,7 @@ def paired_tests(
 
 
 def _paired_row(pair: pd.DataFrame, a: str, b: str) -> dict[str, Any]:
-    t = stats.paired_t(pair[a], pair[b])
-    w = stats.wilcoxon(pair[a], pair[b])
-    return {
-        "n": t.n,
-        "difference": t.estimate,
-        "ci_low": t.low,
-        "ci_high": t.high,
-        "p_t": t.pvalue,
-        "p_wilcoxon": w.pvalue,
-        "d_z": _dz(pair[a], pair[b]),
-    }
-
-
-def _dz(a: pd.Series, b: pd.Series) -> float:
-    """The paired effect beside the paired tests (Hedges' g's pooled SD would ignore the pairing)."""
-    try:
-        return stats.cohens_dz(a, b)
-    except ValueError:
-        return math.nan
+    return stats.paired_comparison(pair[a].to_numpy(), pair[b].to_numpy())
 
 
 def _with_holm(table: pd.DataFrame, alpha: float) -> pd.DataFrame:

@@ -50,25 +50,23 @@ def thumbnails(shapes: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], 
     return fig
 
 
+def _dots_with_intervals(ax: plt.Axes, rows: pd.DataFrame, column: str) -> None:
+    """One row per activation, bottom to top in `rows`' order: `column` as a dot with its [low, high] interval, on a
+    0-1 axis (both of the zoo's interval figures)."""
+    ys = np.arange(len(rows))
+    xerr = [rows[column] - rows["low"], rows["high"] - rows[column]]
+    ax.errorbar(rows[column], ys, xerr=xerr, fmt="o", color="#264653", ms=3, lw=1)
+    ax.set_yticks(ys, rows["activation"], fontsize=7)
+    ax.set_xlim(-0.02, 1.02)
+
+
 def iqm_intervals(tables: Mapping[str, pd.DataFrame]) -> plt.Figure:
     """IQM of the normalised scores with its stratified-bootstrap interval, one panel per matching."""
     fig, axes = plt.subplots(
         1, len(tables), figsize=(4.6 * len(tables), 0.22 * max(len(t) for t in tables.values()) + 1.2), squeeze=False
     )
     for ax, (matching, table) in zip(axes[0], tables.items(), strict=True):
-        table = table.iloc[::-1]
-        ys = np.arange(len(table))
-        ax.errorbar(
-            table["iqm"],
-            ys,
-            xerr=[table["iqm"] - table["low"], table["high"] - table["iqm"]],
-            fmt="o",
-            color="#264653",
-            ms=3,
-            lw=1,
-        )
-        ax.set_yticks(ys, table["activation"], fontsize=7)
-        ax.set_xlim(-0.02, 1.02)
+        _dots_with_intervals(ax, table.iloc[::-1], "iqm")
         ax.set_xlabel("IQM of normalised score (0 = worst run, 1 = best)")
         ax.set_title(matching_label(matching), fontsize=9)
         ax.grid(axis="x", alpha=0.3)
@@ -107,20 +105,8 @@ def improvement_probabilities(table: pd.DataFrame) -> plt.Figure:
     height = 0.2 * table["activation"].nunique() + 1.2
     fig, axes = plt.subplots(1, len(baselines), figsize=(4.4 * len(baselines), height), squeeze=False)
     for ax, baseline in zip(axes[0], baselines, strict=True):
-        part = table[table["baseline"] == baseline].sort_values("probability")
-        ys = np.arange(len(part))
-        ax.errorbar(
-            part["probability"],
-            ys,
-            xerr=[part["probability"] - part["low"], part["high"] - part["probability"]],
-            fmt="o",
-            color="#264653",
-            ms=3,
-            lw=1,
-        )
+        _dots_with_intervals(ax, table[table["baseline"] == baseline].sort_values("probability"), "probability")
         ax.axvline(0.5, color="0.6", lw=0.8, ls="--")
-        ax.set_yticks(ys, part["activation"], fontsize=7)
-        ax.set_xlim(-0.02, 1.02)
         ax.set_xlabel(f"P(run beats {baseline}'s run)")
     fig.tight_layout()
     return fig
