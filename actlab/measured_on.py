@@ -17,6 +17,8 @@ from actlab.io import read_json
 from actlab.sweep.worker import PROVENANCE_FILE
 
 COMPUTE_TIME_SUFFIX = "compute-time-matched"
+MAX_MACHINE_CHARS = 300  # one machine's line, from a run's own file: a label, never a dump
+MAX_MACHINES = 4  # machines named beside one verdict; more are counted
 
 
 def machine_of(record: dict) -> str:
@@ -24,9 +26,9 @@ def machine_of(record: dict) -> str:
     run, from one run's provenance record; '' when the record predates the CPU's recording."""
     device = str(record.get("device", ""))
     if device and not device.startswith("cpu"):
-        return device
+        return device[:MAX_MACHINE_CHARS]
     cpu = record.get("cpu")
-    return provenance.cpu_summary(cpu) if isinstance(cpu, dict) else ""
+    return provenance.cpu_summary(cpu)[:MAX_MACHINE_CHARS] if isinstance(cpu, dict) else ""
 
 
 def machines(runs_dir: str | Path) -> list[str]:
@@ -48,7 +50,10 @@ def label(claims: Sequence[Claim], runs_dir: str | Path | None) -> list[Claim]:
     """`claims` with `hardware` set on the compute-time-matched ones, from the runs under `runs_dir`."""
     if runs_dir is None:
         return list(claims)
-    named = " | ".join(machines(runs_dir))
+    found = machines(runs_dir)
+    named = " | ".join(found[:MAX_MACHINES]) + (
+        f" | and {len(found) - MAX_MACHINES} more" if len(found) > MAX_MACHINES else ""
+    )
     return [
         claim.with_changes(hardware=named) if claim.claim_id.endswith(COMPUTE_TIME_SUFFIX) and named else claim
         for claim in claims

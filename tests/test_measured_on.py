@@ -49,3 +49,14 @@ def test_the_page_states_the_machine_beside_a_compute_time_verdict(tmp_path):
     step_block = page.split('id="claim-compare-cubic-mnist1d-step-matched"')[1].split("claim-compare-cubic")[0]
     assert "measured on Intel(R) Xeon(R) Platinum" in timed_block.split("</p>")[1]  # the primary verdict's lines
     assert "measured on" not in step_block
+
+
+def test_a_hostile_provenance_record_gives_a_bounded_label(tmp_path):
+    """A run's provenance file is input: an endless device name is cut, and past four machines the rest are counted."""
+    _run(tmp_path, "a", "0", {"device": "cuda (" + "x" * 100_000 + ")"})
+    for index in range(6):
+        _run(tmp_path, "b", str(index), {"device": f"cuda (GPU {index})"})
+    (timed,) = measured_on.label([_claim("compare-cubic-mnist1d-compute-time-matched")], tmp_path)
+    names = timed.hardware.split(" | ")
+    assert len(names[0]) == measured_on.MAX_MACHINE_CHARS
+    assert names[1:] == ["cuda (GPU 0)", "cuda (GPU 1)", "cuda (GPU 2)", "and 3 more"]  # 7 machines, 4 named
