@@ -63,8 +63,9 @@ def hwang_shih_decani(gamma: float) -> Callable[[float, float, int], float]:
 SPENDING: dict[str, Callable[[float, float, int], float]] = {
     "obrien-fleming": obrien_fleming,
     "pocock": pocock,
-    "hsd-2": hwang_shih_decani(2.0),
-    "hsd-4": hwang_shih_decani(4.0),
+    "hsd(-4)": hwang_shih_decani(-4.0),  # named by gamma, as gsDesign's sfHSD takes it
+    "hsd(-2)": hwang_shih_decani(-2.0),
+    "hsd(2)": hwang_shih_decani(2.0),
 }
 
 
@@ -270,7 +271,7 @@ class SequentialScenario:
     n_simulations: int
     errors: tuple[str, ...] = ()
     target: str | None = None
-    fixed_seeds: int | None = None  # the fixed design's seeds for the same power at this truth (None: not asked)
+    fixed_seeds: float | None = None  # the fixed design's seeds for the same power here, interpolated (None: not asked)
 
     def rate(self, verdicts: Sequence[str]) -> float:
         return float(sum(self.probabilities.get(v, 0.0) for v in verdicts))
@@ -323,13 +324,25 @@ def fixed_seeds_for(
     alpha: float,
     start: int,
     limit: int,
-) -> int | None:
-    """The fewest seeds at which the fixed design (one look at `alpha`) reaches `target` with probability `power`
-    at the truth `draw(n)` draws from; None beyond `limit`."""
+) -> float | None:
+    """The seeds at which the fixed design (one look at `alpha`) reaches `target` with probability `power` at the
+    truth `draw(n)` draws from, interpolated linearly between the last whole n below `power` and the first at or
+    above it (rounding up overstated the fixed design by up to a seed); None beyond `limit`.
+
+    >>> hits = {2: 5, 3: 7, 4: 9}  # of 10 simulated data sets, at n = 2, 3, 4 seeds
+    >>> decide = lambda n, alpha: ["yes"] * hits[n] + ["no"] * (10 - hits[n])  # the data set stands in for its n
+    >>> fixed_seeds_for(0.8, "yes", lambda n: n, decide, 0.05, 2, 4)
+    3.5
+    """
+    below: tuple[int, float] | None = None
     for n in range(max(start, 2), limit + 1):
         verdicts = decide(draw(n), alpha)
-        if verdicts.count(target) / len(verdicts) >= power:
-            return n
+        reached = verdicts.count(target) / len(verdicts)
+        if reached >= power:
+            if below is None or reached <= below[1]:
+                return float(n)
+            return below[0] + (power - below[1]) / (reached - below[1]) * (n - below[0])
+        below = (n, reached)
     return None
 
 

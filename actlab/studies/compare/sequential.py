@@ -34,6 +34,9 @@ from actlab.studies.compare.claims import SEQUENTIAL
 
 POWER = 0.8
 FIXED_SEEDS_LIMIT = 400
+# The effect of interest of the simulated "MDE" truths: the MDE of the fixed design a sequential decision replaces,
+# 24 seeds. Fixed apart from the design's most seeds, so that a design with more looks is judged at the same effect.
+REFERENCE_SEEDS = 24
 
 
 def decider(margins: Sequence[float] | None) -> BatchDecide:
@@ -63,13 +66,15 @@ def operating(
 ) -> list[SequentialScenario]:
     """The sequential rule at the claim's observed covariance (improvements drawn jointly normal, as
     `beats_every.operating` draws them): at the null boundary (every improvement 0: a decisive verdict is wrong),
-    one MDE of the fixed design at the design's most seeds on either side, and the paper's effect; each with the
-    seeds it expects to take and, where a verdict is the target, the fixed-n design of the same power."""
+    the MDE of the fixed design of `REFERENCE_SEEDS` seeds on either side, and the paper's effect; each with the
+    seeds it expects to take and, where a verdict is the target, the seeds the fixed-n design needs for the same
+    power (interpolated between whole seeds; its power curve drawn with common random numbers, each n a prefix of
+    one draw, so that the curve rises smoothly rather than by the noise of fresh draws at every n)."""
     k = data.values.shape[1]
     covariance = np.cov(data.values, rowvar=False, ddof=1).reshape(k, k)
     factor = beats_every.covariance_factor(covariance)
     decide = decider(data.margins)
-    mde = mde_at(data, design.max_seeds, design.alpha)
+    mde = mde_at(data, REFERENCE_SEEDS, design.alpha)
     truths = [
         ("null boundary", [0.0] * k, ("supported", "not supported"), None),
         ("MDE, supporting", [mde] * k, (), "supported"),
@@ -86,9 +91,10 @@ def operating(
         fixed = None
         if target is not None and probabilities.get(target, 0.0) > 0:
             fixed_rng = np.random.default_rng([seed, index, 1])
+            longest = beats_every.normal_draws(fixed_rng, mean, factor, n_simulations, FIXED_SEEDS_LIMIT)
 
-            def draw(n: int, mean: list[float] = mean, fixed_rng: np.random.Generator = fixed_rng) -> np.ndarray:
-                return beats_every.normal_draws(fixed_rng, mean, factor, n_simulations, n)
+            def draw(n: int, longest: np.ndarray = longest) -> np.ndarray:
+                return longest[:, :n]
 
             fixed = fixed_seeds_for(
                 probabilities[target], target, draw, decide, design.alpha, start=2, limit=FIXED_SEEDS_LIMIT
