@@ -76,7 +76,8 @@ def test_the_sequential_comparison_rule_errs_at_most_alpha_over_all_looks_and_sa
     null = next(s for s in scenarios if s.name == "null boundary")
     wrong = null.rate(("supported", "not supported"))
     assert wrong <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / null.n_simulations), null.probabilities
-    at_mde = next(s for s in scenarios if s.name == "MDE, supporting")
+    at_mde_name = f"MDE of {compare_sequential.REFERENCE_SEEDS} fixed seeds, supporting"
+    at_mde = next(s for s in scenarios if s.name == at_mde_name)
     assert at_mde.fixed_seeds is not None and at_mde.expected_seeds < at_mde.fixed_seeds
 
 
@@ -98,7 +99,7 @@ def test_the_registered_comparison_design_expects_30_percent_fewer_seeds_than_th
     data = Comparisons(("relu", "gelu"), _with_covariance(covariance), 0, 8, (1.0, 1.0))
     design = compare_sequential.DESIGN
     scenarios = {s.name: s for s in compare_sequential.operating(data, design, n_simulations=2000, seed=2)}
-    at_mde = scenarios["MDE, supporting"]
+    at_mde = scenarios[f"MDE of {compare_sequential.REFERENCE_SEEDS} fixed seeds, supporting"]
     assert at_mde.effect == pytest.approx(compare_sequential.mde_at(data, compare_sequential.REFERENCE_SEEDS))
     assert at_mde.fixed_seeds is not None and at_mde.expected_seeds <= 0.7 * at_mde.fixed_seeds
     wrong = scenarios["null boundary"].rate(("supported", "not supported"))

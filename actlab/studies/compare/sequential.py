@@ -77,8 +77,8 @@ def operating(
     mde = mde_at(data, REFERENCE_SEEDS, design.alpha)
     truths = [
         ("null boundary", [0.0] * k, ("supported", "not supported"), None),
-        ("MDE, supporting", [mde] * k, (), "supported"),
-        ("MDE, against", [-mde] * k, (), "not supported"),
+        (f"MDE of {REFERENCE_SEEDS} fixed seeds, supporting", [mde] * k, (), "supported"),
+        (f"MDE of {REFERENCE_SEEDS} fixed seeds, against", [-mde] * k, (), "not supported"),
     ]
     if paper_effect is not None:
         truths.append(("paper's effect", list(paper_effect), (), "supported" if min(paper_effect) > 0 else None))
