@@ -338,12 +338,21 @@ def fixed_seeds_for(
     for n in range(max(start, 2), limit + 1):
         verdicts = decide(draw(n), alpha)
         reached = verdicts.count(target) / len(verdicts)
-        if reached >= power:
-            if below is None or reached <= below[1]:
-                return float(n)
-            return below[0] + (power - below[1]) / (reached - below[1]) * (n - below[0])
+        if reached >= power:  # below it, the power was under `power`: the slope is positive
+            return float(n) if below is None else below[0] + (power - below[1]) / (reached - below[1]) * (n - below[0])
         below = (n, reached)
     return None
+
+
+def prefix_draws(longest: np.ndarray, rows_per_seed: int = 1) -> Callable[[int], np.ndarray]:
+    """`draw(n)` for `fixed_seeds_for`: the first n seeds (n * `rows_per_seed` rows along axis 1) of one draw of the
+    most seeds it may try, so that the fixed design's power curve rises with n on common random numbers instead of
+    jumping by the noise of a fresh draw at every n.
+
+    >>> prefix_draws(np.arange(12).reshape(1, 6, 2), rows_per_seed=2)(2).tolist()
+    [[[0, 1], [2, 3], [4, 5], [6, 7]]]
+    """
+    return lambda n: longest[:, : n * rows_per_seed]
 
 
 # ---------------------------------------------------------------- a claim as `actlab decide` runs it

@@ -27,6 +27,7 @@ from actlab.stats.sequential import (
     SequentialScenario,
     SequentialTarget,
     fixed_seeds_for,
+    prefix_draws,
     simulate,
 )
 from actlab.stats.tdist import standardised_mde
@@ -92,10 +93,7 @@ def operating(
         if target is not None and probabilities.get(target, 0.0) > 0:
             fixed_rng = np.random.default_rng([seed, index, 1])
             longest = beats_every.normal_draws(fixed_rng, mean, factor, n_simulations, FIXED_SEEDS_LIMIT)
-
-            def draw(n: int, longest: np.ndarray = longest) -> np.ndarray:
-                return longest[:, :n]
-
+            draw = prefix_draws(longest)
             fixed = fixed_seeds_for(
                 probabilities[target], target, draw, decide, design.alpha, start=2, limit=FIXED_SEEDS_LIMIT
             )

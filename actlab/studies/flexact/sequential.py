@@ -20,6 +20,7 @@ from actlab.stats.sequential import (
     SequentialScenario,
     SequentialTarget,
     fixed_seeds_for,
+    prefix_draws,
     simulate,
 )
 from actlab.studies.flexact import analysis, units
@@ -30,6 +31,7 @@ CLAIM_ID = "flexact-2-table1-recovery"
 SWEEP = "table1"
 DESIGN = SEQUENTIAL[CLAIM_ID]  # registered with the claim (flexact.claims.definitions)
 TRUTHS = 5  # networks per seed: one per ground truth
+FIXED_SEEDS_LIMIT = 400  # the most seeds the fixed design of the same power is searched up to
 
 
 def table_at(runs_dir: Path, sweep: str, seeds: list[int] | None) -> np.ndarray:
@@ -79,11 +81,11 @@ def operating(design: SequentialDesign, n_simulations: int, seed: int = 0) -> li
         fixed = None
         if target and probabilities.get(target, 0.0) > 0:
             fixed_rng = np.random.default_rng([seed, index, 1])
-
-            def draw(n: int, rate: float = rate, fixed_rng: np.random.Generator = fixed_rng) -> np.ndarray:
-                return (fixed_rng.random((n_simulations, n, TRUTHS)) < rate).astype(float)
-
-            fixed = fixed_seeds_for(probabilities[target], target, draw, decide_batch, design.alpha, 2, 400)
+            longest = (fixed_rng.random((n_simulations, FIXED_SEEDS_LIMIT, TRUTHS)) < rate).astype(float)
+            draw = prefix_draws(longest)
+            fixed = fixed_seeds_for(
+                probabilities[target], target, draw, decide_batch, design.alpha, 2, FIXED_SEEDS_LIMIT
+            )
         scenarios.append(
             SequentialScenario(
                 name, float(rate), probabilities, float(stops.mean()), n_simulations, errors, target, fixed

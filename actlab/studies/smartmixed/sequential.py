@@ -20,6 +20,7 @@ from actlab.stats.sequential import (
     SequentialScenario,
     SequentialTarget,
     fixed_seeds_for,
+    prefix_draws,
     simulate,
 )
 from actlab.stats.tdist import standardised_mde
@@ -32,6 +33,7 @@ CLAIM_ID = "smartmixed-layerwise-preference"
 SWEEP = "preference"
 DESIGN = SEQUENTIAL  # registered with the claim (smartmixed.claims.definitions)
 CELLS = 4  # networks per seed: one per (dataset, architecture) cell of the preference sweep
+FIXED_SEEDS_LIMIT = 200  # the most seeds the fixed design of the same power is searched up to
 
 
 def _rule(level: float) -> ev.TwoComponentClaim:
@@ -102,20 +104,16 @@ def operating(
         probabilities = {v: final.count(v) / n_simulations for v in sorted(set(final))}
         fixed = None
         if target and probabilities.get(target, 0.0) > 0:
-            found = fixed_seeds_for(
-                probabilities[target], target, lambda n, d=draws: d(n), _by_seed, design.alpha, 2, 200
+            draw = prefix_draws(draws(FIXED_SEEDS_LIMIT), rows_per_seed=CELLS)
+            fixed = fixed_seeds_for(
+                probabilities[target], target, draw, decide_batch, design.alpha, 2, FIXED_SEEDS_LIMIT
             )
-            fixed = found
         scenarios.append(
             SequentialScenario(
                 name, float(min(mean)), probabilities, float(stops.mean()) / CELLS, n_simulations, errors, target, fixed
             )
         )
     return scenarios
-
-
-def _by_seed(data: np.ndarray, level: float) -> list[str]:
-    return decide_batch(data, level)
 
 
 def _simulate(runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list[SequentialScenario]:
