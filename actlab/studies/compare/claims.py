@@ -57,9 +57,9 @@ __all__ = [
 STUDY = "compare"
 # The sequential design `actlab decide` uses for this claim, registered with it (fixed before any look): new seeds
 # from FIRST_SEED, a look every 4 seeds from 8 to 36, Pocock-type alpha spending. Why these: at the MDE of a fixed
-# 24-seed design (`compare.sequential.REFERENCE_SEEDS`), looks up to 36 seeds raise the power to ~95% while the
-# expected seeds stay ~19, a third below the fixed design of that power (simulated on the page; O'Brien-Fleming to
-# 24 seeds saved a fifth, at ~88% power). The price is the worst case: 36 seeds.
+# 24-seed design (`compare.sequential.REFERENCE_SEEDS`), looks up to 36 seeds buy power for few expected seeds more,
+# so the expected seeds fall well below those of the fixed design of that power (the decision's page simulates both;
+# O'Brien-Fleming to 24 seeds saved less). The price is the worst case: 36 seeds.
 SEQUENTIAL = SequentialDesign(looks=tuple(range(8, 37, 4)), alpha=0.05, spending="pocock")
 SOURCE = "actlab compare study: a user's activation against named baselines"
 # Per task, in its unit: differences a user would not act on at these budgets (docs/compare.md). Fixed before the
