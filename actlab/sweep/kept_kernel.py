@@ -48,6 +48,8 @@ from typing import Any
 # Imported once by the template: what every run's kernel would otherwise import itself. Third-party libraries only:
 # actlab's own modules cost ~0.1 s together, and importing a study's module may register names a run could see.
 WARM_IMPORTS = ("ipykernel.kernelapp", "numpy", "scipy", "sympy", "pandas", "torch", "matplotlib")
+PREBUILD = "actlab.train.prebuild"  # its `build()`: compiled kernels every run of the default studies builds
+PREBUILD_SWITCH = "ACTLAB_PREBUILD_KERNELS"  # "0": the template builds none (the test suite's templates)
 PER_RUN = ("ACTLAB_RUN_DIR",)  # environment variables that differ between runs of one template (read at run time)
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default MPLBACKEND, set before matplotlib
 READY = "ready"  # the template's first line on stdout once it has imported `WARM_IMPORTS`
@@ -302,6 +304,8 @@ def serve(address: str) -> None:
 
     if not torch.backends.cuda.is_built():  # a CUDA build's compile path may start CUDA, which a fork cannot copy
         _warm_the_compiler()
+        if os.environ.get(PREBUILD_SWITCH, "1") != "0":
+            _prebuild_kernels()
     os.environ.clear()
     os.environ.update(started_env)
     if threading.active_count() != 1:  # native threads (OpenBLAS's pool) handle fork themselves (pthread_atfork)
@@ -337,14 +341,34 @@ def _warm_the_compiler() -> None:
     four-element function: no thread is left behind (tqdm's monitor is off meanwhile; inductor compiles in this
     process, `TORCHINDUCTOR_COMPILE_THREADS`) and no tensor op is large enough to start a thread pool."""
     import torch
+
+    with _no_progress_monitor():
+        torch.compile(_affine)(torch.ones(4))
+
+
+@contextlib.contextmanager
+def _no_progress_monitor() -> Any:
+    """tqdm's monitor thread off in the block, while inductor shows its progress bars: a template forks no thread."""
     import tqdm
 
     interval = tqdm.tqdm.monitor_interval
-    tqdm.tqdm.monitor_interval = 0  # no monitor thread while inductor shows its progress bars
+    tqdm.tqdm.monitor_interval = 0
     try:
-        torch.compile(_affine)(torch.ones(4))
+        yield
     finally:
         tqdm.tqdm.monitor_interval = interval
+
+
+def _prebuild_kernels() -> None:
+    """`PREBUILD`'s kernels, compiled once here for every kernel this template forks. A failure is said on stderr
+    (the worker's kernel log) and costs nothing else: each run then compiles what it needs, as without a template."""
+    import importlib
+
+    try:
+        with _no_progress_monitor():
+            importlib.import_module(PREBUILD).build()
+    except Exception as error:  # noqa: BLE001 - any failure only means the runs compile their own kernels
+        print(f"actlab: the kernel template built no kernels ({type(error).__name__}: {error})", file=sys.stderr)
 
 
 def _affine(x: Any) -> Any:
