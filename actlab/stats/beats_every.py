@@ -1,31 +1,21 @@
 """A claim that a candidate beats every one of its comparators on the same seeds: evidence, rule, parts and
-operating characteristics, shared by the comparison's claims and the xIELU study's ("xIELU reaches lower loss than
-ReLU² and SwiGLU" is "xIELU beats both" in bits per byte).
+operating characteristics, shared by the comparison's claims and xIELU's ("lower loss than ReLU² and SwiGLU").
 
-The data (`Comparisons`): per seed, the candidate's improvement over each comparator (n seeds x k comparators,
-positive = the candidate is better, in the claim's unit) on the seeds where the candidate and every comparator
-trained, and how many seeds the candidate diverged on where a comparator trained.
+Data (`Comparisons`): per seed, the candidate's improvement over each comparator, (n, k), positive = better, on the
+seeds where all of them trained; and how many seeds the candidate diverged on where a comparator trained.
 
-The statistics (`statistics`, `actlab.stats.smaller_effect`): the claim's estimate is the smallest improvement; its
-interval is simultaneous over the claim's own k comparisons (each comparison's t interval at 1 - (1 - c)/k,
-Bonferroni), so "supported" (every comparison better) and "not supported" (some comparison worse) each err at most
-(1 - c)/2 at the null boundary; p is the test that decides; the MDE is at that level and over that family (every
-improvement clears 0 together with >= 80% power); TOST is intersection-union (every improvement within its margin,
-each at level alpha). The same function reads one data set (a claim: batch of 1) or a thousand simulated ones.
+Statistics (`statistics`, via `actlab.stats.smaller_effect`): the estimate is the smallest improvement; its interval
+is simultaneous over the claim's own k comparisons (Bonferroni), so "supported" and "not supported" each err at most
+(1 - c)/2 at the null boundary; the MDE is at that level and family; TOST is intersection-union. The same function
+reads one data set (a claim: batch 1) or a thousand simulated ones.
 
-What "supported" means here, stated on every such claim: better than every comparator *by any amount* (the
-interval wholly above 0). Whether the improvement also clears the claim's margin (the smallest difference worth
-acting on, which TOST uses for "equivalent") is shown beside the verdict (`past_margin`: yes / no / not clear),
-and the simulations report how often "supported" comes when every true improvement is half its margin, so a
-reader sees that a tiny effect can be "supported".
+"Supported" means better than every comparator *by any amount*. Whether the improvement also clears the margin is
+shown beside the verdict (`past_margin`), and the simulations report how often "supported" comes when every true
+improvement is half its margin, so a reader sees that a tiny effect can be "supported". `supports="above"` shows
+improvements, `"below"` differences in a lower-is-better metric (`oriented` turns one into the other).
 
-A study shows its claim either as improvements (`supports="above"`: the estimate is the smallest improvement) or as
-differences in a lower-is-better metric (`supports="below"`: candidate minus comparator, the estimate the largest
-difference); `oriented` turns one into the other, and the rule reads the side.
-
-Operating characteristics (`operating`): normal draws with the observed covariance of the per-seed improvements
-(a candidate against each comparator on the same seeds: correlated) at the claim's n, pushed through `statistics`,
-`rule_inputs` and `rule_beats_baselines`, the code the real claim is decided with.
+`operating` draws normal data at the observed covariance (the same seeds: correlated) and n, and decides it with
+`statistics`, `rule_inputs` and `rule_beats_baselines`, the code the real claim is decided with.
 """
 
 from __future__ import annotations
@@ -55,11 +45,8 @@ _NOT_FINITE = "a claim needs finite numbers; a diverged arm is counted in `diver
 
 @dataclass(frozen=True)
 class Comparisons:
-    """One candidate's per-seed improvements over its comparators (`values`: n x k, positive = candidate better).
-
-    `diverged` counts seeds on which the candidate diverged while some comparator trained; `seeds` the seeds run;
-    `margins` the equivalence margin of each comparison in the claim's unit (None: no equivalence test).
-    """
+    """One candidate's per-seed improvements over its comparators, `values` (n, k), positive = candidate better;
+    `margins`: each comparison's equivalence margin in the claim's unit (None: no equivalence test)."""
 
     comparators: tuple[str, ...]
     values: np.ndarray
@@ -156,15 +143,14 @@ DIVERGED_TEST = "divergence: the candidate diverged on a seed where a baseline t
 
 
 def deciding_test(verdict: str, diverged: int) -> str:
-    """The test whose p decided `verdict`, in words (an inconclusive one: the nearer of the directions)."""
+    """The test whose p decided `verdict`, in words (inconclusive: the nearer of the directions)."""
     if diverged and verdict == "not supported":
         return DIVERGED_TEST
     return TESTS.get(verdict, "nearer of: " + "; ".join(TESTS.values()))
 
 
 def deciding_p(ev: Statistics, verdict: str, diverged: int) -> float:
-    """The p of that test for data set 0: TOST's for "equivalent", 0 for a divergence, the smaller effect's for a
-    decisive verdict, and for an inconclusive one the nearest of the three tests (`directional_ps`)."""
+    """Data set 0's p of that test: 0 for a divergence, for an inconclusive verdict the nearest of the three tests."""
     if diverged:
         return 0.0
     if verdict == "equivalent" and ev.equivalence_p is not None:
@@ -175,9 +161,8 @@ def deciding_p(ev: Statistics, verdict: str, diverged: int) -> float:
 
 
 def directional_ps(ev: Statistics) -> dict[str, float]:
-    """Data set 0's p of each test the rule could decide by, each in its own direction (Bonferroni over the k
-    comparisons, capped at 1): "supported" (every improvement above 0: the largest), "not supported" (some
-    improvement below 0: the smallest), "equivalent" (TOST, where the claim has margins).
+    """Data set 0's p of each test the rule could decide by (Bonferroni over the k comparisons, capped at 1):
+    "supported" the largest, "not supported" the smallest among improvements below 0, "equivalent" TOST's.
 
     >>> values = np.array([[[1.0, 2.0], [1.5, 2.5], [2.0, 1.0], [1.2, 2.2]]])  # (batch, seeds, comparisons)
     >>> found = directional_ps(statistics(values, confidence=0.95, margins=None))
@@ -194,9 +179,8 @@ def directional_ps(ev: Statistics) -> dict[str, float]:
 
 
 def past_margin(ev: Statistics, margins: Sequence[float] | None) -> str:
-    """Whether every improvement clears its margin as well (the claim itself asks only for "better"): "yes" when
-    every simultaneous interval lies above its margin, "no" when some lies below it, else "not clear" ("" when
-    the claim has no margin). Read beside "supported", which means better by any amount."""
+    """Does every improvement clear its margin too (the claim asks only for "better")? "yes" / "no" / "not clear"
+    from the simultaneous intervals; "" without margins."""
     if margins is None:
         return ""
     low, high = ev.smaller.component_low[0], ev.smaller.component_high[0]
@@ -208,8 +192,7 @@ def past_margin(ev: Statistics, margins: Sequence[float] | None) -> str:
 
 
 def margin_sensitivity(data: Comparisons, *, supports: str, alpha: float, confidence: float) -> list[tuple[float, str]]:
-    """The rule's verdict with every margin scaled by each of `MARGIN_SCALES` (the smallest margin as the strip's
-    value): only "equivalent" can move, since "supported" is better by any amount."""
+    """(smallest margin, verdict) with the margins scaled by each of `MARGIN_SCALES`: only "equivalent" can move."""
     if data.margins is None:
         return []
     found = []
@@ -221,7 +204,7 @@ def margin_sensitivity(data: Comparisons, *, supports: str, alpha: float, confid
 
 
 def oriented(mean: float, low: float, high: float, supports: str) -> tuple[float, tuple[float, float]]:
-    """An improvement (and its interval) as the claim shows it: as is, or negated for a lower-is-better display.
+    """An improvement and its interval as the claim shows it: as is, or negated for a lower-is-better display.
 
     >>> oriented(0.2, 0.1, 0.3, "below")
     (-0.2, (-0.3, -0.1))
@@ -232,7 +215,7 @@ def oriented(mean: float, low: float, high: float, supports: str) -> tuple[float
 def rule_inputs(
     ev: Statistics, index: int, *, supports: str, alpha: float, diverged: int = 0
 ) -> tuple[float, tuple[float, float], dict[str, object]]:
-    """(estimate, ci, inputs) of data set `index` of `ev`, as `rule_beats_baselines` reads them."""
+    """(estimate, ci, inputs) of data set `index`, as `rule_beats_baselines` reads them."""
     smaller = ev.smaller
     estimate, ci = oriented(
         float(smaller.estimate[index]), float(smaller.low[index]), float(smaller.high[index]), supports
@@ -245,7 +228,7 @@ def rule_inputs(
 def verdicts(
     values: np.ndarray, *, supports: str, alpha: float, confidence: float, margins: Sequence[float] | None
 ) -> list[str]:
-    """The rule's verdict on every data set of `values` (batch, n, k): what a claim would say on each."""
+    """The rule's verdict on every data set of `values` (batch, n, k)."""
     ev = statistics(values, confidence=confidence, margins=margins, alpha=alpha)
     found = []
     for index in range(values.shape[0]):
@@ -257,32 +240,22 @@ def verdicts(
 def parts(
     ev: Statistics, names: Sequence[str], *, verdict: str, supports: str, units: str, margins: Sequence[float] | None
 ) -> list[Part]:
-    """One `Part` per comparison, as the rule decided on it: its interval at the claim's Bonferroni level beside 0,
-    or, for an "equivalent" verdict, the (1 - 2 alpha) interval its TOST read with its margin."""
+    """One `Part` per comparison: its Bonferroni interval beside 0, or for "equivalent" the (1 - 2 alpha) interval
+    TOST read, with its margin."""
+    equivalent = verdict == "equivalent" and margins is not None
+    low, high = (ev.tost_low, ev.tost_high) if equivalent else (ev.smaller.component_low, ev.smaller.component_high)
     found = []
     for i, name in enumerate(names):
-        if verdict == "equivalent" and margins is not None:
-            mean, ci = oriented(
-                float(ev.component_mean[0, i]), float(ev.tost_low[0, i]), float(ev.tost_high[0, i]), supports
-            )
-            found.append(Part(name, mean, ci, 0.0, supports, units, float(margins[i])))
-        else:
-            mean, ci = oriented(
-                float(ev.component_mean[0, i]),
-                float(ev.smaller.component_low[0, i]),
-                float(ev.smaller.component_high[0, i]),
-                supports,
-            )
-            found.append(Part(name, mean, ci, 0.0, supports, units))
+        mean, ci = oriented(float(ev.component_mean[0, i]), float(low[0, i]), float(high[0, i]), supports)
+        found.append(Part(name, mean, ci, 0.0, supports, units, float(margins[i]) if equivalent else None))
     return found
 
 
 # ---------------------------------------------------------------- divergence
 @lru_cache(maxsize=1024)
 def divergence_share(diverged: int, seeds: int, confidence: float) -> tuple[float, tuple[float, float]]:
-    """The share of seeds the candidate diverged on, with its exact (Clopper-Pearson) interval from beta quantiles:
-    a share above 0 has a lower bound above 0, so the part drawn for it lies wholly against the claim exactly when
-    the rule says so.
+    """The share of seeds the candidate diverged on, with its Clopper-Pearson interval: a share above 0 has a lower
+    bound above 0, so its part lies wholly against the claim exactly when the rule says so.
 
     >>> share, (low, high) = divergence_share(1, 10, 0.95)
     >>> share, round(low, 4), round(high, 4)
@@ -304,9 +277,8 @@ def divergence_part(diverged: int, seeds: int, candidate: str, confidence: float
 def divergence_operating(
     seeds: int, *, confidence: float, alpha: float, n_simulations: int, seed: int
 ) -> OperatingCharacteristics:
-    """The rule's divergence branch when the candidate never trained (nothing else can be simulated): each seed
-    diverges with probability q, independently; any divergence says "not supported". At q = 0 that never happens
-    (its false decisive rate), and at the q where some seed diverges 80% of the time it does so 80% of the time."""
+    """The rule's divergence branch when the candidate never trained (nothing else to simulate): each seed diverges
+    independently with probability q, and any divergence says "not supported"."""
 
     def simulate(rate: float, rng: np.random.Generator) -> str:
         count = int(rng.binomial(seeds, min(max(rate, 0.0), 1.0)))
@@ -347,12 +319,9 @@ def operating(
 ) -> OperatingCharacteristics:
     """How often `rule_beats_baselines` returns each verdict at this claim's n and observed covariance.
 
-    Truths (improvements per comparison, the claim's effect being their smallest): every one 0 (the null boundary,
-    where "supported" and "not supported" are both wrong; the least favourable point for "not supported"); every
-    one at +MDE and at -MDE; the paper's effect where given; with margins, one comparison at its margin against the
-    candidate and the others 0 (where "equivalent" is wrong; the one whose margin is fewest SDs, the least
-    favourable) and every one 0 (the best case for "equivalent": below `REACHABLE` (80%) there, it is listed as
-    unreachable with the n that reaches it with 80% probability, found by simulation at the observed covariance).
+    Truths (improvements per comparison): all 0 (the null boundary), all +-MDE, the paper's effect; with margins,
+    the comparison whose margin is fewest SDs at its margin against the candidate (least favourable for
+    "equivalent"), and all 0 (its best case: below `REACHABLE` there it is listed as unreachable, with the n needed).
     """
     n, k = data.values.shape
     covariance = np.cov(data.values, rowvar=False, ddof=1).reshape(k, k)
@@ -401,8 +370,8 @@ def operating(
 
 
 def covariance_factor(covariance: np.ndarray) -> np.ndarray:
-    """F, (k, k), with F F^T = `covariance`, (k, k), from its eigendecomposition (a covariance with perfectly
-    correlated comparisons is singular, where a Cholesky factor does not exist).
+    """F (k, k) with F F^T = `covariance` (k, k), by eigendecomposition: perfectly correlated comparisons make it
+    singular, where no Cholesky factor exists.
 
     >>> factor = covariance_factor(np.array([[1.0, 1.0], [1.0, 1.0]]))
     >>> (factor @ factor.T).round(12).tolist()
@@ -413,8 +382,7 @@ def covariance_factor(covariance: np.ndarray) -> np.ndarray:
 
 
 def normal_draws(rng: np.random.Generator, mean: Sequence[float], factor: np.ndarray, batch: int, n: int) -> np.ndarray:
-    """(batch, n, k) draws ~ Normal(mean, F F^T): `batch` simulated data sets of n seeds; `mean`: (k,), `factor`:
-    (k, k) (`covariance_factor`)."""
+    """(batch, n, k) draws ~ Normal(mean (k,), F F^T), `factor` F (k, k) from `covariance_factor`."""
     return np.asarray(mean, dtype=float) + rng.standard_normal((batch, n, factor.shape[0])) @ factor.T
 
 
@@ -428,9 +396,8 @@ def equivalence_n_needed(
     seed: int,
     limit: int = N_NEEDED_LIMIT,
 ) -> int | None:
-    """The smallest n of seeds at which the rule says "equivalent" with probability >= 80% when every true
-    difference is 0, at this `covariance`, (k, k), with one margin per comparison (simulated through `verdicts`;
-    None beyond `limit`)."""
+    """The smallest n at which the rule says "equivalent" with probability >= 80% when every true difference is 0,
+    at `covariance` (k, k), simulated through `verdicts`; None beyond `limit`."""
     factor = covariance_factor(covariance)
 
     def probability(n: int) -> float:
@@ -454,8 +421,7 @@ def _equivalence_n_text(best, covariance, margins, n, alpha, confidence, seed) -
 
 
 def spread_context(data: Comparisons) -> Mapping[str, object]:
-    """The observed spread the simulation draws at: each comparison's SD and their correlation (of `data.values`,
-    (n, k))."""
+    """The spread the simulation draws at: each comparison's SD, and for two their correlation."""
     sd = data.values.std(axis=0, ddof=1)
     context: dict[str, object] = {f"sd_{name}": float(s) for name, s in zip(data.comparators, sd, strict=True)}
     if data.values.shape[1] == 2 and np.all(sd > 0):
@@ -464,8 +430,7 @@ def spread_context(data: Comparisons) -> Mapping[str, object]:
 
 
 def component_context(ev: Statistics, names: Sequence[str]) -> dict[str, object]:
-    """Each comparison of data set 0 as the page shows it beside the verdict: its mean improvement, its interval at
-    the claim's Bonferroni level, and its two-sided p unadjusted and Bonferroni-adjusted over the claim's k."""
+    """Data set 0's comparisons as the page shows them: mean, Bonferroni interval, p unadjusted and adjusted."""
     k = len(names)
     smaller = ev.smaller
     return {
@@ -481,7 +446,7 @@ def component_context(ev: Statistics, names: Sequence[str]) -> dict[str, object]
 
 
 def divergence_text(candidate: str, data: Comparisons, comparators: Sequence[str]) -> str:
-    """What decided a verdict the intervals do not show: '' when the candidate never diverged."""
+    """The divergence that decided a verdict the intervals do not show ('' when none)."""
     if not data.diverged:
         return ""
     where = " or ".join(comparators)
@@ -489,24 +454,3 @@ def divergence_text(candidate: str, data: Comparisons, comparators: Sequence[str
         f"divergence: {candidate} diverged on {data.diverged} of {data.seeds} seeds where {where} trained "
         "(blowing up is not beating)"
     )
-
-
-__all__ = [
-    "Comparisons",
-    "Statistics",
-    "component_context",
-    "deciding_p",
-    "deciding_test",
-    "divergence_operating",
-    "divergence_part",
-    "divergence_share",
-    "divergence_text",
-    "margin_sensitivity",
-    "past_margin",
-    "statistics",
-    "operating",
-    "parts",
-    "rule_beats_baselines",
-    "rule_inputs",
-    "verdicts",
-]
