@@ -1,14 +1,9 @@
 """Rates decided by an exact (Clopper-Pearson) interval: the interval, the exact test, and the rule's own power.
 
-Why exact power instead of a normal-approximation MDE: a rule "supported when the 95% Clopper-Pearson lower
-bound of k/n clears the threshold" is a step function of k. At n = 25 and a threshold of 0.8 it needs 25/25,
-so even a true rate of 0.95 passes only 28% of the time, while an arcsine-scale MDE says 0.97 would be seen
-four times in five. Here every quantity is computed from the binomial distribution of the rule's own test:
-the smallest k that decides (`deciding_count`), the probability of deciding at a true rate (`rule_power`), the
-rate at which that probability reaches the target power (`rate_mde`) and the n a target needs (`n_for_power`).
-
-`side` is "above" for "the rate is at least `threshold`" (the CP lower bound >= threshold decides) and "below"
-for "the rate is below `threshold`" (the CP upper bound < threshold decides).
+Why exact power, not a normal-approximation MDE: "supported when the CP lower bound of k/n clears the threshold"
+is a step function of k (at n = 25 and 0.8 it needs 25/25, so a true 0.95 passes 28% of the time, while an
+arcsine MDE promises 0.97 four times in five). So every quantity comes from the binomial distribution of the
+rule's own test. `side` "above": the CP lower bound >= threshold decides; "below": the CP upper bound < threshold.
 """
 
 from __future__ import annotations
@@ -24,7 +19,7 @@ SIDES = ("above", "below")
 
 @lru_cache(maxsize=65_536)
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The exact two-sided interval of a rate from k successes in n trials (cached: simulations ask often).
+    """The exact two-sided interval of a rate from k successes in n trials.
 
     >>> [round(bound, 4) for bound in clopper_pearson(9, 10)]
     [0.555, 0.9975]
@@ -41,9 +36,8 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
 
 @lru_cache(maxsize=65_536)
 def binomial_p(k: int, n: int, p0: float, side: str | None = None) -> float:
-    """Exact binomial test of k/n against the rate p0 (scipy's `binomtest`): two-sided, or with `side` ("above" /
-    "below") twice the one-sided p towards that side, capped at 1, which is below alpha exactly when the
-    Clopper-Pearson interval at 1 - alpha lies wholly on that side.
+    """Exact binomial test of k/n against p0: two-sided, or with `side` twice the one-sided p (capped at 1), which
+    is below alpha exactly when the CP interval at 1 - alpha lies wholly on that side.
 
     >>> round(binomial_p(9, 10, 0.5, "above"), 4), binomial_p(9, 10, 0.5, "below")
     (0.0215, 1.0)
@@ -65,8 +59,8 @@ def _check(n: int, threshold: float, side: str) -> None:
 
 @lru_cache(maxsize=4096)
 def deciding_count(n: int, threshold: float, confidence: float = 0.95, side: str = "above") -> int | None:
-    """The k that decides at the edge: the smallest k with CP lower >= threshold ("above"), or the largest k with
-    CP upper < threshold ("below"); None when no k of n can decide (the outcome is unreachable at this n).
+    """The edge k: the smallest with CP lower >= threshold ("above"), or the largest with CP upper < threshold
+    ("below"); None when no k of n decides.
 
     >>> deciding_count(25, 0.8), deciding_count(10, 0.8)
     (25, None)
@@ -97,8 +91,8 @@ def rule_power(n: int, threshold: float, rate: float, confidence: float = 0.95, 
 def rate_mde(
     n: int, threshold: float, confidence: float = 0.95, power: float = 0.8, side: str = "above"
 ) -> float | None:
-    """How far past `threshold` the true rate must lie for the rule to decide `side` with probability `power`
-    (in rate units); None when even a rate of 1 ("above") or 0 ("below") does not reach that power.
+    """How far past `threshold` the true rate must lie for the rule to decide `side` with probability `power`;
+    None when even a rate of 1 ("above") or 0 ("below") falls short.
 
     >>> round(rate_mde(25, 0.8), 4), rate_mde(10, 0.8)
     (0.1911, None)
@@ -121,9 +115,8 @@ def n_for_power(
     side: str = "above",
     n_max: int = 2000,
 ) -> int | None:
-    """The smallest n at which the rule decides `side` with probability >= `power` when the true rate is `rate`
-    (None if no n up to `n_max` does). The CP rule's power is not monotone in n (its edge jumps), so every n is
-    tried in turn.
+    """The smallest n <= `n_max` at which the rule decides `side` with probability >= `power` at `rate`; every n is
+    tried, since the CP rule's power is not monotone in n.
 
     >>> n_for_power(0.8, 0.95)
     41
@@ -136,8 +129,7 @@ def n_for_power(
 
 
 def n_reachable(threshold: float, confidence: float = 0.95, side: str = "above") -> int:
-    """The smallest n at which the outcome can happen at all (n/n clears the threshold for "above", 0/n for
-    "below"): below it the rule can never return that verdict.
+    """The smallest n at which the outcome can happen at all (n/n clears the threshold for "above", 0/n "below").
 
     >>> n_reachable(0.8), n_reachable(0.2, side="below")
     (17, 17)

@@ -1,27 +1,15 @@
 """How often a decision rule errs: its operating characteristics, measured by simulating the claim's own design.
 
-Why: a verdict is a statistical procedure's output, and a procedure is judged by its error rates. A rule that
-says "supported" when its 95% CI clears a threshold should be wrong at most 2.5% of the time when the truth sits
-exactly on the threshold, and should say "supported" most of the time when the truth is an MDE past it. Whether
-it does depends on details (bootstrap intervals undercover at 5 seeds; "depends on" rules can fire on noise;
-margins checked in the wrong order), so each claim's rule is run on data simulated at its own n, pairing and
-observed spread, at a few chosen truths (`ScenarioSpec`), and the share of each verdict is reported with its
-Monte-Carlo standard error.
+Why: a procedure is judged by its error rates, and whether a rule meets them depends on details (bootstrap
+intervals undercover at 5 seeds; "depends on" rules fire on noise). So each claim's rule is run on data simulated
+at its own n, pairing and observed spread, at a few truths (`ScenarioSpec`), through the same evidence and rule
+code the study uses, and each verdict's share is reported with its Monte-Carlo standard error.
 
-The simulation pushes each simulated data set through the same evidence and rule code the study uses on its
-runs. A study supplies only a data generator and a decider, and this module runs the one simulation loop
-(`batched_operating_characteristics`) in one of two shapes:
-
-- `simulate(effect, rng) -> verdict`, one data set per call at a truth of one number, built from the generators
-  below (normal draws with the observed SD, the observed values recentred and resampled, binomial counts) and the
-  study's own evidence function (`operating_characteristics`);
-- `simulate(parameters, rng, n) -> n verdicts`, a batch per call at a `Truth` of several numbers: a claim read from
-  two components needs a truth of two numbers (e.g. "the ELU+SELU share rises, the ReLU+LeakyReLU share is
-  flat"), and a rule whose evidence is vectorised over data sets decides a thousand of them in one call
-  (`batched_operating_characteristics`).
-
-Both draw each scenario from its own generator, `np.random.default_rng([seed, index])`, so adding a scenario leaves
-the others' numbers unchanged and the same seed gives the same table.
+A study supplies a data generator and a decider, in one of two shapes: `simulate(effect, rng) -> verdict`, one
+data set at a truth of one number (`operating_characteristics`, with the generators below), or
+`simulate(parameters, rng, n) -> n verdicts`, a batch at a `Truth` of several numbers (a claim read from two
+components; a rule vectorised over data sets: `batched_operating_characteristics`). Each scenario draws from its own
+`np.random.default_rng([seed, index])`, so adding a scenario leaves the others' numbers unchanged.
 """
 
 from __future__ import annotations
@@ -62,10 +50,7 @@ def operating_characteristics(
     seed: int = 0,
     unreachable: Mapping[str, str] | None = None,
 ) -> OperatingCharacteristics:
-    """Run `simulate` `n_simulations` times at each scenario's effect and count the verdicts.
-
-    The one-data-set-per-call shape of `batched_operating_characteristics`: the same loop, generators and counts.
-    """
+    """Run `simulate` `n_simulations` times at each scenario's effect and count the verdicts."""
 
     def batch(parameters: tuple[float, ...], rng: np.random.Generator, n: int) -> list[Outcome]:
         return [simulate(parameters[0], rng) for _ in range(n)]
@@ -94,10 +79,7 @@ def batched_operating_characteristics(
     seed: int = 0,
     unreachable: Mapping[str, str] | None = None,
 ) -> OperatingCharacteristics:
-    """`n_simulations` outcomes per truth from `simulate(parameters, rng, n_simulations)`, counted into scenarios.
-
-    Each truth draws from its own generator, `np.random.default_rng([seed, index])`.
-    """
+    """`n_simulations` outcomes per truth from `simulate(parameters, rng, n_simulations)`, counted into scenarios."""
     if n_simulations < 1:
         raise ValueError(f"operating_characteristics: n_simulations must be >= 1, got {n_simulations}")
     scenarios = []
@@ -113,8 +95,7 @@ def batched_operating_characteristics(
 
 
 def counted(spec: ScenarioSpec, outcomes: Sequence[Outcome]) -> Scenario:
-    """The scenario `spec` with the share of each verdict among `outcomes` (one per simulated data set), and the
-    share of "contradicted" when the outcomes are (verdict, contradicted) pairs.
+    """`spec` with each verdict's share among `outcomes`, and the share contradicted for (verdict, flag) pairs.
 
     >>> s = counted(ScenarioSpec("null", 0.0), [("supported", False), ("inconclusive", True)])
     >>> s.probabilities, s.contradicted
@@ -145,15 +126,9 @@ def threshold_scenarios(
     paper_effect: float | None = None,
     equivalence_margin: float | None = None,
 ) -> list[ScenarioSpec]:
-    """The standard truths for a rule that compares an estimate with `threshold`.
-
-    - "null boundary": the truth on the threshold, where both "supported" and "not supported" are wrong;
-    - "MDE, supporting" / "MDE, against": the truth an MDE past the threshold on either side (the power to say
-      "supported", and to say "not supported"; `mde_against`, when given, is the MDE on the other side: a rule
-      whose two directions are tested at different levels has two);
-    - "paper's effect": the paper's own value (power to say "supported" if it lies on the supporting side);
-    - "equivalence boundary": the truth at threshold + margin, where "equivalent" is wrong.
-    `supports` is "above" or "below": the side of the threshold that supports the claim.
+    """The standard truths for a rule comparing an estimate with `threshold`: on it ("null boundary", where both
+    decisive verdicts are wrong), an MDE past it on either side (`mde_against`: the other side's, for a rule whose
+    directions have different levels), the paper's effect, and threshold + margin (where "equivalent" is wrong).
 
     >>> [(s.name, s.effect) for s in threshold_scenarios(0.0, supports="above", mde=0.5)]
     [('null boundary', 0.0), ('MDE, supporting', 0.5), ('MDE, against', -0.5)]
@@ -181,15 +156,13 @@ def _positive(value: float | None) -> bool:
 
 # ---------------------------------------------------------------- data generators for a design
 def normal_sample(n: int, sd: float) -> Callable[[float, np.random.Generator], np.ndarray]:
-    """n independent values ~ Normal(effect, sd): one-sample or paired-difference designs (seeds as units); each
-    draw is (n,)."""
+    """n independent values ~ Normal(effect, sd), (n,): one-sample or paired-difference designs."""
     _check_design(n, sd)
     return lambda effect, rng: rng.normal(effect, sd, size=n)
 
 
 def recentred_resample(values: Sequence[float]) -> Callable[[float, np.random.Generator], np.ndarray]:
-    """The observed `values` (n,) shifted to mean `effect` and resampled with replacement, each draw (n,): keeps the
-    observed shape (skew, bounds) that a normal model would smooth away."""
+    """`values` (n,) shifted to mean `effect` and resampled, (n,): keeps the skew a normal model smooths away."""
     observed = np.asarray(values, dtype=float)
     if observed.size < 2 or not np.all(np.isfinite(observed)):
         raise ValueError(f"recentred_resample: needs >= 2 finite values, got {observed.tolist()}")
@@ -198,9 +171,8 @@ def recentred_resample(values: Sequence[float]) -> Callable[[float, np.random.Ge
 
 
 def normal_vectors(n: int, covariance: np.ndarray) -> Callable[[np.ndarray, np.random.Generator], np.ndarray]:
-    """n vectors ~ MultivariateNormal(mean, covariance): several paired differences measured on the same seeds
-    (a candidate against each baseline), whose correlation a rule over all of them must keep. `covariance`: (k, k);
-    the mean: a number or (k,); each draw (n, k)."""
+    """(n, k) draws ~ MultivariateNormal(mean, `covariance` (k, k)): differences on the same seeds keep their
+    correlation."""
     cov = np.atleast_2d(np.asarray(covariance, dtype=float))
     if n < 2 or cov.shape[0] != cov.shape[1] or not np.all(np.isfinite(cov)):
         raise ValueError(f"normal_vectors: needs n >= 2 and a finite square covariance, got n={n}, {cov.shape}")
