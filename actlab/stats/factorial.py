@@ -1,16 +1,10 @@
 """Two-level fractional factorial designs and the effects they estimate, with the run (seed) as the unit.
 
-Why a fractional factorial for a specification curve: changing one choice at a time from a baseline cannot show
-a claim that holds only when two choices change together (longer training *and* a smaller tau end), and the full
-grid of six choices is hundreds of specifications. A 2^(k-p) design of resolution IV estimates every main effect
-free of two-way interactions, and each two-way interaction up to its alias chain (e.g. "lr x epochs = tau_end x
-batch_size"), in 2^(k-p) specifications (Box, Hunter & Hunter, ch. 6).
-
-`fractional_factorial` builds the design from its generators ({"E": "ABC"}: the fifth factor's column is the
-product of the first three) and reports its resolution (the shortest word of the defining relation).
-`effects` fits main effects and two-way interaction columns by OLS to per-run values (several runs, i.e.
-seeds, per specification), merges two-way columns that are aliased on the design, and gives each effect
-(high minus low, on the coded scale -1/+1) a t interval from the residual variance.
+Why: one choice at a time cannot show a claim that holds only when two choices change together, and the full grid
+of six choices is hundreds of specifications. A 2^(k-p) design of resolution IV estimates every main effect free
+of two-way interactions, and each two-way interaction up to its alias chain ("lr x epochs = tau_end x
+batch_size"), in 2^(k-p) specifications (Box, Hunter & Hunter, ch. 6). Generators name each generated factor's
+column as a product ({"E": "ABC"}); effects are high minus low on the coded -1/+1 scale.
 """
 
 from __future__ import annotations
@@ -46,8 +40,8 @@ class Design:
 
 
 def fractional_factorial(factors: Sequence[str], generators: Mapping[str, str]) -> Design:
-    """The 2^(k-p) design: a full factorial in the first k - p factors (standard order, first factor fastest),
-    and each generated factor (by letter) the product of the columns its word names.
+    """A full factorial in the first k - p factors (first factor fastest), each generated factor the product of
+    the columns its word names.
 
     >>> design = fractional_factorial(["lr", "epochs", "tau"], {"C": "AB"})
     >>> design.runs.tolist(), design.words, design.resolution
@@ -89,9 +83,7 @@ def _defining_words(generators: Mapping[str, str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Effect:
-    """One estimated effect: high minus low (coded -1 -> +1) of the per-run value, with its t interval.
-
-    `terms` holds the aliased terms it stands for, each a tuple of factor names (one name: a main effect)."""
+    """High minus low of the per-run value, with its t interval; `terms`: the aliased terms it stands for."""
 
     terms: tuple[tuple[str, ...], ...]
     estimate: float
@@ -111,9 +103,8 @@ class Effect:
 
 @dataclass(frozen=True)
 class EffectsModel:
-    """The regression behind `effects` for one set of coded runs: its columns (intercept, estimable main effects,
-    two-way chains), their terms and (X'X)^-1. Build it once per design; `fit` it to any values.
-    `X`: (n_runs, n_columns); `inverse`: (n_columns, n_columns)."""
+    """The regression behind `effects`, built once per design and `fit` to any values: `X` (n_runs, n_columns)
+    holds the intercept, estimable main effects and two-way chains; `inverse` is (X'X)^-1."""
 
     X: np.ndarray
     terms: tuple[tuple[tuple[str, ...], ...], ...]
@@ -148,8 +139,7 @@ class EffectsModel:
         return cls(X, tuple(tuple(chain) for chain in terms), np.linalg.inv(X.T @ X))
 
     def fit(self, values: np.ndarray, confidence: float = 0.95) -> list[Effect]:
-        """Each effect (twice the OLS coefficient: high minus low) of `values` (n_runs,) with its t interval from
-        the residual variance on N - p degrees of freedom (NaN intervals without residual degrees of freedom)."""
+        """Each effect of `values` (n_runs,), with its t interval on N - p degrees of freedom (NaN without any)."""
         values = np.asarray(values, dtype=float)
         if values.shape != (self.X.shape[0],) or not np.all(np.isfinite(values)):
             raise ValueError(f"effects: need {self.X.shape[0]} finite values, got shape {values.shape}")
@@ -174,13 +164,8 @@ class EffectsModel:
 
 
 def effects(coded: np.ndarray, values: np.ndarray, factors: Sequence[str], confidence: float = 0.95) -> list[Effect]:
-    """Main effects and two-way interactions of `values` (n_runs,) on the `coded` settings (n_runs, n_factors),
-    -1..+1, by OLS; aliased two-way columns are merged into one effect (an alias chain); a column that is a
-    combination of others is left out; runs with a NaN value are dropped.
-
-    Each effect is twice the OLS coefficient (the difference between the high and the low level); its interval
-    uses the residual variance on N - p degrees of freedom (replicate runs give pure error). With no
-    residual degrees of freedom the intervals and p values are NaN.
+    """Main effects and two-way interactions of `values` (n_runs,) on `coded` settings (n_runs, n_factors) by OLS:
+    aliased two-way columns merge into one chain, a column that combines others is left out, NaN runs are dropped.
 
     >>> design = fractional_factorial(["lr", "epochs", "tau"], {"C": "AB"})
     >>> [(e.label, e.estimate) for e in effects(design.runs, np.array([1.0, 3.0, 1.0, 3.0]), design.factors)]

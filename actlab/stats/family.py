@@ -1,16 +1,10 @@
 """Multiplicity across a study's claims: family-wise control applied to the verdicts, not only shown.
 
-Why: twenty claims each at 5% would, under a global null, give at least one false decisive verdict about two
-times in three. So every study's claims form one family. Each claim's p is the p of the test that decided its
-verdict (for an inconclusive one, the nearer of its two directions); the family's adjusted p says whether a
-decisive verdict survives: `survives_family` is False for a decisive verdict whose adjusted p is `alpha` or more,
-and the index counts and colours such a verdict apart ("decisive, but not after family-wise control"). The
-verdict itself stays the rule's, so a reader sees both.
-
-Methods: Holm's step-down (family-wise error rate) for a study's handful of claims; Benjamini-Hochberg (false
-discovery rate) for a large family such as the zoo's sixty "X beats ReLU" claims, where the page states the number
-of false verdicts that rate allows among the surviving ones. Claims without a p (exact checks of mathematics,
-claims that did not run) take no part and keep `survives_family` None.
+Why: twenty claims each at 5% would, under a global null, give a false decisive verdict two times in three. So a
+study's claims form one family over each claim's deciding p; a decisive verdict whose adjusted p is `alpha` or more
+gets `survives_family` False (the index shows it apart), while the verdict stays the rule's. Holm for a study's
+handful of claims; Benjamini-Hochberg for a large family (the zoo's sixty "X beats ReLU"). Claims without a p take
+no part and keep `survives_family` None.
 """
 
 from __future__ import annotations
@@ -42,12 +36,8 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> np.ndarray:
 
 
 def adjust_family(claims: Sequence[Claim], family: str, *, method: str = "holm", alpha: float = 0.05) -> list[Claim]:
-    """`claims` with `p_adjusted`, `family` (in words) and `survives_family` set over the ones that have a p value.
-
-    `family` names it on the page ("Flex-Act"); the text says the method and its size ("Flex-Act: Holm over 6
-    claims"); for Benjamini-Hochberg it adds how many of the surviving verdicts the false discovery rate allows to
-    be false.
-    """
+    """`claims` with `p_adjusted`, `family` (the method and size in words) and `survives_family` set over the ones
+    with a p value."""
     if method not in METHODS:
         raise ValueError(f"adjust_family: method must be one of {METHODS}, got {method!r}")
     indices = [i for i, claim in enumerate(claims) if claim.p_value is not None]

@@ -1,15 +1,10 @@
 """Does the chosen activation depend on layer depth? Chi-square, Cochran-Armitage trend, multinomial logit.
 
-Why three tests: SmartMixed and Flex-Act report "layer-wise preferences" (e.g. one activation in
-early layers, another in deep ones). A chi-square test of layer x choice asks whether choices
-differ between layers at all; the Cochran-Armitage test asks whether one choice's share rises or
-falls with depth (more power when the effect is a trend); the multinomial logit of choice on
-normalised depth compares networks of different depths on one scale and, with errors clustered by
-seed, does not treat the neurons of one network as independent evidence.
-
-Pitfall handled here: `statsmodels` `Table(..., shift_zeros=True)` (its default) adds 0.5 to every
-cell when any cell is zero, which changes the trend statistic; counts of choices often contain
-zeros, so tables are built with `shift_zeros=False`.
+Why three tests: chi-square asks whether choices differ between layers at all; Cochran-Armitage whether one
+choice's share rises or falls with depth (more power for a trend); the multinomial logit on normalised depth puts
+networks of different depths on one scale and, clustered by seed, does not count one network's neurons as
+independent. statsmodels' `Table` adds 0.5 to every cell when any is zero (`shift_zeros=True`, its default), which
+changes the trend statistic; choice counts often hold zeros, so tables use `shift_zeros=False`.
 """
 
 from __future__ import annotations
@@ -38,8 +33,7 @@ class ChiSquare:
 def layer_choice_table(
     frame: pd.DataFrame, layer: str = "layer", choice: str = "choice", count: str | None = None
 ) -> pd.DataFrame:
-    """Counts of each choice per layer, (n_layers, n_choices) in layer order; `frame` holds one row per neuron (or,
-    with `count`, a weight column summed)."""
+    """Counts of each choice per layer, (n_layers, n_choices); `frame`: one row per neuron, or `count` summed."""
     for column in (layer, choice, *([count] if count else [])):
         if column not in frame:
             raise ValueError(f"layer_choice_table: column {column!r} not in the table ({', '.join(frame.columns)})")
@@ -51,8 +45,7 @@ def layer_choice_table(
 
 
 def chi_square(table: Any) -> ChiSquare:
-    """`scipy.stats.chi2_contingency` without Yates' correction (tables here are bigger than 2x2); `table`:
-    (n_layers, n_choices) counts.
+    """Chi-square without Yates' correction (tables bigger than 2x2), Cramer's V; `table`: (n_layers, n_choices).
 
     >>> chi_square([[10, 0], [0, 10]]).cramers_v
     1.0
@@ -70,11 +63,8 @@ def chi_square(table: Any) -> ChiSquare:
 
 
 def cochran_armitage(successes: Any, totals: Any, scores: Any | None = None) -> dict[str, float]:
-    """Trend in the proportion successes/totals across ordered groups (layers), two-sided.
-
-    Uses `Table.test_ordinal_association` (the linear-by-linear statistic, which for two columns
-    is the Cochran-Armitage test with the permutation variance) on the unshifted table.
-    `successes`, `totals` and `scores`: (n_groups,). Returns the statistic, its z score and the two-sided p.
+    """Two-sided trend in successes/totals across ordered groups, each (n_groups,): the linear-by-linear test of
+    statsmodels (Cochran-Armitage with the permutation variance for two columns) on the unshifted table.
 
     >>> round(cochran_armitage([1, 5, 9], [10, 10, 10])["zscore"], 4)
     3.5176
@@ -96,8 +86,7 @@ def cochran_armitage(successes: Any, totals: Any, scores: Any | None = None) -> 
 
 
 def layer_trend_tests(table: pd.DataFrame, scores: Any | None = None, alpha: float = 0.05) -> pd.DataFrame:
-    """One Cochran-Armitage test per choice (that choice vs all others) across layers, Holm-adjusted; `table`:
-    (n_layers, n_choices) counts; one result row per choice."""
+    """One Cochran-Armitage test per choice (against all others), Holm-adjusted; `table`: (n_layers, n_choices)."""
     counts = table.to_numpy(dtype=float)
     totals = counts.sum(axis=1)
     rows = []
@@ -110,8 +99,7 @@ def layer_trend_tests(table: pd.DataFrame, scores: Any | None = None, alpha: flo
 
 
 def normalised_depth(layer_index: Any, n_layers: Any) -> np.ndarray:
-    """0 for the first hidden layer, 1 for the last: puts networks of different depth on one axis. `layer_index`
-    and `n_layers` broadcast together (n,); returns (n,).
+    """0 for the first hidden layer, 1 for the last, (n,): networks of different depth on one axis.
 
     >>> normalised_depth([0, 1, 2, 0], [3, 3, 3, 1]).tolist()
     [0.0, 0.5, 1.0, 0.0]
@@ -130,13 +118,9 @@ def multinomial_depth(
     cluster: str = "seed",
     reference: str | None = None,
 ) -> tuple[pd.DataFrame, dict[str, float]]:
-    """Multinomial logit of choice on depth with seed-clustered standard errors; `frame`: one row per neuron, with
-    its `choice`, `depth` and `cluster`.
-
-    Returns a table with one row per non-reference choice (log-odds slope per unit of depth vs the
-    reference, clustered SE, z, p, 95% CI) and the joint Wald test that every slope is zero.
-    Cluster-robust errors need several clusters: with fewer than ~10 seeds, read p-values loosely.
-    """
+    """Multinomial logit of choice on depth, seed-clustered errors; `frame`: one row per neuron. Returns one row per
+    non-reference choice (log-odds slope, SE, z, p, CI) and the joint Wald test; fewer than ~10 clusters: read
+    the p-values loosely."""
     import statsmodels.api as sm
 
     for column in (choice, depth, cluster):
@@ -185,10 +169,8 @@ def multinomial_depth(
 
 
 # ---------------------------------------------------------------- the network as the unit
-# The neurons of one network share its training run, so they are not independent draws: the tests
-# above, which count neurons, describe the pooled choices but overstate the evidence. Below, each
-# network contributes one number (the fitted change of a group's share from its first to its last
-# hidden layer), and the test is over networks.
+# One network's neurons share its run, so tests that count neurons overstate the evidence: below, each network
+# contributes one number (its group share's fitted change from first to last layer), tested over networks.
 
 
 def group_share_by_layer(
@@ -200,8 +182,7 @@ def group_share_by_layer(
     choice: str = "choice",
     count: str = "count",
 ) -> pd.DataFrame:
-    """Per (network, layer): the share of neurons whose choice is in `group` (one row each, column `share`);
-    `table`: one row per (network, layer, choice) with its `count`."""
+    """Per (network, layer), the `share` of neurons whose choice is in `group`; `table`: one row per choice."""
     missing = [c for c in (network, layer, choice, count) if c not in table]
     if missing:
         raise ValueError(
@@ -220,9 +201,8 @@ def group_share_by_layer(
 def network_trends(
     shares: pd.DataFrame, *, network: str = "network", layer: str = "layer", share: str = "share"
 ) -> pd.DataFrame:
-    """Per network (`shares`: one row per (network, layer)): the least-squares slope of `share` over layer index,
-    and the fitted change from the first to the last layer (slope x (layers - 1)), which puts networks of different
-    depth on one scale (share units). Networks with one layer have no trend and are left out."""
+    """Per network: the least-squares slope of `share` over layer and the fitted change first to last layer (one
+    scale for every depth); one-layer networks are left out."""
     values = shares[share].to_numpy(dtype=float)
     if not np.all(np.isfinite(values)):
         raise ValueError(f"network_trends: {share} has NaN or inf values; every layer of every network needs a share")
@@ -239,7 +219,7 @@ def network_trends(
 
 @dataclass(frozen=True)
 class NetworkEffect:
-    """A one-sample t-test over networks: mean, CI, p, and what n networks could have detected."""
+    """A one-sample t-test over networks, with what n networks could have detected."""
 
     estimate: float
     low: float
@@ -254,8 +234,7 @@ class NetworkEffect:
 
 
 def network_effect(values: Any, *, alpha: float = 0.05, margin: float | None = None) -> NetworkEffect:
-    """One-sample t-test of the mean of per-network `values` (n_networks,) against 0, its CI, MDE and (optional)
-    TOST."""
+    """t-test of per-network `values` (n_networks,) against 0, with CI, MDE and optional TOST."""
     from actlab.stats.power import mde_one_sample, tost_one_sample
 
     x = np.asarray(values, dtype=float)
@@ -287,8 +266,8 @@ def network_effect(values: Any, *, alpha: float = 0.05, margin: float | None = N
 
 
 def heterogeneity(values: Any, groups: Any) -> float:
-    """p-value of a one-way ANOVA of per-network values across cells (e.g. dataset x architecture):
-    small means the cells disagree, so their networks must not be pooled into one test. `values`, `groups`: (n,)."""
+    """One-way ANOVA p of per-network `values` (n,) across `groups` (n,): small means the cells must not be
+    pooled."""
     frame = pd.DataFrame({"value": np.asarray(values, dtype=float), "group": np.asarray(groups)})
     samples = [block.value.to_numpy() for _, block in frame.groupby("group") if len(block) >= 2]
     if len(samples) < 2:

@@ -1,15 +1,9 @@
 """What a run could detect, and whether two arms are equivalent: minimum detectable effects and TOST.
 
-Why this module: an "inconclusive" verdict means nothing unless it says how large an effect the
-run could have seen. The minimum detectable effect (MDE) at 80% power is the smallest true mean
-difference that a two-sided test at level alpha would detect four times out of five, given the
-spread the run observed. It is reported in the claim's own unit (bits/byte, accuracy points,
-share of routing mass), so a reader can hold it against the paper's effect.
-
-statsmodels does the power algebra (`TTestPower` for one-sample and paired designs,
-`TTestIndPower` for two independent groups) and the equivalence tests (`ttost_paired`,
-`ttost_ind`); this module fixes the conventions (two-sided, alpha 0.05, power 0.8, sample SD with
-ddof=1) and turns standardised effects back into the claim's unit.
+Why: "inconclusive" means nothing without how large an effect the run could have seen. The MDE is the smallest
+true mean difference a two-sided test at alpha detects with 80% power at the observed spread, in the claim's own
+unit, so a reader can hold it against the paper's effect. statsmodels does the algebra; this module fixes the
+conventions (two-sided, alpha 0.05, power 0.8, SD with ddof=1).
 """
 
 from __future__ import annotations
@@ -47,10 +41,7 @@ class Detectable:
 def mde_one_sample(
     values: Any, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER, sd: float | None = None
 ) -> Detectable:
-    """MDE of a one-sample t-test of `values` (n,) against a fixed value (e.g. a per-network slope against 0).
-
-    `sd` overrides the observed SD (e.g. a pilot's); otherwise the sample SD (ddof=1) is used.
-    Paired differences are one sample: pass a - b here, or use `mde_paired`.
+    """MDE of a one-sample t-test of `values` (n,); `sd` overrides the sample SD (e.g. a pilot's).
 
     >>> round(mde_one_sample([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]).mde, 3)
     3.016
@@ -62,8 +53,7 @@ def mde_one_sample(
 
 
 def mde_paired(a: Any, b: Any, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> Detectable:
-    """MDE of a paired t-test of a - b over seeds, `a`, `b`: (n,): the SD of the per-seed differences sets the
-    scale."""
+    """MDE of a paired t-test of `a` - `b`, each (n,): the SD of the per-seed differences sets the scale."""
     x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
     if x.size != y.size:
         raise ValueError(f"mde_paired: a has {x.size} values, b has {y.size}; pair them by seed first")
@@ -94,7 +84,7 @@ class Equivalence:
 
 
 def tost_paired(a: Any, b: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) -> Equivalence:
-    """Is the paired difference a - b within +-margin? statsmodels' `ttost_paired`; `a`, `b`: (n,), paired.
+    """Is the paired difference a - b, each (n,), within +-margin?
 
     >>> tost_paired([1.0, 1.2, 0.9, 1.1], [1.0, 1.0, 1.0, 1.0], margin=0.5).equivalent
     True
@@ -112,7 +102,7 @@ def tost_paired(a: Any, b: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) 
 
 
 def tost_one_sample(values: Any, margin: float, *, alpha: float = DEFAULT_ALPHA) -> Equivalence:
-    """Is the mean of `values` (n,) within +-margin of 0 (e.g. per-network slopes)? TOST as a paired test against 0."""
+    """Is the mean of `values` (n,) within +-margin of 0? TOST as a paired test against 0."""
     x = as_values(values, "values", min_n=2)
     result = tost_paired(x, np.zeros_like(x), margin, alpha=alpha)
     return Equivalence(result.margin, result.pvalue, result.equivalent, result.estimate, "one-sample")
@@ -136,10 +126,8 @@ def mde_from_t_interval(
     alpha: float = DEFAULT_ALPHA,
     power: float = DEFAULT_POWER,
 ) -> float:
-    """MDE of a one-sample (or paired) t-test recovered from the t interval a table already holds.
-
-    Why: study tables keep each mean difference's t interval and n, not the per-seed values; the interval's half
-    width is t_{(1+c)/2, n-1} sd / sqrt(n), which gives back sd, and the MDE is d_80% sd.
+    """MDE of a one-sample (or paired) t-test from the t interval and n a table keeps instead of the values: the
+    half width t_{(1+c)/2, n-1} sd / sqrt(n) gives back sd.
 
     >>> round(mde_from_t_interval(-1.0, 1.0, 10), 3)  # sd = sqrt(10) / t_{0.975, 9}
     1.392
@@ -149,12 +137,8 @@ def mde_from_t_interval(
 
 
 def mde_from_interval(ci: Sequence[float], confidence: float = 0.95, power: float = DEFAULT_POWER) -> float:
-    """MDE at `power` from a two-sided interval by the normal approximation: (z_(1+c)/2 + z_power) x SE, with the
-    SE = half width / z_(1+c)/2.
-
-    Why beside `mde_from_t_interval`: for estimates whose interval is a bootstrap, not a t interval (a share of
-    architectures, a rank), there is no n and no t distribution to recover; the normal approximation is the
-    honest reading of such an interval's width.
+    """MDE from a two-sided interval by the normal approximation, (z_(1+c)/2 + z_power) x half width / z_(1+c)/2:
+    for a bootstrap interval (a share, a rank) there is no n or t distribution to recover.
 
     >>> round(float(mde_from_interval((-1.0, 1.0))), 4)  # (1.96 + 0.8416) / 1.96
     1.4294
@@ -170,12 +154,8 @@ def mde_from_interval(ci: Sequence[float], confidence: float = 0.95, power: floa
 
 
 def mde_proportion(n: int, p0: float, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> float:
-    """The smallest drop of a success rate below `p0` that n runs detect (two-sided, arcsine effect size).
-
-    Why arcsine: for rates near 0 or 1 (a router that picks the truth in 9 of 10 seeds) the normal approximation
-    of a raw proportion is poor; Cohen's h = 2 asin(sqrt p1) - 2 asin(sqrt p0) is what statsmodels' power classes
-    take (`NormalIndPower` with ratio 0 is the one-sample test). Returned in rate units (p0 - p1).
-    """
+    """The smallest drop p0 - p1 of a success rate that n runs detect, two-sided, on the arcsine scale (Cohen's h),
+    since a raw proportion's normal approximation is poor near 0 or 1."""
     from statsmodels.stats.power import NormalIndPower
 
     if n < 1 or not 0 < p0 <= 1:
@@ -189,10 +169,7 @@ def mde_proportion(n: int, p0: float, *, alpha: float = DEFAULT_ALPHA, power: fl
 def tost_from_t_interval(
     low: float, high: float, n: int, margin: float, *, confidence: float = 0.95, alpha: float = DEFAULT_ALPHA
 ) -> Equivalence:
-    """TOST of a mean (or paired mean difference) within +-margin, from its t interval and n (as a table keeps it).
-
-    The two one-sided t-tests of `tost_paired`, with the mean at the interval's centre and the standard error
-    recovered from its half width."""
+    """`tost_paired` from a t interval and n: the mean at its centre, the standard error from its half width."""
     from scipy import stats
 
     _check_margin("tost_from_t_interval", margin)

@@ -1,10 +1,6 @@
-"""Performance profiles (Agarwal et al. 2021, rliable): over several tasks, the fraction of runs whose
-normalised score exceeds each threshold tau, with a bootstrap band stratified by task.
-
-Why: one curve per method reads at a glance across tasks; a method whose curve lies above another's scores
-higher on more runs at every threshold. Scores must be comparable across tasks, so each task is normalised first
-(`min_max_normalise`: 0 = the worst run of any method on that task, 1 = the best), and lower-is-better metrics
-are negated before that. Pure functions; the seed is an argument.
+"""Performance profiles (Agarwal et al. 2021, rliable): the fraction of runs whose normalised score exceeds each
+threshold tau, over tasks, with a bootstrap band stratified by task. Scores must be comparable across tasks, so
+each task is min-max normalised first (lower-is-better metrics negated before that).
 """
 
 from __future__ import annotations
@@ -24,8 +20,7 @@ def _runs_by_tasks(scores: np.ndarray, name: str) -> np.ndarray:
 
 
 def min_max_normalise(scores: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Each method's scores, (n_runs, n_tasks) (runs may differ by method), rescaled per task to [0, 1] over all
-    methods' runs on that task; the same shapes back.
+    """Each method's scores (n_runs, n_tasks) rescaled per task to [0, 1] over all methods' runs on it.
 
     >>> normalised = min_max_normalise({"a": np.array([[0.0, 10.0]]), "b": np.array([[1.0, 20.0]])})
     >>> normalised["a"].tolist(), normalised["b"].tolist()
@@ -44,9 +39,8 @@ def min_max_normalise(scores: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]
 
 
 def performance_profile(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
-    """P(score > tau) for each tau, over all (run, task) pairs: the mean over tasks of each task's fraction, so
-    every task weighs the same whatever its number of runs (rliable's convention). `scores`: (n_runs, n_tasks);
-    `taus`: (n_taus,); returns (n_taus,).
+    """P(score > tau), (n_taus,), as the mean over tasks of each task's fraction (every task weighs the same);
+    `scores`: (n_runs, n_tasks).
 
     >>> performance_profile(np.array([[0.2, 0.9], [0.6, 0.4]]), np.array([0.0, 0.5, 1.0])).tolist()
     [1.0, 0.5, 0.0]
@@ -59,8 +53,7 @@ def performance_profile(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
 def performance_profile_band(
     scores: np.ndarray, taus: np.ndarray, *, seed: int, confidence: float = 0.95, n_resamples: int = 2000
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap band of `performance_profile`, resampling runs within each task (stratified).
-    `scores`: (n_runs, n_tasks); `taus`: (n_taus,); returns (low, high), each (n_taus,)."""
+    """Percentile band (low, high), each (n_taus,), of `performance_profile`, resampling runs within each task."""
     array = _runs_by_tasks(scores, "performance_profile_band")
     if not 0 < confidence < 1 or n_resamples < 1:
         raise ValueError(f"need 0 < confidence < 1 and n_resamples >= 1, got {confidence}, {n_resamples}")

@@ -1,12 +1,8 @@
 """Rank analysis over blocks (architectures, tasks): rank distribution, P(rank <= k), mean reciprocal rank.
 
-Why bootstrap ranks: a claim such as "SmartMixed is in the top 3 on most architectures" depends on
-seed noise in every competitor. Resampling each (block, method) cell's seeds, re-averaging and
-re-ranking shows how often the claim would hold on another draw of seeds.
-
-Shapes: `scores` is (blocks, methods), one number per cell (e.g. the seed mean); `runs` is
-(blocks, methods, seeds) with NaN where a seed is missing. Rank 1 is the best; by default higher
-scores are better (pass `higher_is_better=False` for losses).
+Why bootstrap ranks: "in the top 3 on most architectures" depends on every competitor's seed noise; resampling
+each cell's seeds and re-ranking shows how often it would hold on another draw. `scores` is (blocks, methods);
+`runs` (blocks, methods, seeds), NaN where a seed is missing. Rank 1 is the best (higher scores by default).
 """
 
 from __future__ import annotations
@@ -22,8 +18,7 @@ from actlab.stats.summary import Interval
 
 
 def rank_scores(scores: Any, higher_is_better: bool = True, ties: str = "min") -> np.ndarray:
-    """Ranks within each block (row), 1 = best; `ties` as in `scipy.stats.rankdata` ("min": shared best rank).
-    `scores`: (n_blocks, n_methods); returns the same shape.
+    """Ranks within each block (row) of `scores`, 1 = best; `ties` as in `scipy.stats.rankdata`.
 
     >>> rank_scores([[0.9, 0.8, 0.9], [0.1, 0.3, 0.2]]).tolist()
     [[1, 3, 1], [3, 1, 2]]
@@ -37,8 +32,7 @@ def rank_scores(scores: Any, higher_is_better: bool = True, ties: str = "min") -
 
 
 def rank_distribution(scores: Any, methods: Sequence[str] | None = None, higher_is_better: bool = True) -> pd.DataFrame:
-    """Fraction of blocks in which each method takes rank 1, 2, ...; `scores`: (n_blocks, n_methods); the result:
-    (n_methods, n_methods), rows methods, columns ranks."""
+    """Fraction of blocks in which each method (row) takes each rank (column)."""
     ranks = rank_scores(scores, higher_is_better)
     n_methods = ranks.shape[1]
     names = list(methods) if methods is not None else [str(i) for i in range(n_methods)]
@@ -49,8 +43,7 @@ def rank_distribution(scores: Any, methods: Sequence[str] | None = None, higher_
 
 
 def bootstrap_ranks(runs: Any, *, seed: int, n_resamples: int = 1000, higher_is_better: bool = True) -> np.ndarray:
-    """(n_resamples, n_blocks, n_methods) ranks after resampling each cell's seeds with replacement; `runs`:
-    (n_blocks, n_methods, n_seeds), NaN where a seed is missing."""
+    """(n_resamples, n_blocks, n_methods) ranks after resampling each cell's seeds with replacement."""
     array = np.asarray(runs, dtype=float)
     if array.ndim != 3:
         raise ValueError(f"bootstrap_ranks: runs must be (blocks, methods, seeds), got shape {array.shape}")
@@ -71,8 +64,7 @@ def bootstrap_ranks(runs: Any, *, seed: int, n_resamples: int = 1000, higher_is_
 def probability_rank_at_most(
     runs: Any, k: int = 3, *, seed: int, n_resamples: int = 1000, higher_is_better: bool = True
 ) -> np.ndarray:
-    """(n_blocks, n_methods): the bootstrap probability that a method ranks k or better in a block; `runs`:
-    (n_blocks, n_methods, n_seeds)."""
+    """(n_blocks, n_methods): the bootstrap probability that a method ranks k or better in a block."""
     ranks = bootstrap_ranks(runs, seed=seed, n_resamples=n_resamples, higher_is_better=higher_is_better)
     return (ranks <= k).mean(axis=0)
 
@@ -87,8 +79,7 @@ def top_k_fraction(
     confidence: float = 0.95,
     higher_is_better: bool = True,
 ) -> Interval:
-    """Fraction of blocks where one method ranks <= k on seed means, with a percentile bootstrap CI; `runs`:
-    (n_blocks, n_methods, n_seeds)."""
+    """Fraction of blocks where one method ranks <= k on seed means, with a percentile bootstrap CI."""
     array = np.asarray(runs, dtype=float)
     point = rank_scores(np.nanmean(array, axis=-1), higher_is_better)[:, method_index] <= k
     ranks = bootstrap_ranks(array, seed=seed, n_resamples=n_resamples, higher_is_better=higher_is_better)
@@ -107,8 +98,7 @@ def mean_reciprocal_rank(
     confidence: float = 0.95,
     higher_is_better: bool = True,
 ) -> pd.DataFrame:
-    """Mean over blocks of 1/rank per method (1 = always best), with percentile bootstrap CIs over seeds; `runs`:
-    (n_blocks, n_methods, n_seeds); one result row per method."""
+    """Mean over blocks of 1/rank per method (1 = always best), with percentile bootstrap CIs over seeds."""
     array = np.asarray(runs, dtype=float)
     point = (1.0 / rank_scores(np.nanmean(array, axis=-1), higher_is_better)).mean(axis=0)
     ranks = bootstrap_ranks(array, seed=seed, n_resamples=n_resamples, higher_is_better=higher_is_better)
@@ -122,8 +112,7 @@ def mean_reciprocal_rank(
 def runs_array(
     frame: pd.DataFrame, *, block: str, method: str, seed: str = "seed", value: str = "value"
 ) -> tuple[np.ndarray, list[Any], list[Any]]:
-    """Tidy rows (one per block, method and seed) -> an (n_blocks, n_methods, n_seeds) array with NaN for missing
-    seeds, plus the block and method labels."""
+    """Tidy rows -> (n_blocks, n_methods, n_seeds) with NaN for missing seeds, and the block and method labels."""
     for column in (block, method, seed, value):
         if column not in frame:
             raise ValueError(f"runs_array: column {column!r} not in the table ({', '.join(map(str, frame.columns))})")

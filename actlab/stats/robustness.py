@@ -1,23 +1,14 @@
 """Does a claim's primary verdict hold at the other settings the paper leaves open? The robustness rule.
 
-Why a rule of its own, and why it never replaces the verdict: the primary verdict is the claim's rule at its
-registered default design. Running the claim again at other settings (a specification curve) says whether that
-verdict is fragile, but most alternatives are small (2-4 seeds), and a rule that let any alternative's point
-estimate, or a heterogeneity test beside it, override a decisive baseline fired on noise most of the time
-(issue Y: "depends on" in 78% of curves where the claim was false everywhere). So here:
+Why a rule of its own that never replaces the verdict: most alternative specifications are small (2-4 seeds), and
+a rule that let their point estimates override a decisive baseline fired on noise most of the time. So:
 
-- an alternative counts as evidence only if it is *adequate*: decisive on its own, or with at least 80% power at
-  the claim's MDE (its own MDE, at its own n and spread, no larger than the claim's: for a t test the two say the
-  same). The others are "too small to tell" and are listed with their n, never counted;
-- the primary verdict is *contradicted* only by a decisive verdict of the opposite direction at an adequate
-  alternative, judged with the family of alternatives controlled: the study computes each alternative's
-  `family_verdict` with its own rule at level alpha / m for m alternatives (Bonferroni), so under any truth shared
-  by every specification the chance that some alternative contradicts a correct primary verdict is at most alpha;
+- an alternative counts only if *adequate*: decisive on its own, or its MDE (80% power, at its own n and spread)
+  no larger than the claim's; the others are "too small to tell", listed with their n, never counted;
+- the primary verdict is *contradicted* only by an adequate alternative's opposite decisive `family_verdict`, which
+  the study computes at alpha / m for m alternatives (Bonferroni), so under any truth shared by every
+  specification a correct primary verdict is contradicted with probability at most alpha;
 - the robustness test's p is the smallest Bonferroni-adjusted p against the primary verdict.
-
-Its error rates are simulated per claim, with every specification drawn at its own observed spread (the studies'
-`operating` modules); `Robustness` carries the worst P(contradicted) where one effect holds everywhere and the
-power to find a planted reversal at one choice.
 """
 
 from __future__ import annotations
@@ -34,9 +25,8 @@ _SAME_MDE = 1e-9  # relative slack when a specification's MDE equals the claim's
 
 @dataclass(frozen=True)
 class SpecificationResult:
-    """One alternative as a study computed it: `verdict` at the claim's level, `family_verdict` at alpha / m,
-    `mde` in the direction of the claim's stated MDE (None: that verdict cannot be reached at its n), and
-    `p_against` the unadjusted p of its test in the direction opposite to the primary verdict (None: no test)."""
+    """One alternative: `verdict` at the claim's level, `family_verdict` at alpha / m, `mde` in the direction of the
+    claim's MDE (None: unreachable at its n), `p_against` its unadjusted p against the primary verdict."""
 
     label: str
     n: int
@@ -96,7 +86,7 @@ def assess(
 
 
 def contradicted(primary: str, family_verdicts: Sequence[str], adequate: Sequence[bool]) -> bool:
-    """The rule's decision alone, for simulations: some adequate alternative decides the opposite way at alpha/m.
+    """The rule's decision alone, for simulations: an adequate alternative decides the opposite way at alpha/m.
 
     >>> contradicted("supported", ["not supported", "inconclusive"], [True, False])
     True
@@ -107,8 +97,8 @@ def contradicted(primary: str, family_verdicts: Sequence[str], adequate: Sequenc
 def simulated_rates(
     scenarios: Sequence[object], reversal: str | None = None
 ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
-    """(worst P(contradicted) over the scenarios with one effect everywhere, P(contradicted) in the `reversal`
-    scenario), each with its Monte-Carlo SE, from `actlab.claim.Scenario`s that recorded `contradicted`."""
+    """(worst P(contradicted) where one effect holds everywhere, P(contradicted) at the `reversal`), each with its
+    Monte-Carlo SE, from `actlab.claim.Scenario`s."""
     same = [s for s in scenarios if s.contradicted is not None and s.name != reversal]
     worst = max(same, key=lambda s: s.contradicted, default=None)
     false_rate = None if worst is None else (worst.contradicted, worst.standard_error(worst.contradicted))

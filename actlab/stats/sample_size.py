@@ -1,9 +1,7 @@
 """The smallest number of units at which a rule reaches an outcome with a given probability, found by search.
 
-Why: an outcome a rule cannot reach at the default n (TOST's "equivalent" with a margin below what the spread lets
-it pass) must be stated with the n it would need, computed rather than guessed. The probability at a given n often
-has no closed form (an intersection-union test over correlated comparisons), so the caller simulates it through
-the rule's own code; this module only searches over n.
+Why: an outcome unreachable at the default n must be stated with the n it needs. The probability often has no
+closed form (an intersection-union test over correlated comparisons), so the caller simulates it; this searches n.
 """
 
 from __future__ import annotations
@@ -19,11 +17,8 @@ MAX_UNITS = 100_000
 
 
 def smallest_n(probability: Callable[[int], float], target: float, *, start: int, limit: int = 5_000) -> int | None:
-    """The smallest n in [start, limit] with `probability(n) >= target`, or None if `limit` still falls short.
-
-    Assumes the probability grows with n (a test's power does): doubling from `start` brackets the crossing, then
-    bisection narrows it. A simulated probability is noisy, so the answer is good to the Monte-Carlo error of
-    `probability` near the crossing; give it enough simulations (and its own fixed seed per n) for that.
+    """The smallest n in [start, limit] with `probability(n) >= target` (None: `limit` falls short), by doubling
+    then bisection: assumes the probability grows with n, so a simulated one needs a fixed seed per n.
 
     >>> smallest_n(lambda n: 1 - 1 / n, 0.9, start=2)
     10
@@ -52,8 +47,8 @@ def smallest_n(probability: Callable[[int], float], target: float, *, start: int
 
 
 def tost_units(sd: float, margin: float, alpha: float, power: float = 0.8, components: int = 2) -> int:
-    """The n at which TOST puts `components` zero-mean components (SD `sd`) within +-margin with `power` together
-    (each at power^(1/components)), by the normal approximation of the t test; `MAX_UNITS` if none below it does.
+    """The n at which TOST puts `components` zero-mean components (SD `sd`) within +-margin with `power` together,
+    by the normal approximation of the t test (`MAX_UNITS` if none below).
 
     >>> tost_units(1.0, 1.0, 0.05, components=1)
     10
