@@ -1,18 +1,12 @@
 """Group-sequential designs: decide with the fewest seeds while the error rate over every look stays at alpha.
 
-Why: adding seeds until something is decisive is a new look at the data each time, and the false decisive rate
-grows with every look. A group-sequential design fixes, before the first look, the looks (the numbers of seeds at
-which the claim is decided), alpha and an alpha-spending function f(t) (Lan & DeMets 1983): at information
-fraction t = n / n_max at most f(t) of alpha has been spent. From them follow the boundaries c_k: the claim's rule
-is applied at look k with nominal level alpha_k = 2 (1 - Phi(c_k)), and the chance that any look decides wrongly
-stays alpha. The boundaries come from the joint distribution of the look statistics (a Brownian motion in
-information time), integrated numerically on a grid (Armitage, McPherson & Rowe 1969; Jennison & Turnbull 2000,
-ch. 19), here on scipy. No Python package on the index implements this with maintained releases (R's gsDesign and
-ldbounds do); the tests check these boundaries against a published table and classical constants.
-
-Spending functions (`SPENDING`): "obrien-fleming" (Lan-DeMets' O'Brien-Fleming type, f(t) = 2 - 2 Phi(z / sqrt t):
-almost nothing spent early, the last look near the fixed design's level) and "pocock" (f(t) = alpha ln(1 + (e - 1)
-t): equal-ish levels, earlier stops, a later last look).
+Why: adding seeds until something is decisive is a new look each time, and the false decisive rate grows with
+every look. A group-sequential design fixes the looks (seed counts), alpha and an alpha-spending function f(t)
+before the first look (Lan & DeMets 1983): at information fraction t = n / n_max at most f(t) of alpha is spent.
+The boundaries c_k follow from the look statistics' joint distribution (a Brownian motion in information time,
+integrated on a grid: Armitage, McPherson & Rowe 1969; Jennison & Turnbull 2000, ch. 19); the rule decides at look
+k at level 2 (1 - Phi(c_k)). No maintained Python package does this (R's gsDesign and ldbounds do); the tests
+check a published table. "obrien-fleming" spends almost nothing early; "pocock" stops earlier, ends later.
 
 >>> design = SequentialDesign(looks=(8, 12, 16, 20, 24), alpha=0.05, spending="obrien-fleming")
 >>> [round(c, 2) for c in design.boundaries]
@@ -23,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -36,8 +30,8 @@ GRID_POINTS = 2001  # Simpson's rule over the continuation region: boundaries to
 
 
 def obrien_fleming(t: float, alpha: float, sides: int = 2) -> float:
-    """Lan-DeMets' O'Brien-Fleming-type spending: 2 - 2 Phi(z_{1 - alpha/2} / sqrt(t)) (two-sided alpha), or
-    with `sides` = 1 the same with z_{1 - alpha / 2} kept, as SeqBounds.jl and gsDesign's sfLDOF define it."""
+    """Lan-DeMets' O'Brien-Fleming-type spending, 2 - 2 Phi(z_{1 - alpha/2} / sqrt(t)) for either `sides`, as
+    SeqBounds.jl and gsDesign's sfLDOF define it."""
     if t <= 0:
         return 0.0
     z = stats.norm.ppf(1 - alpha / 2)
@@ -50,8 +44,7 @@ def pocock(t: float, alpha: float, sides: int = 2) -> float:
 
 
 def hwang_shih_decani(gamma: float) -> Callable[[float, float, int], float]:
-    """Hwang, Shih & DeCani's family: alpha (1 - exp(-gamma t)) / (1 - exp(-gamma)); gamma > 0 spends early
-    (gamma = 1 is close to Pocock's), gamma = -4 close to O'Brien-Fleming's."""
+    """Hwang, Shih & DeCani: alpha (1 - exp(-gamma t)) / (1 - exp(-gamma)); gamma -4 is near O'Brien-Fleming."""
 
     def spend(t: float, alpha: float, sides: int = 2) -> float:
         t = min(max(t, 0.0), 1.0)
@@ -85,11 +78,9 @@ def _excess(c: float, tk: float, grid: np.ndarray, mass: np.ndarray, scale: floa
 
 @lru_cache(maxsize=256)
 def boundaries(fractions: tuple[float, ...], alpha: float, spending: str, sides: int = 2) -> tuple[float, ...]:
-    """The z boundaries c_1..c_K at information `fractions` (increasing, the last 1) for `spending` at `alpha`:
-    with `sides` = 2 a look decides when |Z_k| >= c_k (either direction), with 1 when Z_k >= c_k.
-
-    Each c_k solves P(no earlier look decided, look k decides) = f(t_k) - f(t_{k-1}) under the null, the look
-    statistics being Z_k = S(t_k) / sqrt(t_k) for a standard Brownian motion S."""
+    """The z boundaries c_1..c_K at `fractions` (increasing to 1): a look decides when |Z_k| (one-sided: Z_k)
+    >= c_k. Each c_k solves P(no earlier look decided, look k decides) = f(t_k) - f(t_{k-1}) under the null, with
+    Z_k = S(t_k) / sqrt(t_k) for a standard Brownian motion S."""
     if spending not in SPENDING:
         raise ValueError(f"spending must be one of {', '.join(SPENDING)}, got {spending!r}")
     t = np.asarray(fractions, dtype=float)
@@ -104,14 +95,12 @@ def boundaries(fractions: tuple[float, ...], alpha: float, spending: str, sides:
     previous_t = 0.0
     for k, tk in enumerate(t):
         target = spent[k] - (spent[k - 1] if k else 0.0)
-        increment = tk - previous_t
+        scale = math.sqrt(tk - previous_t)
         if density is None:
             tail = target / sides
             c = float(stats.norm.isf(tail)) if tail > 0 else math.inf
         else:
             grid, values, weights = density
-            scale = math.sqrt(increment)
-
             args = (float(tk), grid, values * weights, scale, target, sides)
             c = float(optimize.brentq(_excess, 0.0, 40.0, args=args, xtol=1e-10)) if target > 0 else math.inf
         found.append(c)
@@ -121,10 +110,8 @@ def boundaries(fractions: tuple[float, ...], alpha: float, spending: str, sides:
         step = (b - low) / (GRID_POINTS - 1)
         new_weights = _simpson_weights(GRID_POINTS) * step
         if density is None:
-            new_values = stats.norm.pdf(new_grid / math.sqrt(tk)) / math.sqrt(tk)
+            new_values = stats.norm.pdf(new_grid / scale) / scale
         else:
-            grid, values, weights = density
-            scale = math.sqrt(increment)
             kernel = stats.norm.pdf((new_grid[:, None] - grid[None, :]) / scale) / scale
             new_values = kernel @ (weights * values)
         density = (new_grid, new_values, new_weights)
@@ -135,8 +122,7 @@ def boundaries(fractions: tuple[float, ...], alpha: float, spending: str, sides:
 def crossing_probability(
     fractions: Sequence[float], bounds: Sequence[float], sides: int = 2, drift: float = 0.0
 ) -> float:
-    """P(some look's |Z_k| (or Z_k, one-sided) reaches its bound) for given z bounds at information `fractions`,
-    under a drift `drift` of Z at full information (0: the null). What `boundaries` spends, summed."""
+    """P(some look's |Z_k| (one-sided: Z_k) reaches its bound) under `drift` of Z at full information (0: null)."""
     total, density, previous = 0.0, None, 0.0
     for tk, c in zip(fractions, bounds, strict=True):
         b, increment = c * math.sqrt(tk), tk - previous
@@ -163,8 +149,7 @@ def crossing_probability(
 
 @dataclass(frozen=True)
 class SequentialDesign:
-    """Looks (seeds at which the claim is decided; the last is the most seeds it may take), alpha and the
-    spending function, fixed before the first look (the claim's registry entry holds them)."""
+    """Looks (seed counts; the last is the most seeds), alpha and spending, fixed before the first look."""
 
     looks: tuple[int, ...]
     alpha: float = 0.05
@@ -209,23 +194,13 @@ class SequentialDesign:
         return {"looks": list(self.looks), "alpha": self.alpha, "spending": self.spending}
 
 
-def look_levels(design: SequentialDesign, looks: Sequence[int]) -> list[float]:
-    """The nominal levels of the looks actually taken (a subset in order), as the design fixed them."""
-    levels = dict(zip(design.looks, design.nominal_levels, strict=True))
-    unknown = [n for n in looks if n not in levels]
-    if unknown:
-        raise ValueError(f"looks at {unknown} seeds are not in the design's looks {design.looks}")
-    return [levels[n] for n in looks]
-
-
 # ---------------------------------------------------------------- a claim decided look by look
 DECISIVE_VERDICTS = ("supported", "not supported", "equivalent")
 
 
 @dataclass(frozen=True)
 class Look:
-    """One look of a sequential decision: its seeds, nominal level, the rule's estimate, interval and verdict, and
-    what the rule could detect there (its MDE at this n and level, None where the rule has none)."""
+    """One look: seeds, nominal level, the rule's estimate, interval and verdict, and its MDE there (or None)."""
 
     n: int
     level: float
@@ -235,19 +210,11 @@ class Look:
     mde: float | None = None
 
     def as_json(self) -> dict[str, object]:
-        return {
-            "n": self.n,
-            "level": self.level,
-            "estimate": self.estimate,
-            "ci": list(self.ci),
-            "verdict": self.verdict,
-            "mde": self.mde,
-        }
+        return {**asdict(self), "ci": list(self.ci)}
 
 
 def stopped(looks: Sequence[Look], design: SequentialDesign) -> tuple[str, str]:
-    """(final verdict, why it stopped) after the looks taken so far: the first decisive look decides; after the
-    last look without one, the claim is inconclusive at the design's most seeds; before that it goes on."""
+    """(final verdict, why): the first decisive look decides; none by the last look: inconclusive; else "" (go on)."""
     for look in looks:
         if look.verdict in DECISIVE_VERDICTS:
             return look.verdict, f"decisive at look {looks.index(look) + 1} ({look.n} seeds, level {look.level:.3g})"
@@ -261,8 +228,8 @@ def stopped(looks: Sequence[Look], design: SequentialDesign) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class SequentialScenario:
-    """One simulated truth: how often the sequential rule ended with each verdict, its expected seeds, and the
-    fixed-n design with the same power (where the truth has a target verdict)."""
+    """One simulated truth: each final verdict's share, the expected seeds, and the fixed design's seeds for the same
+    power."""
 
     name: str
     effect: float
@@ -280,24 +247,14 @@ class SequentialScenario:
         return math.sqrt(max(p * (1 - p), 0.0) / self.n_simulations)
 
     def as_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "effect": self.effect,
-            "probabilities": self.probabilities,
-            "expected_seeds": self.expected_seeds,
-            "n_simulations": self.n_simulations,
-            "errors": list(self.errors),
-            "target": self.target,
-            "fixed_seeds": self.fixed_seeds,
-        }
+        return {**asdict(self), "errors": list(self.errors)}
 
 
 BatchDecide = Callable[[np.ndarray, float], list[str]]  # (data of n seeds, batch first; level) -> verdicts
 
 
 def simulate(design: SequentialDesign, data: np.ndarray, decide: BatchDecide) -> tuple[list[str], np.ndarray]:
-    """Run the sequential rule on every simulated data set of `data` (batch, max seeds, ...): the final verdicts
-    and the seeds each one stopped at."""
+    """The final verdicts and stopping seeds of the sequential rule on `data` (batch, max seeds, ...)."""
     batch = data.shape[0]
     final: list[str] = [""] * batch
     stops = np.full(batch, design.max_seeds)
@@ -325,9 +282,8 @@ def fixed_seeds_for(
     start: int,
     limit: int,
 ) -> float | None:
-    """The seeds at which the fixed design (one look at `alpha`) reaches `target` with probability `power` at the
-    truth `draw(n)` draws from, interpolated linearly between the last whole n below `power` and the first at or
-    above it (rounding up overstated the fixed design by up to a seed); None beyond `limit`.
+    """The seeds at which the fixed design (one look at `alpha`) reaches `target` with probability `power` on
+    `draw(n)`, interpolated between the last n below and the first at or above; None beyond `limit`.
 
     >>> hits = {2: 5, 3: 7, 4: 9}  # of 10 simulated data sets, at n = 2, 3, 4 seeds
     >>> decide = lambda n, alpha: ["yes"] * hits[n] + ["no"] * (10 - hits[n])  # the data set stands in for its n
@@ -345,9 +301,8 @@ def fixed_seeds_for(
 
 
 def prefix_draws(longest: np.ndarray, rows_per_seed: int = 1) -> Callable[[int], np.ndarray]:
-    """`draw(n)` for `fixed_seeds_for`: the first n seeds (n * `rows_per_seed` rows along axis 1) of one draw of the
-    most seeds it may try, so that the fixed design's power curve rises with n on common random numbers instead of
-    jumping by the noise of a fresh draw at every n.
+    """`draw(n)` for `fixed_seeds_for`: the first n seeds (n * `rows_per_seed` rows on axis 1) of one draw, so the
+    power curve rises with n on common random numbers rather than by a fresh draw's noise.
 
     >>> prefix_draws(np.arange(12).reshape(1, 6, 2), rows_per_seed=2)(2).tolist()
     [[[0, 1], [2, 3], [4, 5], [6, 7]]]
@@ -363,7 +318,7 @@ DEFAULT_BATCH = 4
 
 @dataclass(frozen=True)
 class SequentialTarget:
-    """A claim a sequential decision can make: its sweep, registered design and how it looks and simulates."""
+    """A claim a sequential decision can make: its sweep, registered design, and how it looks and simulates."""
 
     claim_id: str
     study: str
@@ -380,7 +335,7 @@ class SequentialTarget:
         return self.simulate(runs_dir, design, n_simulations)
 
     def spec(self, profile: str):  # noqa: ANN201 - a SweepSpec
-        """The sweep whose settings a new seed of this claim runs with (the profile's committed file)."""
+        """The profile's committed sweep a new seed of this claim runs with."""
         from actlab.sweep.spec import load_spec
 
         path = NOTEBOOKS / self.study / "sweeps" / profile / f"{self.sweep}.yml"
