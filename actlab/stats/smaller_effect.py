@@ -1,22 +1,12 @@
-"""A claim that needs two effects at once: the smaller of them, its simultaneous interval, p, MDE and TOST.
+"""A claim that needs k effects at once ("beats the random AND the reversed control"): the smaller of them, its
+simultaneous interval, p, MDE and TOST.
 
-Why: "learned choices beat the random AND the reversed control by at least 0.5 points" and "ELU+SELU rises AND
-ReLU+LeakyReLU falls" each hold only if both components exceed a threshold. The claim's estimate is the smaller
-component, min(mu_1, mu_2). Its interval [min(low_i), min(high_i)] built from per-component t intervals at
-confidence 1 - (1 - c)/k (Bonferroni over the k components the claim names, not over unrelated comparisons)
-covers min(mu_1, mu_2) at least c of the time, so
-
-- "supported" (interval above the threshold: every component above it) errs at most (1 - c)/(2k) per side, and
-- "not supported" (interval below: some component below it) errs at most (1 - c)/2,
-
-the limits a 95% interval's verdicts must meet. The MDE is computed at the same level (two-sided 1 - c over k)
-and at power 0.8^(1/k) per component, so that every component clears the threshold together with >= 80% power
-(exactly 80% for independent components; more when they are positively correlated); it is the largest
-component's. `equivalence_p` is the intersection-union TOST: every component within +-margin.
-
-Every function takes per-unit values shaped (batch, n, k) (a unit is one network or one seed; k components
-measured on the same units) and returns arrays over the batch, so a claim's simulation evaluates a thousand
-simulated data sets with the same code that evaluates the one real data set (batch = 1).
+The estimate is min(mu_i). Its interval [min(low_i), min(high_i)] from per-component t intervals at 1 - (1 - c)/k
+(Bonferroni over the claim's own k components) covers min(mu_i) at least c of the time, so "supported" (every
+component above the threshold) and "not supported" (some below) each err at most (1 - c)/2. The MDE is at the same
+level and at power 0.8^(1/k) per component, so all clear the threshold together with >= 80% power (exactly 80%
+when independent). `equivalence_p` is the intersection-union TOST. Every function takes per-unit values (batch, n, k)
+and returns arrays over the batch: a simulation decides a thousand data sets with the code that decides one.
 """
 
 from __future__ import annotations
@@ -33,7 +23,7 @@ POWER = 0.8
 
 @dataclass(frozen=True)
 class Components:
-    """Per batch element and component: mean, SD (ddof 1), n and standard error; arrays of shape (batch, k)."""
+    """Mean, SD (ddof 1) and standard error, each (batch, k), and n."""
 
     mean: np.ndarray
     sd: np.ndarray
@@ -46,7 +36,7 @@ class Components:
 
 
 def components(values: np.ndarray) -> Components:
-    """Summaries of per-unit `values`: (batch, n_units, k); refuses NaN (a diverged unit must be dropped first).
+    """Summaries of per-unit `values` (batch, n_units, k); NaN is refused (drop a diverged unit first).
 
     >>> c = components(np.array([[[1.0, 2.0], [2.0, 3.0], [3.0, 1.0]]]))
     >>> c.mean.tolist(), c.n, c.k
@@ -87,11 +77,9 @@ class SmallerEffect:
 
 
 def smaller_effect(c: Components, threshold: float, confidence: float = 0.95, power: float = POWER) -> SmallerEffect:
-    """min over components, its simultaneous interval at `confidence`, p and MDE (module docstring).
-
-    p: where every component lies above the threshold, the largest Bonferroni-adjusted p (the claim holds only if
-    each does); otherwise the smallest adjusted p among the components below it. So p < 1 - confidence exactly
-    when the interval excludes the threshold. Every array of the result is (batch,), the component ones (batch, k).
+    """min over components, its simultaneous interval, p and MDE. p: with every component above the threshold the
+    largest Bonferroni-adjusted p, else the smallest among those below, so p < 1 - confidence exactly when the
+    interval excludes the threshold.
 
     >>> c = components(np.array([[[1.0, 2.0], [2.0, 3.0], [3.0, 1.0]]]))
     >>> s = smaller_effect(c, threshold=0.0)
@@ -126,7 +114,7 @@ def smaller_effect(c: Components, threshold: float, confidence: float = 0.95, po
 
 
 def equivalence_p(c: Components, margin: float) -> np.ndarray:
-    """TOST of every component within +-margin (intersection-union: the largest of the 2k one-sided p's); (batch,).
+    """TOST of every component within +-margin: the largest of the 2k one-sided p's, (batch,).
 
     >>> c = components(np.array([[[1.0, 2.0], [2.0, 3.0], [3.0, 1.0]]]))
     >>> equivalence_p(c, margin=5.0).round(4).tolist()

@@ -1,12 +1,8 @@
 """Point estimates and intervals over seeds: mean/std/n, t and bootstrap CIs, IQM, Hedges' g, P(improvement).
 
-Why scipy rather than hand-written formulas: reviewers trust `scipy.stats.t` and
-`scipy.stats.bootstrap`, and so do we; this module only fixes the conventions (sample std with
-ddof=1, 95% by default, an explicit seed for every resample) and refuses NaN instead of averaging
-it away (a NaN usually means a diverged run, which the caller must decide about).
-
-IQM and probability of improvement follow rliable (Agarwal et al., 2021): IQM is the 25%-trimmed
-mean of all scores pooled; P(X > Y) counts ties as one half and averages over tasks.
+scipy does the statistics; this module fixes the conventions (ddof=1, 95%, an explicit seed for every resample) and
+refuses NaN rather than averaging it away (a NaN is usually a diverged run, which the caller must decide about).
+IQM and P(X > Y) (ties one half, averaged over tasks) follow rliable (Agarwal et al., 2021).
 """
 
 from __future__ import annotations
@@ -69,14 +65,12 @@ def describe(values: Any) -> Summary:
 
 
 def t_interval(values: Any, confidence: float = 0.95) -> Interval:
-    """Student-t interval for the mean of `values` (n,), n >= 2: right for a handful of seeds when their spread is
-    roughly normal.
+    """Student-t interval for the mean of `values` (n,), n >= 2.
 
     >>> t_interval([1.0, 2.0, 3.0]).as_tuple()
     (-0.48413771175033027, 4.48413771175033)
 
-    Values that are all equal give the point itself: their mean, summed in floating point, can miss the value by
-    an ulp (three 0.1s average to 0.10000000000000002) and leave a spurious interval around the wrong point.
+    Equal values give the point itself: their floating-point mean can miss it by an ulp.
     """
     x = as_values(values, min_n=2)
     if np.ptp(x) == 0.0:
@@ -90,14 +84,13 @@ def t_interval(values: Any, confidence: float = 0.95) -> Interval:
 
 
 def mean_interval(values: Any, confidence: float = 0.95) -> Interval:
-    """The mean of `values` (n,) and its t interval for a row of a results table, saying what can be said for any n.
+    """The mean of `values` (n,) and its t interval for a table row, for any n.
 
     >>> mean_interval([2.0])
     Interval(estimate=2.0, low=nan, high=nan, confidence=0.95, method='t')
 
-    Why not `t_interval`: a table row may hold no run (every seed diverged) or one, and must still print. No values:
-    NaN throughout; one value: the value with NaN bounds (no spread to estimate); values all equal: the point;
-    otherwise `t_interval`. NaN values are refused, as everywhere: drop diverged runs first.
+    Why not `t_interval`: a row may hold no run (all NaN) or one (NaN bounds) and must still print; NaN values are
+    refused.
     """
     x = np.asarray(values, dtype=float).ravel()
     if x.size == 0:
@@ -117,11 +110,8 @@ def bootstrap_interval(
     n_resamples: int = 2000,
     method: str = "BCa",
 ) -> Interval:
-    """`scipy.stats.bootstrap` interval for any statistic of one sample, `values` (n,) (BCa by default).
-
-    `statistic` must accept `axis=` (numpy reductions and `iqm` do). With all values equal the
-    interval collapses to the point, where BCa itself is undefined.
-    """
+    """`scipy.stats.bootstrap` interval of `statistic` (which takes `axis=`) over one sample `values` (n,); equal
+    values give the point, where BCa is undefined."""
     if np.ndim(values) > 1:
         raise ValueError(
             "bootstrap_interval takes one sample; for scores of several tasks (runs, tasks) use "
@@ -145,9 +135,7 @@ def bootstrap_interval(
 
 
 def iqm(values: Any, axis: int | None = None) -> Any:
-    """Interquartile mean: the mean of the middle 50% (rliable's aggregate), robust to a few bad seeds.
-
-    `values`: any shape; `axis` None pools every value (rliable pools runs x tasks), else one IQM per slice.
+    """Interquartile mean (rliable's aggregate), robust to a few bad seeds; `axis` None pools every value.
 
     >>> float(iqm([1, 2, 3, 4, 5, 6, 7, 100]))
     4.5
@@ -179,13 +167,8 @@ def stratified_bootstrap_interval(
     confidence: float = 0.95,
     n_resamples: int = 2000,
 ) -> Interval:
-    """Percentile interval of an aggregate over tasks, resampling runs *within each task* (rliable's
-    `StratifiedBootstrap`): tasks are fixed, only their runs are random. `scores`: (n_runs, n_tasks), or (n_runs,)
-    for one task; `statistic` maps an (n_runs, n_tasks) array to a number.
-
-    Why stratified: pooling every task's runs into one sample and resampling that mixes between-task spread into
-    the interval (1.9-2.6x wider on the study tables) although the set of tasks is not random.
-    """
+    """Percentile interval of `statistic` over `scores` (n_runs, n_tasks) or (n_runs,), resampling runs within each
+    task (rliable's `StratifiedBootstrap`): the tasks are fixed, so pooling them would add their spread."""
     array = _runs_by_tasks(scores, "stratified_bootstrap_interval")
     runs, tasks = array.shape
     rng = np.random.default_rng(seed)
@@ -199,14 +182,12 @@ def stratified_bootstrap_interval(
 
 
 def hedges_g(a: Any, b: Any) -> float:
-    """Standardised mean difference (a - b) / pooled sd, times the exact small-sample correction J; `a`: (n_a,),
-    `b`: (n_b,).
+    """(a - b) / pooled sd times the exact small-sample correction J; `a` (n_a,), `b` (n_b,).
 
     >>> round(hedges_g([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]), 4)
     0.7979
 
-    Why g and not Cohen's d: with 3-10 seeds d is biased upwards; J = Gamma(df/2) /
-    (sqrt(df/2) Gamma((df-1)/2)), df = n_a + n_b - 2, removes that bias (Hedges 1981).
+    Why g, not Cohen's d: with 3-10 seeds d is biased upwards; J removes that bias (Hedges 1981).
     """
     x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
     df = x.size + y.size - 2
@@ -219,14 +200,11 @@ def hedges_g(a: Any, b: Any) -> float:
 
 
 def cohens_dz(a: Any, b: Any) -> float:
-    """Paired standardised effect d_z = mean(a - b) / sd(a - b): the effect beside a paired test; `a`, `b`: (n,),
-    paired by position.
+    """d_z = mean(a - b) / sd(a - b), `a`, `b` (n,) paired by position: the effect a paired t-test sees
+    (t = d_z sqrt(n)); g's pooled SD ignores the pairing.
 
     >>> round(cohens_dz([1.0, 2.0, 4.0], [0.0, 1.0, 2.0]), 4)
     2.3094
-
-    Why not Hedges' g here: g divides by the pooled SD of the two arms, which paired designs remove
-    (runs that share a seed share their noise); d_z is the effect the paired t-test sees (t = d_z sqrt(n)).
     """
     x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
     if x.size != y.size:
@@ -239,9 +217,7 @@ def cohens_dz(a: Any, b: Any) -> float:
 
 
 def probability_of_improvement(x: Any, y: Any) -> float:
-    """P(X > Y) + P(X = Y) / 2 from the Mann-Whitney U statistic, averaged over tasks (columns).
-
-    `x`: (n_runs_x,) for one task or (n_runs_x, n_tasks); `y` likewise, with the same number of tasks (rliable).
+    """P(X > Y) + P(X = Y) / 2 from Mann-Whitney's U, averaged over tasks; `x` (n_runs_x,) or (n_runs_x, n_tasks).
 
     >>> round(probability_of_improvement([1, 2, 3], [0, 2, 2]), 4)
     0.6667
@@ -267,11 +243,8 @@ def probability_of_improvement(x: Any, y: Any) -> float:
 def probability_of_improvement_interval(
     x: Any, y: Any, *, seed: int, confidence: float = 0.95, n_resamples: int = 2000
 ) -> Interval:
-    """Percentile bootstrap of P(X > Y): each sample's runs resampled independently, and with (runs, tasks)
-    input within each task (stratified, as rliable), so the interval never pools tasks.
-
-    `x`: (n_runs_x,) or (n_runs_x, n_tasks); `y`: (n_runs_y,) or (n_runs_y, n_tasks).
-    """
+    """Percentile bootstrap of P(X > Y), each sample's runs resampled on their own, within each task for
+    (runs, tasks) input, so tasks are never pooled."""
     if np.ndim(x) == 2 or np.ndim(y) == 2:
         return _poi_interval_by_task(x, y, seed=seed, confidence=confidence, n_resamples=n_resamples)
     if np.ndim(x) != 1 or np.ndim(y) != 1:

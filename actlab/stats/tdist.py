@@ -1,5 +1,5 @@
-"""Student's t quantiles and the standardised MDE of a t test: the small exact helpers every interval and power
-calculation in actlab shares, defined once and cached (simulations call them thousands of times).
+"""Student's t quantiles and the standardised MDE of a t test, shared by every interval and power calculation and
+cached (simulations call them thousands of times).
 
 >>> round(t_quantile(0.975, 9), 4), round(two_sided_t(0.95, 9), 4)
 (2.2622, 2.2622)
@@ -22,7 +22,7 @@ def t_quantile(q: float, df: int) -> float:
 
 
 def two_sided_t(confidence: float, df: int) -> float:
-    """The critical value of a two-sided t interval at `confidence`: `t_quantile((1 + confidence) / 2, df)`."""
+    """The critical value of a two-sided t interval at `confidence`."""
     return t_quantile((1 + confidence) / 2, df)
 
 

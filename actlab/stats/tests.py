@@ -1,10 +1,8 @@
 """Paired comparisons across seeds: paired t, Wilcoxon signed-rank, Holm's correction, and families of them.
 
-Why paired: runs that share a seed share data order and initialisation draws, so the per-seed
-difference removes that shared noise. Why Holm: a report tests many claims at once; Holm controls
-the family-wise error at least as well as Bonferroni and is never less powerful. Note that
-`statsmodels.stats.multitest.multipletests` defaults to `method="hs"` (Holm-Sidak), so the method
-is always passed explicitly here.
+Why paired: runs that share a seed share data order and initialisation, which the per-seed difference removes.
+Why Holm: it controls the family-wise error like Bonferroni and is never less powerful. `multipletests` defaults
+to Holm-Sidak, so the method is always passed.
 """
 
 from __future__ import annotations
@@ -100,11 +98,8 @@ def holm(pvalues: Any, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
 
 
 def holm_skipping_nan(pvalues: Any, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
-    """Holm over the comparisons of a family that could be tested; a NaN p (too few pairs) stays NaN, unrejected.
-
-    Why not `holm`, which refuses NaN: a report's family may hold a comparison that could not be run (an arm that
-    diverged on all but one seed). It is not a test, so it takes no part in the family's size: the others are
-    corrected as if it were absent, and it is never rejected. `pvalues`: (m,); returns (reject, adjusted), each (m,).
+    """Holm over the comparisons that could be tested, `pvalues` (m,): a NaN p (too few pairs) is no test, so it
+    takes no part in the family's size and stays NaN, unrejected.
 
     >>> reject, adjusted = holm_skipping_nan([0.01, float("nan"), 0.03])
     >>> reject.tolist(), adjusted.round(3).tolist()
@@ -119,8 +114,7 @@ def holm_skipping_nan(pvalues: Any, alpha: float = 0.05) -> tuple[np.ndarray, np
 
 
 def _dz_or_nan(a: Any, b: Any) -> float:
-    """The paired effect d_z = mean(a - b) / sd(a - b) beside a paired test (not Hedges' g, whose pooled SD
-    ignores the pairing); NaN when the differences are constant."""
+    """`cohens_dz`, NaN when the differences are constant."""
     try:
         return cohens_dz(a, b)
     except ValueError:
@@ -128,11 +122,8 @@ def _dz_or_nan(a: Any, b: Any) -> float:
 
 
 def paired_comparison(a: Any, b: Any, confidence: float = 0.95) -> dict[str, float]:
-    """a - b over the pairs (seeds) both have: n, mean difference with its t CI, paired-t and Wilcoxon p, d_z.
-
-    Fewer than two pairs cannot be tested: every number but `n` is NaN (`holm_skipping_nan` leaves such a row out of
-    its family). `a`, `b`: (n,), aligned by position; drop unpaired rows first.
-    """
+    """a - b, each (n,) aligned by position: n, mean difference, t CI, paired-t and Wilcoxon p, d_z; with fewer
+    than two pairs every number but `n` is NaN."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.size < 2:
         return {
@@ -159,13 +150,8 @@ def paired_comparison(a: Any, b: Any, confidence: float = 0.95) -> dict[str, flo
 def paired_family(
     wide: pd.DataFrame, pairs: Sequence[tuple[str, str]], *, alpha: float = 0.05, confidence: float = 0.95
 ) -> pd.DataFrame:
-    """One row per (a, b) of `pairs`: `paired_comparison` of columns a - b over the rows of `wide` (one per seed)
-    where both are present, and Holm over the family (`holm_skipping_nan`): `p_holm`, `reject_holm`.
-    `wide`: (n_seeds, n_arms), one column per arm; the result: (len(pairs), 11).
-
-    A column missing from `wide` (an arm with no clean run) gives n = 0 and NaN. The family is `pairs`: a report
-    that tests several claims at once passes all of them here, so the adjusted p can be quoted as is.
-    """
+    """One row per (a, b) of `pairs`: `paired_comparison` of columns a - b of `wide` (n_seeds, n_arms) where both
+    are present (a missing column: n = 0), and Holm over `pairs` as the family, so its p can be quoted as is."""
     rows = []
     for a, b in pairs:
         both = wide[[a, b]].dropna() if a in wide and b in wide else pd.DataFrame(columns=[a, b], dtype=float)
@@ -186,16 +172,8 @@ def compare_to_baseline(
     alpha: float = 0.05,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """Every method against `baseline`, paired by `pair_by`: difference, t CI, p (t and Wilcoxon), d_z, Holm.
-    `frame`: long, one row per (pair, method) with columns `pair_by`, `method`, `value`; one result row per method.
-
-    NaN values and several rows per (pair, method) are errors, never dropped or averaged silently; a method
-    missing for some pairs is compared on the pairs where both exist (`n` says how many), and one with fewer than
-    two such pairs gets NaN and no part in Holm (`paired_family`).
-
-    Holm runs over the paired-t p-values of all comparisons in the table, so a report that shows
-    the table can quote the adjusted p and the reject flag directly.
-    """
+    """Every method against `baseline`, paired by `pair_by` (`paired_family`); `frame`: one row per (pair, method).
+    NaN values and several rows per (pair, method) are errors, never dropped or averaged silently."""
     missing = [column for column in (method, value, pair_by) if column not in frame]
     if missing:
         raise ValueError(f"compare_to_baseline: column {missing[0]!r} not in the table ({', '.join(frame.columns)})")

@@ -1,10 +1,8 @@
 """Is one method in the top k on most blocks? Simultaneous t bounds on paired differences, not a bootstrap.
 
-Why not the percentile bootstrap of ranks: with 5 seeds a percentile interval undercovers (a resample of five
-values is narrower than the sampling distribution), and the k-th best of several noisy means is a biased order
-statistic; simulated at the boundary (the method tied with the k-th best competitor) "supported" came out about
-a quarter of the time instead of 2.5%. Here every bound is a paired t bound and the error rates are
-held by union bounds over the least favourable configuration:
+Why not a bootstrap of ranks: with 5 seeds a percentile interval undercovers and the k-th best of noisy means is
+a biased order statistic, so at the boundary "supported" came far more often than 2.5%. Here every bound is a
+paired t bound, and union bounds over the least favourable configuration hold the error rates:
 
 Per block a (an architecture) and competitor j, d_aj = mean over seeds of (method - competitor j), paired by seed.
 The method is in the top k of block a iff its margin over the k-th best competitor, m_a = the k-th smallest d_aj,
@@ -34,8 +32,7 @@ POWER = 0.8
 
 @dataclass(frozen=True)
 class TopK:
-    """Arrays over the batch: the majority margin, its interval and p, the top-k share, and per block the margin
-    (batch, blocks) and its MDE."""
+    """Arrays (batch,): the majority margin, its interval, p, top-k share and MDE; `margins` (batch, blocks)."""
 
     estimate: np.ndarray
     low: np.ndarray
@@ -64,9 +61,8 @@ def _kth_smallest(values: np.ndarray, k: int) -> np.ndarray:
 
 
 def top_k(differences: list[np.ndarray], k: int, alpha: float = 0.05) -> TopK:
-    """`differences`: one array per block, shaped (batch, n_competitors, n_seeds): method minus competitor, per seed
-    (blocks may have different seed counts). Every array of the result is (batch,), `margins` (batch, n_blocks).
-    See the module docstring."""
+    """`differences`: per block, method minus competitor per seed, (batch, n_competitors, n_seeds) (seed counts
+    may differ by block)."""
     blocks = len(differences)
     if blocks < 1:
         raise ValueError("top_k: needs at least one block")
@@ -117,15 +113,11 @@ def top_k(differences: list[np.ndarray], k: int, alpha: float = 0.05) -> TopK:
 
 
 def detectable_margins(differences: list[np.ndarray], k: int, alpha: float = 0.05) -> tuple[float, float]:
-    """(for, against): the uniform shift delta of the method, from a tie with its k-th best competitor in every
-    block, at which "supported" (delta > 0) or "not supported" (delta < 0) is reached with 80% power, the other
-    competitors staying where the data put them. Batch element 0 of `differences` (the runs): one
-    (batch, n_competitors, n_seeds) array per block.
+    """(for, against): the method's uniform shift from a tie with its k-th best competitor in every block at which
+    "supported" / "not supported" comes with 80% power, on batch element 0 of `differences`; inf if none does.
 
-    Power per block is the product over the competitors that must be bounded (those at or behind the k-th best
-    for "supported", at or ahead of it for "not supported") of a noncentral-t tail, as if independent (they share
-    the method's noise, so the true power is somewhat higher); across blocks the chance that enough blocks are
-    decided (Poisson-binomial). Found by bisection; inf when even a large shift does not reach 80%.
+    Per block, the product of the noncentral-t tails of the competitors that must be bounded, as if independent
+    (they share the method's noise, so the true power is higher); across blocks, Poisson-binomial.
     """
     blocks = len(differences)
     competitors = differences[0].shape[1]
