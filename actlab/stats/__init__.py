@@ -1,16 +1,8 @@
-"""Statistics for seed sweeps: pure functions on arrays or DataFrames, with explicit seeds.
-
-Why a package of small modules: rliable's split (metrics, intervals, plots) keeps each piece
-checkable against scipy/statsmodels. `summary`: mean/std/n, t and bootstrap intervals (`mean_interval`: a
-table row's, for any n), IQM, Hedges' g, probability of improvement. `tests`: paired t, Wilcoxon, Holm (also over
-a family holding untestable comparisons), a family of paired comparisons. `ranks`: rank
-distributions, bootstrap P(rank <= k), mean reciprocal rank. `layers`: does the chosen activation
-depend on depth (chi-square, Cochran-Armitage, multinomial logit with seed-clustered errors).
-`power`: minimum detectable effects at 80% power (from values, a t interval or any interval) and TOST
-equivalence (statsmodels). `tdist`: Student's t helpers, defined once. `calibrate`: the one simulator of a rule's
-operating characteristics (a study supplies a data generator and a decider). `beats_every`: the rule "a candidate
-beats every comparator on the same seeds" that several studies' claims share.
-Plotting lives in the notebooks, never here.
+"""Statistics for seed sweeps: pure functions on arrays or DataFrames, with explicit seeds; plotting lives in the
+notebooks. Small modules (rliable's split) keep each piece checkable against scipy/statsmodels: `summary`
+(estimates and intervals), `tests` (paired tests, Holm), `ranks`, `layers` (does the choice depend on depth),
+`power` (MDEs, TOST), `calibrate` (the one simulator of a rule's operating characteristics), `beats_every` (the
+shared "beats every comparator" rule) and the rules' other pieces.
 """
 
 from __future__ import annotations

@@ -157,7 +157,10 @@ def _positive(value: float | None) -> bool:
 # ---------------------------------------------------------------- data generators for a design
 def normal_sample(n: int, sd: float) -> Callable[[float, np.random.Generator], np.ndarray]:
     """n independent values ~ Normal(effect, sd), (n,): one-sample or paired-difference designs."""
-    _check_design(n, sd)
+    if n < 2:
+        raise ValueError(f"a simulated design needs n >= 2 units, got {n}")
+    if not (math.isfinite(sd) and sd >= 0):
+        raise ValueError(f"a simulated design needs a finite SD >= 0, got {sd}")
     return lambda effect, rng: rng.normal(effect, sd, size=n)
 
 
@@ -184,13 +187,6 @@ def binomial_count(n: int) -> Callable[[float, np.random.Generator], int]:
     if n < 1:
         raise ValueError(f"binomial_count: n must be >= 1, got {n}")
     return lambda rate, rng: int(rng.binomial(n, min(max(rate, 0.0), 1.0)))
-
-
-def _check_design(n: int, sd: float) -> None:
-    if n < 2:
-        raise ValueError(f"a simulated design needs n >= 2 units, got {n}")
-    if not (math.isfinite(sd) and sd >= 0):
-        raise ValueError(f"a simulated design needs a finite SD >= 0, got {sd}")
 
 
 def format_table(operating: OperatingCharacteristics) -> str:

@@ -121,20 +121,15 @@ def _dz_or_nan(a: Any, b: Any) -> float:
         return math.nan
 
 
+_NUMBERS = ("difference", "ci_low", "ci_high", "p_t", "p_wilcoxon", "d_z")  # a paired comparison's, after n
+
+
 def paired_comparison(a: Any, b: Any, confidence: float = 0.95) -> dict[str, float]:
     """a - b, each (n,) aligned by position: n, mean difference, t CI, paired-t and Wilcoxon p, d_z; with fewer
     than two pairs every number but `n` is NaN."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.size < 2:
-        return {
-            "n": int(x.size),
-            "difference": math.nan,
-            "ci_low": math.nan,
-            "ci_high": math.nan,
-            "p_t": math.nan,
-            "p_wilcoxon": math.nan,
-            "d_z": math.nan,
-        }
+        return {"n": int(x.size), **dict.fromkeys(_NUMBERS, math.nan)}
     t = paired_t(x, y, confidence)
     return {
         "n": t.n,
@@ -156,8 +151,7 @@ def paired_family(
     for a, b in pairs:
         both = wide[[a, b]].dropna() if a in wide and b in wide else pd.DataFrame(columns=[a, b], dtype=float)
         rows.append({"a": a, "b": b, **paired_comparison(both[a], both[b], confidence)})
-    columns = ["a", "b", "n", "difference", "ci_low", "ci_high", "p_t", "p_wilcoxon", "d_z"]
-    table = pd.DataFrame(rows, columns=columns)
+    table = pd.DataFrame(rows, columns=["a", "b", "n", *_NUMBERS])
     table["reject_holm"], table["p_holm"] = holm_skipping_nan(table["p_t"].to_numpy(dtype=float), alpha)
     return table
 
