@@ -1,17 +1,11 @@
-"""Flex-Act's propositions as typed claims, in the index's vocabulary (supported / not supported).
+"""Flex-Act's propositions as typed claims, in the index's vocabulary (supported / not supported), decided from
+the `CheckReport` of `actlab.theory.checks.run_checks`, so a failed check of the paper's mathematics reaches the
+paper's answer.
 
-Why: `02_propositions.ipynb` used to print its own words (holds / holds under a condition / fails) that the index
-did not count, so a failed check of the paper's mathematics never reached the paper's answer. Here each statement
-the paper makes about its own mathematics becomes an `actlab.claim.Claim`, decided by `actlab.claim.decide` from the
-`CheckReport` that `actlab.theory.checks.run_checks` computed.
-
-The rule is one for all of them: the largest deviation from the paper's statement (relative error against autograd
-for the identities, or the exact distance SymPy gives) lies below a stated tolerance. These checks are deterministic
-(float64 on fixed seeds; SymPy's closed forms), so their operating characteristics are stated, not simulated: the
-same configurations give the same verdict every time, and there is no false-decisive rate to estimate.
-
-The two rows about settings the propositions do not cover (hard straight-through, a p_tilde that is not detached)
-are not claims of the paper; `outside_the_propositions` words them as findings.
+One rule for all: the largest deviation from the statement (relative error against autograd, or SymPy's exact
+distance) lies below a stated tolerance. The checks are deterministic (float64 on fixed seeds; closed forms), so
+there is no error rate to simulate. The rows about settings the propositions do not cover are findings, not claims
+(`outside_the_propositions`).
 """
 
 from __future__ import annotations
@@ -66,31 +60,22 @@ def grows_with_scale(estimate: float, ci: tuple[float, float], linear: bool) -> 
     return "supported" if linear and ci[0] > 0 else "not supported"
 
 
-@dataclass(frozen=True)
-class _Exact:
-    claim_id: str
-    row: str  # the CheckRow's name
-    title: str
-    statement: str
-    source: str
-
-
-EXACT = (
-    _Exact(
+EXACT = (  # the identities: (claim id, the CheckRow's name, title, statement, source)
+    (
         "propositions-1-prop1",
         "Prop. 1 (eq. 8)",
         "Prop. 1: the task gradient of each routing logit",
         "dL/dlog pi_k = (1/tau) p_k <delta, a_k - x>, for the soft relaxation with the Gumbel noise held fixed",
         "Flex-Act, Prop. 1 (eq. 8)",
     ),
-    _Exact(
+    (
         "propositions-2-prop2",
         "Prop. 2 (eq. 22)",
         "Prop. 2: the KL gradient of each routing logit",
         "dKL/dlog pi_k = (1/tau)(p_k - p_tilde_k), with p_tilde detached",
         "Flex-Act, Prop. 2 (eq. 22)",
     ),
-    _Exact(
+    (
         "propositions-3-eq24",
         "eq. 24 (Prop. 1 + alpha Prop. 2)",
         "eq. 24: the full logit gradient",
@@ -125,8 +110,9 @@ OTHERS = (  # the three checks beyond the identities: (claim id, statement, unit
 )
 
 
-def _statement(claim_id: str) -> str:
-    return next(text for cid, text, *_ in OTHERS if cid == claim_id)
+def _statement(claim_id: str) -> dict[str, str]:
+    """The statement and units `OTHERS` registers for `claim_id`."""
+    return next({"statement": text, "units": units} for cid, text, units, *_ in OTHERS if cid == claim_id)
 
 
 DECIDING_TEST = "exact check: the largest deviation from the statement against its tolerance (no sampling, no p)"
@@ -134,7 +120,7 @@ DECIDING_TEST = "exact check: the largest deviation from the statement against i
 
 def definitions(tolerance: float = EXACT_TOLERANCE) -> list[registry.Definition]:
     """The six checks of the paper's mathematics as registered (`actlab.registry`): they read no sweep."""
-    items = [(e.claim_id, e.statement, "relative error", tolerance, below_tolerance) for e in EXACT]
+    items = [(cid, statement, "relative error", tolerance, below_tolerance) for cid, _, _, statement, _ in EXACT]
     items += [
         (cid, text, units, tolerance if threshold is None else threshold, rule)
         for cid, text, units, threshold, rule in OTHERS
@@ -159,114 +145,95 @@ def definitions(tolerance: float = EXACT_TOLERANCE) -> list[registry.Definition]
 
 
 def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[str, Any] | None = None) -> list[Claim]:
-    """The paper's mathematical statements that `report` checked, each a claim of study `propositions`.
-
-    Pure: the verdicts depend only on `report` (and the tolerances); `provenance` is stored as given.
-    """
+    """The paper's mathematical statements that `report` checked, each a claim of study `propositions`; the verdicts
+    depend only on `report` and the tolerances."""
     rows = {row.claim: row for row in report.rows}
     budget = (
         f"{settings.configs} random configurations in float64 (seeds {settings.seed}..."
         f"{settings.seed + settings.configs - 1}); compared with autograd"
     )
-    operating = OperatingCharacteristics(design=DETERMINISTIC, scenarios=(), seed=settings.seed)
+    identity = {"budget": budget, "threshold": settings.tolerance, "paper": "exact (an identity)"}
+
+    def make(claim_id: str, value: float, n: int, rule: Any, inputs: dict, context: dict, **text: Any) -> Claim:
+        evidence = Evidence(value, (value, value), n, inputs=inputs, context=context)
+        return _claim(claim_id, evidence, rule, provenance=provenance, **text)
+
     made = []
-    for exact in EXACT:
-        row = rows[exact.row]
+    for claim_id, name, title, statement, source in EXACT:
+        row = rows[name]
         made.append(
-            _claim(
-                exact.claim_id,
-                Evidence(
-                    row.max_rel_error,
-                    (row.max_rel_error, row.max_rel_error),
-                    row.configs,
-                    inputs={"tolerance": settings.tolerance},
-                    context={"measured": row.measured},
-                ),
+            make(
+                claim_id,
+                row.max_rel_error,
+                row.configs,
                 below_tolerance,
-                title=exact.title,
-                statement=exact.statement,
-                source=exact.source,
+                {"tolerance": settings.tolerance},
+                {"measured": row.measured},
+                title=title,
+                statement=statement,
+                source=source,
                 units="relative error",
-                budget=budget,
-                threshold=settings.tolerance,
-                paper="exact (an identity)",
-                provenance=provenance,
+                **identity,
             )
         )
     d4 = rows["D.4 (delta -> c delta keeps the ordering)"]
     same = int(d4.details["same_order"])
     made.append(
-        _claim(
+        make(
             "propositions-4-d4",
-            Evidence(
-                d4.max_rel_error,
-                (d4.max_rel_error, d4.max_rel_error),
-                d4.configs,
-                inputs={"tolerance": settings.tolerance, "same_order": same, "configs": d4.configs},
-                context={"measured": d4.measured},
-            ),
+            d4.max_rel_error,
+            d4.configs,
             below_tolerance_in_every_order,
+            {"tolerance": settings.tolerance, "same_order": same, "configs": d4.configs},
+            {"measured": d4.measured},
             title="D.4: rescaling delta keeps the candidates' order",
-            statement=_statement("propositions-4-d4"),
             source="Flex-Act, App. D.4",
-            units="relative error",
-            budget=budget,
-            threshold=settings.tolerance,
-            paper="exact (an identity)",
-            provenance=provenance,
+            **_statement("propositions-4-d4"),
+            **identity,
         )
     )
     scale = report.scale
     slope = float(scale.delta / np.sqrt(2 * np.pi))  # d/dsigma_h of SymPy's delta sigma_h / sqrt(2 pi)
     made.append(
-        _claim(
+        make(
             "propositions-5-cor-d3",
-            Evidence(
-                slope,
-                (slope, slope),
-                len(scale.rows),
-                inputs={"linear": bool(scale.linear.get("relu", False))},
-                context={
-                    "formula": str(scale.formulas.get("relu", "")),
-                    "Monte Carlo": rows["Cor. D.3 (E[delta ReLU(h)] grows with sigma_h)"].measured,
-                },
-            ),
+            slope,
+            len(scale.rows),
             grows_with_scale,
+            {"linear": bool(scale.linear.get("relu", False))},
+            {
+                "formula": str(scale.formulas.get("relu", "")),
+                "Monte Carlo": rows["Cor. D.3 (E[delta ReLU(h)] grows with sigma_h)"].measured,
+            },
             title="Cor. D.3: E[delta ReLU(h)] grows with the pre-activation scale",
-            statement=_statement("propositions-5-cor-d3"),
             source="Flex-Act, Cor. D.3",
-            units="slope in sigma_h (SymPy, delta = 1)",
             budget=f"SymPy closed form; Monte Carlo cross-check with {settings.mc_samples:,} samples per sigma_h",
             threshold=0.0,
             supports="above",
             quantity="slope of E[delta ReLU(h)] in sigma_h",
             paper="grows with sigma_h",
-            provenance=provenance,
+            **_statement("propositions-5-cor-d3"),
         )
     )
     relu_row = rows["App. B: E|ReLU'(h)| ≈ 1.0"]
     made.append(
-        _claim(
+        make(
             "propositions-6-appendix-b-relu-gradient",
-            Evidence(
-                relu_row.max_rel_error,
-                (relu_row.max_rel_error, relu_row.max_rel_error),
-                1,
-                inputs={"tolerance": APPENDIX_B_TOLERANCE},
-                context={"measured": relu_row.measured},
-            ),
+            relu_row.max_rel_error,
+            1,
             below_tolerance,
+            {"tolerance": APPENDIX_B_TOLERANCE},
+            {"measured": relu_row.measured},
             title="App. B: ReLU's mean gradient magnitude is about 1",
-            statement=_statement("propositions-6-appendix-b-relu-gradient"),
             source="Flex-Act, App. B",
-            units="|E|ReLU'(h)| - 1| (SymPy, exact)",
             budget="SymPy, exact for every sigma_h",
             threshold=APPENDIX_B_TOLERANCE,
             quantity="distance of E|ReLU'(h)| from 1",
             paper="≈ 1.0",
-            provenance=provenance,
+            **_statement("propositions-6-appendix-b-relu-gradient"),
         )
     )
+    operating = OperatingCharacteristics(design=DETERMINISTIC, scenarios=(), seed=settings.seed)
     made = [claim.with_changes(operating=operating, evidence_page=PAGE) for claim in made]
     return registry.stamp(made, definitions(settings.tolerance), profile="any")
 
