@@ -1,13 +1,9 @@
 """The table `actlab check` prints: one row per claim, with configurations tried, error, verdict.
 
-Verdicts: "holds" (an exact identity within `EXACT_TOLERANCE`, or a statistical claim whose
-checks pass), "holds under a condition" (true only in the stated setting; the row measures how
-far off it is outside it), "fails". Only exact claims decide the exit code of `actlab check`.
-
-The two rows about settings the propositions do not cover (hard straight-through, a p_tilde that is
-not detached) are decided by `straight_through_verdict` and `undetached_verdict` from what was
-measured, with the tolerance `CONDITION_TOLERANCE`: "holds under a condition" needs the stated
-account of the difference to be exact *and* the difference itself to be real.
+"holds" (an exact identity within `EXACT_TOLERANCE`, or a statistical claim whose checks pass), "holds under a
+condition" (true only in the stated setting), "fails"; only exact claims decide `actlab check`'s exit code. For
+the settings the propositions do not cover, "holds under a condition" needs the stated account of the difference
+to be exact *and* the difference to be real (`CONDITION_TOLERANCE`).
 """
 
 from __future__ import annotations
@@ -29,13 +25,8 @@ CONDITION_TOLERANCE = theory.EXACT_TOLERANCE
 
 
 def straight_through_verdict(identity_rel_error: float, median_rel_deviation: float) -> str:
-    """Prop. 1 under hard straight-through, from two measurements (relative, max over configurations).
-
-    Why two: the row claims Prop. 1 is exact only for the soft relaxation and that ST adds exactly
-    (1/tau) p_k <delta, x_hard - x_soft>. That account must match autograd (`identity_rel_error` within
-    `CONDITION_TOLERANCE`, else "fails"); if Prop. 1 also matches the ST gradient itself (median relative
-    deviation within tolerance) the condition is not needed ("holds"); otherwise "holds under a condition".
-    """
+    """Prop. 1 under hard straight-through: ST adds exactly (1/tau) p_k <delta, x_hard - x_soft>, or it "fails"
+    (`identity_rel_error`); if Prop. 1 matches the ST gradient itself too, the condition is not needed ("holds")."""
     _require_finite(
         "straight_through_verdict", identity_rel_error=identity_rel_error, median_rel_deviation=median_rel_deviation
     )
@@ -45,13 +36,8 @@ def straight_through_verdict(identity_rel_error: float, median_rel_deviation: fl
 
 
 def undetached_verdict(logit_rel_change: float, max_extra_relative: float) -> str:
-    """Prop. 2 with p_tilde not detached, from two measurements (relative, max over configurations).
-
-    Prop. 2's logit gradient must be unchanged (p_tilde does not depend on log pi): a change beyond
-    `CONDITION_TOLERANCE` "fails". If the weights get no extra gradient either, detaching does not matter
-    ("holds"); if they do, Prop. 2 describes the whole gradient only with p_tilde detached ("holds under a
-    condition").
-    """
+    """Prop. 2 with p_tilde not detached: the logit gradient must be unchanged (p_tilde does not depend on log pi),
+    or it "fails"; if the weights get no extra gradient either, detaching does not matter ("holds")."""
     _require_finite("undetached_verdict", logit_rel_change=logit_rel_change)
     if np.isnan(max_extra_relative):  # +inf is a measurement (no task gradient at all); NaN is not
         raise ValueError("undetached_verdict: max_extra_relative is nan; the measurement failed")
@@ -165,14 +151,13 @@ def _exact_row(claim: str, checks: list[theory.GradientCheck], condition: str) -
 
 
 def single_thread() -> contextlib.AbstractContextManager[None]:
-    """Run torch on one thread (`actlab.train.cpu_threads`): these tensors are tiny, and thread hand-offs cost 10x
-    the math."""
+    """Run torch on one thread: these tensors are tiny, and thread hand-offs cost more than the math."""
     return cpu_threads(1)
 
 
 def _share(flags: np.ndarray) -> float:
-    """The share of true `flags`; NaN when there is nothing to count. Why not `np.mean`: a few configurations can
-    leave no finite straight-through value, and the mean of nothing warns (a page with a warning is not published)."""
+    """The share of true `flags`, NaN for none: `np.mean` of nothing warns, and a page with a warning is not
+    published."""
     return float(np.mean(flags)) if flags.size else float("nan")
 
 

@@ -1,24 +1,17 @@
-"""Flex-Act's gradient propositions as functions: autograd against the closed form, in float64.
+"""Flex-Act's gradient propositions as functions: autograd against the closed form, in float64, on random
+configurations (`RouterCase`).
 
-Each check takes a random configuration (`RouterCase`: batch, width, candidates, tau, alpha,
-lambda, loss, noise per sample or per batch) and returns autograd's gradient, the closed form and
-their max absolute and relative error. Relative error is max|autograd - closed| divided by the
-larger of max|autograd| and the magnitude of the terms the closed form adds up (e.g.
-(1/tau) p_k (|<delta, a_k>| + |<delta, x>|) for Prop. 1): when the softmax is nearly one-hot the
-gradient itself cancels down to float64 roundoff, and roundoff is not a failure of the identity.
-`rel_to_gradient` (divided by max|autograd| alone) is kept alongside for transparency.
-
-The setting is App. D's: h -> x = sum_k p_k sigma_k(h) with p = softmax((log pi + g)/tau), the
-Gumbel noise g held fixed, a random linear head and a loss after it; delta = dL/dx at the router
-output, taken from autograd. Covered claims:
+The setting is App. D's: x = sum_k p_k sigma_k(h), p = softmax((log pi + g)/tau) with the Gumbel noise g fixed, a
+random linear head and a loss; delta = dL/dx from autograd.
 - Prop. 1 (eq. 8):  dL/dlog pi_k = (1/tau) p_k <delta, a_k - x>
-- Prop. 2 (eq. 22): dKL(p_tilde||p)/dlog pi_k = (1/tau)(p_k - p_tilde_k), p_tilde fixed
-- eq. 24: the two combined with weight alpha
-- D.4: delta -> c delta (c > 0) scales advantage scores by c, so their ordering is unchanged
-And what they do not cover, measured: the straight-through estimator (`straight_through_gap`)
-and a non-detached p_tilde (`undetached_target_gap`). Cor. D.3 lives in `actlab.theory.scale`.
-With per-sample noise (p of shape (B, K)) the inner products are per sample and summed over the
-batch, and the KL is the batch mean; the propositions hold in that form too.
+- Prop. 2 (eq. 22): dKL(p_tilde||p)/dlog pi_k = (1/tau)(p_k - p_tilde_k), p_tilde fixed; eq. 24 combines the two
+- D.4: delta -> c delta (c > 0) scales advantage scores by c, keeping their order
+With per-sample noise (p (B, K)) the inner products are summed over the batch and the KL is its mean. Measured
+beyond them: hard straight-through and a non-detached p_tilde.
+
+Relative error divides by the larger of max|autograd| and the magnitude of the terms the closed form adds up: a
+nearly one-hot softmax cancels the gradient down to float64 roundoff, which is not a failure of the identity
+(`rel_to_gradient`, against max|autograd| alone, is kept alongside).
 """
 
 from __future__ import annotations
@@ -251,10 +244,8 @@ class OrderingCheck:
 
 
 def d4_ordering(case: RouterCase, c: float | None = None) -> OrderingCheck:
-    """Scale the upstream gradient by c > 0 (what gradient clipping does) and compare advantage scores.
-
-    delta' comes from autograd of c * L, not from multiplying delta by hand.
-    """
+    """Scale the upstream gradient by c > 0 (as gradient clipping does), via autograd of c * L, and compare
+    advantage scores."""
     if c is None:
         c = float(np.exp(np.random.default_rng(case.seed + 1).uniform(np.log(1e-3), np.log(1e3))))
     if not c > 0:
@@ -272,14 +263,9 @@ def d4_ordering(case: RouterCase, c: float | None = None) -> OrderingCheck:
 
 @dataclass
 class StraightThroughGap:
-    """How far Prop. 1 is from the straight-through gradient actually used with hard routing.
-
-    With hard ST the forward value is x_hard = a_{k*}; autograd's gradient is
-    (1/tau) p_k <delta, a_k - x_soft>, while Prop. 1 read at the realised output gives
-    (1/tau) p_k <delta, a_k - x_hard>. They differ by (1/tau) p_k <delta, x_hard - x_soft>: a
-    shift along p whose sign is that of <delta, x_hard - x_soft>; on the selected logit Prop. 1
-    predicts exactly 0.
-    """
+    """How far Prop. 1 is from the straight-through gradient used with hard routing: autograd gives
+    (1/tau) p_k <delta, a_k - x_soft>, Prop. 1 at the realised x_hard gives (1/tau) p_k <delta, a_k - x_hard> (0 on
+    the selected logit); they differ by (1/tau) p_k <delta, x_hard - x_soft>, a shift along p."""
 
     case: RouterCase
     st_gradient: np.ndarray
@@ -345,6 +331,3 @@ def undetached_target_gap(case: RouterCase) -> UndetachedTargetGap:
     return UndetachedTargetGap(
         case, logit_change, extra, task_norm, extra / task_norm if task_norm > 0 else float("inf")
     )
-
-
-EXACT_CHECKS = {"prop1": prop1, "prop2": prop2, "eq24": eq24}

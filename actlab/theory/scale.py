@@ -1,16 +1,10 @@
 """Cor. D.3 (scale-induced selection bias), derived with SymPy and checked by Monte Carlo.
 
-Claim (App. D.3, eq. 17): for h ~ N(0, sigma_h^2) and a positive upstream gradient delta,
-E[delta * ReLU(h)] is proportional to sigma_h, while a bounded activation gives |E[delta sigma(h)]|
-<= |delta|. So the routing gradient of unbounded candidates grows with the pre-activation scale
-and that of bounded ones does not.
-
-Derivation: the expectation is an integral against the normal density, done by SymPy where it
-has a closed form (relu, leaky_relu, identity, elu). For sigmoid and tanh SymPy proves the
-symmetry f(h) + f(-h) = c, which gives E[f(h)] = c / 2 for every sigma_h: constant, so bounded.
-Monte Carlo (seeded) checks every closed form, and a least-squares slope in sigma_h shows which
-candidates grow. App. B's side claim that ReLU has E|sigma'(h)| ≈ 1.0 is checked the same way
-(SymPy gives exactly 1/2).
+Claim (App. D.3, eq. 17): for h ~ N(0, sigma_h^2) and delta > 0, E[delta ReLU(h)] is proportional to sigma_h, while
+a bounded activation gives |E[delta sigma(h)]| <= |delta|. SymPy integrates against the normal density where a
+closed form exists (relu, leaky_relu, identity, elu); for sigmoid and tanh it proves f(h) + f(-h) = c, so E[f(h)]
+= c / 2 for every sigma_h. A seeded Monte Carlo checks every closed form, and its slope in sigma_h shows which
+candidates grow. App. B's E|ReLU'(h)| ≈ 1.0 is checked the same way (SymPy: exactly 1/2).
 """
 
 from __future__ import annotations
