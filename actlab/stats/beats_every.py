@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats as sps
 
 from actlab.claim import OperatingCharacteristics, Part
 from actlab.errors import require_finite
 from actlab.stats import smaller_effect as se
+from actlab.stats.binomial import clopper_pearson
 from actlab.stats.calibrate import ScenarioSpec, Truth, batched_operating_characteristics, operating_characteristics
 from actlab.stats.sample_size import smallest_n
 
@@ -263,10 +263,7 @@ def divergence_share(diverged: int, seeds: int, confidence: float) -> tuple[floa
     """
     if not 0 <= diverged <= seeds or seeds < 1:
         raise ValueError(f"divergence_share: need 0 <= diverged <= seeds, seeds >= 1; got {diverged}, {seeds}")
-    tail = (1 - confidence) / 2
-    low = float(sps.beta.ppf(tail, diverged, seeds - diverged + 1)) if diverged > 0 else 0.0
-    high = float(sps.beta.ppf(1 - tail, diverged + 1, seeds - diverged)) if diverged < seeds else 1.0
-    return diverged / seeds, (low, high)
+    return diverged / seeds, clopper_pearson(diverged, seeds, confidence)
 
 
 def divergence_part(diverged: int, seeds: int, candidate: str, confidence: float) -> Part:

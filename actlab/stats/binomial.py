@@ -100,11 +100,9 @@ def rate_mde(
     at_extreme = rule_power(n, threshold, 1.0 if side == "above" else 0.0, confidence, side)
     if at_extreme < power:
         return None
-    if side == "above":
-        rate = optimize.brentq(lambda r: rule_power(n, threshold, r, confidence, side) - power, threshold, 1.0)
-        return float(rate - threshold)
-    rate = optimize.brentq(lambda r: rule_power(n, threshold, r, confidence, side) - power, 0.0, threshold)
-    return float(threshold - rate)
+    low, high = (threshold, 1.0) if side == "above" else (0.0, threshold)
+    rate = optimize.brentq(lambda r: rule_power(n, threshold, r, confidence, side) - power, low, high)
+    return float(abs(rate - threshold))
 
 
 def n_for_power(
@@ -135,6 +133,5 @@ def n_reachable(threshold: float, confidence: float = 0.95, side: str = "above")
     (17, 17)
     """
     _check(1, threshold, side)
-    if side == "above":  # CP lower of n/n is ((1 - c)/2)^(1/n)
-        return math.ceil(math.log((1 - confidence) / 2) / math.log(threshold) - 1e-12)
-    return math.ceil(math.log((1 - confidence) / 2) / math.log(1 - threshold) - 1e-12)
+    edge = threshold if side == "above" else 1 - threshold  # CP lower of n/n is ((1 - c)/2)^(1/n), by symmetry
+    return math.ceil(math.log((1 - confidence) / 2) / math.log(edge) - 1e-12)

@@ -84,13 +84,11 @@ class CheckReport:
 
     def gradient_frame(self) -> pd.DataFrame:
         """One row per (claim, configuration, logit): autograd and closed form side by side."""
-        records = []
-        for check in self.gradient_checks:
-            for k, (auto, closed) in enumerate(zip(check.autograd, check.closed_form, strict=True)):
-                records.append(
-                    {"claim": check.claim, "seed": check.case.seed, "k": k, "autograd": auto, "closed": closed}
-                )
-        return pd.DataFrame(records)
+        return pd.DataFrame(
+            {"claim": check.claim, "seed": check.case.seed, "k": k, "autograd": auto, "closed": closed}
+            for check in self.gradient_checks
+            for k, (auto, closed) in enumerate(zip(check.autograd, check.closed_form, strict=True))
+        )
 
     def error_frame(self) -> pd.DataFrame:
         """One row per (claim, configuration): max relative error and the case's settings."""
