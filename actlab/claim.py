@@ -1,18 +1,12 @@
 """A tested claim as one typed value: what was asked, what was measured, what the rule decided, how often it errs.
 
-Why a frozen dataclass instead of a dict: a verdict is the product, and it is read in many places (a study page,
-the index, `actlab calibrate`, the forest plot, a user's own script). Each used to re-check a dict's fields in
-its own way. A `Claim` is validated once, when it is made, and `Claim.from_json(claim.to_json()) == claim`, so
-the file the index reads is the same value a study computed.
+Why a frozen dataclass: a verdict is read in many places (study pages, the index, `actlab calibrate`, the forest
+plot, a user's script); a `Claim` is validated once, when made, and `Claim.from_json(claim.to_json()) == claim`.
 
-A claim is computed, never typed: `decide` applies the claim's decision rule (a function in the study's
-`claims.py`, `rule(estimate, ci, **inputs) -> verdict`) to the `Evidence` a study computed from its runs, and
-stores the rule's source beside the verdict. That verdict is the claim's *primary* verdict: its rule at its
-registered default design (`actlab.registry` holds the definitions, fixed before the data, with a hash and a
-date). Whether it holds at the other settings a paper leaves open is its `Robustness`, shown beside it and never
-in its place; only adequately powered or decisive specifications count there. `OperatingCharacteristics` (filled
-in by `actlab.stats.calibrate`) say how often the rule returns each verdict at its own n and observed spread: its
-false decisive rate at the null boundary and its power at the MDE and at the paper's effect.
+A claim is computed, never typed: `decide` applies the study's rule `rule(estimate, ci, **inputs) -> verdict` to
+the `Evidence` and stores the rule's source beside the verdict, the *primary* verdict at the registered design
+(`actlab.registry`). `Robustness` (other specifications) is shown beside it, never in its place;
+`OperatingCharacteristics` (`actlab.stats.calibrate`) say how often the rule errs at its own n and spread.
 """
 
 from __future__ import annotations
@@ -30,16 +24,13 @@ from typing import Any
 
 from actlab.io import _json_default
 
-# What a decision rule may return: a closed set, so a verdict column can be filtered. "equivalent" needs an
-# equivalence margin (TOST); "not run" says the experiment did not produce what the claim needs (e.g. routers that
-# never left uniform). Whether the verdict holds at other settings is not a verdict: it is the claim's
-# `robustness`, reported beside the primary verdict and never in its place.
+# What a decision rule may return (a closed set). "equivalent" needs a TOST margin; "not run": the experiment did
+# not produce what the claim needs (e.g. routers that never left uniform).
 VERDICTS = ("supported", "not supported", "inconclusive", "equivalent", "not run")
 DECISIVE = ("supported", "not supported", "equivalent")
 SUPPORTING = ("supported",)
 AGAINST = ("not supported", "equivalent")
-# What kind of claim a row is: the paper's own mathematics (exact checks), the paper's own experiments, or a test
-# the paper never ran that its reviewers asked for (or the toolkit's demo / the zoo's related work).
+# The paper's mathematics (exact checks), its experiments, a test its reviewers asked for, or a demo / the zoo.
 KINDS = ("mathematics", "experiment", "reviewer", "demo")
 CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,119}")
 MAX_TEXT = 20_000  # characters of any one text field: a claim is a summary, not a data dump
@@ -75,11 +66,8 @@ def opposite(a: str, b: str) -> bool:
 
 
 def plain(value: Any) -> Any:
-    """`value` as JSON would give it back: dicts, lists, str, int, float, bool, None; NaN and inf become None.
-
-    Why: a rule input may be "not computed" (a TOST without a margin). JSON has no NaN, and the round trip
-    through a claim file must give back an equal claim, so every input is stored in its JSON form from the start.
-    """
+    """`value` as JSON would give it back, NaN and inf as None: JSON has no NaN, and the round trip through a claim
+    file must give back an equal claim, so every input is stored in its JSON form from the start."""
     value = json.loads(json.dumps(value, default=_json_default, allow_nan=True))
     return _finite_or_none(value)
 
@@ -108,6 +96,15 @@ def _number(claim_id: str, name: str, value: Any, *, optional: bool = False) -> 
     return value
 
 
+def _interval(where: str, ci: Any) -> tuple[float, float]:
+    if not (isinstance(ci, Sequence) and len(ci) == 2):
+        raise ClaimError(f"{where}: ci must be (low, high), got {ci!r}")
+    low, high = (_number(where, "ci", bound) for bound in ci)
+    if low > high:
+        raise ClaimError(f"{where}: ci ({low}, {high}) has low > high")
+    return low, high
+
+
 def _text(claim_id: str, name: str, value: Any) -> str:
     if not isinstance(value, str):
         raise ClaimError(f"claim {claim_id}: {name} must be text, got {type(value).__name__}")
@@ -118,12 +115,8 @@ def _text(claim_id: str, name: str, value: Any) -> str:
 
 @dataclass(frozen=True)
 class Evidence:
-    """What one claim's rule reads from one set of runs.
-
-    `inputs` are the rule's keyword arguments; `context` is shown beside the verdict but not read by the rule;
-    `p_value` is the two-sided p of the claim's primary test against its threshold (None when the claim has no
-    single test), which the study family's multiplicity adjustment reads.
-    """
+    """What one claim's rule reads from one set of runs: `inputs` are its keyword arguments, `context` is shown but
+    not read, `p_value` the two-sided p of the primary test (None: no single test), for the family adjustment."""
 
     estimate: float
     ci: tuple[float, float]
@@ -136,9 +129,8 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Part:
-    """One quantity a claim's rule decides on, as the forest plot draws it: its estimate and interval beside the
-    threshold, with `supports` ("above" or "below") the side that supports the claim, and for an equivalence
-    test its `margin` (the band threshold +- margin, the interval then being the one the TOST reads)."""
+    """One quantity a claim's rule decides on, as the forest plot draws it; `supports` ("above"/"below") is the side
+    of the threshold that supports the claim, `margin` an equivalence test's band (threshold +- margin)."""
 
     name: str
     estimate: float
@@ -153,12 +145,7 @@ class Part:
         _text(where, "name", self.name)
         _text(where, "units", self.units)
         object.__setattr__(self, "estimate", _number(where, "estimate", self.estimate))
-        if not (isinstance(self.ci, Sequence) and len(self.ci) == 2):
-            raise ClaimError(f"{where}: ci must be (low, high), got {self.ci!r}")
-        low, high = (_number(where, "ci", bound) for bound in self.ci)
-        if low > high:
-            raise ClaimError(f"{where}: ci ({low}, {high}) has low > high")
-        object.__setattr__(self, "ci", (low, high))
+        object.__setattr__(self, "ci", _interval(where, self.ci))
         for name in ("threshold", "margin"):
             object.__setattr__(self, name, _number(where, name, getattr(self, name), optional=True))
         if self.supports not in (None, "above", "below"):
@@ -169,13 +156,11 @@ class Part:
 
 @dataclass(frozen=True)
 class SpecificationCheck:
-    """One alternative specification of a claim (a setting the paper leaves open), as the robustness rule reads it.
+    """One alternative specification of a claim (a setting the paper leaves open).
 
-    `verdict` is the claim's own rule at that specification at the claim's level; `family_verdict` the same rule
-    with the family of alternatives controlled (Bonferroni: level alpha / m over the m alternatives), which alone
-    can contradict the primary verdict; `adequate` says whether it can count as evidence at all: decisive on its
-    own, or at least 80% power at the claim's MDE (its own MDE, at its n and spread, no larger than the claim's).
-    `p_family` is the Bonferroni-adjusted p of its test in the direction opposite to the primary verdict.
+    `family_verdict` is the rule at Bonferroni level alpha / m over the m alternatives, which alone can contradict
+    the primary verdict; `adequate`: decisive on its own, or its MDE (80% power) no larger than the claim's.
+    `p_family` is the adjusted p of its test in the direction opposite to the primary verdict.
     """
 
     label: str
@@ -217,11 +202,8 @@ ROBUSTNESS_STATUSES = (
 class Robustness:
     """Whether a claim's primary verdict holds at the other specifications: beside the verdict, never instead.
 
-    Only adequately powered or decisive specifications count; the rest are "too small to tell" and listed with
-    their n. "Contradicted" needs a decisive verdict opposite to the primary one at the family level
-    (`SpecificationCheck.family_verdict`). `false_contradiction` is the largest simulated P(contradicted) over
-    truths where every specification shares one effect, `reversal_power` the simulated P(contradicted) when one
-    choice reverses the effect (`reversal` names it), each with its Monte-Carlo SE (None: not simulated).
+    Only adequate specifications count. `false_contradiction` is the largest simulated P(contradicted) when every
+    specification shares one effect, `reversal_power` that when `reversal` reverses it; each (p, Monte-Carlo SE).
     """
 
     primary: str
@@ -307,10 +289,8 @@ class Robustness:
 class Scenario:
     """One simulated truth and how often the rule returned each verdict there.
 
-    `errors` are the verdicts that are wrong at this truth (their total probability is the scenario's error
-    rate, e.g. "supported" at the null boundary); `target` is the verdict the rule should reach (its probability
-    is the power, e.g. "supported" at the MDE); either may be empty. `contradicted` is how often the robustness
-    rule said "contradicted" there (None where the claim has no specifications to contradict it).
+    `errors`: the verdicts wrong at this truth (their total is the error rate); `target`: the verdict it should
+    reach (its probability is the power); `contradicted`: P(robustness says "contradicted"), None without specs.
     """
 
     name: str
@@ -341,11 +321,8 @@ class Scenario:
 
 @dataclass(frozen=True)
 class OperatingCharacteristics:
-    """How the claim's rule behaves at its own n and spread, by simulation (`actlab.stats.calibrate`).
-
-    `design` says what was simulated (n, pairing, the spread taken from the runs); `unreachable` maps a verdict
-    the rule cannot return at this n to why, and the n it would need.
-    """
+    """How the claim's rule behaves at its own n and spread, by simulation (`actlab.stats.calibrate`);
+    `unreachable` maps a verdict the rule cannot return at this n to why, and the n it would need."""
 
     design: str
     scenarios: tuple[Scenario, ...]
@@ -435,9 +412,8 @@ class Claim:
             _text(cid, name, getattr(self, name))
         if self.kind not in KINDS:
             raise ClaimError(f"claim {cid}: kind {self.kind!r} is not one of {KINDS}")
-        for name in ("post_hoc",):
-            if not isinstance(getattr(self, name), bool):
-                raise ClaimError(f"claim {cid}: {name} must be true or false")
+        if not isinstance(self.post_hoc, bool):
+            raise ClaimError(f"claim {cid}: post_hoc must be true or false")
         if self.survives_family not in (None, True, False):
             raise ClaimError(f"claim {cid}: survives_family must be true, false or null")
         if self.robustness is not None and not isinstance(self.robustness, Robustness):
@@ -452,12 +428,7 @@ class Claim:
             raise ClaimError(f"claim {cid}: n must be a whole number >= 0, got {self.n!r}")
         set_ = object.__setattr__
         set_(self, "estimate", _number(cid, "estimate", self.estimate))
-        if not (isinstance(self.ci, Sequence) and len(self.ci) == 2):
-            raise ClaimError(f"claim {cid}: ci must be (low, high), got {self.ci!r}")
-        low, high = (_number(cid, "ci", bound) for bound in self.ci)
-        if low > high:
-            raise ClaimError(f"claim {cid}: ci ({low}, {high}) has low > high")
-        set_(self, "ci", (low, high))
+        set_(self, "ci", _interval(f"claim {cid}", self.ci))
         confidence = _number(cid, "confidence", self.confidence)
         if not 0 < confidence < 1:
             raise ClaimError(f"claim {cid}: confidence must lie in (0, 1), got {confidence}")
@@ -493,8 +464,8 @@ class Claim:
     # ------------------------------------------------------------ what pages show
     @property
     def estimate_text(self) -> str:
-        """'0.0123 bits/byte [0.0081, 0.017] (95% CI)'; '1e-16 relative error (exact, no sampling interval)' for a
-        deterministic check (operating characteristics with no scenario to simulate, e.g. `actlab.theory.claims`)."""
+        """'0.0123 bits/byte [0.0081, 0.017] (95% CI)', or '... (exact, no sampling interval)' for a deterministic
+        check (operating characteristics with no scenario to simulate)."""
         if self.operating is not None and not self.operating.scenarios:
             unit = f" {self.units}" if self.units else ""
             return f"{self.estimate:.{self.digits}g}{unit} (exact, no sampling interval)"
@@ -515,7 +486,6 @@ class Claim:
         data["estimate_text"] = self.estimate_text
         data["mde_text"] = self.mde_text
         data["margin_sensitivity"] = [list(pair) for pair in self.margin_sensitivity]
-        # what a reader of the file asks first, under the names the report's readers use
         data["primary_verdict"] = self.verdict
         data["p"] = self.p_value
         if self.robustness is not None:
@@ -613,11 +583,7 @@ def decide(
     digits: int = 3,
     provenance: Mapping[str, Any] | None = None,
 ) -> Claim:
-    """The claim `claim_id`: `rule(evidence.estimate, evidence.ci, **evidence.inputs)` decides the verdict.
-
-    A pure function of its arguments (`provenance` is whatever the caller collected, e.g.
-    `actlab.provenance.collect()`); the study page is `<study>.html`.
-    """
+    """The claim `claim_id`, its verdict `rule(evidence.estimate, evidence.ci, **evidence.inputs)`; pure."""
     verdict = apply_rule(claim_id, rule, evidence)
     return Claim(
         claim_id=claim_id,
@@ -670,8 +636,7 @@ def apply_rule(claim_id: str, rule: Callable[..., str], evidence: Evidence) -> s
 
 @contextmanager
 def _naming_the_claim(claim_id: str, rule_name: str) -> Iterator[None]:
-    """Re-raise whatever the rule raises as a `RuleError` naming the claim, chained to the original, so the
-    notebook (and the page rendered from it) shows which claim failed and where in its rule."""
+    """Re-raise what the rule raises as a `RuleError` naming the claim, chained, so the page shows which failed."""
     try:
         yield
     except Exception as error:

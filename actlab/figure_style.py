@@ -1,12 +1,9 @@
 """One look for every figure actlab draws: a seaborn theme, a colour-blind-safe palette, one colour per
 activation on every page, sharp images, and alt text that says what a figure shows.
 
-Why one module: a reader compares pages side by side, so ReLU must be the same colour on the Flex-Act,
-SmartMixed, xIELU and comparison pages, and a figure a screen reader cannot describe is lost to some readers.
-Study plot modules take colours from `activation_color`; report notebooks call `use()` once, after which a
-matplotlib figure shown in the notebook is embedded as a 2x PNG inside an `<img>` with alt text (the nbconvert
-HTML template has no way to set one). `describe(fig, text)` sets a figure's alt text; without it, the text is
-built from the figure's titles and axis labels.
+Why one module: a reader compares pages side by side, so ReLU must be the same colour on every page. Report
+notebooks call `use()` once; a figure is then embedded as a 2x PNG in an `<img>` with alt text (nbconvert's
+template cannot set one), from `describe(fig, text)` or else the figure's titles and axis labels.
 """
 
 from __future__ import annotations
@@ -24,12 +21,9 @@ from matplotlib.figure import Figure
 # Okabe & Ito (2008), the colour-blind-safe qualitative palette: the activations most pages compare get these.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 
-# One colour per name on every page: every registered activation, every zoo entry, every study's arm, each its own.
-# The zoo page alone draws 28 entries, more than any colour-blind-safe palette holds, so past Okabe-Ito the colours
-# were chosen greedily in CIELAB for distance: any two here are at least 19 apart (Delta E 1976), and every one at
-# least 19 from each verdict colour below, so that a study figure's activation is never read as a verdict (a colour
-# means the verdict on the index and in headline figures, the activation in a study's own figures).
-# `tests/test_figure_style.py` holds the palette to both distances.
+# One colour per activation, zoo entry or arm. Past Okabe-Ito (the zoo draws 28) the colours are chosen in CIELAB:
+# any two at least 19 apart (Delta E 1976), and each 19 from every verdict colour, so an activation is never read
+# as a verdict (`tests/test_figure_style.py` holds both distances).
 ACTIVATION_COLORS: dict[str, str] = {
     "relu": "#0072B2",
     "sigmoid": "#E69F00",
@@ -96,8 +90,8 @@ ARM_PREFIXES = ("fixed:",)  # SmartMixed's fixed-activation arms: "fixed:relu" i
 
 
 def canonical(name: str) -> str:
-    """The registry spelling of an activation label as studies print it ("LeakyReLU" -> "leaky_relu"; an arm
-    "fixed:relu" or "smartmixed@carry" -> its activation or strategy, "relu" or "smartmixed")."""
+    """The registry spelling of a label ("LeakyReLU" -> "leaky_relu", "fixed:relu" -> "relu", "smartmixed@carry" ->
+    "smartmixed")."""
     key = str(name).strip().lower().split("@", 1)[0].strip()
     for prefix in ARM_PREFIXES:
         key = key.removeprefix(prefix).strip()
@@ -122,8 +116,7 @@ def verdict_color(verdict: str) -> str:
 
 
 def verdict_class(verdict: str) -> str:
-    """The CSS class of a verdict on every page ("not supported" -> "not-supported"), matching the keys of
-    `VERDICT_COLORS`."""
+    """The CSS class of a verdict on every page ("not supported" -> "not-supported")."""
     return verdict.replace(" ", "-")
 
 
@@ -153,8 +146,7 @@ def alt_text(fig: Figure) -> str:
 
 
 def shown_px_per_point(fig: Figure, content_px: float = CONTENT_PX) -> float:
-    """How many screen pixels one point of `fig`'s text takes on the page: the image is shown at `SHOWN_DPI`
-    (`figure_html`), and scaled down to the content width when it is wider (`max-width: 100%`)."""
+    """Screen pixels per point of `fig`'s text on the page: shown at `SHOWN_DPI`, shrunk to the content width."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
@@ -163,12 +155,10 @@ def shown_px_per_point(fig: Figure, content_px: float = CONTENT_PX) -> float:
 
 
 def legible(fig: Figure, min_px: float = MIN_TEXT_PX, content_px: float = CONTENT_PX) -> Figure:
-    """`fig` with every text (titles, labels, ticks, legends, annotations) at least `min_px` pixels tall as the page
-    shows it; returns it.
+    """`fig` with every text at least `min_px` pixels tall as the page shows it; returns it.
 
-    Why here and not in each plot: a study's plot picks sizes for its own layout (6-pt cell labels on a heat map,
-    a 13-inch specification curve that the page then shrinks), and only the page width decides what a reader
-    sees. Enlarging text can widen the figure, which the page then shrinks more, so this repeats until stable.
+    Why here: only the page width decides what a reader sees, not the plot's own layout. Enlarging text can widen
+    the figure, which the page then shrinks more, so this repeats until stable.
     """
     from matplotlib.text import Text
 
@@ -203,9 +193,8 @@ def _spans(intervals: list[tuple[float, float]]) -> list[list[int]]:
 
 
 def _panels(fig: Figure) -> list[list[list[Any]]] | None:
-    """The axes of `fig` as rows (top first) of panels (left first), each panel its axes: rows are axes whose frames
-    overlap vertically, panels in a row axes whose frames overlap horizontally (twins, insets), and a colour bar
-    joins the panel beside it. None if a colour bar has no panel beside it."""
+    """The axes of `fig` as rows (top first) of panels (left first), each panel its axes (frames that overlap:
+    twins, insets; a colour bar joins the panel beside it). None if a colour bar has no panel beside it."""
     axes = [ax for ax in fig.get_axes() if ax.get_visible() and (ax.axison or ax.has_data())]
     frames = [ax.get_position() for ax in axes]
     main = [i for i, ax in enumerate(axes) if ax.get_label() != "<colorbar>"]
@@ -235,13 +224,9 @@ def _blank_lines(blank: Any, low: int, high: int) -> list[int]:
 
 
 def panel_layout(fig: Figure, drawing: Drawing) -> list[list[Box]] | None:
-    """Where to cut `drawing.image` (`fig` drawn, `draw`) into its panels, as rows (top first) of pixel boxes that
-    tile it: a strip for titles and legends above or below the panels where there is one, then one row per row of
-    panels, cut between them. A cut runs only along a line of background pixels that crosses no text's extent, so no
-    line, glyph or label is cut through, nor a title split between its words.
-
-    None when the figure has one panel per row (nothing to put side by side) or when some cut finds no such line (a
-    legend beside the axes, labels reaching into the next panel): it is then shown whole.
+    """Where to cut `drawing.image` into its panels: rows (top first) of pixel boxes that tile it, with a strip for
+    titles and legends above or below. A cut runs only along background pixels that cross no text's extent, so
+    nothing is cut through. None (shown whole) with one panel per row, or when some cut finds no such line.
     """
     import numpy as np
 
@@ -314,8 +299,7 @@ def _column_cuts(ink: Any, row: list[Box], top: int, bottom: int) -> list[int] |
 
 
 def _drawn_texts(fig: Figure) -> list[Any]:
-    """The texts `fig` draws: visible and not empty, less the labels of ticks outside their axis' view (matplotlib
-    keeps a Text for each, placed beyond the axes, but never draws it)."""
+    """The texts `fig` draws: visible, not empty, and not a label of a tick outside its axis' view (never drawn)."""
     from matplotlib.text import Text
 
     hidden = set()
@@ -359,9 +343,8 @@ def _img(image: Any, alt: str) -> str:
 
 
 class Drawing(NamedTuple):
-    """A figure drawn for the page: `image` (RGB, at `IMAGE_DPI`, an even number of pixels each way, so it and each
-    part cut at even lines are shown at exactly 1x), the `renderer` that drew it, and `to_pixels`, which maps a
-    display-space bbox of the figure onto the image as a pixel box."""
+    """A figure drawn for the page: `image` (RGB at `IMAGE_DPI`, even pixels each way, so it and each part cut at
+    even lines show at exactly 1x), its `renderer`, and `to_pixels` (display-space bbox -> pixel box)."""
 
     image: Any
     renderer: Any
@@ -395,17 +378,10 @@ def draw(fig: Figure) -> Drawing:
 
 
 def figure_html(fig: Figure) -> str:
-    """`fig` as an `<img>` (PNG at 2x, shown at 1x) with its alt text, for the notebook's HTML output; a figure of
-    panels side by side as one image per panel, in rows that stack on a narrow screen.
-
-    Every text is first raised to at least `MIN_TEXT_PX` as shown (`legible`). The PNG is reduced to a 256-colour
-    palette (no dithering): plots use few colours, and the page gets about 3.5x smaller (the Flex-Act page: 2.7 MB
-    of figures down to 0.7 MB) with no visible change.
-
-    Panels (`panel_layout`): the figure is drawn once and cut along blank lines between its panels; a row of panels
-    is a `<div class="actlab-panels">` that shows them side by side as drawn (shrunk together when the page is
-    narrower) and, below 600 px, lets them wrap onto lines of their own (the page's CSS, `actlab.notebooks`), so a
-    phone shows each panel at up to the screen's width instead of the whole figure shrunk to a fraction of it.
+    """`fig` as an `<img>` (PNG at 2x, shown at 1x) with its alt text, text made `legible` first; a figure of panels
+    side by side as one image per panel, in a `<div class="actlab-panels">` that wraps below 600 px (the page's
+    CSS), so a phone shows each panel at its width. The PNG has a 256-colour palette, undithered: plots use few
+    colours, and pages get much smaller with no visible change.
     """
     legible(fig)
     drawing = draw(fig)
@@ -433,11 +409,8 @@ def theme() -> None:
 
 
 def use(shell: Any = None) -> None:
-    """Apply the theme and make the notebook show figures through `figure_html` (call once, at the top).
-
-    Why a display formatter: nbconvert's HTML template writes `<img>` without alt text and at 1x; an HTML
-    representation is rendered as is, so the figure reaches the page with both.
-    """
+    """Apply the theme and show figures through `figure_html`, an HTML representation, which nbconvert renders as
+    is (its `<img>` has no alt text and is 1x). Call once, at the top."""
     theme()
     if shell is None:
         from IPython import get_ipython
@@ -449,8 +422,7 @@ def use(shell: Any = None) -> None:
 
     plt.close(plt.figure())  # resolves the inline backend now, which resets every printer for Figure first
     _show_with_alt(shell)
-    # The inline backend resets every formatter for Figure when it configures itself (after the first cell
-    # that imports pyplot), so the HTML printer is set again before each cell runs.
+    # the inline backend resets Figure's formatters when it configures itself, so set ours before each cell
     if not getattr(shell, "_actlab_figure_hook", False):
         shell.events.register("pre_run_cell", lambda *args: _show_with_alt(shell))
         shell._actlab_figure_hook = True

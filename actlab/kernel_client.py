@@ -1,19 +1,10 @@
-"""The kernel client every notebook execution uses: ready as soon as the kernel has answered, not 0.2 s later.
+"""The kernel client every notebook execution uses: ready as soon as the kernel has answered.
 
-Why: jupyter_client's `wait_for_ready` sends `kernel_info`, waits for the reply and for one IOPub message (so the
-IOPub subscription is known to be live), then drains IOPub until no message has come for 0.2 s. That last wait
-ends only by timing out: every client paid 0.2 s of idle time, on every sweep run's clock (papermill connects one
-client per run).
-
-Here the drain ends at the message that closes the exchange: the kernel's `status: idle` for our `kernel_info`
-request, which ipykernel publishes after the reply. Everything the kernel publishes for that request has then
-arrived, which is all the drain was for; the 0.2 s timeout stays as the bound when that message never comes.
-
-Only public interfaces: this overrides `wait_for_ready` itself (the documented method nbclient and papermill call;
-`KernelManager.client_class` is its documented hook) and uses the client's public channels, `kernel_info`,
-`is_alive` and session. The handshake is jupyter_client's (the reply, the IOPub check, a dead kernel, the overall
-timeout, the protocol adaptation for an older kernel); a client that no kernel manager made (no process to ask
-whether the kernel lives) keeps jupyter_client's own wait.
+Why: jupyter_client's `wait_for_ready` drains IOPub after the `kernel_info` reply until no message has come for
+0.2 s, which ends only by timing out: idle time on every run. Here the drain ends at the kernel's `status: idle`
+for our `kernel_info` request (published after the reply: everything for the request has then arrived); the
+0.2 s timeout stays as the bound. Otherwise the handshake is jupyter_client's, through public interfaces only
+(`wait_for_ready`, hooked by `KernelManager.client_class`); a client no kernel manager made keeps the original.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Executing papermill notebooks and rendering them to HTML.
 
-Why one module: every report page and every sweep run executes a template notebook the same way:
-with the project's own named kernel (so a venv's notebooks never run in some other Python),
-into an output folder (so the template is never overwritten), and renders it with code hidden.
+Why one module: every page and sweep run executes a template the same way: with the project's own named kernel
+(never some other Python), into an output folder (the template is never overwritten), rendered with code hidden.
 """
 
 from __future__ import annotations
@@ -23,19 +22,12 @@ KERNEL_NAME = "actlab"
 def _ipc_kernel_manager(folder: str, cwd: str | None = None, kernel_specs: str | None = None) -> type:
     """jupyter_client's async kernel manager, talking to the kernel over Unix sockets in `folder`, not local TCP.
 
-    Why: ipykernel warns "Kernel is running over TCP without encryption" (on every kernel start) whenever
-    the transport is tcp and no CurveZMQ key was provisioned. A kernel on this machine needs no network port
-    at all: the ipc transport binds its five sockets as files in `folder` (a private 0700 temporary folder
-    that `execute` removes), which nobody else can reach, so the warning no longer applies and no other
-    warning is hidden. The folder's path is short on purpose: a socket path has ~107 bytes. Its clients are
-    `actlab.kernel_client.PromptKernelClient`s (why there).
+    Why: a local kernel needs no network port, and ipykernel warns on every start over TCP without a CurveZMQ key.
+    The ipc sockets are files in `folder` (private, 0700, short: a socket path has ~107 bytes), nobody else's.
 
-    `cwd`: the folder the kernel starts in, given to its launch rather than set with `os.chdir` around it as
-    papermill's `cwd` does: the working directory is the whole process's, and `actlab report` renders pages on a
-    thread while the main thread plans and runs sweeps by relative paths.
-
-    `kernel_specs`: a folder of kernel specs to look the kernel up in instead of Jupyter's (a sweep worker's kernel
-    template, `actlab.sweep.kept_kernel`, whose `actlab` spec forks the kernel from a warm process).
+    `cwd`: given to the kernel's launch, not set with `os.chdir` as papermill does: the working directory is the
+    whole process's, and `actlab report` renders pages on a thread while the main thread runs sweeps.
+    `kernel_specs`: a folder of kernel specs to use instead of Jupyter's (`actlab.sweep.kept_kernel`).
     """
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
@@ -58,11 +50,8 @@ def _ipc_kernel_manager(folder: str, cwd: str | None = None, kernel_specs: str |
 
 
 def sockets_prefix(pid: int) -> str:
-    """The name a kernel socket folder of process `pid` starts with (`tempfile.mkdtemp`'s prefix).
-
-    Why the pid: a worker killed with its kernel (an interrupted sweep) never removes its folders (its kernel
-    template's, `actlab.sweep.kept_kernel`, and its running kernel's), so they stayed in the temporary folder;
-    whoever killed it removes the folders of the pids it killed (`remove_sockets_of`)."""
+    """The prefix of process `pid`'s kernel socket folders: a killed worker never removes its own, so whoever
+    killed it removes those of the pids it killed (`remove_sockets_of`)."""
     return f"actlab-kernel-{pid}-"
 
 
@@ -74,10 +63,7 @@ def remove_sockets_of(pids: Iterable[int]) -> None:
 
 
 def ensure_kernel(name: str = KERNEL_NAME) -> str:
-    """Install a Jupyter kernel spec named `name` that runs *this* interpreter, if it is missing.
-
-    The spec goes into `sys.prefix` (the venv), so nothing outside the project changes.
-    """
+    """Install a kernel spec `name` that runs *this* interpreter, if missing, into `sys.prefix` (the venv)."""
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
     manager = KernelSpecManager()
@@ -102,17 +88,11 @@ def execute(
     stop_kernel_at_once: bool = False,
     kernel_specs: str | None = None,
 ) -> Path:
-    """Run `template` with papermill into `output`; failures raise papermill's own error.
+    """Run `template` with papermill into `output`; a `PapermillExecutionError` is left to the caller, which decides
+    whether it ends a sweep (never) or a report build (yes).
 
-    `stop_kernel_at_once`: kill the kernel (its process group) when the last cell is done instead of asking it to
-    shut down and waiting for its interpreter to tear torch down (about 3 s a kernel here). For sweep runs, whose
-    results are already written atomically by then (`actlab.sweep.worker`).
-
-    `kernel_specs`: where to find the kernel spec instead of Jupyter's folders (a sweep worker's kernel template,
-    `actlab.sweep.kept_kernel`).
-
-    `PapermillExecutionError` (with `ename`, `evalue`, `cell_index`) is left to the caller, which
-    decides whether a failure ends a sweep (never) or a report build (yes).
+    `stop_kernel_at_once`: kill the kernel after the last cell rather than wait for its interpreter to tear torch
+    down; for sweep runs, whose results are written atomically by then. `kernel_specs`: see `_ipc_kernel_manager`.
     """
     import papermill as pm
 
@@ -142,12 +122,8 @@ LEAD_TAG = "lead"  # cells shown first on the page, right after the title cell
 
 
 def lead_first(cells: list[Any]) -> list[Any]:
-    """`cells` with those tagged `lead` moved to just after the first markdown cell (the page's title).
-
-    Why: a notebook computes in order (data, analysis, then the claims that need all of it), but a reader
-    should see the claims and their verdicts first. The executed notebook keeps its order; only the page
-    shows the lead cells first.
-    """
+    """`cells` with those tagged `lead` moved to just after the first markdown cell (the page's title): a notebook
+    computes the claims last, but a reader should see them first."""
     lead = [cell for cell in cells if LEAD_TAG in cell.get("metadata", {}).get("tags", [])]
     rest = [cell for cell in cells if LEAD_TAG not in cell.get("metadata", {}).get("tags", [])]
     title = next((i for i, cell in enumerate(rest) if cell.get("cell_type") == "markdown"), -1)
@@ -181,18 +157,11 @@ def to_html(
     title: str = "",
     css: str = "",
 ) -> Path:
-    """Render an executed notebook to standalone HTML with images embedded; code hidden by default; cells
-    tagged `lead` first (`lead_first`).
+    """Render an executed notebook to standalone HTML: images embedded, code hidden by default, `lead` cells first.
 
-    Offline: the page loads nothing from the network (no require.js, no MathJax, no JupyterLab stylesheet, which
-    nbconvert's own templates take from a CDN or inline at 260 kB). Its CSS is `css` (the site passes its own)
-    plus `CELL_CSS` for the cell markup; LaTeX outputs are drawn as MathML (`actlab.sanitize.latex_mathml`).
-    `title` is the page's `<title>` (else the notebook's file name).
-
-    Sanitised: every Markdown cell, Markdown output and HTML output passes `actlab.sanitize.clean_html`
-    (nbconvert's `sanitize_html` switch, with actlab's allowlist as its `clean_html` filter), JavaScript outputs
-    are dropped, and image outputs are written by `actlab.sanitize.image_html` (their metadata checked, their data
-    embedded), so no string that reached a notebook's output can run script on the page or load from the network.
+    Offline: the page loads nothing from the network (no require.js, MathJax or JupyterLab stylesheet); its CSS
+    is `css` plus `CELL_CSS`, LaTeX is MathML. Sanitised by `actlab.sanitize` (`clean_html`, `image_html`), so no
+    string in a notebook's output can run script on the page. `title` is the `<title>` (default: the file name).
     """
     import nbformat
     from nbconvert import HTMLExporter

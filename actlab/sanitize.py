@@ -1,31 +1,19 @@
 """The one sanitising step every notebook page passes: HTML in Markdown and cell outputs keeps only safe markup.
 
-Why: a page shows strings from run records, derivations, sweep files and notebook outputs, and a report notebook
-builds Markdown and HTML from them; one unescaped arm name such as `<img src=x onerror=...>` ran script on a
-study page. Report code escapes such strings where it writes them (`actlab.site.page.markdown_text`); this step
-makes sure that whatever path a string takes (Markdown, a table, a figure's alt text, raw HTML), no script,
-event handler, `javascript:` link or foreign element reaches the page.
+Why: pages show strings from run records, sweep files and notebook outputs; one unescaped arm name such as
+`<img src=x onerror=...>` ran script on a study page. Whatever path a string takes, no script, event handler,
+`javascript:` link or foreign element reaches the page.
 
-How: nbconvert's own switch (`HTMLExporter(sanitize_html=True)`) runs its `clean_html` filter over every Markdown
-cell, Markdown output and HTML output, and drops JavaScript outputs. nbconvert's default allowlist would turn the
-site's tables, figures and folded sections into text, so `clean_html` here is nh3 (the maintained successor of
-bleach, which nbconvert uses) with actlab's allowlist: the tags the report pages use, `class`/`id`/`title` and a
-few layout attributes, links that pass `safe_href` (the one link check the index and its navigation use too),
-images only as embedded PNG/JPEG/GIF/WebP/SVG data (an SVG in an `<img>` runs no script), and inline CSS of listed
-properties whose values are plain (`_style`). A tag outside the allowlist is shown as text (escaped, `_escape_foreign`)
-so an injection attempt stays visible rather than silently vanishing; nh3 alone decides what is markup.
+How: nbconvert's `sanitize_html=True` runs its `clean_html` filter over every Markdown cell and Markdown/HTML
+output and drops JavaScript outputs; `clean_html` here is nh3 with actlab's allowlist (nbconvert's default would
+turn the site's tables and figures into text): links that pass `safe_href`, images only as embedded data, inline
+CSS of listed properties with plain values. A tag outside the allowlist is escaped to visible text, so an injection
+attempt stays visible; nh3 alone decides what is markup. Inline CSS cannot lay one element over others or blow one
+up: no positioning, transforms, `!important`, negative or viewport lengths; lengths capped; links take no style.
 
-Inline CSS cannot lay one element over others or blow one up to the size of the page: no positioning, transforms or
-`!important` (not listed), no negative lengths (a negative margin pulls a box over the one before it), no viewport
-units, lengths capped per property, and links take no inline style at all.
-
-Image outputs (PNG, JPEG, SVG) never pass an HTML sanitiser in nbconvert: its template writes their metadata into
-the `<img>` unquoted and takes `filenames` metadata as the image's address. `image_html` writes them instead
-(the page template's image blocks call it): the data embedded, width and height only as plain positive numbers.
-
-Math: a LaTeX output (`IPython.display.Math`, SymPy) becomes MathML when the page is built (`latex_mathml`), which
-browsers draw themselves, so pages load no MathJax. The converter copies `\\text{...}` verbatim, so its MathML
-passes a cleaner of its own that keeps only MathML elements and their layout attributes.
+Image outputs never pass nbconvert's sanitiser (its template writes their metadata unquoted into the `<img>`), so
+`image_html` writes them. LaTeX outputs become MathML at build time (`latex_mathml`), so pages load no MathJax; the
+converter copies `\\text{...}` verbatim, so its MathML passes a MathML-only cleaner.
 """
 
 from __future__ import annotations
@@ -34,7 +22,7 @@ import base64
 import binascii
 import html
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from typing import Any
 
@@ -42,7 +30,7 @@ import nh3
 
 
 def _words(text: str) -> frozenset[str]:
-    """A word list written as a paragraph (the formatter would put each quoted word on a line of its own)."""
+    """A word list written as a paragraph (the formatter would put each word on a line of its own)."""
     return frozenset(text.split())
 
 
@@ -78,13 +66,11 @@ _WEB_SCHEMES = ("http", "https")
 
 
 def safe_href(target: Any) -> str | None:
-    """`target` if it is safe to publish as a link, else None (the caller shows it as text or drops the attribute).
+    """`target` if it is safe to publish as a link (the site's one link check), else None.
 
-    The one link check of the site: the index, its navigation bar and every notebook page use it. Allowed: a
-    relative path (no scheme, not starting with '//', which a browser reads as another host) and an http(s) URL
-    with a host. Refused: every other scheme (javascript:, data:, file:, vbscript:, ...) and any whitespace,
-    control character or backslash, since browsers drop or reinterpret those before reading the scheme
-    ("java\\tscript:" runs as javascript:, "/\\\\host" goes to another host).
+    Allowed: a relative path (not '//...', another host) and an http(s) URL with a host. Refused: every other
+    scheme and any whitespace, control character or backslash, which browsers drop or reinterpret before reading
+    the scheme ("java\\tscript:" runs as javascript:, "/\\\\host" goes to another host).
     """
     if not isinstance(target, str) or not target:
         return None
@@ -144,8 +130,8 @@ def _css_value_ok(prop: str, value: str) -> bool:
 
 
 def clean_style(style: str) -> str | None:
-    """The declarations of a `style` attribute that are listed properties with plain values (`_css_value_ok`),
-    rebuilt as `name:value;...`; None if none is left. nh3 filters the result by property once more."""
+    """The declarations of a `style` attribute that are listed properties with plain values, rebuilt as
+    `name:value;...`; None if none is left."""
     kept = []
     for declaration in style.lower().split(";"):
         name, colon, value = declaration.partition(":")
@@ -187,11 +173,8 @@ def _attribute(tag: str, name: str, value: str) -> str | None:
 
 
 class _ForeignTags(HTMLParser):
-    """Re-emits HTML with every tag outside `allowed` escaped to text, so nh3 keeps it as visible text.
-
-    Not a sanitiser: nh3 parses the result and decides alone what is markup. Whatever this parser reads differently
-    from nh3 is at worst shown as text, or handed to nh3 as a tag it then drops.
-    """
+    """Re-emits HTML with every tag outside `allowed` escaped to text. Not a sanitiser: nh3 parses the result, so
+    whatever this parser reads differently is at worst shown as text, or a tag nh3 then drops."""
 
     def __init__(self, allowed: frozenset[str]) -> None:
         super().__init__(convert_charrefs=False)
@@ -205,8 +188,7 @@ class _ForeignTags(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._tag(tag)
 
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._tag(tag)
+    handle_startendtag = handle_starttag
 
     def handle_endtag(self, tag: str) -> None:
         self.parts.append(f"</{tag}>" if tag in self.allowed else f"&lt;/{html.escape(tag)}&gt;")
@@ -237,13 +219,9 @@ def _escape_foreign(text: str, allowed: frozenset[str]) -> str:
     return "".join(parser.parts)
 
 
-def _attributes(every: Iterable[str], per_tag: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
-    return {"*": set(every), **{tag: set(names) for tag, names in per_tag.items()}}
-
-
 _CLEANER = nh3.Cleaner(
     tags=set(TAGS),
-    attributes=_attributes(_EVERY_TAG, _PER_TAG),
+    attributes={"*": set(_EVERY_TAG), **{tag: set(names) for tag, names in _PER_TAG.items()}},
     attribute_filter=_attribute,
     url_schemes={"http", "https", "data"},  # data: only passes `_attribute` as an <img>'s image
     filter_style_properties=set(CSS_PROPERTIES),
@@ -253,12 +231,8 @@ _CLEANER = nh3.Cleaner(
 
 
 def clean_html(element: str | bytes) -> str:
-    """`element` with only the allowlisted markup left; every other tag escaped to visible text.
-
-    `<style>` elements (pandas' Styler writes an empty one before its tables) are removed first: as text their CSS
-    would clutter the page, and as markup they could restyle it. The signature is nbconvert's `clean_html` filter's,
-    which this replaces in `actlab.notebooks.to_html`.
-    """
+    """`element` with only the allowlisted markup left, every other tag escaped to visible text (nbconvert's
+    `clean_html` filter's signature). `<style>` elements (pandas' Styler writes one) are removed: they restyle."""
     text = element.decode("utf-8") if isinstance(element, bytes) else str(element)
     return _CLEANER.clean(_escape_foreign(_STYLE_ELEMENT.sub("", text), TAGS))
 
@@ -278,11 +252,9 @@ def _image_metadata(output: Mapping[str, Any], mime: str, key: str) -> Any:
 def image_html(output: Mapping[str, Any], mime: str) -> str:
     """An image output (`image/png`, `image/jpeg`, `image/svg+xml`) as one `<img>` with its data embedded.
 
-    Why not nbconvert's: its template writes width and height metadata unquoted (`{"width": "1 onerror=..."}` ran
-    script) and uses `filenames` metadata as the image's address (a remote image, on a page that loads nothing from
-    the network). Here the address is always the output's own data (checked base64; SVG encoded as base64), width and
-    height are plain positive numbers (`image_dimension`) or left out, and nothing else of the metadata is read
-    but the two background hints, which become fixed class names.
+    Why not nbconvert's: it writes width/height metadata unquoted (`{"width": "1 onerror=..."}` ran script) and
+    takes `filenames` metadata as the address. Here the address is the output's own checked base64, width and
+    height plain positive numbers or left out; of the rest, only the background hints, as fixed class names.
     """
     data = (output.get("data") or {}).get(mime)
     if mime == "image/svg+xml":
@@ -329,12 +301,8 @@ _MATH_DELIMITERS = (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))
 
 
 def latex_mathml(latex: str) -> str:
-    """A `text/latex` output as display MathML (cleaned like every other markup); its LaTeX source as escaped text
-    in a `<pre class="latex">` if the converter cannot read it, so the formula stays readable either way.
-
-    Why build-time MathML: the page then needs no script and nothing from the network to show math. One pair of
-    math delimiters (`$$`, `\\[`, `$`, `\\(`, as IPython writes them) is taken off first.
-    """
+    """A `text/latex` output as cleaned display MathML (one pair of delimiters taken off first); its source as
+    escaped text in a `<pre class="latex">` if the converter cannot read it."""
     from latex2mathml.converter import convert
 
     text = str(latex).strip()
