@@ -1,10 +1,6 @@
-"""actlab: test published claims about activation functions, and your own.
+"""actlab: test published claims about activation functions, and your own (README.md maps the modules).
 
-The package is the logic; notebooks under `notebooks/` only call, tabulate and plot.
-See README.md for a map of the modules.
-
-`actlab.activations` is imported on first use (it imports torch, a second or more), so the command line and
-`actlab.record` start without it; `actlab.activations` and `from actlab import activations` work as before.
+`actlab.activations` is imported on first use (it imports torch), so the command line starts without it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Registry of fixed activation functions, by name.
 
-Why a registry: every study (Flex-Act candidates, SmartMixed pools, LM MLPs, the gallery) names
-activations as strings in papermill parameters and sweep files. One table maps those strings to
-modules, so a typo fails in one place with the list of valid names instead of deep in a run. It is an
-`actlab.names.NameTable`, as are the zoo's entries, the published gradients and the reference formulas.
-
-Each entry carries its reference formula (docstring of the spec) and whether it is bounded, which
-the Flex-Act scale-bias analysis needs (bounded vs unbounded candidates).
+Why a registry: studies name activations as strings in notebook parameters and sweep files; one table
+(`actlab.names.NameTable`) maps them to modules, so a typo fails in one place listing the valid names. Each entry
+carries its reference formula and whether it is bounded (Flex-Act's scale-bias analysis needs that).
 """
 
 from __future__ import annotations
@@ -38,13 +34,9 @@ class ReLUSquared(nn.Module):
 
 @dataclass(frozen=True)
 class ActivationSpec:
-    """One registry entry.
-
-    `formula` is the reference definition in plain math; tests check the module against an
-    independent closed form of it and of its derivative.
-    `bounded` is True when the range is bounded on both sides (Sigmoid, Tanh): Flex-Act's Cor. D.3
-    predicts routing drifts away from these as the pre-activation scale grows.
-    `trainable` marks activations with their own parameters (xIELU), which the router cannot share.
+    """One registry entry. `formula`: the reference definition, which tests check the module against; `bounded`:
+    range bounded on both sides (Flex-Act's Cor. D.3: routing drifts away from these as the input scale grows);
+    `trainable`: own parameters (xIELU), which the router cannot share.
     """
 
     name: str
@@ -137,15 +129,11 @@ def get_activation(name: str) -> nn.Module:
 
 
 def resolve(spec: str) -> nn.Module:
-    """A fresh activation module from any of the three ways a user names one.
+    """A fresh activation module from a registry name, `"package.module:Attr"` (a user's class or factory, imported
+    with the current directory first on `sys.path`) or a saved derivation's name (`actlab derive ... --save`).
 
-    - a registry name: `"relu"`, `"xielu"`, ... (`activation_names()`);
-    - `"package.module:Attr"`: a user's `nn.Module` class (built with no arguments) or a factory returning one,
-      imported from `sys.path` with the current directory first, as a notebook user expects;
-    - the name of a saved derivation (`actlab derive ... --save NAME`; `actlab.symbolic.saved`).
-
-    Why one resolver: every study, sweep, bench and CLI option that takes an activation goes through here, so a
-    user's own idea enters any of them the same way, and a typo fails once with every valid choice listed.
+    Why one resolver: every study, sweep, bench and CLI option takes activations through here, so a user's own
+    enters any of them the same way, and a typo fails once with every valid choice listed.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an activation is named by a non-empty string, got {spec!r}")

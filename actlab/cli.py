@@ -1,10 +1,6 @@
-"""The `actlab` command line.
-
-Why this shape: each subcommand lives in its own module under `actlab.commands` and exposes
-`configure(parser)` and `run(args) -> int`, so a new capability adds one module and one line in
-`SUBCOMMANDS` without touching the others. Errors print one line to stderr and exit non-zero;
-`--debug` shows the traceback. SIGTERM unwinds the command as Ctrl-C does (`Terminated`), so what a command cleans
-up on an interrupt (its workers and kernels, a page's kernel socket folder) is cleaned up on a `kill` too.
+"""The `actlab` command line: one module per subcommand under `actlab.commands` (`configure(parser)`, `run(args)`),
+so a new one adds a module and a line in `SUBCOMMANDS`. Errors print one line (`--debug`: the traceback); SIGTERM
+unwinds as Ctrl-C does (`Terminated`), so a `kill` cleans up workers, kernels and socket folders too.
 """
 
 from __future__ import annotations
@@ -45,14 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         sub_parser = sub.add_parser(name, help=help_text, description=help_text)
-        module = _command_module(module_name)
+        module = importlib.import_module(f"actlab.commands.{module_name}")
         module.configure(sub_parser)
         sub_parser.set_defaults(_run=module.run)
     return parser
-
-
-def _command_module(module_name: str):  # noqa: ANN202 - a module object
-    return importlib.import_module(f"actlab.commands.{module_name}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -81,12 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """While the command runs, SIGTERM raises `Terminated` (a `KeyboardInterrupt`) in the main thread.
-
-    Why: SIGTERM's default action ends the process where it stands, so no `finally` runs: a page rendering at that
-    moment left its kernel socket folder (`actlab-kernel-*`) in the temporary folder, which Ctrl-C removes. Only
-    the main thread can set a handler (a command called from another thread keeps the default), and a SIGTERM
-    ignored by whoever started actlab stays ignored.
+    """While the command runs, SIGTERM raises `Terminated` in the main thread (its default ends the process with no
+    `finally` run). Only the main thread can set a handler, and a SIGTERM ignored by actlab's parent stays ignored.
     """
     if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
         yield

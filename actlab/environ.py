@@ -1,8 +1,5 @@
-"""Temporarily set environment variables for a child process (a kernel) and restore them afterwards.
-
-Why environment variables at all: papermill starts the notebook's kernel as a new process, and the environment
-is the one channel that reaches it without becoming a notebook parameter (where to write claims, which run
-folder the kernel belongs to).
+"""Temporarily set environment variables for a child process (a kernel): the one channel that reaches papermill's
+kernel without becoming a notebook parameter.
 """
 
 from __future__ import annotations

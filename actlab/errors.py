@@ -1,8 +1,5 @@
-"""The one exception type that the CLI shows as a single line, and the one check that numbers are finite.
-
-Why: users should see "what is wrong and how to fix it", not a traceback, for bad input
-(unknown activation, malformed sweep file, missing dataset). Library code raises `ActlabError`
-(or `ValueError` for bad arguments); the CLI prints either as one line unless `--debug`.
+"""The exception the CLI shows as one line ("what is wrong and how to fix it", no traceback), and the one check
+that numbers are finite. Library code raises `ActlabError` (or `ValueError` for bad arguments).
 """
 
 from __future__ import annotations
@@ -27,12 +24,8 @@ class Terminated(KeyboardInterrupt):
 
 
 def require_finite(where: str, hint: str, /, **values: object) -> None:
-    """One `ValueError` naming every value that is not a finite number (NaN, inf, None, text), then `hint`.
-
-    Why one check: a decision rule, a recorded claim and an MDE all refuse NaN the same way (a NaN is a diverged
-    arm or too few seeds upstream, never a verdict), and the message says which number and what to do. Lives
-    here, below every layer, so `record` and the studies share it.
-    """
+    """One `ValueError` naming every value that is not a finite number (NaN, inf, None, text), then `hint`: rules,
+    claims and MDEs refuse NaN alike (a diverged arm or too few seeds upstream, never a verdict)."""
     bad = {name: value for name, value in values.items() if not (isinstance(value, Real) and math.isfinite(value))}
     if bad:
         listed = ", ".join(f"{name} is {float(v) if isinstance(v, Real) else v!r}" for name, v in bad.items())

@@ -15,12 +15,8 @@ from typing import Any, NoReturn
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write `data` to `path` via a temporary file in the same folder and `os.replace`.
-
-    A failure raises the same `OSError` subclass (same errno) with a message that names `path`, and says so
-    when the disk is full: a bare "[Errno 28] No space left on device" after hours of sweeps did not say which
-    of thousands of files was lost or what to do.
-    """
+    """Write `data` to `path` via a temporary file in the same folder and `os.replace`. A failure raises the same
+    `OSError` subclass with a message naming `path` (and a full disk), which a bare errno does not."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -46,8 +42,7 @@ _FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used
 
 
 def _raise_naming(error: OSError, path: Path) -> NoReturn:
-    """Raise `error` again with a message naming `path`, keeping its errno (so its subclass: `OSError(errno, ...)`
-    picks `PermissionError`, `FileNotFoundError`, ...); an error without an errno is raised as it is."""
+    """Raise `error` again naming `path`, keeping its errno (so `OSError(errno, ...)` picks the same subclass)."""
     if error.errno is None:
         raise error
     reason = error.strerror or str(error)

@@ -1,9 +1,5 @@
-"""The hardware a compute-time-matched verdict was measured on.
-
-Why: when every arm gets the same seconds rather than the same steps, the verdict holds for the machine those seconds
-were counted on (the same code ran at quite different cost ratios on two CPUs of one kind of machine;
-docs/timings.md). So such a claim carries the machine its runs name in their provenance, and pages print it beside
-the verdict. Claim ids name their matching (`...-compute-time-matched`), which is how such a claim is recognised.
+"""The hardware a compute-time-matched verdict was measured on: when arms get equal seconds, the verdict holds for
+the machine that counted them, so such a claim (id ending `-compute-time-matched`) carries it, from its runs.
 """
 
 from __future__ import annotations
@@ -22,8 +18,8 @@ MAX_MACHINES = 4  # machines named beside one verdict; more are counted
 
 
 def machine_of(record: dict) -> str:
-    """'Intel(R) Xeon(R) Processor; AVX2, AVX-512 (...); 2 logical CPUs' for a CPU run, the device's name for a GPU
-    run, from one run's provenance record; '' when the record predates the CPU's recording."""
+    """A run's machine from its provenance: `provenance.cpu_summary` for a CPU, the device's name for a GPU; ''
+    when the record has no CPU."""
     device = str(record.get("device", ""))
     if device and not device.startswith("cpu"):
         return device[:MAX_MACHINE_CHARS]
@@ -32,8 +28,8 @@ def machine_of(record: dict) -> str:
 
 
 def machines(runs_dir: str | Path) -> list[str]:
-    """The distinct machines the runs under `runs_dir` (`runs/<study>/<profile>`, every sweep) were measured on, in
-    the order first seen; unreadable records are skipped (this labels a verdict, it does not decide one)."""
+    """The distinct machines of the runs under `runs_dir` (`runs/<study>/<profile>`), first seen first; unreadable
+    records are skipped (this labels a verdict, it does not decide one)."""
     found: dict[str, None] = {}
     for path in sorted(Path(runs_dir).glob(f"*/*/{PROVENANCE_FILE}")):
         try:

@@ -1,13 +1,8 @@
 """The one kind of name -> activation table: HF's `ACT2FN` habit, where an unknown name fails listing every valid one.
 
-Why one class: actlab names activations in four places, each with its own facet: the modules a study trains
-(`actlab.activations`), the zoo's entries with their sources and reference formulas (`actlab.studies.zoo.entries`),
-the published gradients the derivation recipe is checked on (`actlab.symbolic.published`) and the plain-torch
-reference formulas every fast path of xIELU and xIPReLU must match (`actlab.nn.formulas`). Their keys differ on
-purpose ("tanh" is a module in one and a gradient 1/cosh² in another), and they live on different floors (the
-formulas below `actlab.activations`, the zoo above it), so they stay four tables; what they share is this class,
-so each is registered into the same way, read the same way and refuses a typo the same way. It lives in the
-foundation layer, below every table.
+Why one class: four tables name activations (`actlab.activations`, `actlab.studies.zoo.entries`,
+`actlab.symbolic.published`, `actlab.nn.formulas`); their keys differ on purpose ("tanh" is a module in one, a
+gradient in another) and they live on different layers, but each registers, reads and refuses a typo the same way.
 """
 
 from __future__ import annotations
@@ -19,8 +14,8 @@ T = TypeVar("T")
 
 
 class UnknownNameError(KeyError, ValueError):
-    """A name a table does not hold. A `KeyError` for the mapping protocol (`in`, `.get`) and a `ValueError` for
-    callers that validate input; its text is the message itself, not `KeyError`'s quoted repr."""
+    """A name a table does not hold: a `KeyError` for the mapping protocol, a `ValueError` for input checks; its
+    text is the message itself, not `KeyError`'s quoted repr."""
 
     def __str__(self) -> str:
         return str(self.args[0])

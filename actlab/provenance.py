@@ -1,7 +1,5 @@
-"""Provenance: what produced a result.
-
-Why: a number in a report is only as good as the record of how it was made. Every run folder,
-report page and benchmark stores this dict (package versions, git commit, device, host, time).
+"""Provenance: what produced a result (package versions, git commit, device, host, time), stored with every run
+folder, report page and benchmark: a number is only as good as the record of how it was made.
 """
 
 from __future__ import annotations
@@ -72,8 +70,7 @@ def determinism(device_name: str) -> str:
 
 
 CPUINFO = Path("/proc/cpuinfo")
-# The flags that decide how fast a CPU runs torch's and inductor's vector code: x86's AVX2, AVX-512 and AMX families
-# (the "flags" line), ARM's NEON (asimd), SVE and SME (the "Features" line).
+# The flags that decide how fast torch's vector code runs: x86's AVX2, AVX-512, AMX; ARM's NEON (asimd), SVE, SME.
 VECTOR_FLAGS = {
     "flags": re.compile(r"^(avx2|avx512.*|amx.*)$"),
     "features": re.compile(r"^(asimd.*|sve.*|sme(\d.*|[a-z]+\d.*)?)$"),
@@ -82,13 +79,8 @@ FAMILIES = {"avx2": "AVX2", "avx512": "AVX-512", "amx": "AMX", "asimd": "NEON", 
 
 
 def cpu_description(cpuinfo: Path = CPUINFO) -> dict[str, Any]:
-    """The CPU a result was measured on: its model name, its vector extensions, its logical CPUs, and the vector
-    instruction set torch's kernels use on it.
-
-    Why: a compute-time-matched verdict or a speed ratio holds for the hardware it was measured on (the same code ran
-    at quite different cost ratios on two CPUs of one kind of machine; docs/timings.md), so pages show this beside
-    them. Read from `/proc/cpuinfo` (Linux); elsewhere the model is `platform.processor()` and the extensions are
-    empty.
+    """The CPU a result was measured on (model, vector extensions, logical CPUs, torch's instruction set): a speed
+    ratio or compute-time-matched verdict holds for that hardware. From `/proc/cpuinfo`; elsewhere the model only.
     """
     model, flags = "", set()
     try:
@@ -111,8 +103,8 @@ def cpu_description(cpuinfo: Path = CPUINFO) -> dict[str, Any]:
 
 
 def cpu_summary(description: dict[str, Any] | None = None) -> str:
-    """One line for a page: 'Intel(R) Xeon(R) Processor; AVX2, AVX-512 (bf16, bw, ...), AMX (bf16, int8, tile);
-    2 logical CPUs' from `cpu_description()` (or the one given, e.g. read back from a run's provenance)."""
+    """'Intel(R) Xeon(R) Processor; AVX2, AVX-512 (bf16, bw, ...), AMX (bf16, int8, tile); 2 logical CPUs' from
+    `description` (default: `cpu_description()`)."""
     description = description if description is not None else cpu_description()
     families: dict[str, list[str]] = {}
     for flag in description.get("vector_extensions", []):

@@ -1,19 +1,11 @@
 """What a notebook hands back: its results (`record`) and the claims it tested (`save_claims`).
 
-Why one call each: a sweep run is only useful if its numbers land in one known file that survives
-a crash, and a report is only honest if every verdict is computed by a rule written in code
-(`actlab.claim.decide`) and stored as the value it computed (`actlab.claim.Claim`).
+Why one call each: a run's numbers must land in one known file that survives a crash, and every verdict is
+stored as the `actlab.claim.Claim` a rule computed.
 
-Where `record(...)` writes `results.json`, first match wins:
-1. the current directory, if it holds the `.actlab-run` marker: `actlab.sweep` executes every run
-   with its run folder as the kernel's working directory and puts the marker there;
-2. `$ACTLAB_RUN_DIR`, if set;
-3. otherwise (a notebook run by hand) `runs/interactive/` under the project root, the nearest folder
-   above the working directory holding `pyproject.toml` or `.git` (else the working directory).
-
-`save_claims(claims, claims_dir)` writes `<claims_dir>/<claim_id>.json` for each claim. `actlab report` passes
-every study's report notebook the folder as its `claims_dir` parameter (a staging folder it swaps in only when the
-notebook succeeded); run by hand, a notebook's `claims_dir` defaults to `runs/claims/` under the project root.
+`record(...)` writes `results.json` into, first match wins: the current directory if it holds the `.actlab-run`
+marker (`actlab.sweep` runs each notebook in its run folder), `$ACTLAB_RUN_DIR`, else `runs/interactive/` under
+the project root. `save_claims` writes `<claims_dir>/<claim_id>.json` (default `runs/claims/`).
 """
 
 from __future__ import annotations
@@ -55,12 +47,9 @@ def current_run_dir() -> Path:
 def record(**values: Any) -> Path:
     """Merge `values` into this run's `results.json` (atomically) and return the file's path.
 
-    Call it as often as you like; later values for the same key win, so a loop can record as it
-    goes and a crash keeps everything recorded so far. Numbers become rows of the sweep's tidy
-    `results.csv`; lists and dicts are kept in `results.json`. A matplotlib figure is saved as
-    `<key>.png` next to it and recorded by file name. `status="diverged"` marks a run whose
-    training blew up (a result, not a crash); `status="ok"` is the default. Each call also saves where this
-    process's time went so far to `phases.json` beside it (`actlab.timing`; its own writing included).
+    Later values for a key win, so a loop can record as it goes and a crash keeps what was recorded. A figure is
+    saved as `<key>.png` and recorded by file name. `status="diverged"` marks a run whose training blew up (a
+    result, not a crash). Each call also saves the process's phase times (`actlab.timing`) to `phases.json`.
     """
     run_dir = current_run_dir()
     path = run_dir / RESULTS_FILE
@@ -74,7 +63,7 @@ def record(**values: Any) -> Path:
         if status is not None:
             stored["status"] = status
         atomic_write_json(path, stored)
-    timing.save(run_dir)  # where this kernel's time went so far (`actlab.timing`), for the sweep's record
+    timing.save(run_dir)
     return path
 
 
@@ -112,11 +101,8 @@ def default_claims_dir() -> Path:
 
 
 def save_claims(claims: Iterable[Claim], claims_dir: str | os.PathLike[str] | None = None) -> list[Path]:
-    """Write each claim to `<claims_dir>/<claim_id>.json` (atomically); returns the paths.
-
-    `claims_dir` empty or None means `default_claims_dir()`. Two claims with one id are refused: the second
-    would silently overwrite the first.
-    """
+    """Write each claim to `<claims_dir>/<claim_id>.json` (atomically; default `default_claims_dir()`); returns the
+    paths. Two claims with one id are refused: the second would silently overwrite the first."""
     folder = Path(claims_dir) if claims_dir else default_claims_dir()
     claims = list(claims)
     seen: set[str] = set()

@@ -1,24 +1,14 @@
 """Claims fixed before the data: every claim's definition registered with a hash and a date, and checked.
 
-Why: a rule, a threshold or a margin chosen after the runs were seen can decide a verdict on a knife edge (issue
-Y: a margin set after the default run's numbers were known). So each claim's *definition* (its statement and
-unit, its threshold, its margin and where that margin comes from, alpha, the rule's source, and the design the
-primary verdict is read at: the sweep files of each profile, with their seeds, grids and settings) is written to
-a committed registry, `registry.json` beside this module, one entry per claim id, with the date it was fixed.
+Why: a rule, threshold or margin chosen after the runs were seen can decide a verdict on a knife edge. So each
+claim's *definition* (statement, unit, threshold, margin and its source, alpha, the rules' source, and the design:
+each profile's sweep files with seeds, grids and settings) is in the committed `registry.json`, with its date.
 
-When a study decides its claims it stamps each one (`stamp`): the registry's hash and date go on the claim, and
-the claim is marked **post hoc** when
-
-- the registry says its definition was fixed after runs of it had been seen (`post_hoc_reason` says how),
-- its current definition differs from the registered one (someone changed a rule, a margin or a statement
-  without registering the change), or
-- its runs are older than the date the definition was fixed (a definition changed while old runs were kept).
-
-Runs made with another design than the registered one (other seeds or settings, a smoke build) are not post hoc,
-but their claims are not the registered claims either: `Claim.registration` says so, and no date is shown.
-
-`actlab registry` checks the committed file against the code (and `--update` registers a change, dated today);
-a test fails while they disagree, so a definition cannot change silently.
+`stamp` puts the registry's hash and date on each claim and marks it **post hoc** when the registry says it was
+fixed after its runs were seen, when its definition differs from the registered one, or when its runs are older
+than that date. Runs of another design (other seeds or settings, a smoke build) are not post hoc, but not the
+registered claims either (`Claim.registration`). `actlab registry` checks the file against the code (`--update`
+registers a change, dated today), and a test fails while they disagree.
 """
 
 from __future__ import annotations
@@ -48,10 +38,8 @@ HASH_CHARACTERS = 12
 class Definition:
     """What a claim is, fixed before its data: everything that decides its verdict except the runs.
 
-    `margin` says the smallest effect that counts (in words, with its value or the formula that gives it);
-    `margin_source` where it comes from (a paper's own effect, or a choice and when it was made); `sweeps` the
-    sweep names (under `notebooks/<study>/sweeps/<profile>/`) whose runs the claim reads, which fix n, seeds and
-    the specification grid; `rules` every function whose source decides the verdict.
+    `margin`: the smallest effect that counts, in words; `margin_source`: where it comes from; `sweeps`: the sweep
+    names (`notebooks/<study>/sweeps/<profile>/`) whose runs it reads; `rules`: every function that decides.
     """
 
     claim_id: str
@@ -94,9 +82,8 @@ class Definition:
 
 
 def source_hash(function: Callable[..., Any]) -> str:
-    """sha256 of a function's syntax tree (its name where there is no source): what it computes, so the formatter
-    re-wrapping a line or a changed comment leaves the registered definition as it was, while any changed name,
-    number or operator does not."""
+    """sha256 of a function's syntax tree (its name where there is no source): re-wrapping or a comment leaves it
+    as it was, any changed name, number, operator or docstring does not."""
     try:
         text = ast.dump(ast.parse(textwrap.dedent(inspect.getsource(function))))
     except (OSError, TypeError, SyntaxError):
@@ -112,8 +99,8 @@ def digest(value: Any) -> str:
 
 # ---------------------------------------------------------------- designs: what the sweeps run
 def design_of_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """What a sweep runs, from its spec or from a run folder's `sweep.json`: seeds, grid and fixed settings (the
-    notebook by file name only, so the checkout's location never enters a hash)."""
+    """What a sweep runs (from its spec or a run's `sweep.json`), the notebook by file name only, so the checkout's
+    location never enters a hash."""
     return {
         "notebook": Path(str(spec.get("notebook", ""))).name,
         "seeds": list(spec.get("seeds", [])),
@@ -180,8 +167,7 @@ def current_entries(definitions: Iterable[Definition]) -> dict[str, dict[str, An
 
 
 def summary(design: Mapping[str, Any]) -> dict[str, Any]:
-    """A design as a reader of the registry wants it: per sweep its seeds, the size of each grid axis (the
-    specification grid) and a hash of its fixed settings (the sweep file holds them; the entry's hash covers all)."""
+    """A design for a reader of the registry: per sweep its seeds, each grid axis's size, a hash of its settings."""
     return {
         name: {
             "seeds": sweep["seeds"],
@@ -210,9 +196,8 @@ def update(
     path: Path = REGISTRY_FILE,
     post_hoc: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """Register every changed or new definition, dated `today` (ISO date); unchanged entries keep their date, and
-    entries of claims no study defines any more are dropped (git keeps their history). `post_hoc` marks claim ids
-    whose definition is being fixed after their runs were seen, with the reason. Returns the claim ids written."""
+    """Register every changed or new definition, dated `today`; unchanged entries keep their date, claims no study
+    defines are dropped. `post_hoc`: claim id -> why it is fixed after its runs were seen. Returns the ids written."""
     today = today or dt.date.today().isoformat()
     current = current_entries(definitions)
     registry = {claim_id: entry for claim_id, entry in load(path).items() if claim_id in current}
@@ -254,10 +239,8 @@ def stamp(
     runs_dir: Path | str | None = None,
     registry: Mapping[str, Any] | None = None,
 ) -> list[Claim]:
-    """`claims` with `registry_hash`, `fixed_on` and `post_hoc` set from the registry (module docstring).
-
-    The design compared is the one the runs under `runs_dir` were made with, when given (else the committed sweep
-    files of `profile`), so a run made with other seeds or settings than the registered ones is marked."""
+    """`claims` with `registry_hash`, `fixed_on` and `post_hoc` set from the registry (module docstring), comparing
+    the design the runs under `runs_dir` were made with (else `profile`'s committed sweep files)."""
     registry = load() if registry is None else registry
     by_id = {definition.claim_id: definition for definition in definitions}
     stamped = []

@@ -1,19 +1,11 @@
 """Where a run's time goes inside its kernel: named phases, timed exclusively, saved next to its results.
 
-Why: a sweep run pays for more than its training loop (the kernel's start, imports, data, compiling kernels,
-evaluation, checkpoints, writing its record), and a report that spends a third of its time outside training
-cannot be made faster by guessing where. The study code marks its phases (`with phase("data"): ...`); the training
-loop marks training, evaluation and checkpoints itself (`actlab.train.loop`), warm-up marks compile time, and
-`actlab.record` marks writing and saves this process's totals to `phases.json` in the run folder. The sweep runner,
-which knows when it launched the notebook and when the notebook ended, adds the kernel's start and stop and
-assembles the run's phase seconds into `status.json` (`actlab.sweep.phases`).
-
-Phases nest exclusively: time spent in an inner phase is not also counted in the outer one, so an evaluation inside
-the training loop counts as evaluation only, and the phases of a run add up to its wall time.
-
-Why one clock per process (`CLOCK`): a kernel executes one run, and the phases are marked deep inside library code
-(the loop, warm-up, `record`) that has no run object to carry a clock; the clock only accumulates seconds and never
-changes what is computed. `reset()` starts it afresh (tests; several runs in one process).
+Why: a run pays for more than training (kernel start, imports, data, compiling, evaluation, writing), and time
+outside training cannot be cut by guessing where it goes. Code marks phases (`with phase("data"): ...`),
+`actlab.record` saves the totals to `phases.json`, and the sweep runner adds the kernel's start and stop
+(`actlab.sweep.phases`). Phases nest exclusively (an inner phase's time is not the outer's), so a run's phases add
+up to its wall time. One clock per process (`CLOCK`): a kernel executes one run, and phases are marked deep in
+library code with no run object to carry a clock; it only accumulates seconds.
 """
 
 from __future__ import annotations
@@ -26,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 PHASES_FILE = "phases.json"
-# The phases a run's record lists, in the order a run goes through them. `kernel_start` and `kernel_stop` are
-# measured by the sweep runner; `imports` is the notebook's time before its first marked phase; `other` is
-# notebook time in no marked phase (tables, plots, building networks).
+# A run's phases in order; the runner measures `kernel_start`/`kernel_stop`, `imports` is the time before the first
+# marked phase, `other` notebook time in none.
 RUN_PHASES = (
     "kernel_start",
     "imports",
