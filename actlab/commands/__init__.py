@@ -1,5 +1,2 @@
-"""One module per `actlab` subcommand; each defines `configure(parser)` and `run(args) -> int`.
-
-Beside them, what the commands that build the site share: `site_build` (sweeps, then pages, then the index) and
-`publish_claims` (a page's claims staged per build, published only when its notebook ran to the end).
-"""
+"""One module per `actlab` subcommand (`configure(parser)`, `run(args) -> int`), and what the site-building
+commands share: `site_build` and `publish_claims`."""

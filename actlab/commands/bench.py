@@ -1,9 +1,7 @@
 """`actlab bench [NAME ...]`: run benchmarks, write their ratios to JSON and the benchmark page, linked from the index.
 
-With no name every benchmark runs, in one invocation; each result is stamped with that invocation's
-start time, so the page can say which ratios were measured together. `--device cuda` times the benchmarks that
-can run on a GPU there (labelled with the GPU's name, kept as `<name>@cuda` beside the CPU results); the sweep
-benchmark measures CPU worker processes and is skipped.
+Each result is stamped with its invocation, so the page says which ratios were measured together. `--device cuda`
+keeps GPU results as `<name>@cuda` beside the CPU ones; the sweep benchmark measures CPU workers and is skipped.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """`actlab calibrate CLAIM_ID`: how often a claim's decision rule errs, as a table of simulated verdict shares.
 
-Without `--simulations` it prints what the last `actlab report` stored with the claim. With it, the claim's
-study recomputes its claims from the same runs with that many simulations per scenario (the study's
-`claims.from_runs`), which is how a reader tightens the Monte-Carlo error of a rate that matters to them.
+Without `--simulations`, what the last report stored; with it, recomputed from the same runs (the study's
+`claims.from_runs`), to tighten the Monte-Carlo error of a rate that matters to the reader.
 """
 
 from __future__ import annotations

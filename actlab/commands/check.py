@@ -1,8 +1,7 @@
 """`actlab check`: Flex-Act's gradient propositions against autograd, one row per claim.
 
-Exits 1 when an exact claim (Prop. 1, Prop. 2, eq. 24, D.4) fails beyond 1e-10 relative error;
-rows for the settings the propositions do not cover (straight-through, non-detached p_tilde) and
-for the statistical claims report measured numbers and never change the exit code.
+Exits 1 when an exact claim (Prop. 1, Prop. 2, eq. 24, D.4) fails beyond 1e-10 relative error; rows outside the
+propositions (straight-through, non-detached p_tilde) and statistical claims never change the exit code.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """`actlab decide CLAIM_ID`: add seeds in batches until the claim is decided, with the error rate over every look
 kept at alpha (a group-sequential design, `actlab.stats.sequential`).
 
-Why a command: the natural next step after "inconclusive, 80% power needs 16 seeds" is to add seeds and rerun; done
-by hand each rerun is an unaccounted look. Here the design (looks, alpha, spending function, the first new seed) is
-the claim's registered one or the flags', fixed at the first look and stored with the decision; each batch of new
-seeds runs through the sweep machinery (resume, locks: an interrupted decide resumes without retraining finished
-seeds, never the seeds whose verdict the report already showed), the claim's own rule decides at the look's nominal
-level, and the first decisive look ends it. The decision (every look's n, estimate, interval, level and verdict,
-why it stopped, and the design's simulated error rates and expected seeds beside the fixed-n design of the same
-power) is written to `<runs>/<study>/<profile>/decisions/<claim id>.json`, and the study's page is rebuilt to
-show it.
+Why: adding seeds and rerunning by hand makes each rerun an unaccounted look. The design (registered, or the
+flags') is fixed at the first look and stored; each batch runs as a sweep (resumable; new seeds only, never those
+the report already showed), the claim's rule decides at the look's nominal level, and the first decisive look ends
+it. The decision goes to `<runs>/<study>/<profile>/decisions/<claim id>.json`, and the study's page is rebuilt.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The commands' options checked before anything runs: ranges, combinations, the Dask address, write access.
 
-Why one module: a flag out of range (`--time -1`, `--workers 0`, `--cluster bogus`) reached SLURM or a pool only
-after the profile's sweeps had been planned, or never (a dry run printed a plan the real run would refuse); a flag
-of another executor (`--address` without `--executor dask`) was silently dropped and the sweep ran locally; a
-read-only runs folder failed after hours of training. Each check raises one error naming the option, what is wrong
-and the valid range. `actlab sweep`, `report`, `zoo` and `calibrate` call these first, and the same checks run
-with `--dry-run`, so a dry run refuses exactly what the real run would.
+Why: a bad flag must fail in seconds, not after the profile's sweeps were planned or trained, nor be silently
+dropped (`--address` without `--executor dask`). Each check raises one error naming the option and the valid range,
+and runs with `--dry-run` too, so a dry run refuses exactly what the real run would.
 """
 
 from __future__ import annotations
@@ -29,10 +26,36 @@ RANGES: dict[str, tuple[str, int, int, str]] = {
     "--cpus": ("cpus", 1, 1_024, "CPUs per run"),
     "--array-limit": ("array_limit", 1, 4_000_000, "tasks per job array; SLURM's MaxArraySize is at most 4000001"),
 }
-# Studies whose full-profile specs state their `time_limit` for one GPU per run (see the comments beside it, e.g.
-# smartmixed/compare.yml: 600 minutes, "about 2 hours at 2 ms a step on one GPU"); the others' are CPU estimates.
+# Studies whose full-profile `time_limit`s assume one GPU per run; the others' are CPU estimates.
 GPU_TIME_LIMITS = ("smartmixed", "xielu")
 SLURM_ONLY = ("--partition", "--time", "--gpus", "--cpus", "--array-limit", "--cluster")
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser, *, workers_help: str, time_help: str) -> None:
+    """The executor flags `actlab sweep` and `actlab report` share (checked by `check_executor_args`)."""
+    from actlab.sweep.executors import DEFAULT_ARRAY_LIMIT
+
+    parser.add_argument(
+        "--executor", choices=("local", "dask", "slurm"), default="local", help="where runs execute (default: local)"
+    )
+    parser.add_argument("--workers", type=int, default=None, help=workers_help)
+    parser.add_argument(
+        "--gpus-per-run", type=int, default=1, help="local/dask: GPUs each worker sees, round robin (default: 1)"
+    )
+    dask = parser.add_argument_group("dask (--executor dask)")
+    dask.add_argument("--address", help="scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
+    slurm = parser.add_argument_group("slurm (--executor slurm, through submitit)")
+    slurm.add_argument("--partition", help="SLURM partition")
+    slurm.add_argument("--time", type=int, default=None, help=time_help)
+    slurm.add_argument("--gpus", type=int, default=0, help="GPUs per run (default: 0)")
+    slurm.add_argument("--cpus", type=int, default=1, help="CPUs per run (default: 1)")
+    slurm.add_argument(
+        "--array-limit",
+        type=int,
+        default=DEFAULT_ARRAY_LIMIT,
+        help=f"tasks per job array at most; larger sweeps are split (default: {DEFAULT_ARRAY_LIMIT})",
+    )
+    slurm.add_argument("--cluster", help="submitit cluster: slurm (default when available), local, debug")
 
 
 def check_sweep_args(args: argparse.Namespace, spec: Any) -> None:
@@ -51,7 +74,7 @@ def check_report_args(args: argparse.Namespace) -> None:
 
 
 def check_zoo_args(args: argparse.Namespace) -> None:
-    """`actlab zoo`: `--workers` in range (0 used to mean "the default"), write access to its runs and site."""
+    """`actlab zoo`: `--workers` in range, write access to its runs and site."""
     check_ranges(args)
     check_writable("--runs", args.runs / "smoke" if args.smoke else args.runs)
     check_writable("--out", args.out / "smoke" if args.smoke else args.out)
@@ -65,12 +88,8 @@ def _warn(warnings: list[str]) -> None:
 def check_executor_args(
     args: argparse.Namespace, profile: str | None = None, studies: Iterable[str | None] | None = None
 ) -> list[str]:
-    """`actlab sweep`'s and `actlab report`'s executor flags: refused unless each is in range and belongs to the
-    chosen `--executor`; a Dask address must answer as a scheduler. Returns warnings for the caller to print.
-
-    `profile` and `studies` (None: every study): the sweeps in scope, for the warning that some of the full
-    profile's time limits assume a GPU per run (`GPU_TIME_LIMITS`).
-    """
+    """The executor flags: each in range and of the chosen `--executor`; a Dask address must answer. Returns
+    warnings to print (`profile`, `studies`: the sweeps in scope, for `_gpu_warnings`; None: every study)."""
     check_ranges(args)
     given = _given_slurm_options(args)
     if args.executor != "slurm" and given:
@@ -118,8 +137,8 @@ def _given_slurm_options(args: argparse.Namespace) -> list[str]:
 
 
 def _gpu_warnings(args: argparse.Namespace, profile: str | None, studies: Iterable[str | None] | None) -> list[str]:
-    """On SLURM with `--gpus 0` and no `--time` of the user's own, the runs of `GPU_TIME_LIMITS` would hit their
-    limits on CPUs: a warning, not a refusal, since a CPU cluster with its own `--time` is a valid choice."""
+    """On SLURM with `--gpus 0` and no `--time`, `GPU_TIME_LIMITS` studies' runs would hit their limits on CPUs: a
+    warning, since a CPU cluster with its own `--time` is valid."""
     if args.executor != "slurm" or profile != "full" or args.gpus > 0 or args.time is not None:
         return []
     named = [study for study in GPU_TIME_LIMITS if studies is None or study in studies]
@@ -132,13 +151,10 @@ def _gpu_warnings(args: argparse.Namespace, profile: str | None, studies: Iterab
 
 
 def check_writable(option: str, folder: Path) -> None:
-    """Refuse, before the first sweep, a `folder` this process cannot write into (read-only, a file in the way).
+    """Refuse, before the first sweep, a `folder` this process cannot write into (results come after the sweeps).
 
-    Why: results, pages and claims are written after the sweeps, so a read-only output folder used to fail only
-    after hours of training. The probe creates and removes one temporary file in the folder, or in its nearest
-    existing parent when it does not exist yet (the command creates it there), so nothing is left behind and a
-    dry run creates nothing. A real file rather than `os.access`: only a write shows what the file system allows
-    (root passes `os.access` on a folder without write bits, ACLs and immutable folders are not mode bits).
+    The probe creates and removes a temporary file in the folder or its nearest existing parent, so nothing is
+    left behind. A real write, not `os.access`: root, ACLs and immutable folders defeat mode bits.
     """
     existing = Path(os.path.abspath(folder))
     while not existing.exists() and existing != existing.parent:
@@ -158,8 +174,8 @@ def check_writable(option: str, folder: Path) -> None:
 
 
 def check_calibrate_args(args: argparse.Namespace) -> None:
-    """`actlab calibrate`: `--seed` names itself when out of range, and `--seed`/`--profile` need `--simulations`
-    (they say how the claim is recomputed; without it the stored claim is printed as the last report decided it)."""
+    """`actlab calibrate`: `--seed` >= 0, and `--seed`/`--profile` only with `--simulations` (they say how the claim
+    is recomputed; without it the stored claim is printed)."""
     if args.seed is not None and args.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.simulations is None:

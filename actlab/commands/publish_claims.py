@@ -1,22 +1,13 @@
 """A page's claims: staged in a folder of the build's own, published into `runs/claims` only if its notebook ran to
-the end.
-
-Why staging: a report notebook that fails or is interrupted must leave the claims of the last good build in place;
-only a notebook that ran to the end replaces them.
+the end, so a failed or interrupted build leaves the last good build's claims in place.
 
 Invariants, each tested (`tests/test_publish_claims.py`):
-- a staging folder belongs to one build: `stage` makes a fresh one with `tempfile.mkdtemp` under
-  `claims/.staging/`, so two builds of one study at once never share, wipe or publish each other's staging (only
-  the folders of processes gone from this host are removed);
-- publishing holds `claims/.publish.lock`, so publishes of one claims folder happen one at a time; each file goes in
-  with `os.replace` (a reader sees the old claim or the new one, never half of one) and is stamped with the time it
-  was published;
-- a publish removes only claims of its own study that it did not decide again and that were published before its
-  staging began (a dropped claim does not linger); a claim another build published while this one ran is never
-  removed, so two builds at once both keep every claim;
-- one claim per id: a staged file is published only if it is a readable claim of its own study named
-  `<claim_id>.json`, so the folder never holds two files for one id (`actlab.site.inputs.load_claim` refuses any
-  other name) and a study never overwrites another's claim.
+- a staging folder belongs to one build (`tempfile.mkdtemp` under `claims/.staging/`); only folders of processes
+  gone from this host are removed;
+- publishing holds `claims/.publish.lock`; each file goes in with `os.replace` and is stamped with its time;
+- a publish removes only its own study's claims it did not decide again and that were published before its
+  staging began, so two builds at once both keep every claim;
+- a staged file is published only if it is a readable claim of its own study named `<claim_id>.json`.
 """
 
 from __future__ import annotations
@@ -45,8 +36,8 @@ class PublishError(ValueError):
 
 @dataclass(frozen=True)
 class Staging:
-    """Where a build's notebook writes one study's claims (`folder`), and when that folder was made (`began_ns`,
-    the file system's own clock, which also stamps published claims)."""
+    """Where a build's notebook writes one study's claims, and when that folder was made (the file system's clock,
+    which also stamps published claims)."""
 
     study: str
     claims_dir: Path
@@ -55,11 +46,8 @@ class Staging:
 
 
 def stage(claims_dir: Path, study: str) -> Staging:
-    """A fresh, empty staging folder of this build for `study`'s claims under `claims_dir`.
-
-    Its name holds the host and process id (`<study>.<host>.<pid>.<random>`), so the folders a killed build left
-    (its process gone from this host) are removed here; another host's, or a live process's, are never touched.
-    """
+    """A fresh staging folder `<study>.<host>.<pid>.<random>` for `study`'s claims under `claims_dir`; folders a
+    killed build left (its process gone from this host) are removed here."""
     claims_dir = Path(claims_dir).resolve()
     parent = claims_dir / STAGING_FOLDER
     parent.mkdir(parents=True, exist_ok=True)
@@ -84,11 +72,8 @@ def discard(staging: Staging) -> None:
 
 
 def publish(staging: Staging) -> list[str]:
-    """Put the staged claims in place of the study's; returns the file names published.
-
-    Raises `PublishError` (publishing nothing) if a staged claim is another study's, its file is not named after
-    its claim, or it would replace another study's claim. The staging folder goes either way.
-    """
+    """Put the staged claims in place of the study's; returns the file names published. `PublishError` (nothing
+    published) if one would replace or is another study's claim. The staging folder goes either way."""
     try:
         fresh = _checked(staging)
         with FileLock(str(staging.claims_dir / LOCK_FILE)):
@@ -112,11 +97,8 @@ def publish(staging: Staging) -> list[str]:
 
 
 def _checked(staging: Staging) -> dict[str, Path]:
-    """The staged files by name, each a readable claim of the staging's study in a file named after it.
-
-    Why refuse an unreadable or misnamed file rather than publish it as an error row: its name could be another
-    study's claim (`flexact-1.json` holding this study's claim, or garbage), which publishing would overwrite.
-    """
+    """The staged files by name, each a readable claim of the staging's study; an unreadable or misnamed one is
+    refused, since its name could be another study's claim, which publishing would overwrite."""
     fresh = {path.name: path for path in staging.folder.glob("*.json")}
     for name, path in fresh.items():
         loaded = load_claim(path)
@@ -130,8 +112,7 @@ def _checked(staging: Staging) -> dict[str, Path]:
 
 
 def _superseded(path: Path, staging: Staging) -> bool:
-    """Whether `path` is a claim of the staging's study published before its staging began (so this build, which
-    did not decide it again, drops it)."""
+    """Whether `path` is a claim of the staging's study published before its staging began."""
     loaded = load_claim(path)
     if not isinstance(loaded, Claim) or loaded.study != staging.study:
         return False

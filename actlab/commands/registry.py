@@ -1,10 +1,7 @@
 """`actlab registry`: every claim's registered definition against the code, and registering a change.
 
-Why a command: the registry (`actlab.registry`) is what makes "fixed before the data" checkable. A developer who
-changes a rule, a threshold, a margin or a sweep's seeds sees the claims whose definition moved (`actlab registry`
-exits 1 and names them; so does the test suite), and registers the change on purpose with `--update`, which dates
-it today. A change made after runs of that claim were seen is registered with `--post-hoc CLAIM_ID=REASON`, and
-the claim's page then says "post hoc" with the reason.
+Exits 1 naming the claims whose definition moved (`actlab.registry`); `--update` registers a change on purpose,
+dated today, and `--post-hoc CLAIM_ID=REASON` one made after its runs were seen (its page then says so).
 """
 
 from __future__ import annotations

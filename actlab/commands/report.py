@@ -1,12 +1,9 @@
 """`actlab report`: run each study's sweeps, execute the report notebooks and build `reports/`
 (`actlab.commands.site_build`).
 
-Before anything runs, every spec of the profile is loaded and every report notebook's sweep-name parameters are
-checked against the profile (`actlab.site.profiles`): a mistake stops the command in seconds, not after the
-profile's hours of training. `--smoke` runs one tiny run per sweep (the spec's `smoke:` overrides; the full
-profile's shapes) into `runs/smoke/` and renders every page from them into `reports/smoke/`. On a cluster
-(`--executor slurm`, or `dask` with `--address`) every sweep is submitted at once, each as its own job arrays,
-rather than one sweep after another.
+Every spec and report notebook of the profile is checked first (`actlab.site.profiles`), so a mistake stops the
+command in seconds, not after hours of training. `--smoke`: one tiny run per sweep into `runs/smoke/`, pages into
+`reports/smoke/`. On a cluster every sweep is submitted at once, each as its own job arrays.
 """
 
 from __future__ import annotations
@@ -20,7 +17,8 @@ from typing import Any
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from actlab.sweep.executors import DEFAULT_ARRAY_LIMIT, DEFAULT_SLURM_PARALLELISM
+    from actlab.commands.options import add_executor_arguments
+    from actlab.sweep.executors import DEFAULT_SLURM_PARALLELISM
 
     parser.add_argument("--show-code", action="store_true", help="include code cells in the HTML pages")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="site folder (default: reports)")
@@ -34,38 +32,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="one tiny run per sweep (each spec's smoke: overrides) into RUNS/smoke, every page into OUT/smoke",
     )
     parser.add_argument(
-        "--executor", choices=("local", "dask", "slurm"), default="local", help="where study sweeps run"
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        help="runs at a time: local/dask default one per GPU slot where GPUs are visible, else all CPUs; slurm: "
-        f"tasks of each job array at a time (default {DEFAULT_SLURM_PARALLELISM})",
-    )
-    parser.add_argument("--gpus-per-run", type=int, default=1, help="local/dask: GPUs each worker sees (default: 1)")
-    parser.add_argument(
         "--dry-run", action="store_true", help="print what would run and the resources asked; run nothing"
     )
-    dask = parser.add_argument_group("dask (--executor dask)")
-    dask.add_argument("--address", help="scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
-    slurm = parser.add_argument_group("slurm (--executor slurm)")
-    slurm.add_argument("--partition", help="SLURM partition")
-    slurm.add_argument(
-        "--time",
-        type=int,
-        default=None,
-        help="time limit per run in minutes, every sweep (default: each spec's time_limit, else 60)",
+    add_executor_arguments(
+        parser,
+        workers_help="runs at a time: local/dask default one per GPU slot where GPUs are visible, else all CPUs; "
+        f"slurm: tasks of each job array at a time (default {DEFAULT_SLURM_PARALLELISM})",
+        time_help="time limit per run in minutes, every sweep (default: each spec's time_limit, else 60)",
     )
-    slurm.add_argument("--gpus", type=int, default=0, help="GPUs per run (default: 0)")
-    slurm.add_argument("--cpus", type=int, default=1, help="CPUs per run (default: 1)")
-    slurm.add_argument(
-        "--array-limit",
-        type=int,
-        default=DEFAULT_ARRAY_LIMIT,
-        help=f"tasks per job array at most; larger sweeps are split (default: {DEFAULT_ARRAY_LIMIT})",
-    )
-    slurm.add_argument("--cluster", help="submitit cluster: slurm (default when available), local, debug")
 
 
 @dataclass
@@ -79,7 +53,7 @@ class StudyPlan:
 
 
 def run(args: argparse.Namespace) -> int:
-    from actlab.commands.site_build import SweepSettings, build_site
+    from actlab.commands.site_build import SweepSettings, build_site, print_pages
     from actlab.site.report import SiteConfig
     from actlab.sweep.executors import DEFAULT_SLURM_PARALLELISM, ExecutorOptions, close_kept_pools, default_workers
     from actlab.sweep.smoke import smoke_spec
@@ -114,14 +88,7 @@ def run(args: argparse.Namespace) -> int:
         pages = build_site(config, sweeps)
     finally:
         close_kept_pools()
-    failed = [page for page in pages if page.status != "ok"]
-    for page in pages:
-        target = config.out_dir / page.html if page.html else "(no page)"
-        print(f"{page.status:>6}  {target}  {page.error}")
-        for sweep in page.sweeps:
-            print(f"        sweep {sweep}")
-    print(f"index: {config.out_dir / 'index.html'}")
-    return 1 if failed else 0
+    return print_pages(config, pages)
 
 
 def plan_studies(args: argparse.Namespace) -> list[StudyPlan]:
@@ -158,18 +125,15 @@ def plan_studies(args: argparse.Namespace) -> list[StudyPlan]:
 
 
 def _submits_at_once(options: Any) -> bool:
-    """A cluster queues every sweep's runs at once; on this machine (a process pool, a fresh LocalCluster per sweep,
-    submitit's local cluster) sweeps run one after another, so `--workers` bounds what runs at a time."""
+    """A cluster queues every sweep's runs at once; on this machine sweeps run one after another, so `--workers`
+    bounds what runs at a time."""
     on_slurm = options.kind == "slurm" and options.cluster not in ("local", "debug")
     return on_slurm or (options.kind == "dask" and options.address is not None)
 
 
 def _run_sweeps_at_once(plans: list[StudyPlan], runs_dir: Path, options: Any) -> None:
-    """Submit every sweep of every study together and wait for all; `build_site` then finds their runs done.
-
-    Why: one after another, a profile's sweeps kept the cluster as busy as its smallest sweep while the report
-    process waited hours. Each sweep still gets its own executor (its own arrays, time limit and job name).
-    """
+    """Submit every sweep of every study together (each with its own executor) and wait for all, so the cluster is
+    not kept only as busy as one sweep; `build_site` then finds their runs done."""
     from actlab.sweep import run_sweep
 
     specs = [spec for plan in plans for spec in plan.specs]
@@ -198,8 +162,7 @@ def _dry_run(args: argparse.Namespace, options: Any, plans: list[StudyPlan]) -> 
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    """The notebook folder exists, `--only` names pages that exist and every option holds
-    (`actlab.commands.options`), or the command stops at once, before any sweep."""
+    """The notebook folder exists, `--only` names pages that exist and every option holds, or stop before any sweep."""
     from actlab.commands.options import check_report_args
     from actlab.errors import ActlabError, UsageError
     from actlab.site.report import standalone_notebooks, study_folders

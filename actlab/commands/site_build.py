@@ -1,16 +1,9 @@
 """Building the site: each study's sweeps, then its page; the standalone pages; the claims they publish; the index.
 
-Why here and not in `actlab.site`: the site renders (a notebook into a page, claims into the index); deciding what
-runs first, in which process, and what an interrupt ends is the command's. `actlab report` and `actlab zoo` build
-through this module; `actlab.site` imports nothing from `actlab.sweep`.
-
-How a build keeps the cores busy: pages render on one thread beside the sweeps (`PageQueue`), the standalone pages
-while the first study's runs train, each study's page while the next study's runs train. Why: a page is one notebook
-on one core, and the sweeps' runs on the other cores paused for it.
-
-A page that decides claims gets a staging folder of its own as its `claims_dir` parameter; its claims replace the
-study's only if the notebook ran to the end (`actlab.commands.publish_claims`), so a failed, interrupted or
-concurrent build loses nothing.
+Why not in `actlab.site`: the site renders; what runs first, in which process, and what an interrupt ends is the
+command's (`actlab.site` imports nothing from `actlab.sweep`). Pages render on one thread beside the sweeps
+(`PageQueue`), each study's page while the next study trains: a page is one notebook on one core. A page's claims
+are staged and replace the study's only if its notebook ran to the end (`actlab.commands.publish_claims`).
 """
 
 from __future__ import annotations
@@ -59,8 +52,8 @@ class SweepSettings:
 
 
 def build_site(config: SiteConfig, sweeps: SweepSettings | None = None) -> list[Page]:
-    """Run every study's sweeps, execute and render every page, then the index. Returns the pages, failed ones
-    included (a study whose sweep spec or report fails is listed as failed with its error; the site still builds)."""
+    """Run every study's sweeps, execute and render every page, then the index; returns the pages, failed ones
+    included (the site still builds)."""
     sweeps = sweeps or SweepSettings()
     config.out_dir.mkdir(parents=True, exist_ok=True)
     with PageQueue() as queue:
@@ -85,18 +78,28 @@ def build_site(config: SiteConfig, sweeps: SweepSettings | None = None) -> list[
     return pages
 
 
+def print_pages(config: SiteConfig, pages: list[Page]) -> int:
+    """Each page's status, file and sweeps, then the index; the exit code (1 if a page failed)."""
+    for page in pages:
+        target = config.out_dir / page.html if page.html else "(no page)"
+        print(f"{page.status:>6}  {target}  {page.error}")
+        for sweep in page.sweeps:
+            print(f"        sweep {sweep}")
+    print(f"index: {config.out_dir / 'index.html'}")
+    return 0 if all(page.status == "ok" for page in pages) else 1
+
+
 def render_study(
     study_dir: Path, config: SiteConfig, sweeps: SweepSettings | None = None, report: str = STUDY_REPORT
 ) -> Page:
-    """Run a study's sweeps for the profile, then execute and render its report notebook (`report`: another
-    notebook of the folder for an opt-in study kept out of `actlab report`, as `actlab zoo` renders `zoo.ipynb`)."""
+    """Run a study's sweeps for the profile, then execute and render its `report` notebook (`actlab zoo`: another)."""
     page = run_study_sweeps(study_dir, config, sweeps or SweepSettings(), report)
     return render_study_page(page, study_dir, config, report) if page.status == "ok" else page
 
 
 def run_study_sweeps(study_dir: Path, config: SiteConfig, sweeps: SweepSettings, report: str = STUDY_REPORT) -> Page:
-    """Run a study's sweeps for the profile (all queued at once on a local pool: `actlab.sweep.run_sweeps`); the
-    study's page, marked failed if a spec could not be read or run, with one line per sweep of what its runs did."""
+    """Run a study's sweeps for the profile; its page, failed if a spec could not be read or run, with one line per
+    sweep of what its runs did."""
     page = study_page(study_dir, config.profile, report)
     specs = []
     for spec_path in study_specs(study_dir, config.profile):
@@ -126,8 +129,8 @@ def render_study_page(
     report: str = STUDY_REPORT,
     interrupted: Callable[[], bool] = lambda: False,
 ) -> Page:
-    """Execute and render a study's report notebook from its runs (`run_study_sweeps` ran them); its claims are
-    published only if the notebook ran to the end."""
+    """Execute and render a study's report notebook from its runs; its claims are published only if it ran to the
+    end."""
     name = study_dir.name
     executed = config.runs_dir / "pages" / f"{name}.ipynb"
     return _render_with_claims(
@@ -136,11 +139,8 @@ def render_study_page(
 
 
 def render_standalone(template: Path, config: SiteConfig, interrupted: Callable[[], bool] = lambda: False) -> Page:
-    """Execute one standalone notebook into `runs/pages/` and render it into the site.
-
-    A standalone notebook that declares a `claims_dir` parameter (`02_propositions.ipynb`) decides claims too: of
-    study `name` for `NN_name.ipynb`, staged and published like a study's.
-    """
+    """Execute one standalone notebook into `runs/pages/` and render it; one that declares a `claims_dir` parameter
+    decides claims of study `name` (`NN_name.ipynb`), staged and published like a study's."""
     page = standalone_page(template)
     executed = config.runs_dir / "pages" / template.name
     parameters = dict(config.parameters.get(page.name) or {})
@@ -159,9 +159,8 @@ def _render_with_claims(
     config: SiteConfig,
     interrupted: Callable[[], bool],
 ) -> Page:
-    """`render_page` with a staging folder of this build as the notebook's `claims_dir`; the staged claims are
-    published if the page is ok, else dropped. A claim that cannot be published fails the page (the study's
-    earlier claims stay)."""
+    """`render_page` with a staging folder as the notebook's `claims_dir`, published if the page is ok, else dropped;
+    a claim that cannot be published fails the page."""
     staging = publish_claims.stage(config.runs_dir / CLAIMS_FOLDER, study)
     try:
         page = render_page(
@@ -177,8 +176,7 @@ def _render_with_claims(
 
 
 def declares_claims_dir(template: Path) -> bool:
-    """Whether the notebook's `parameters` cell assigns `claims_dir` (papermill would only warn about a parameter
-    the notebook does not declare, and the claims would go nowhere)."""
+    """Whether the notebook's `parameters` cell assigns `claims_dir` (else papermill only warns, claims go nowhere)."""
     cells = json.loads(template.read_text(encoding="utf-8")).get("cells", [])
     for cell in cells:
         if "parameters" in cell.get("metadata", {}).get("tags", []):
@@ -189,10 +187,8 @@ def declares_claims_dir(template: Path) -> bool:
 class PageQueue:
     """Pages rendered one at a time on a background thread, in the order submitted; `pages()` waits for them all.
 
-    On an exception in the caller (Ctrl-C in a sweep), pages not yet started are dropped, the processes started
-    since the queue opened (the running page's kernel among them) are ended, and the running page is waited for: it
-    then fails at once (`interrupted()` is true), and neither its HTML nor its claims replace what an earlier build
-    published.
+    On an exception in the caller (Ctrl-C), pages not started are dropped, processes started since the queue opened
+    are ended, and the running page fails at once (`interrupted()`), replacing neither HTML nor claims.
     """
 
     def __init__(self) -> None:
@@ -221,7 +217,7 @@ class PageQueue:
     def pages(self) -> list[Page]:
         return [future.result() for future in self._futures]
 
-    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+    def __exit__(self, kind: Any, *_: Any) -> None:
         if kind is not None:
             self._stopping.set()
             for future in self._futures:

@@ -8,18 +8,9 @@ from pathlib import Path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from actlab.sweep.executors import DEFAULT_ARRAY_LIMIT
+    from actlab.commands.options import add_executor_arguments
 
     parser.add_argument("spec", type=Path, help="the sweep's YAML file")
-    parser.add_argument(
-        "--executor", choices=("local", "dask", "slurm"), default="local", help="where runs execute (default: local)"
-    )
-    parser.add_argument(
-        "--workers", type=int, default=None, help="runs at a time (default: 1; one per GPU slot where GPUs are visible)"
-    )
-    parser.add_argument(
-        "--gpus-per-run", type=int, default=1, help="local/dask: GPUs each worker sees, round robin (default: 1)"
-    )
     parser.add_argument("--retry-failed", action="store_true", help="rerun the runs that failed (only those)")
     parser.add_argument("--dry-run", action="store_true", help="list the runs and what would run; run nothing")
     parser.add_argument(
@@ -27,22 +18,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="runs folder (default: runs)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    dask = parser.add_argument_group("dask")
-    dask.add_argument("--address", help="scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
-    slurm = parser.add_argument_group("slurm (submitit)")
-    slurm.add_argument("--partition", help="SLURM partition")
-    slurm.add_argument(
-        "--time", type=int, default=None, help="time limit per run in minutes (default: the spec's time_limit, else 60)"
+    add_executor_arguments(
+        parser,
+        workers_help="runs at a time (default: 1; one per GPU slot where GPUs are visible)",
+        time_help="time limit per run in minutes (default: the spec's time_limit, else 60)",
     )
-    slurm.add_argument("--gpus", type=int, default=0, help="GPUs per run (default: 0)")
-    slurm.add_argument("--cpus", type=int, default=1, help="CPUs per run (default: 1)")
-    slurm.add_argument(
-        "--array-limit",
-        type=int,
-        default=DEFAULT_ARRAY_LIMIT,
-        help=f"tasks per job array at most; larger sweeps are split (default: {DEFAULT_ARRAY_LIMIT})",
-    )
-    slurm.add_argument("--cluster", help="submitit cluster: slurm (default when available), local, debug")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,10 +1,7 @@
 """`actlab zoo`: run the activation zoo's sweeps and build `reports/zoo.html`, linked from the index.
 
-Why a command of its own: the zoo trains 28 activations on three tasks, too long for `make report`'s budget, so
-it is opt-in (`make zoo`) and its page is not among `actlab report`'s studies (its notebook is not a study's
-`report.ipynb`). It runs like them: the profile's sweeps (`notebooks/zoo/sweeps/<profile>/*.yml`, resuming:
-finished runs are skipped, failed ones recorded with their error), then the page notebook with the runs folder,
-then the index is refreshed so it links the page and lists the zoo's claims in their own section.
+Why its own command: the zoo is too long for `make report`'s budget, so it is opt-in (`make zoo`); it runs like a
+study (the profile's sweeps, resuming, then its page notebook), then refreshes the index.
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from actlab.commands.options import check_zoo_args
-    from actlab.commands.site_build import SweepSettings, render_study
+    from actlab.commands.site_build import SweepSettings, print_pages, render_study
     from actlab.errors import ActlabError
     from actlab.site.report import SiteConfig, refresh_index
     from actlab.sweep import ExecutorOptions, load_spec, run_sweep
@@ -58,9 +55,4 @@ def run(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     page = render_study(study_dir, config, sweeps, report=PAGE_NOTEBOOK)
     refresh_index(config, [page])
-    target = config.out_dir / page.html if page.html else "(no page)"
-    print(f"{page.status:>6}  {target}  {page.error}")
-    for sweep in page.sweeps:
-        print(f"        sweep {sweep}")
-    print(f"index: {config.out_dir / 'index.html'}")
-    return 0 if page.status == "ok" else 1
+    return print_pages(config, [page])
