@@ -563,37 +563,20 @@ def decide(
     rule: Callable[..., str],
     *,
     study: str,
-    statement: str,
-    source: str,
-    units: str,
-    budget: str,
     title: str = "",
-    paper: str = "",
-    paper_value: float | None = None,
-    threshold: float | None = None,
-    supports: str | None = None,
-    confidence: float = 0.95,
-    equivalence_margin: float | None = None,
-    kind: str = "experiment",
-    robustness: Robustness | None = None,
-    parts: Sequence[Part] = (),
-    decided_by: str = "",
-    deciding_test: str = "",
-    margin_sensitivity: Sequence[tuple[float, str]] = (),
-    digits: int = 3,
     provenance: Mapping[str, Any] | None = None,
+    **description: Any,
 ) -> Claim:
-    """The claim `claim_id`, its verdict `rule(evidence.estimate, evidence.ci, **evidence.inputs)`; pure."""
+    """The claim `claim_id`, its verdict `rule(evidence.estimate, evidence.ci, **evidence.inputs)`; pure.
+
+    `description`: the claim's other `Claim` fields (`statement`, `source`, `units` and `budget` are required).
+    """
     verdict = apply_rule(claim_id, rule, evidence)
     return Claim(
         claim_id=claim_id,
         study=study,
         title=title or claim_id,
-        statement=statement,
-        source=source,
-        units=units,
         n=int(evidence.n),
-        budget=budget,
         estimate=evidence.estimate,
         ci=tuple(evidence.ci),
         verdict=verdict,
@@ -601,23 +584,11 @@ def decide(
         rule_name=getattr(rule, "__name__", type(rule).__name__),
         inputs=evidence.inputs,
         context=evidence.context,
-        confidence=confidence,
         mde=evidence.mde,
-        equivalence_margin=equivalence_margin,
-        threshold=threshold,
-        supports=supports,
-        paper=paper,
-        paper_value=paper_value,
-        kind=kind,
-        robustness=robustness,
-        parts=tuple(parts),
-        decided_by=decided_by,
         p_value=evidence.p_value,
-        deciding_test=deciding_test,
-        margin_sensitivity=tuple(margin_sensitivity),
         evidence_page=f"{study}.html" if study else "",
-        digits=digits,
         provenance=provenance or {},
+        **description,
     )
 
 

@@ -216,11 +216,12 @@ def _panels(fig: Figure) -> list[list[list[Any]]] | None:
     return [[[axes[i] for i in panel] for panel in row] for row in grid]
 
 
-def _blank_lines(blank: Any, low: int, high: int) -> list[int]:
-    """The even indices in [low, high) where `blank` (one flag per pixel line) is true, nearest the middle first."""
-    middle = (low + high) / 2
+def _blank_lines(blank: Any, low: int, high: int, near: float | None = None) -> list[int]:
+    """The even indices in [low, high) where `blank` (one flag per pixel line) is true, nearest `near` (default: the
+    middle) first."""
+    near = (low + high) / 2 if near is None else near
     found = (i for i in range(max(low, 0), min(high, len(blank))) if blank[i] and i % 2 == 0)  # even: each part 2x
-    return sorted(found, key=lambda i: abs(i - middle))
+    return sorted(found, key=lambda i: abs(i - near))
 
 
 def panel_layout(fig: Figure, drawing: Drawing) -> list[list[Box]] | None:
@@ -251,37 +252,24 @@ def panel_layout(fig: Figure, drawing: Drawing) -> list[list[Box]] | None:
     figure_level = [to_pixels(artist.get_window_extent(renderer)) for artist in _figure_artists(fig)]
     above = [box[3] for box in figure_level if box[3] <= tops[0]]  # a title or legend above every panel
     below = [box[1] for box in figure_level if box[1] >= bottoms[-1]]
+    # (low, high, cut nearest): set a header apart just below it, so the panels keep their own titles
+    gaps = [(max(above), tops[0], max(above))] if above else []
+    gaps += [(bottoms[r], tops[r + 1], None) for r in range(len(frames) - 1)]  # between two rows of panels
+    gaps += [(bottoms[-1], min(below), min(below))] if below else []
     edges = [0]
-    if above:  # set apart just below it, so the panels keep their own titles
-        found = [line for line in range(max(above), tops[0]) if blank_rows[line] and line % 2 == 0]
+    for low, high, near in gaps:
+        found = _blank_lines(blank_rows, low, high, near)
         if not found:
             return None
         edges.append(found[0])
-    for r in range(len(frames) - 1):  # between two rows of panels
-        found = _blank_lines(blank_rows, bottoms[r], tops[r + 1])
-        if not found:
-            return None
-        edges.append(found[0])
-    if below:
-        found = [line for line in range(bottoms[-1], min(below)) if blank_rows[line] and line % 2 == 0]
-        if not found:
-            return None
-        edges.append(found[-1])
-    edges.append(height)
-    bands = list(zip(edges, edges[1:], strict=False))
+    rows: list[list[Box] | None] = [None] * bool(above) + frames + [None] * bool(below)  # None: header or footer
     layout: list[list[Box]] = []
-    if above:
-        top, bottom = bands.pop(0)
-        layout.append([(0, top, width, bottom)])
-    footer = bands.pop() if below else None
-    for row, (top, bottom) in zip(frames, bands, strict=True):
-        cuts = _column_cuts(ink, row, top, bottom)
+    for row, (top, bottom) in zip(rows, zip(edges, [*edges[1:], height], strict=True), strict=True):
+        cuts = [] if row is None else _column_cuts(ink, row, top, bottom)
         if cuts is None:
             return None
         xs = [0, *cuts, width]
         layout.append([(left, top, right, bottom) for left, right in zip(xs, xs[1:], strict=False)])
-    if footer is not None:
-        layout.append([(0, footer[0], width, footer[1])])
     return layout
 
 

@@ -20,19 +20,8 @@ from typing import Any
 PHASES_FILE = "phases.json"
 # A run's phases in order; the runner measures `kernel_start`/`kernel_stop`, `imports` is the time before the first
 # marked phase, `other` notebook time in none.
-RUN_PHASES = (
-    "kernel_start",
-    "imports",
-    "data",
-    "compile",
-    "training",
-    "evaluation",
-    "checkpoint",
-    "writing",
-    "other",
-    "kernel_stop",
-)
 MARKED = ("data", "compile", "training", "evaluation", "checkpoint", "writing")  # what code marks with `phase`
+RUN_PHASES = ("kernel_start", "imports", *MARKED, "other", "kernel_stop")
 
 
 class PhaseClock:
