@@ -49,6 +49,13 @@ class ActivationSpec:
 _REGISTRY: NameTable[ActivationSpec] = NameTable("activation")
 
 
+def _trainable(name: str) -> nn.Module:
+    """A fresh integrated-gradient activation (arXiv 2411.13010); `actlab.nn` is imported only when one is built."""
+    import actlab.nn
+
+    return getattr(actlab.nn, name)()
+
+
 def register(spec: ActivationSpec) -> None:
     """Add an activation under `spec.name`; a name may be registered once only."""
     _REGISTRY.register(spec.name, spec)
@@ -75,42 +82,23 @@ for _spec in (
     ActivationSpec("gelu", nn.GELU, "x * Phi(x), Phi the standard normal CDF (exact erf form)", bounded=False),
     ActivationSpec("silu", nn.SiLU, "x * sigmoid(x)", bounded=False),
     ActivationSpec("relu2", ReLUSquared, "max(x, 0)^2", bounded=False),
-):
-    register(_spec)
-
-
-# Trainable integrated-gradient activations (arXiv 2411.13010); actlab.nn is imported only when one is built.
-def _xielu() -> nn.Module:
-    from actlab.nn import XIELU
-
-    return XIELU()
-
-
-def _xiprelu() -> nn.Module:
-    from actlab.nn import XIPReLU
-
-    return XIPReLU()
-
-
-register(
     ActivationSpec(
         "xielu",
-        _xielu,
+        lambda: _trainable("XIELU"),
         "alpha_p x^2 + beta x if x > 0 else alpha_n (exp(x) - 1) - alpha_n x + beta x; "
         "alpha_p = softplus(a_p), alpha_n = beta + softplus(a_n), beta = 0.5",
         bounded=False,
         trainable=True,
-    )
-)
-register(
+    ),
     ActivationSpec(
         "xiprelu",
-        _xiprelu,
+        lambda: _trainable("XIPReLU"),
         "alpha_p x^2 + beta x if x > 0 else alpha_n x^2 + beta x; alpha = softplus(a), beta = 0.5",
         bounded=False,
         trainable=True,
-    )
-)
+    ),
+):
+    register(_spec)
 
 
 def activation_names() -> list[str]:
