@@ -96,13 +96,19 @@ def _number(claim_id: str, name: str, value: Any, *, optional: bool = False) -> 
     return value
 
 
-def _interval(where: str, ci: Any) -> tuple[float, float]:
+def _interval(claim_id: str, ci: Any, where: str = "") -> tuple[float, float]:
+    where = where or f"claim {claim_id}"
     if not (isinstance(ci, Sequence) and len(ci) == 2):
         raise ClaimError(f"{where}: ci must be (low, high), got {ci!r}")
-    low, high = (_number(where, "ci", bound) for bound in ci)
+    low, high = (_number(claim_id, "ci", bound) for bound in ci)
     if low > high:
         raise ClaimError(f"{where}: ci ({low}, {high}) has low > high")
     return low, high
+
+
+def _count(where: str, n: Any) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ClaimError(f"{where}: n must be a whole number >= 0, got {n!r}")
 
 
 def _text(claim_id: str, name: str, value: Any) -> str:
@@ -145,7 +151,7 @@ class Part:
         _text(where, "name", self.name)
         _text(where, "units", self.units)
         object.__setattr__(self, "estimate", _number(where, "estimate", self.estimate))
-        object.__setattr__(self, "ci", _interval(where, self.ci))
+        object.__setattr__(self, "ci", _interval(where, self.ci, where))
         for name in ("threshold", "margin"):
             object.__setattr__(self, name, _number(where, name, getattr(self, name), optional=True))
         if self.supports not in (None, "above", "below"):
@@ -176,8 +182,7 @@ class SpecificationCheck:
     def __post_init__(self) -> None:
         where = f"specification {self.label!r}"
         _text(where, "label", self.label)
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0:
-            raise ClaimError(f"{where}: n must be a whole number >= 0, got {self.n!r}")
+        _count(where, self.n)
         for name in ("verdict", "family_verdict"):
             if not is_verdict(getattr(self, name)):
                 raise ClaimError(f"{where}: {name} {getattr(self, name)!r} is not one of {VERDICTS}")
@@ -424,11 +429,10 @@ class Claim:
                 f"not for its verdict {self.verdict!r}"
             )
         object.__setattr__(self, "margin_sensitivity", _sensitivity(cid, self.margin_sensitivity))
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0:
-            raise ClaimError(f"claim {cid}: n must be a whole number >= 0, got {self.n!r}")
+        _count(f"claim {cid}", self.n)
         set_ = object.__setattr__
         set_(self, "estimate", _number(cid, "estimate", self.estimate))
-        set_(self, "ci", _interval(f"claim {cid}", self.ci))
+        set_(self, "ci", _interval(cid, self.ci))
         confidence = _number(cid, "confidence", self.confidence)
         if not 0 < confidence < 1:
             raise ClaimError(f"claim {cid}: confidence must lie in (0, 1), got {confidence}")
