@@ -1,19 +1,11 @@
-"""How each Flex-Act claim is decided from a per-run table, and how such tables are drawn for its simulation.
+"""How each Flex-Act claim is decided from its per-run table (one row per seed, `units`), and how such tables
+are drawn for its simulation: one `ClaimDesign` per claim kind.
 
-One class per claim kind. Each reads the per-run table `units` builds (one row per seed) and gives:
-
-- `decision(table, alpha)`: the estimate, its interval and the rule's inputs at level `alpha` (fast numpy: the
-  simulations call it thousands of times, through exactly the code the report uses);
-- `detection(table, alpha)`: the MDE at the level and over the family the rule decides with, the p values that
-  decide either way, and any verdict the rule cannot reach at this n (with the n it would need);
-- `per_run` / `components`: the per-run value whose factorial effects the page draws, and the quantities the
-  heterogeneity test across specifications reads (every part the rule reads);
-- `truth(effect, detection)` / `draw(truth, n, rng, spread)`: a table of n runs at a chosen truth, with the spread
-  observed in the runs (normal parts: the pooled within-specification covariance; rates: binomial draws).
-
+The simulations decide through exactly the code the report uses (`decisions`, vectorised over a stack of
+tables). Normal parts are drawn at the runs' pooled within-specification covariance, rates as binomial draws.
 Multi-part claims are simulated along one path: at the null boundary every part sits on its boundary; towards
-the MDE each part moves by the same fraction of its own MDE, and parts stay at their MDE beyond it (the paper
-gives a number for one part at most).
+the MDE each part moves by the same fraction of its own MDE and stays there beyond it (the paper gives a number
+for one part at most).
 """
 
 from __future__ import annotations
@@ -65,19 +57,10 @@ class Moments:
         return self.mean - half, self.mean + half
 
 
-def column_moments(table: np.ndarray) -> list[Moments]:
-    """`Moments` of every column of a per-run table (one pass when nothing is missing, as in a simulation)."""
-    table = np.asarray(table, dtype=float)
-    if len(table) >= 2 and np.isfinite(table).all():
-        means, sds = table.mean(axis=0), table.std(axis=0, ddof=1)
-        return [Moments(float(m), float(sd), len(table)) for m, sd in zip(means, sds, strict=True)]
-    return [Moments.of(column) for column in table.T]
-
-
 @dataclass(frozen=True)
 class StackMoments:
-    """Means, SDs and counts of the finite values of every column of a stack of per-run tables (specifications
-    x runs x columns): a simulation decides all its specifications in one pass."""
+    """Means, SDs and counts of the finite values of each column of a stack (specifications, runs, columns): a
+    simulation decides all its specifications in one pass."""
 
     mean: np.ndarray  # (specifications, columns)
     sd: np.ndarray
@@ -121,16 +104,9 @@ def stack_rates(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return k, n
 
 
-def mean_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """(mean, low, high): the t interval of a mean of finite values; a point when they do not vary."""
-    moments = Moments.of(values)
-    return (moments.mean, *moments.interval(confidence))
-
-
 def t_p(values: np.ndarray, null: float, side: str) -> float:
-    """p of a one-sample t test that the mean of `values` lies on `side` ("above" / "below") of `null`: twice the
-    one-sided p, capped at 1, so below alpha exactly when the 1 - alpha t interval lies wholly on that side (0 or 1
-    without spread)."""
+    """p of a one-sample t test that the mean lies on `side` ("above" / "below") of `null`: twice the one-sided p,
+    capped at 1, so below alpha exactly when the 1 - alpha t interval lies wholly on that side."""
     x = finite(values)
     sd = float(x.std(ddof=1))
     difference = float(x.mean()) - null
@@ -188,8 +164,7 @@ def square_root(covariance: np.ndarray) -> np.ndarray:
 
 
 def _position(effect: float, threshold: float, towards: float | None, away: float | None, sign: float) -> float:
-    """Where `effect` lies between the null boundary (0) and the MDE on the supporting (+1) or the other (-1)
-    side, in units of that side's MDE."""
+    """`effect`'s distance past the threshold in units of that side's MDE (+1: the MDE supporting the claim)."""
     distance = sign * (effect - threshold)
     scale = towards if distance >= 0 else away
     if not scale:
@@ -198,8 +173,8 @@ def _position(effect: float, threshold: float, towards: float | None, away: floa
 
 
 def rate_against(n: int, threshold: float, confidence: float, unreachable: dict[str, str], what: str) -> float | None:
-    """The MDE below `threshold` of a rate rule deciding "not supported" at `confidence`, or None (and the reason,
-    with the n it would need, in `unreachable`) when n networks can never decide it."""
+    """The MDE below `threshold` of a rate rule deciding "not supported", or None (the reason and the n it would
+    need added to `unreachable`) when n networks can never decide it."""
     found = rate_mde(n, threshold, confidence, POWER, "below")
     if found is None and deciding_count(n, threshold, confidence, "below") is None:
         needed = n_reachable(threshold, confidence, "below")
@@ -224,12 +199,11 @@ def _by_shape(tables: Sequence[np.ndarray], apply: Callable[[np.ndarray], Sequen
 
 @dataclass(frozen=True)
 class Detection:
-    """What a claim's run could detect, at the level and over the family its rule decides with.
+    """What a claim's runs could detect, at the level and over the family its rule decides with.
 
-    `mde`: distance past the threshold at which "supported" comes 80% of the time (None if never at this n);
-    `mde_against`: distance on the other side at which "not supported" does; `parts`: the other parts' MDEs
-    (the simulation path); `p_support` / `p_against`: the p that decides each way; `unreachable`: verdict ->
-    why and the n it would need."""
+    `mde` / `mde_against`: distance past the threshold at which "supported" / "not supported" comes 80% of the
+    time (None: never at this n); `parts`: the other parts' MDEs (the simulation path); `unreachable`: verdict ->
+    why, with the n it would need."""
 
     mde: float | None
     mde_against: float | None
@@ -249,9 +223,8 @@ class Detection:
 
 
 class ClaimDesign(ABC):
-    """One claim: its id, the report section whose sweep holds the baseline, its rule and its threshold; the tests
-    that decide each verdict (in words, for the page beside their p), and the rule input a margin-sensitivity strip
-    varies over `margin_grid` (the registered value among them)."""
+    """One claim: its id, the section whose sweep holds the baseline, its rule and threshold, the tests deciding
+    each verdict (words for the page) and the rule input a margin-sensitivity strip varies over `margin_grid`."""
 
     claim_id: ClassVar[str]
     section: ClassVar[str]
@@ -283,10 +256,6 @@ class ClaimDesign(ABC):
         """(estimate, CI, rule inputs) of one per-run table at level `alpha`."""
         return self.decisions(np.asarray(table, dtype=float)[None], alpha)[0]
 
-    def holds_all(self, tables: Sequence[np.ndarray]) -> list[bool]:
-        """`holds` of each table (tables of one shape together)."""
-        return [bool(x) for x in _by_shape(tables, self.holds)]
-
     def decide_all(self, tables: Sequence[np.ndarray], alpha: float) -> list[Decision]:
         """`decision` of each table; tables of one shape go through `decisions` together."""
         return _by_shape(tables, lambda stack: self.decisions(stack, alpha))
@@ -294,14 +263,8 @@ class ClaimDesign(ABC):
     @abstractmethod
     def detection(self, table: np.ndarray, alpha: float) -> Detection: ...
 
-    @abstractmethod
-    def holds(self, stack: np.ndarray) -> np.ndarray:
-        """Per table of a stack: does the claim hold at the point estimates (every part on its supporting side)?
-        Across specifications, the claim's direction changes only where this differs."""
-
     def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
-        """What the rule decides on, each with its own 95% interval (the index's forest plot draws one row each);
-        () for a one-part claim, which the plot draws from the estimate."""
+        """What the rule decides on, each with its own interval (a forest-plot row each); () for a one-part claim."""
         return ()
 
     @abstractmethod
@@ -329,8 +292,7 @@ class ClaimDesign(ABC):
 
 
 class NormalRows(ClaimDesign):
-    """A design whose run is one row of jointly normal components, the first the claim's per-run value: simulated
-    from the runs' pooled covariance (the scale bias and Table 6 share this)."""
+    """A run is one row of jointly normal components (the first the per-run value), drawn at the pooled covariance."""
 
     def per_run(self, table: np.ndarray) -> np.ndarray:
         return table[:, 0]
@@ -398,10 +360,6 @@ class ScaleBias(NormalRows):
             parts={"slope": towards * sd_of(slope), "slope_against": away * sd_of(slope)},
             note="MDE of the mass with the slope at its own MDE (each part at 90% power, joint power >= 80%)",
         )
-
-    def holds(self, stack: np.ndarray) -> np.ndarray:
-        means = StackMoments.of(stack).mean
-        return (means[:, 0] > self.threshold) & (means[:, 1] > 0)
 
     def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
         estimate, ci, inputs = self.decision(table, alpha)
@@ -474,10 +432,6 @@ class Recovery(ClaimDesign):
     def n_units(self, table: np.ndarray) -> int:
         return int(np.isfinite(table).sum())
 
-    def holds(self, stack: np.ndarray) -> np.ndarray:
-        k, n = stack_rates(stack)
-        return k / n >= self.threshold
-
     def per_run(self, table: np.ndarray) -> np.ndarray:
         return row_means(table)
 
@@ -499,8 +453,8 @@ def rate_power(n: int, threshold: float, rate: float, confidence: float) -> floa
 
 @dataclass(frozen=True)
 class EveryTruth(Recovery):
-    """Issue I's paper cell: every ground truth recovered. The estimate is the worst truth's rate; `focus` is the
-    truth whose per-run selection the effects figure follows (the worst at the baseline)."""
+    """Issue I: every ground truth recovered; the estimate is the worst truth's rate. `focus`: the truth whose
+    per-run selection the effects figure follows (the worst at the baseline)."""
 
     claim_id: ClassVar[str] = "flexact-5-every-truth"
     section: ClassVar[str] = "prior"
@@ -559,11 +513,6 @@ class EveryTruth(Recovery):
             unreachable=unreachable,
             note=f"MDE against: one truth's rate below {self.threshold:g}, at 1 - alpha/{truths} (Bonferroni)",
         )
-
-    def holds(self, stack: np.ndarray) -> np.ndarray:
-        finite_entries = np.isfinite(stack)
-        rates = np.where(finite_entries, stack, 0.0).sum(axis=1) / np.maximum(finite_entries.sum(axis=1), 1)
-        return (rates >= self.threshold).all(axis=1)
 
     def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
         found = []
@@ -638,9 +587,6 @@ class Table6(NormalRows):
                 f"(each at {1 - (1 - POWER) / count:.0%} power), 'not supported' one, at alpha/{count}"
             ),
         )
-
-    def holds(self, stack: np.ndarray) -> np.ndarray:
-        return (StackMoments.of(stack).mean < self.threshold).all(axis=1)
 
     def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
         return tuple(
@@ -740,11 +686,6 @@ class AppendixB(ClaimDesign):
             unreachable=unreachable,
             note="MDE of the selection rate with the plateau and the improvement at their own MDEs",
         )
-
-    def holds(self, stack: np.ndarray) -> np.ndarray:
-        k, n = stack_rates(stack[:, :, :-2])
-        means = StackMoments.of(stack[:, :, -2:]).mean
-        return (k / n >= self.threshold) & (np.abs(means[:, 0]) < self.margin) & (means[:, 1] > 0)
 
     def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
         estimate, ci, _ = self.decision(table, alpha)
