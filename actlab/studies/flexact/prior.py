@@ -1,16 +1,10 @@
 """Issue I: does the gradient-norm regulariser recover the truth, or impose a prior?
 
-p_tilde = softmax(-g_bar / lambda) is built from the candidates' derivative magnitudes on the
-current pre-activations; it never sees the target. If it acts as a fixed prior toward
-low-derivative activations, the router will pick what p_tilde prefers whatever the truth is. The
-sweep crosses 5 ground truths x alpha x lambda x the two g_bar definitions; here:
-
-- `recovery_grid`: selection accuracy (Clopper-Pearson CI) and MSE (bootstrap CI) per cell;
-- `heat_tables`: the accuracy as (alpha, lambda) x ground truth tables, one per g_bar definition;
-- `region`: the (alpha, lambda, g_bar) cells where every ground truth is recovered in at least
-  `threshold` of the seeds, with each cell's worst ground truth (the evidence when there is none);
-- `prior_agreement`: how often the router ends on p_tilde's own favourite, split by whether that
-  favourite is the truth. A prior shows up as agreement with p_tilde even when p_tilde is wrong.
+p_tilde = softmax(-g_bar / lambda) is built from the candidates' derivative magnitudes on the current
+pre-activations; it never sees the target. If it acts as a fixed prior toward low-derivative activations, the
+router picks what p_tilde prefers whatever the truth is: `prior_agreement` shows that as agreement with p_tilde
+even where p_tilde's favourite is not the truth. The sweep crosses 5 ground truths x alpha x lambda x the two
+g_bar definitions; `region` finds the cells that recover every truth.
 """
 
 from __future__ import annotations
@@ -26,16 +20,17 @@ from actlab.studies.flexact.arms import FLEXACT, TAU
 from actlab.studies.flexact.rules import RECOVERY_THRESHOLD  # a cell recovers a truth selected in >= 80% of seeds
 
 
-def _lam_order(label: str) -> float:
-    return math.inf if label == TAU else float(label)
+def _in_cell_order(table: pd.DataFrame, keep_key: bool = False) -> pd.DataFrame:
+    """Rows by (alpha, g_bar, lambda): lambda numerically, "tau" last, "-" (no KL term) first."""
+    key = [-1.0 if lam == "-" else math.inf if lam == TAU else float(lam) for lam in table.lam_label]
+    table = table.assign(lam_sort=key).sort_values(["alpha", "g_bar", "lam_sort"])
+    return (table if keep_key else table.drop(columns="lam_sort")).reset_index(drop=True)
 
 
 def recovery_grid(rows: pd.DataFrame) -> pd.DataFrame:
     """Per (ground truth, alpha, lambda, g_bar): MSE cell and selection accuracy, for Flex-Act arms."""
     part = rows[(rows.model == FLEXACT) & rows.strategy.isin(["kl_grad_norm", "no_correction"])].copy()
-    grid = summarise(part, ["alpha", "g_bar", "lam_label", "ground_truth"])
-    grid["lam_sort"] = [_lam_order(label) if label != "-" else -1.0 for label in grid.lam_label]
-    return grid.sort_values(["alpha", "g_bar", "lam_sort"]).reset_index(drop=True)
+    return _in_cell_order(summarise(part, ["alpha", "g_bar", "lam_label", "ground_truth"]), keep_key=True)
 
 
 def cell_label(alpha: float, lam_label: str, g_bar: str) -> str:
@@ -83,10 +78,7 @@ def region(grid: pd.DataFrame, threshold: float = RECOVERY_THRESHOLD) -> pd.Data
             }
         )
     table = pd.DataFrame(records)
-    if not table.empty:
-        table["lam_sort"] = [_lam_order(label) for label in table.lam_label]
-        table = table.sort_values(["alpha", "g_bar", "lam_sort"]).drop(columns="lam_sort").reset_index(drop=True)
-    return table
+    return _in_cell_order(table) if not table.empty else table
 
 
 def best_per_truth(grid: pd.DataFrame) -> pd.DataFrame:
@@ -124,14 +116,7 @@ def prior_agreement(rows: pd.DataFrame) -> pd.DataFrame:
                 "recovered_when_right": float(right["recovered"].mean()) if len(right) else math.nan,
             }
         )
-    table = pd.DataFrame(records)
-    table["lam_sort"] = [_lam_order(label) for label in table.lam_label]
-    return table.sort_values(["alpha", "g_bar", "lam_sort"]).drop(columns="lam_sort").reset_index(drop=True)
-
-
-def cell_recovery(grid: pd.DataFrame, alpha: float, lam_label: str, g_bar: str) -> pd.DataFrame:
-    """The per-ground-truth rows of one (alpha, lambda, g_bar) cell."""
-    return grid[(grid.alpha == alpha) & (grid.lam_label == lam_label) & (grid.g_bar == g_bar)].reset_index(drop=True)
+    return _in_cell_order(pd.DataFrame(records))
 
 
 def reproducing_cells(region_table: pd.DataFrame, alpha: float) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ most half an alternative's (a factor of two, the same material change App. B's p
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 MASS_THRESHOLD = 0.5  # "most routing mass" on unbounded candidates
@@ -126,9 +126,3 @@ def rule_every_truth(
     if per_truth and all(t["low"] >= threshold for t in per_truth):
         return "supported"
     return "inconclusive"
-
-
-RULES: dict[str, Callable[..., str]] = {
-    rule.__name__: rule
-    for rule in (rule_bias_beyond_fit, rule_recovery, rule_table6, rule_appendix_b, rule_every_truth)
-}

@@ -8,7 +8,6 @@ the fixed design at the design's most seeds on either side of it.
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -42,23 +41,21 @@ def table_at(runs_dir: Path, sweep: str, seeds: list[int] | None) -> np.ndarray:
     return units.selection(rows)
 
 
-def decide_batch(data: np.ndarray, level: float) -> list[str]:
-    """The rule on every data set of `data` (batch, seeds, truths) at `level`."""
-    found = []
-    for table in data:
-        values = table[np.isfinite(table)]
-        k, n = int(round(values.sum())), int(values.size)
-        ci = clopper_pearson(k, n, 1 - level)
-        found.append(rule_recovery(k / n, ci, RECOVERY_THRESHOLD))
-    return found
-
-
-def _look(runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
-    table = table_at(runs_dir, sweep, seeds)
+def _decide(table: np.ndarray, level: float) -> tuple[float, tuple[float, float], str]:
+    """(rate, Clopper-Pearson interval, verdict) of one seeds x truths table at `level`."""
     values = table[np.isfinite(table)]
     k, n = int(round(values.sum())), int(values.size)
     ci = clopper_pearson(k, n, 1 - level)
-    return Look(len(seeds), level, k / n, (float(ci[0]), float(ci[1])), rule_recovery(k / n, ci, RECOVERY_THRESHOLD))
+    return k / n, (float(ci[0]), float(ci[1])), rule_recovery(k / n, ci, RECOVERY_THRESHOLD)
+
+
+def decide_batch(data: np.ndarray, level: float) -> list[str]:
+    """The rule on every data set of `data` (batch, seeds, truths) at `level`."""
+    return [_decide(table, level)[2] for table in data]
+
+
+def _look(runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
+    return Look(len(seeds), level, *_decide(table_at(runs_dir, sweep, seeds), level))
 
 
 def operating(design: SequentialDesign, n_simulations: int, seed: int = 0) -> list[SequentialScenario]:
@@ -101,6 +98,3 @@ def _simulate(runs_dir: Path, design: SequentialDesign, n_simulations: int) -> l
 def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
     """Table 1's recovery as `actlab decide` runs it."""
     return {CLAIM_ID: SequentialTarget(CLAIM_ID, "flexact", SWEEP, DESIGN, _look, _simulate)}
-
-
-del partial
