@@ -453,8 +453,8 @@ def rate_power(n: int, threshold: float, rate: float, confidence: float) -> floa
 
 @dataclass(frozen=True)
 class EveryTruth(Recovery):
-    """Issue I: every ground truth recovered; the estimate is the worst truth's rate. `focus`: the truth whose
-    per-run selection the effects figure follows (the worst at the baseline)."""
+    """Issue I's paper cell: every ground truth recovered. The estimate is the worst truth's rate; `focus` is the
+    truth whose per-run selection the effects figure follows (the worst at the baseline)."""
 
     claim_id: ClassVar[str] = "flexact-5-every-truth"
     section: ClassVar[str] = "prior"

@@ -14,19 +14,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from actlab.activations import get_spec
 from actlab.claim import Claim
 from actlab.studies.flexact import paper
 from actlab.studies.flexact.analysis import disagreements, fmt_mse
 
 
-def _share(k: int, n: int) -> str:
-    return f"{k}/{n}"
-
-
 def _per_truth(selection: dict[str, Any]) -> str:
     parts = []
     for cell in selection["per_truth"]:
-        text = f"{cell['ground_truth']} {_share(cell['k'], cell['n_runs'])}"
+        text = f"{cell['ground_truth']} {cell['k']}/{cell['n_runs']}"
         if cell.get("most_selected") and cell["most_selected"] != cell["ground_truth"]:
             text += f" (most often chose {cell['most_selected']}, {cell['most_selected_k']}/{cell['n_runs']})"
         parts.append(text)
@@ -66,10 +63,8 @@ def setup_markdown(settings: dict[str, Any], x1: pd.DataFrame) -> str:
 def table1_markdown(
     long: pd.DataFrame, flex03: dict[str, Any], flex0: dict[str, Any], misses: dict[str, dict[str, int]]
 ) -> str:
-    """Table 1: how the fixed rows, alpha = 0 and alpha = 0.3 compare with the paper.
-
-    `misses`: variant -> `analysis.near_misses` (wrong selections that fit almost as well as the truth).
-    """
+    """Table 1: how the fixed rows, alpha = 0 and alpha = 0.3 compare with the paper (`misses`: variant ->
+    `analysis.near_misses`)."""
     fixed = long[long.variant.str.startswith("fixed")]
     big = fixed[fixed.paper_mean >= 1e-3]
     ratio = float(np.median(big["mean"] / big["paper_mean"])) if len(big) else math.nan
@@ -80,9 +75,9 @@ def table1_markdown(
         f"{int(fixed.paper_in_ci.sum())}/{len(fixed)} cells; where the paper's mean is at least 0.001 our mean is "
         f"{ratio:.3g}x the paper's (median over {len(big)} cells). These rows test the setup, not Flex-Act.",
         f"- **Flex-Act, alpha = 0:** consistent with the paper in {int(zero.paper_in_ci.sum())}/{len(zero)} cells; "
-        f"the ground truth is selected in {_share(p0['k'], p0['n_runs'])} runs ({_per_truth(flex0)}).",
+        f"the ground truth is selected in {p0['k']}/{p0['n_runs']} runs ({_per_truth(flex0)}).",
         f"- **Flex-Act, alpha = 0.3** (lambda = tau, g_bar = batch mean): the ground truth is selected in "
-        f"{_share(p03['k'], p03['n_runs'])} runs ({_per_truth(flex03)}).",
+        f"{p03['k']}/{p03['n_runs']} runs ({_per_truth(flex03)}).",
     ]
     for name, miss in misses.items():
         if miss["misses"]:
@@ -91,11 +86,10 @@ def table1_markdown(
                 f"activation whose fixed network fits that ground truth to MSE < {miss['tolerance']:g} in our runs "
                 f"(e.g. LeakyReLU for ReLU): selection accuracy counts them as misses, the MSE barely does."
             )
-    verdict = "agree" if not disagreements(long) else "disagree"
     text = "\n".join(lines)
     problems = disagreements(long)
     if problems:
-        text += f"\n\n**Where we {verdict} with the paper** (paper's mean outside our 95% CI):\n\n"
+        text += "\n\n**Where we disagree with the paper** (paper's mean outside our 95% CI):\n\n"
         text += "\n".join(f"- {line}" for line in problems)
     else:
         text += "\n\nEvery Flex-Act cell of the paper lies inside our 95% CI."
@@ -108,7 +102,7 @@ def appendix_b_markdown(summary: pd.DataFrame, evidence: dict[str, Any]) -> str:
     zero = summary[summary.alpha == 0].iloc[0] if (summary.alpha == 0).any() else None
     lines = [
         f"- **Selection:** the paper reports Sigmoid with probability {paper.APPENDIX_B_SIGMOID_PROB:.2f} for every "
-        f"alpha ≥ 0.1. Ours: Sigmoid is the argmax in {_share(sel['k'], sel['n_runs'])} runs with alpha ≥ 0.1 "
+        f"alpha ≥ 0.1. Ours: Sigmoid is the argmax in {sel['k']}/{sel['n_runs']} runs with alpha ≥ 0.1 "
         f"(95% CI {sel['rate_low']:.2f}–{sel['rate_high']:.2f}).",
     ]
     if zero is not None:
@@ -266,7 +260,7 @@ def beyond_fit_markdown(summary: pd.DataFrame, threshold: float = 0.5) -> str:
     """Where the router's unbounded mass is a bias (the candidates it favours do not fit best) and where it is not."""
     lines = []
     for truth, part in summary.groupby("ground_truth", sort=False):
-        fit_unbounded = part[[not _bounded(name) for name in part["fit_optimal"]]]
+        fit_unbounded = part[[not get_spec(name).bounded for name in part["fit_optimal"]]]
         biased = part[part["beyond_fit_low"] > threshold]
         text = f"**{truth}:** "
         if len(biased):
@@ -283,12 +277,6 @@ def beyond_fit_markdown(summary: pd.DataFrame, threshold: float = 0.5) -> str:
             )
         lines.append(text)
     return "\n\n".join(lines)
-
-
-def _bounded(name: str) -> bool:
-    from actlab.activations import get_spec
-
-    return get_spec(name).bounded
 
 
 def specification_markdown(table: pd.DataFrame, claims: Sequence[Claim]) -> str:

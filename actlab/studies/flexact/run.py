@@ -1,27 +1,13 @@
 """What one run of `notebooks/flexact/run_synthetic.ipynb` trains and records.
 
-A run is one seed and a list of arms (`actlab.studies.flexact.arms.expand`), trained together as a
-`RouterFleet` on one shared data set by actlab's training loop (`actlab.train.train`, stacked: each arm's
-loss is its own, and an arm that diverges drops out while the others go on). Every arm yields one row: its
-configuration, final test MSE (soft routing at the final tau, and with the argmax activation extracted),
-the selected activation, the final routing probabilities, the last pseudo-target, its per-epoch trajectory
-and, for the first `probe_epochs` epochs, the quantities Cor. D.3 talks about (pre-activation scale,
-<delta, a_k> / ||delta||_1, the routing gradient).
+A run is one seed and a list of arms (`arms.expand`), trained together as a `RouterFleet` on one shared data set
+by `actlab.train.train` in its stacked mode (each arm's loss is its own; an arm that diverges drops out while the
+others go on). Every arm yields one row: its configuration, test MSE (soft routing at the final tau, and with the
+argmax activation extracted), the selection, routing probabilities, the last pseudo-target, the trajectory and,
+for the first `probe_epochs` epochs, Cor. D.3's quantities.
 
-Defaults are choices where the paper is silent, all parameters of the notebook:
-- the paper's single layer (`hidden=0`), x_1 ~ U(-1, 1) (see `data`), k = 5;
-- Adam, lr 0.05, batch 200 of 2000 training examples (10 steps per epoch), 100 epochs (App. B: 100 epochs, fixed lr);
-- tau annealed exponentially from 1.0 to 0.1 over the run, stepped once per epoch;
-- the router starts uniform (log pi = 0, as FlexAct; `router_init_std` > 0 draws log pi ~ N(0, std^2));
-- lambda = tau (App. B's coupling), g_bar = batch mean of per-sample norms, p_tilde detached;
-- Table 6's thresholds: logit-gradient clip at norm 1; per-sample gradient norms clipped at 0.25,
-  Sigmoid's largest derivative (in the single-unit layer every norm is |sigma'(h)| <= 1, so a clip at 1
-  would change nothing; at 0.25 the unbounded candidates' targets become equal, the "destroyed
-  ordering" App. D.8 describes).
-
-`RunSettings` (the training settings) and `ArmAxes` (the arm grid) are the one source of a run's parameters: their
-defaults are `notebooks/flexact/run_synthetic.ipynb`'s, and `tests/test_run_parameters.py` holds that notebook's
-parameters cell and every sweep file to them.
+`RunSettings` and `ArmAxes` are the one source of a run's parameters (defaults are choices where the paper is
+silent); `tests/test_run_parameters.py` holds the notebook's parameters cell and every sweep file to them.
 """
 
 from __future__ import annotations
@@ -65,16 +51,17 @@ class RunSettings:
     tau_end: float = 0.1
     detach_target: bool = True  # p_tilde is a fixed target (Prop. 2)
     logit_clip: float = 1.0  # Table 6 "logit grad clipping": max norm of dL/dlog pi (the paper gives none)
-    norm_clip: float = 0.25  # Table 6 "KL + clipped norms": Sigmoid's largest derivative (module docstring)
+    # Table 6 "KL + clipped norms": Sigmoid's largest derivative. In the single-unit layer every norm is
+    # |sigma'(h)| <= 1, so a clip at 1 changes nothing; at 0.25 the unbounded candidates' targets become equal,
+    # the "destroyed ordering" App. D.8 describes.
+    norm_clip: float = 0.25
     router_init_std: float = 0.0  # 0: uniform start (log pi = 0); s > 0: log pi ~ N(0, s^2), shared by a run's arms
     candidates: tuple[str, ...] = DEFAULT_CANDIDATES  # the paper's five
     trajectory_every: int = 1  # record pi every this many epochs (0: only the final one)
     probe_epochs: int = 0  # measure Cor. D.3's quantities in each step of the first this many epochs
 
-    # Fields the run notebook does not expose: the paper's candidate set, the same in every run.
     NOT_IN_NOTEBOOK: ClassVar[tuple[str, ...]] = ("candidates",)
-    # The values each choice takes (the run notebook's comments list them).
-    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {  # the values each choice takes
         "x1_distribution": X1_DISTRIBUTIONS,
         "tau_schedule": TAU_SCHEDULES,
     }
@@ -111,9 +98,7 @@ class RunSettings:
 
 @dataclass(frozen=True)
 class ArmAxes:
-    """The axes a run's arms cross (`arms.expand`, which applies its rules), each a tuple of values; the defaults
-    are the paper's method on every ground truth: Flex-Act with KL + grad norm at alpha 0.3, lambda = tau (App. B)
-    and g_bar the batch mean, at input scale k = 5 (§4.1)."""
+    """The axes a run's arms cross (`arms.expand`); defaults: the paper's method on every ground truth at k = 5."""
 
     ground_truth: tuple[str, ...] = DEFAULT_CANDIDATES  # the hidden activation a; the target is a(k x_1)
     k: tuple[float, ...] = (5.0,)  # input scale
@@ -123,8 +108,7 @@ class ArmAxes:
     lam: tuple[float | str, ...] = (TAU,)  # the pseudo-target's temperature: numbers, or "tau" (the routing tau)
     g_bar: tuple[str, ...] = ("mean",)  # mean: batch mean of per-sample norms | l2: the batch's norm (eq. 1)
 
-    # The values each choice takes (the run notebook's comments list them); ground_truth and model take any
-    # registry activation.
+    # The values each choice takes; ground_truth and model take any registry activation.
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"strategy": tuple(STRATEGIES), "g_bar": G_BAR_DEFINITIONS}
 
     def arms(self, sets: Sequence[Mapping[str, Any]] = ()) -> list[Arm]:
@@ -253,10 +237,8 @@ def train_arms(arms: list[Arm], settings: RunSettings) -> RunResult:
 
 @torch.no_grad()
 def _test_mse(fleet: RouterFleet, x: torch.Tensor, y: torch.Tensor, chunk: int, eval_mode: str) -> torch.Tensor:
-    """Test MSE per model (M,), in chunks of the training batch size (batch-normalised outputs need it).
-
-    `eval_mode` "probs": p = softmax(log pi / tau); "argmax": the extracted activation.
-    """
+    """Test MSE per model (M,), in chunks of the training batch size (batch-normalised outputs need it);
+    `eval_mode` "probs": p = softmax(log pi / tau), "argmax": the extracted activation."""
     fleet.eval()
     fleet.router.eval_mode = eval_mode
     total = torch.zeros(y.shape[1])
@@ -321,9 +303,7 @@ def _trajectory_epochs(s: RunSettings, count: int) -> list[int]:
 
 
 def settings_from(overrides: Mapping[str, Any] | None = None, /, **params: Any) -> RunSettings:
-    """RunSettings from notebook parameters, then `overrides` (a specification-curve point, e.g. {"lr": 0.01}).
-
-    Unknown keys fail, through `dataclasses.replace`."""
+    """RunSettings from notebook parameters, then `overrides` (a specification-curve point); unknown keys fail."""
     return replace(replace(RunSettings(), **params), **dict(overrides or {}))
 
 

@@ -1,24 +1,15 @@
 """The scale-bias study: does uncorrected routing drift to unbounded activations, and does scale drive it?
 
-§3.3 and Cor. D.3 say the routing gradient is governed by <delta, a_k>, which grows with the scale
-of the pre-activations for unbounded candidates (E[delta ReLU(h)] ∝ sigma_h for h ~ N(0, sigma_h^2),
-delta > 0) and stays below |delta| for bounded ones. Three measurements:
+§3.3 and Cor. D.3 say the routing gradient is governed by <delta, a_k>, which grows with the scale of the
+pre-activations for unbounded candidates (E[delta ReLU(h)] ∝ sigma_h for h ~ N(0, sigma_h^2), delta > 0) and
+stays below |delta| for bounded ones. Regressions cluster by seed (its arms share data, initial weights and
+Gumbel draws; with few seeds the cluster-robust errors are rough, statsmodels uses a t reference, G - 1 df).
 
-1. `mass_summary`: the final routing mass on unbounded candidates per ground truth, input scale k
-   and alpha (mean over seeds, 95% percentile-bootstrap CI).
-2. `mass_regression`: OLS of that mass on log k (with ground-truth fixed effects), standard errors
-   clustered by seed (arms of one seed share data, initial weights and Gumbel draws). With few
-   seeds the cluster-robust errors are rough; statsmodels uses a t reference with G - 1 df.
-3. `beyond_fit` / `fit_summary`: a mass on unbounded candidates is a bias only where they do
-   not fit best. Each fixed candidate trains on the same data, start and budget as the router; the
-   best test MSE per (truth, k, seed) names the fit-optimal choice, and `beyond_fit_mass` is the routing
-   mass on unbounded candidates *other than* the fit-optimal one. With a bounded truth that Sigmoid or
-   Tanh fits best it equals the unbounded mass; where Identity fits best (a nearly linear target at
-   small k), mass on Identity is no bias.
-4. `probe_table` / `signal_slopes` / `routing_gap_slope`: in the first epochs of training, per step,
-   the pre-activation scale sigma_h, the normalised signal <delta, a_k> / ||delta||_1 and the
-   routing gradient dL/dlog pi_k, against Cor. D.3's prediction (`predictions`, from the SymPy
-   expectations in `actlab.theory.scale`).
+A mass on unbounded candidates is a bias only where they do not fit best: each fixed candidate trains on the
+router's data, start and budget, the best test MSE per (truth, k, seed) names the fit-optimal choice, and
+`beyond_fit_mass` counts unbounded candidates *other than* it (where Identity fits best, a nearly linear target
+at small k, mass on Identity is no bias). The probes compare early training with Cor. D.3's SymPy expectations
+(`actlab.theory.scale`).
 """
 
 from __future__ import annotations
@@ -60,36 +51,33 @@ def mass_regression(
     """Slope of a routing mass (`column`) on log k (truth fixed effects), seed-clustered 95% CI, for one alpha."""
     import statsmodels.formula.api as smf
 
-    part = paper_setting(rows)
-    part = part[(part.alpha == alpha) & part.ground_truth.isin(truths)].copy()
-    part = part[np.isfinite(part[column].astype(float))]
-    part["log_k"] = np.log(part["k"].astype(float))
-    part["mass"] = part[column].astype(float)
+    part = _masses(rows, alpha, truths, column)
     clusters = part["seed"].nunique()
     formula = "mass ~ log_k + C(ground_truth)" if part["ground_truth"].nunique() > 1 else "mass ~ log_k"
     if len(part) < 3 or part["log_k"].nunique() < 2 or clusters < 2:
-        return {
-            "alpha": alpha,
-            "slope": math.nan,
-            "ci_low": math.nan,
-            "ci_high": math.nan,
-            "p": math.nan,
-            "n": len(part),
-            "clusters": clusters,
-            "truths": list(truths),
-        }
-    fit = smf.ols(formula, data=part).fit(cov_type="cluster", cov_kwds={"groups": part["seed"]}, use_t=True)
-    low, high = fit.conf_int().loc["log_k"]
+        slope, low, high, p, n = math.nan, math.nan, math.nan, math.nan, len(part)
+    else:
+        fit = smf.ols(formula, data=part).fit(cov_type="cluster", cov_kwds={"groups": part["seed"]}, use_t=True)
+        low, high = (float(bound) for bound in fit.conf_int().loc["log_k"])
+        slope, p, n = float(fit.params["log_k"]), float(fit.pvalues["log_k"]), int(fit.nobs)
     return {
         "alpha": alpha,
-        "slope": float(fit.params["log_k"]),
-        "ci_low": float(low),
-        "ci_high": float(high),
-        "p": float(fit.pvalues["log_k"]),
-        "n": int(fit.nobs),
+        "slope": slope,
+        "ci_low": low,
+        "ci_high": high,
+        "p": p,
+        "n": n,
         "clusters": clusters,
         "truths": list(truths),
     }
+
+
+def _masses(rows: pd.DataFrame, alpha: float, truths: tuple[str, ...], column: str) -> pd.DataFrame:
+    """The paper-setting rows of `truths` at `alpha` with a finite `column`, as `mass` beside `log_k`."""
+    part = paper_setting(rows)
+    part = part[(part.alpha == alpha) & part.ground_truth.isin(truths)].copy()
+    part = part[np.isfinite(part[column].astype(float))]
+    return part.assign(log_k=np.log(part["k"].astype(float)), mass=part[column].astype(float))
 
 
 def bias_at(
@@ -111,12 +99,8 @@ KEYS = ["ground_truth", "k", "seed"]
 
 
 def fit_optimal(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per (ground truth, k, seed): the fixed candidate with the lowest test MSE, and that MSE.
-
-    Fixed networks share the router's data, initial weights and budget, so this is the best fit the router could
-    have chosen. Every router candidate must have been trained as a fixed network (else the choice is not known);
-    diverged fixed networks count as not fitting.
-    """
+    """Per (ground truth, k, seed): the fixed candidate with the lowest test MSE (the best fit the router could
+    have chosen), and that MSE. Every router candidate must have a fixed network; diverged ones do not fit."""
     routed = rows[rows.model == FLEXACT]
     candidates = set(routed["candidates"].iloc[0]) if len(routed) else set()
     fixed = rows[(rows.model != FLEXACT) & rows.model.isin(candidates)].copy()
@@ -204,9 +188,8 @@ def probe_table(rows: pd.DataFrame) -> pd.DataFrame:
 def predictions(candidates: list[str], sigmas: np.ndarray) -> pd.DataFrame:
     """Cor. D.3 with delta > 0 constant: <delta, a_k> / ||delta||_1 = E[sigma_k(h)], h ~ N(0, sigma_h^2).
 
-    `bound` is 1 for bounded candidates (|E[delta sigma(h)]| <= |delta| with |sigma| <= 1), NaN otherwise.
-    Zero predictions (Identity, Tanh: odd functions) are NaN so log axes can show the rest.
-    """
+    `bound`: 1 for bounded candidates (|sigma| <= 1), else NaN; zero predictions (odd functions) are NaN so log
+    axes can show the rest."""
     records = []
     for name in candidates:
         formula = sp.lambdify(sigma_sym, expectation(name), modules="numpy")
@@ -252,11 +235,8 @@ def signal_slopes(probes: pd.DataFrame, alpha: float = 0.0) -> pd.DataFrame:
 
 
 def routing_gap(probes: pd.DataFrame, alpha: float = 0.0) -> pd.DataFrame:
-    """Per (arm, seed, epoch): mean descent direction -dL/dlog pi on unbounded minus on bounded candidates.
-
-    Positive means gradient descent moves logits toward the unbounded candidates; Cor. D.3 predicts
-    the gap grows with sigma_h.
-    """
+    """Per (arm, seed, epoch): mean descent direction -dL/dlog pi on unbounded minus on bounded candidates
+    (positive: towards the unbounded ones; Cor. D.3 predicts it grows with sigma_h)."""
     part = probes[probes.alpha == alpha].copy()
     part["bounded"] = [get_spec(name).bounded for name in part["candidate"]]
     keys = ["ground_truth", "k", "seed", "epoch"]
@@ -280,13 +260,9 @@ def truth_heterogeneity(rows: pd.DataFrame, alpha: float = 0.0, column: str = "b
     (OLS with seed-clustered errors); a small p means the cases disagree and must not be pooled."""
     import statsmodels.formula.api as smf
 
-    part = paper_setting(rows)
-    part = part[(part.alpha == alpha) & part.ground_truth.isin(BOUNDED_TRUTHS)].copy()
-    part = part[np.isfinite(part[column].astype(float))]
+    part = _masses(rows, alpha, BOUNDED_TRUTHS, column)
     if part["ground_truth"].nunique() < 2 or part["k"].nunique() < 2 or part["seed"].nunique() < 2:
         return {"p_interaction": math.nan, "f": math.nan, "n": len(part)}
-    part["log_k"] = np.log(part["k"].astype(float))
-    part["mass"] = part[column].astype(float)
     fit = smf.ols("mass ~ log_k * C(ground_truth)", data=part).fit(
         cov_type="cluster", cov_kwds={"groups": part["seed"]}, use_t=True
     )
