@@ -303,17 +303,19 @@ def trajectories_long(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- shared regression helper
-def clustered_slope(frame: pd.DataFrame, y: str, x: str, groups: str = "seed") -> dict[str, float]:
-    """OLS slope of `y` on `x` with `groups`-clustered standard errors (t reference, G - 1 df), 95% CI.
-
-    Why clustered: arms of one seed share data, initial weights and Gumbel draws, so their errors
-    are not independent; the seed is the unit of replication.
-    """
+def clustered_slope(
+    frame: pd.DataFrame, y: str, x: str, groups: str = "seed", covariates: str = ""
+) -> dict[str, float]:
+    """OLS slope of `y` on `x` (+ `covariates`, a formula tail) with `groups`-clustered standard errors (t
+    reference, G - 1 df), 95% CI. Clustered because arms of one seed share data, initial weights and Gumbel
+    draws: the seed is the unit of replication."""
     import statsmodels.formula.api as smf
 
     if len(frame) < 3 or frame[x].nunique() < 2 or frame[groups].nunique() < 2:
         return {"slope": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p": math.nan, "n": len(frame)}
-    fit = smf.ols(f"{y} ~ {x}", data=frame).fit(cov_type="cluster", cov_kwds={"groups": frame[groups]}, use_t=True)
+    fit = smf.ols(f"{y} ~ {x}{covariates}", data=frame).fit(
+        cov_type="cluster", cov_kwds={"groups": frame[groups]}, use_t=True
+    )
     low, high = fit.conf_int().loc[x]
     return {
         "slope": float(fit.params[x]),

@@ -1,19 +1,11 @@
 """The configurations ("arms") a Flex-Act run trains: ground truth x input scale x model variant.
 
-Why one expansion function: every sweep of the study (Table 1, App. B, Table 6, the scale-bias and
-the alpha x lambda studies) is a cross product of the same few axes, and the axes interact. A
-regulariser's lambda and g_bar definition mean nothing when alpha = 0, and Table 6's clipping and
-normalisation rows have no KL term at all. `expand` applies those rules once, so a run never
-trains the same network twice under two names and the report groups rows by one canonical key.
+Why one expansion function: every sweep of the study is a cross product of the same few axes, and the axes
+interact (lambda and g_bar mean nothing at alpha = 0; Table 6's clipping and normalisation rows have no KL term).
+`expand` applies those rules once, so a run never trains the same network twice under two names.
 
-Table 6's strategies (App. D.8) as switches of the router:
-- `no_correction`: alpha = 0 (also what any KL strategy becomes at alpha = 0);
-- `logit_clip`: alpha = 0, the gradient reaching log pi clipped to norm `logit_clip` (D.4);
-- `kl_clipped_norms`: the KL term with p_tilde built from per-sample norms clipped at `norm_clip`;
-- `output_norm`: alpha = 0, branch outputs a_k / ||a_k|| per sample (eq. 19 as written);
-- `output_norm_batch`: the same with ||a_k|| taken over the whole batch (not a row of the paper: a
-  reading of eq. 19 that the report tests because the paper's Table 6 value suggests it);
-- `kl_grad_norm`: the paper's method, KL(p_tilde || p) with p_tilde = softmax(-g_bar / lambda).
+Table 6's strategies (App. D.8) are switches of the router. `output_norm_batch` is not a row of the paper: it
+reads eq. 19's ||a_k|| over the whole batch, because the paper's Table 6 value suggests it.
 """
 
 from __future__ import annotations
@@ -59,11 +51,8 @@ FIXED = "fixed"  # the strategy field of a fixed-activation network
 
 @dataclass(frozen=True)
 class Arm:
-    """One network to train: what it must fit and how it routes.
-
-    `model` is "flexact" or a fixed activation's registry name. For fixed models and for Flex-Act
-    arms without a KL term, `alpha` is 0 and `lam` / `g_bar` are None.
-    """
+    """One network to train. `model`: "flexact" or a fixed activation's registry name; without a KL term, `alpha`
+    is 0 and `lam` / `g_bar` are None."""
 
     ground_truth: str
     k: float
@@ -111,11 +100,9 @@ def expand(
     lam: float | str | Sequence[float | str] = TAU,
     g_bar: str | Sequence[str] = "mean",
 ) -> list[Arm]:
-    """Every distinct arm of the cross product, in a stable order; each argument is a value or a list.
-
-    Rules: fixed models ignore the routing axes; a strategy without a KL term ignores alpha, lambda
-    and g_bar; a KL strategy at alpha = 0 is `no_correction`. Duplicates collapse to one arm.
-    """
+    """Every distinct arm of the cross product, in a stable order (each argument a value or a list): fixed models
+    ignore the routing axes, a strategy without KL ignores alpha, lambda and g_bar, KL at alpha = 0 is
+    `no_correction`."""
     gts = [get_spec(name).name for name in _as_list(ground_truth)]
     models = _as_list(model)
     for name in models:
@@ -173,12 +160,8 @@ AXES = ("ground_truth", "k", "model", "strategy", "alpha", "lam", "g_bar")  # th
 
 
 def expand_sets(base: Mapping[str, Any], sets: Sequence[Mapping[str, Any]]) -> list[Arm]:
-    """The union, in order and without duplicates, of one `expand` grid per set; a set's axes replace `base`'s.
-
-    Why: a specification-curve run trains every arm the report's claims read (the scale-bias grid, Table 1's
-    routers, App. B's alphas, Table 6's strategies) in one fleet, and those are several cross products, not one.
-    An empty `sets` is the single grid `base`.
-    """
+    """The union, in order and without duplicates, of one `expand` grid per set (a set's axes replace `base`'s;
+    none: `base` alone). A specification-curve run trains every arm the claims read, several cross products."""
     arms: list[Arm] = []
     for grid in sets or [{}]:
         unknown = set(grid) - set(AXES)

@@ -1,17 +1,10 @@
 """The Flex-Act claims as typed values: `claims(data, settings)` computes all six from the loaded runs.
 
-Why one pure function: a verdict is only as good as its rule, and a rule is a statistical procedure whose error
-rates must be measured. Here every claim is computed from the runs alone (the report notebook only calls this,
-saves and displays), and each claim's operating characteristics come from simulating its own design through the
-same code (`operating`), so the page can say how often each verdict is wrong.
-
-For each claim (`designs`): its per-run table at the baseline and at every specification of the curve
-(`specification.build_curve`); the primary verdict, the claim's own rule at the baseline (its registered default
-design), with its estimate, CI, MDE and the p of the test that decided it; its robustness across the curve's
-specifications (`actlab.stats.robustness`: adequate specifications only); the simulated error rates of both;
-the verdict at a range of thresholds or margins; Holm over the study's family (`adjust_family`, applied); and
-the registry's hash and date (`actlab.registry`). `from_runs` loads the runs the way the report notebook does,
-for `actlab calibrate`.
+Why one pure function: a verdict is only as good as its rule, whose error rates must be measured. Every claim is
+computed from the runs alone (the report notebook only calls this and displays), and its operating
+characteristics come from simulating its own design through the same code (`operating`). Per claim: the primary
+verdict at the baseline with its MDE and deciding p, robustness across the specification curve, simulated error
+rates of both, margin sensitivity, Holm over the family and the registry's hash and date.
 """
 
 from __future__ import annotations
@@ -42,8 +35,7 @@ SECTIONS = ("table1", "alpha", "table6", "scale", "prior", "speccurve")
 
 @dataclass(frozen=True)
 class ClaimSettings:
-    """What the claims are decided with: level, simulations (per scenario), their seed, the profile and the
-    provenance the caller collected (claims stay pure)."""
+    """What the claims are decided with (the caller collects the provenance, so claims stay pure)."""
 
     alpha: float = 0.05
     n_simulations: int = 500
@@ -236,9 +228,8 @@ def _sequential_extra(claim_id: str) -> dict[str, Any]:
 def claims(
     data: Mapping[str, analysis.SweepRows], settings: ClaimSettings, runs_dir: str | os.PathLike[str] | None = None
 ) -> list[Claim]:
-    """The six Flex-Act claims from the loaded sweeps (`SECTIONS` -> rows): decided at the baseline, read across
-    the curve, simulated, adjusted over the family and stamped with the registry's hash (`runs_dir`: where the
-    runs are, for the design they were made with and their dates)."""
+    """The six Flex-Act claims from the loaded sweeps (`SECTIONS` -> rows); `runs_dir` (where the runs are) gives
+    the registry stamp the design they were made with and their dates."""
     missing = [section for section in SECTIONS if section not in data]
     if missing:
         raise ValueError(f"claims: the data lack the sections {missing}; load every sweep of {SECTIONS}")
@@ -358,8 +349,8 @@ def _side(part: Part) -> str:
 
 
 def stated_mde(design: ClaimDesign, detection: designs.Detection) -> float:
-    """The MDE the claim states: towards "supported" where reachable, else towards "not supported", else (nothing
-    is detectable at this n) the whole range of a rate on the threshold's wider side."""
+    """The MDE towards "supported" where reachable, else towards "not supported", else (nothing detectable at
+    this n) the whole range of a rate on the threshold's wider side."""
     for mde in (detection.mde, detection.mde_against):
         if mde is not None:
             return mde

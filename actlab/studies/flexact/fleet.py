@@ -1,19 +1,13 @@
 """The study's network: many small Flex-Act networks as one batched module (a "fleet"), one per arm.
 
-Why batch them: the study trains a few thousand networks with a handful of weights each. One at a
-time, PyTorch's per-op overhead dominates (milliseconds per step on this CPU); as one module with
-a leading model axis M, the same steps cost about what a single network costs. Nothing is shared
-between models except the input batch and the Gumbel draw (common random numbers, which makes the
-comparisons between arms paired): every parameter has its own slice and every loss its own term.
+Why batch them: a few thousand networks of a handful of weights each are dominated by PyTorch's per-op overhead
+one at a time; with a leading model axis M the steps cost about what one network costs. Models share only the
+input batch and the Gumbel draw (common random numbers: comparisons between arms are paired).
 
-The routers are actlab's: `actlab.routing.StackedFlexAct`, one `FlexActConfig` per arm (`arm_config`: a
-fixed activation is a one-candidate router), and `run` trains the fleet with `actlab.train.train` in its
-stacked mode. What is the study's own is the architecture (a choice; the paper says "a single-layer network"):
-- `hidden = 0` (default): h = w . x + b, y = sum_k p_k sigma_k(h). With this one linear layer and no
-  output layer, the fixed-activation rows of Table 1 come out at the paper's means (e.g. a ReLU
-  layer cannot produce the negative half of an Identity target, a Sigmoid cannot exceed 1).
-- `hidden = H > 0`: Linear(4 -> H) -> router -> Linear(H -> 1).
-`tests/test_study_flexact.py` checks a fleet against each arm built as `Linear -> FlexAct` and trained alone.
+The routers are actlab's `StackedFlexAct` (a fixed activation is a one-candidate router). The architecture is a
+choice (the paper says "a single-layer network"): `hidden = 0`, h = w . x + b, y = sum_k p_k sigma_k(h), puts
+Table 1's fixed-activation rows at the paper's means (a ReLU layer cannot produce the negative half of an Identity
+target); `hidden = H > 0`: Linear(4 -> H) -> router -> Linear(H -> 1).
 """
 
 from __future__ import annotations
@@ -36,11 +30,8 @@ def arm_config(
     logit_clip: float = 1.0,
     norm_clip: float = 0.25,
 ) -> FlexActConfig:
-    """The arm's router: its regulariser (alpha, lambda, g_bar) and its Table 6 strategy's switches.
-
-    `logit_clip` and `norm_clip` are the thresholds the strategies that clip use (Table 6). `implementation`
-    and `compile` name the path the stack runs (plain autograd), so a FlexAct built from it computes the same.
-    """
+    """The arm's router: its regulariser (alpha, lambda, g_bar) and its Table 6 strategy's switches, on the path
+    the stack runs (plain autograd), so a FlexAct built from it computes the same."""
     if arm.model != FLEXACT:
         return fixed_activation_config(arm.model, detach_target=detach_target)
     strategy = STRATEGIES[arm.strategy]
@@ -59,10 +50,8 @@ def arm_config(
 
 
 class RouterFleet(nn.Module):
-    """M networks, one per arm: call with a shared input batch x (B, in); returns predictions (B, M).
-
-    `router` is the `StackedFlexAct` (set its `tau` and `eval_mode` as a FlexAct's); `generator` draws its noise.
-    """
+    """M networks, one per arm: x (B, in) -> predictions (B, M). `router` is the `StackedFlexAct` (set its `tau`
+    and `eval_mode` as a FlexAct's); `generator` draws its noise."""
 
     def __init__(
         self,

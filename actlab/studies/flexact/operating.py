@@ -1,20 +1,10 @@
 """How often each Flex-Act claim's verdict, and its robustness line, are wrong: the whole design simulated.
 
-A claim's primary verdict comes from its baseline runs; its robustness from every specification of the curve
-(`specification`). So the simulation draws all of them, each specification at its own observed spread (a
-2-seed specification's spread is whatever its two seeds showed; rates as binomial draws), decides the primary
-verdict with the claim's rule and asks the robustness rule whether some alternative contradicts it.
-
-Scenarios (`scenarios`), each recording the verdicts and P(contradicted):
-
-- the null boundary, the same effect in every specification on the threshold (both decisive verdicts wrong);
-- one MDE past the threshold on the supporting side everywhere (the claim true everywhere; the power);
-- one MDE on the other side everywhere (the claim false everywhere);
-- the paper's effect, where the paper gives a number;
-- a planted reversal: the claim true at the baseline and reversed wherever one choice (the tau end) lies above
-  the baseline's, where "contradicted" is right: the curve's power to find a reversal.
-
-In the first four, "contradicted" is wrong wherever it appears; `Robustness.false_contradiction` is its worst rate.
+The primary verdict comes from the baseline runs and robustness from every specification of the curve, so the
+simulation draws all of them, each at its own observed spread, decides the primary verdict with the claim's rule
+and asks the robustness rule whether some alternative contradicts it. Scenarios: the same effect everywhere (on
+the threshold, one MDE either side, the paper's), where "contradicted" is always wrong; and a planted reversal
+(the claim true at the baseline, reversed wherever the tau end lies above the baseline's), where it is right.
 """
 
 from __future__ import annotations
@@ -62,8 +52,7 @@ class SimulationDesign:
 def simulation_design(
     design: ClaimDesign, tables: Mapping[Specification, np.ndarray], plan: Plan, detection: Detection, alpha: float
 ) -> SimulationDesign:
-    """The design of `tables` (one per specification): run counts and each specification's own spread (the pooled
-    one where a specification has too few finished runs to show a spread)."""
+    """Run counts and each specification's own spread (the pooled one where too few runs finished to show one)."""
     pooled = design.spread([tables[spec] for spec in plan.specifications])
     spreads = {}
     for spec in plan.specifications:
@@ -100,8 +89,7 @@ def simulator(
 
 
 def scenarios(design: ClaimDesign, detection: Detection, paper_value: float | None) -> list[ScenarioSpec]:
-    """The truths shared by every specification (module docstring): `calibrate.threshold_scenarios` at the claim's
-    own MDEs on each side."""
+    """The truths shared by every specification, at the claim's own MDEs on each side."""
     return threshold_scenarios(
         design.threshold,
         supports=design.supports,
@@ -114,8 +102,8 @@ def scenarios(design: ClaimDesign, detection: Detection, paper_value: float | No
 def operating(
     sim: SimulationDesign, paper_value: float | None, *, n_simulations: int, seed: int
 ) -> OperatingCharacteristics:
-    """The claim's operating characteristics: the shared-effect scenarios, then (when the curve has specifications
-    on both sides of the baseline's tau end and both MDEs exist) the planted reversal, with its own seed stream."""
+    """The shared-effect scenarios, then (where the curve has specifications above the baseline's tau end and both
+    MDEs exist) the planted reversal, on its own seed stream."""
     design, detection = sim.design, sim.detection
     shared = operating_characteristics(
         simulator(sim),
@@ -147,9 +135,8 @@ def reversed_specifications(plan: Plan) -> set[Specification]:
 
 
 def operating_table(claims: Sequence[Claim]) -> pd.DataFrame:
-    """One row per (claim, scenario): the true effect and the share of each verdict, with Monte-Carlo SEs; the
-    error rate where a verdict is wrong there, the power where one is right, and how often the robustness rule
-    said "contradicted" (wrong except in the planted reversal)."""
+    """One row per (claim, scenario): the share of each verdict with Monte-Carlo SEs, the error rate or power, and
+    how often the robustness rule said "contradicted"."""
 
     def share(scenario: Scenario, verdicts: tuple[str, ...] | str) -> str:
         p = scenario.probability(verdicts)

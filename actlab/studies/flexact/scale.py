@@ -49,27 +49,10 @@ def mass_regression(
     rows: pd.DataFrame, alpha: float, truths: tuple[str, ...] = BOUNDED_TRUTHS, column: str = "unbounded_mass"
 ) -> dict[str, Any]:
     """Slope of a routing mass (`column`) on log k (truth fixed effects), seed-clustered 95% CI, for one alpha."""
-    import statsmodels.formula.api as smf
-
     part = _masses(rows, alpha, truths, column)
-    clusters = part["seed"].nunique()
-    formula = "mass ~ log_k + C(ground_truth)" if part["ground_truth"].nunique() > 1 else "mass ~ log_k"
-    if len(part) < 3 or part["log_k"].nunique() < 2 or clusters < 2:
-        slope, low, high, p, n = math.nan, math.nan, math.nan, math.nan, len(part)
-    else:
-        fit = smf.ols(formula, data=part).fit(cov_type="cluster", cov_kwds={"groups": part["seed"]}, use_t=True)
-        low, high = (float(bound) for bound in fit.conf_int().loc["log_k"])
-        slope, p, n = float(fit.params["log_k"]), float(fit.pvalues["log_k"]), int(fit.nobs)
-    return {
-        "alpha": alpha,
-        "slope": slope,
-        "ci_low": low,
-        "ci_high": high,
-        "p": p,
-        "n": n,
-        "clusters": clusters,
-        "truths": list(truths),
-    }
+    effects = " + C(ground_truth)" if part["ground_truth"].nunique() > 1 else ""
+    fit = clustered_slope(part, "mass", "log_k", covariates=effects)
+    return {"alpha": alpha, **fit, "clusters": part["seed"].nunique(), "truths": list(truths)}
 
 
 def _masses(rows: pd.DataFrame, alpha: float, truths: tuple[str, ...], column: str) -> pd.DataFrame:

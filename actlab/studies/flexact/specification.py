@@ -1,18 +1,11 @@
-"""The specification curve: every Flex-Act claim under the choices the paper leaves open, as robustness beside
-its primary verdict.
+"""The specification curve: every Flex-Act claim under the choices the paper leaves open (`DIMENSIONS`), as
+robustness beside its primary verdict.
 
-Why: the paper states neither the learning rate, the number of epochs, where the temperature schedule ends, how
-x_1 is drawn, the batch size nor how the router starts. Each specification is one value per choice
-(`DIMENSIONS`). The baseline is the settings of the report's main sweeps: the claim's registered default design,
-whose verdict is the claim's primary verdict. The `speccurve` sweep runs the others: in the default profile a
-2^(6-2) fractional factorial of resolution IV around the baseline (its centre point, `default_design`), every
-choice both ways, 2 seeds each; the full profile runs the whole grid.
-
-Each alternative is decided by the claim's own rule, at the claim's level and at alpha / m over the m
-alternatives, and read by the robustness rule (`actlab.stats.robustness`): it counts only when it is decisive or
-adequately powered, and contradicts the primary verdict only by an opposite decisive verdict at the family level.
-The factorial effects of the choices on the claim's per-run value are shown beside (which choices move the claim)
-but decide nothing.
+The baseline is the report's main sweeps (the claim's registered design, whose verdict is primary); the
+`speccurve` sweep runs the alternatives (default profile: a 2^(6-2) resolution IV fraction around the baseline,
+`default_design`). Each alternative is decided by the claim's own rule at alpha and at alpha / m, and read by
+`actlab.stats.robustness`: it counts only when decisive or adequately powered, and contradicts only by an
+opposite decisive verdict at alpha / m. The choices' factorial effects are shown beside but decide nothing.
 """
 
 from __future__ import annotations
@@ -112,9 +105,8 @@ def specification_results(
     primary: str,
     towards_support: bool,
 ) -> list[SpecificationResult]:
-    """Every alternative of `plan` as the robustness rule reads it: its own verdict at `alpha`, its verdict at
-    alpha / m (m alternatives), its MDE in the direction the claim states its own (`towards_support`) and the p of
-    its test against `primary`."""
+    """Every alternative as the robustness rule reads it: verdicts at `alpha` and alpha / m, the MDE in the
+    direction the claim states its own (`towards_support`) and the p of its test against `primary`."""
     alternatives = [spec for spec in plan.alternatives if spec in tables]
     if not alternatives:
         return []
@@ -148,8 +140,8 @@ def specification_results(
 def contradicted_fast(
     design: ClaimDesign, tables: Mapping[Specification, np.ndarray], plan: Plan, *, alpha: float, primary: str
 ) -> bool:
-    """Whether the robustness rule says "contradicted" (for simulations): an opposite decisive verdict at alpha / m.
-    An alternative decisive at alpha / m is decisive at alpha, hence adequate, so no MDE is needed here."""
+    """The robustness rule's "contradicted", fast for simulations: a verdict decisive at alpha / m is decisive at
+    alpha, hence adequate, so no MDE is needed."""
     if against(primary) is None or not plan.alternatives:
         return False
     stack = [tables[spec] for spec in plan.alternatives]
@@ -218,8 +210,8 @@ def claim_effects(
     components: bool = False,
     confidence: float = 0.95,
 ) -> list[Effect]:
-    """Main effects and two-way interactions over the alternatives' runs (the factorial; the baseline is its
-    centre point and is left out): of the claim's per-run value, or of every quantity its rule reads."""
+    """Main effects and two-way interactions of the claim's per-run value (or of every quantity its rule reads)
+    over the alternatives' runs; the baseline, the factorial's centre point, is left out."""
     specs = [spec for spec in plan.alternatives if spec in tables]
     if len(specs) < 2 or len(specs) < len(plan.alternatives):
         return []
@@ -305,10 +297,8 @@ class Curve:
 def build_curve(
     main: Mapping[str, analysis.SweepRows], curve_sweep: analysis.SweepRows, designs: Sequence[ClaimDesign]
 ) -> Curve:
-    """Per-run tables for every claim: at the baseline from its section's main sweep, elsewhere from
-    `curve_sweep` (its runs at the baseline specification, if any, are not used: the main sweeps decide it).
-
-    The main sweeps must agree on the baseline specification (else the claims would mix settings)."""
+    """Per-run tables for every claim: at the baseline from its section's main sweep (which must agree on it, else
+    the claims would mix settings), elsewhere from `curve_sweep`."""
     baselines = {section: specification_of(rows.settings) for section, rows in main.items() if rows.settings}
     if len(set(baselines.values())) != 1:
         raise ValueError(f"the main sweeps disagree on the baseline specification: {baselines}")
