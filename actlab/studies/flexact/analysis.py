@@ -234,12 +234,8 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def near_misses(rows: pd.DataFrame, long: pd.DataFrame, variant_name: str, tolerance: float = 1e-3) -> dict[str, int]:
-    """Misses of `variant_name` whose chosen activation fits the truth almost as well as the truth itself.
-
-    A miss is benign when the fixed network with the selected activation reaches a mean MSE below
-    `tolerance` on that ground truth in our runs (e.g. LeakyReLU for a ReLU target): selection accuracy
-    counts it as wrong, the MSE barely notices.
-    """
+    """Misses of `variant_name` that are benign: the fixed network of the selected activation reaches a mean MSE
+    below `tolerance` on that truth (e.g. LeakyReLU for ReLU), so only selection accuracy counts them."""
     fixed_rows = long[long.variant.str.startswith("fixed ")]
     fixed = {
         (v.removeprefix("fixed "), g): m

@@ -1,8 +1,5 @@
-"""App. B's alpha sweep and App. D.8's Table 6: the two Sigmoid-ground-truth studies of the appendices.
-
-Same conventions as `analysis` (bootstrap CIs of mean MSE, Clopper-Pearson selection accuracy, the
-paper's values only in `paper_*` columns, consistent = our CI overlaps the paper's value ± half its
-last printed digit). Both restrict to the paper's regulariser reading (lambda = tau, g_bar = mean).
+"""App. B's alpha sweep and App. D.8's Table 6: the Sigmoid-ground-truth studies of the appendices, with the
+conventions of `analysis`, at the paper's regulariser reading (lambda = tau, g_bar = mean).
 """
 
 from __future__ import annotations
@@ -70,14 +67,9 @@ def table6(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def appendix_b_evidence(rows: pd.DataFrame, truth: str = "sigmoid", plateau_from: float = 0.4) -> dict[str, Any]:
-    """App. B's three statements as numbers: selection for alpha >= 0.1, the plateau, the gain over alpha = 0.
-
-    - selection: P(selected = truth) pooled over alpha >= 0.1 (Clopper-Pearson CI);
-    - plateau: slope of log10 MSE on alpha over [plateau_from, 1], seed-clustered CI, and the implied
-      change in log10 MSE across that range (slope x range);
-    - improvement: per seed, log10 MSE at alpha = 0 minus the mean log10 MSE over alpha >= plateau_from
-      (paired t CI over seeds; > 0 means regularised runs fit better).
-    """
+    """App. B's three statements as numbers: P(selected = truth) pooled over alpha >= 0.1; the slope of log10
+    MSE on alpha over [plateau_from, 1] and the change it implies across that range; per seed, log10 MSE at
+    alpha = 0 minus the mean over alpha >= plateau_from (paired t; > 0: regularised runs fit better)."""
     from actlab.stats import paired_t
 
     part = paper_setting(rows)

@@ -1,8 +1,6 @@
-"""Figures of the Flex-Act study; each takes the tables `analysis`, `scale` and `prior` return.
+"""Figures of the Flex-Act study, from the tables `analysis`, `scale`, `prior` and `specification` return.
 
-Why a module: the notebooks stay a few lines per figure, and the figures (routing trajectories as
-in the paper's Fig. 1 and 2, the alpha curve of Fig. 5, heat maps) look the same in every run.
-Plotting only: nothing here computes a statistic.
+Plotting only (nothing here computes a statistic), so the notebooks stay a few lines per figure.
 """
 
 from __future__ import annotations
@@ -51,10 +49,8 @@ def run_trajectories(rows: Sequence[dict[str, Any]], max_panels: int = 10) -> pl
 def mean_trajectories(
     trajectories: pd.DataFrame, panels: str, *, title: str = "", candidates: Sequence[str] = DEFAULT_CANDIDATES
 ) -> plt.Figure:
-    """Mean routing probability over seeds (band: min to max over seeds), one panel per value of `panels`.
-
-    `trajectories`: long table with columns `panels`, seed, epoch, candidate, prob.
-    """
+    """Mean routing probability over seeds (band: min to max), one panel per value of column `panels` of the long
+    table `trajectories` (seed, epoch, candidate, prob)."""
     values = list(dict.fromkeys(trajectories[panels]))
     fig, axes = plt.subplots(1, len(values), figsize=(3.2 * len(values), 2.8), squeeze=False, sharey=True)
     for ax, value in zip(axes[0], values, strict=True):
@@ -117,10 +113,8 @@ def heatmap(
 
 
 def mass_by_scale(summary: pd.DataFrame, uniform_start: float) -> plt.Figure:
-    """Final routing mass on unbounded candidates against k (log axis), per ground truth, with and without KL.
-
-    `uniform_start` (the mass of the uniform router, `analysis.uniform_unbounded_mass`) is drawn dotted.
-    """
+    """Final routing mass on unbounded candidates against k, per ground truth, with and without KL; the uniform
+    router's mass dotted."""
     truths = list(dict.fromkeys(summary["ground_truth"]))
     fig, axes = plt.subplots(1, len(truths), figsize=(3.0 * len(truths), 2.8), squeeze=False, sharey=True)
     for ax, truth in zip(axes[0], truths, strict=True):
@@ -163,11 +157,8 @@ def signal_vs_scale(probes: pd.DataFrame, predictions: pd.DataFrame) -> plt.Figu
 
 
 def mass_beyond_fit(summary: pd.DataFrame) -> plt.Figure:
-    """Per bounded truth, against k: the router's mass on unbounded candidates and the part of it on unbounded
-    candidates that do not fit best (mean, 95% CI); the fit-optimal candidate (most seeds) is written above each k.
-
-    `summary`: `scale.fit_summary`.
-    """
+    """Per bounded truth, against k (`scale.fit_summary`): the mass on unbounded candidates and the part of it on
+    those that do not fit best; the fit-optimal candidate (most seeds) written above each k."""
     truths = list(dict.fromkeys(summary["ground_truth"]))
     fig, axes = plt.subplots(1, len(truths), figsize=(4.0 * len(truths), 3.2), squeeze=False, sharey=True)
     for ax, truth in zip(axes[0], truths, strict=True):
@@ -213,8 +204,7 @@ ID_WORDS = {"table1": "Table 1", "table6": "Table 6", "appendix": "App.", "b": "
 
 
 def claim_words(claim_id: str) -> str:
-    """A panel title in words from a claim id: "flexact-1-scale-bias-sigmoid" -> "Scale bias, sigmoid" (the study
-    and the claim's number dropped; the last word, a ground truth or a subject, after a comma)."""
+    """A panel title in words from a claim id: "flexact-1-scale-bias-sigmoid" -> "Scale bias, sigmoid"."""
     words = [ID_WORDS.get(word, word) for word in claim_id.split("-")]
     if len(words) > 2 and words[1].isdigit():
         words = words[2:]
@@ -223,14 +213,9 @@ def claim_words(claim_id: str) -> str:
 
 
 def specification_curve(table: pd.DataFrame, dimensions: Sequence[str], columns: int = 3) -> plt.Figure:
-    """Simonsohn et al.'s specification curve, one panel per claim: estimate and 95% CI per specification, sorted
-    by estimate, coloured by that specification's verdict (the baseline is the diamond), and below it the
-    specification matrix (a dot where the specification uses that value of the dimension; black where it differs
-    from the baseline).
-
-    `table`: `specification.Curve.table()` (columns claim, estimate, ci_low, ci_high, verdict, baseline and one
-    per dimension).
-    """
+    """Simonsohn et al.'s specification curve of `specification.Curve.table()`, one panel per claim: estimate and
+    95% CI per specification sorted by estimate, coloured by verdict (the baseline a diamond), and below it the
+    specification matrix (black where a value differs from the baseline)."""
     claims = list(dict.fromkeys(table["claim"]))
     values = [(name, value) for name in dimensions for value in sorted(table[name].unique(), key=str)]
     baseline = table[table.baseline].iloc[0] if table["baseline"].any() else None
@@ -279,8 +264,8 @@ def specification_curve(table: pd.DataFrame, dimensions: Sequence[str], columns:
 
 
 def figure_html(fig: plt.Figure, title: str, alt: str) -> str:
-    """The figure as an HTML <figure> with its alt text and a caption `title` (`actlab.figure_style` draws the
-    image, as for every other figure of the site). Closes the figure."""
+    """The figure as an HTML <figure> with its alt text and caption `title`, drawn as every figure of the site is.
+    Closes the figure."""
     import html
 
     from actlab.figure_style import describe
@@ -294,13 +279,9 @@ def figure_html(fig: plt.Figure, title: str, alt: str) -> str:
 def specification_effects(
     effects: pd.DataFrame, claims: Sequence[str] | None = None, columns: int = 3, alpha: float = 0.05
 ) -> plt.Figure:
-    """Which choices and which pairs move each claim: per claim, the main effects and two-way interactions
-    (alias chains) of its per-run value over the specification curve's factorial, each high minus low with its
-    95% CI; filled where p < alpha (unadjusted; the claims name choices after Holm).
-
-    `effects`: `specification.Curve.effects()` (claim, effect, order, estimate, ci_low, ci_high, p); `claims`: the
-    panels (a claim whose per-run value never varies has no effects: its panel says so).
-    """
+    """Which choices and pairs move each claim (`specification.Curve.effects()`): main effects and two-way
+    interactions (alias chains), high minus low with 95% CI; filled where p < alpha (unadjusted). A claim in
+    `claims` without effects (its per-run value never varies) gets a panel that says so."""
     claims = list(claims) if claims is not None else list(dict.fromkeys(effects["claim"]))
     if not claims:
         fig, ax = plt.subplots(figsize=(4, 1))

@@ -1,14 +1,9 @@
 """The Flex-Act claims' decision rules: pure functions of a claim's estimate, interval and inputs.
 
-Each rule is a statistical test with stated error rates, checked by simulation (`operating`, and the tests in
-`tests/test_flexact_claims.py`):
-
-- "supported" needs every part of a claim to hold, each part at its own 95% interval (an intersection-union test:
-  its false "supported" rate at the null boundary is at most 2.5%, with no multiplicity adjustment);
-- "not supported" needs one part to fail, and since any of several parts may, each is judged at
-  1 - alpha / (number of parts) (`*_against` inputs: Bonferroni), so the false "not supported" rate at the null
-  boundary is at most 2.5% too;
-- everything else is "inconclusive", which the claim states with its MDE.
+Each rule is a statistical test with error rates checked by simulation (`operating`): "supported" needs every
+part to hold at its own 95% interval (an intersection-union test: at most 2.5% false "supported" at the null
+boundary, no multiplicity adjustment); "not supported" needs one part to fail at 1 - alpha / (number of parts)
+(`*_against` inputs: Bonferroni), so at most 2.5% too; everything else is "inconclusive", stated with its MDE.
 
 Margins are part of a claim's threshold, checked before "supported": Table 6's "lowest MSE" counts only an MSE at
 most half an alternative's (a factor of two, the same material change App. B's plateau allows).

@@ -1,9 +1,8 @@
 """Flex-Act's Table 1 recovery decided look by look (`actlab decide`): a rate rule under a sequential design.
 
-The claim's rule (`rules.rule_recovery`: the Clopper-Pearson interval of the selection rate against 0.8) at each
-look's nominal level, over the networks (truths x seeds) of the seeds taken so far. Its error rates are simulated
-with binomial draws at the truths that matter: the rate on the threshold (a decisive verdict is wrong), one MDE of
-the fixed design at the design's most seeds on either side of it.
+The claim's rule (`rules.rule_recovery`) at each look's nominal level over the networks of the seeds taken so
+far. Error rates come from binomial draws at the threshold and one fixed-design MDE (at the most seeds) either
+side: a rate rule's spread is its rate, so nothing is read from the runs.
 """
 
 from __future__ import annotations
@@ -59,8 +58,7 @@ def _look(runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
 
 
 def operating(design: SequentialDesign, n_simulations: int, seed: int = 0) -> list[SequentialScenario]:
-    """Binomial draws of every network at the rate on the threshold and an MDE of the fixed design at the
-    design's most seeds on either side (a rate rule's spread is its rate: nothing is read from the runs)."""
+    """The design's verdicts and stopping times at each truth of the module docstring."""
     n_max = design.max_seeds * TRUTHS
     up = rate_mde(n_max, RECOVERY_THRESHOLD, 1 - design.alpha, 0.8, "above")
     down = rate_mde(n_max, RECOVERY_THRESHOLD, 1 - design.alpha, 0.8, "below")

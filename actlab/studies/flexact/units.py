@@ -1,10 +1,8 @@
-"""From the rows of one specification's runs to each claim's per-run table: the input of every evidence function.
+"""From the rows of one specification's runs to each claim's per-run table (one row per seed).
 
-Why a table per run (seed): the seed is the independently randomised unit (the arms of one run share data,
-initial weights and batches), so every interval, test and simulation of a claim starts from one row per seed.
-The same tables come out of the simulations in `designs` (drawn at a chosen truth), so a claim's rule sees the
-same kind of input on real and on simulated runs. Missing or diverged values are NaN; the evidence functions
-count only finite ones and say how many.
+Why per seed: the seed is the independently randomised unit (a run's arms share data, initial weights and
+batches). The simulations in `designs` draw the same tables, so a rule sees the same input on real and simulated
+runs. Missing or diverged values are NaN; the evidence functions count only finite ones.
 """
 
 from __future__ import annotations
@@ -79,14 +77,9 @@ def table6(rows: pd.DataFrame) -> np.ndarray:
 def appendix_b(
     rows: pd.DataFrame, plateau_from: float = paper.APPENDIX_B_PLATEAU_FROM
 ) -> tuple[np.ndarray, list[float]]:
-    """(seeds x [Sigmoid selected at each alpha >= 0.1 ..., plateau change, improvement], those alphas).
-
-    - selected: 1/0 per alpha (NaN if missing or diverged);
-    - plateau change: the seed's least-squares slope of log10 MSE on alpha over [plateau_from, 1], times the span
-      (the change in log10 MSE the line implies across the plateau);
-    - improvement: log10 MSE at alpha = 0 minus the mean log10 MSE over alpha >= plateau_from (> 0: the
-      regularised runs fit better).
-    """
+    """(seeds x [Sigmoid selected at each alpha >= 0.1 ..., plateau change, improvement], those alphas): the
+    plateau change is the change in log10 MSE the seed's least-squares line implies across [plateau_from, 1];
+    the improvement, log10 MSE at alpha = 0 minus the mean over alpha >= plateau_from (> 0: regularised better)."""
     part = paper_setting(rows)
     part = part[(part.ground_truth == "sigmoid") & (part.k == paper.PAPER_K)]
     if part.empty:
