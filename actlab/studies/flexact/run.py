@@ -225,12 +225,34 @@ def train_arms(arms: list[Arm], settings: RunSettings) -> RunResult:
         hard = _test_mse(fleet, inputs.x_test, y_test, s.batch_size, eval_mode="argmax")
     pi = fleet.router.routing_probs()
     pi_tau = torch.softmax(fleet.router.log_pi.detach() / tau_final, dim=-1)
-    last_target = {"p_tilde": fleet.router.last_pseudo_target, "g_bar": fleet.router.last_g_bar}
+    p_tilde, g_bar = fleet.router.last_pseudo_target, fleet.router.last_g_bar
     diverged_step = outcome.models_diverged_at or [None] * len(arms)
+    trajectory, probe = recorder.trajectory, recorder.probe
     for m, arm in enumerate(arms):
-        result.rows.append(
-            _row(arm, m, s, soft, hard, pi, pi_tau, recorder.trajectory, recorder.probe, last_target, diverged_step)
-        )
+        routed = arm.model == FLEXACT
+        selected = s.candidates[int(pi[m].argmax())] if routed else arm.model
+        row: dict[str, Any] = {
+            **arm.as_row(),
+            "seed": s.seed,
+            "status": "diverged" if diverged_step[m] is not None else "ok",
+            "diverged_step": diverged_step[m],
+            "mse": _finite(float(soft[m])),
+            "mse_extracted": _finite(float(hard[m])),
+            "selected": selected,
+            "recovered": selected == arm.ground_truth,
+            "candidates": list(s.candidates),
+        }
+        if routed:
+            row["routing_probs"] = pi[m].tolist()
+            row["routing_probs_tau"] = pi_tau[m].tolist()
+            row["trajectory"] = [epoch[m] for epoch in trajectory]
+            row["trajectory_epochs"] = _trajectory_epochs(s, len(trajectory))
+            if p_tilde is not None and arm.alpha > 0:
+                row["p_tilde"] = p_tilde[m].tolist()
+                row["g_bar_values"] = g_bar[m].tolist()
+            if probe is not None:
+                row["probe"] = probe.for_model(m)
+        result.rows.append(row)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -250,45 +272,6 @@ def _test_mse(fleet: RouterFleet, x: torch.Tensor, y: torch.Tensor, chunk: int, 
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
-
-
-def _row(
-    arm: Arm,
-    m: int,
-    s: RunSettings,
-    soft: torch.Tensor,
-    hard: torch.Tensor,
-    pi: torch.Tensor,
-    pi_tau: torch.Tensor,
-    trajectory: list[list[list[float]]],
-    probe: _Probe | None,
-    last_target: dict[str, torch.Tensor | None],
-    diverged_step: list[int | None],
-) -> dict[str, Any]:
-    routed = arm.model == FLEXACT
-    selected = s.candidates[int(pi[m].argmax())] if routed else arm.model
-    row: dict[str, Any] = {
-        **arm.as_row(),
-        "seed": s.seed,
-        "status": "diverged" if diverged_step[m] is not None else "ok",
-        "diverged_step": diverged_step[m],
-        "mse": _finite(float(soft[m])),
-        "mse_extracted": _finite(float(hard[m])),
-        "selected": selected,
-        "recovered": selected == arm.ground_truth,
-        "candidates": list(s.candidates),
-    }
-    if routed:
-        row["routing_probs"] = pi[m].tolist()
-        row["routing_probs_tau"] = pi_tau[m].tolist()
-        row["trajectory"] = [epoch[m] for epoch in trajectory]
-        row["trajectory_epochs"] = _trajectory_epochs(s, len(trajectory))
-        if last_target["p_tilde"] is not None and arm.alpha > 0:
-            row["p_tilde"] = last_target["p_tilde"][m].tolist()
-            row["g_bar_values"] = last_target["g_bar"][m].tolist()
-        if probe is not None:
-            row["probe"] = probe.for_model(m)
-    return row
 
 
 def _trajectory_epochs(s: RunSettings, count: int) -> list[int]:

@@ -277,20 +277,11 @@ class Curve:
 
     def effects(self, confidence: float = 0.95) -> pd.DataFrame:
         """Per claim: main effects and two-way interactions of its per-run value over the factorial, with CIs."""
-        records = []
-        for design in self.designs:
-            for effect in claim_effects(design, self.tables[design.claim_id], self.plan, confidence=confidence):
-                records.append(
-                    {
-                        "claim": design.claim_id,
-                        "effect": effect.label,
-                        "order": effect.order,
-                        "estimate": effect.estimate,
-                        "ci_low": effect.ci_low,
-                        "ci_high": effect.ci_high,
-                        "p": effect.p,
-                    }
-                )
+        records = [
+            (design.claim_id, effect.label, effect.order, effect.estimate, effect.ci_low, effect.ci_high, effect.p)
+            for design in self.designs
+            for effect in claim_effects(design, self.tables[design.claim_id], self.plan, confidence=confidence)
+        ]
         return pd.DataFrame(records, columns=["claim", "effect", "order", "estimate", "ci_low", "ci_high", "p"])
 
 
