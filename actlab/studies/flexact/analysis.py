@@ -106,16 +106,13 @@ def mse_cell(values: Any, seed: int = BOOTSTRAP_SEED) -> dict[str, float]:
     """n, mean, std and 95% percentile-bootstrap CI of finite MSE values (NaN/None = diverged, counted apart)."""
     array = np.asarray([np.nan if v is None else v for v in values], dtype=float)
     finite = array[np.isfinite(array)]
-    cell = {"n": int(finite.size), "n_diverged": int(array.size - finite.size)}
-    if finite.size == 0:
-        return {**cell, "mean": math.nan, "std": math.nan, "ci_low": math.nan, "ci_high": math.nan}
-    mean = float(finite.mean())
-    std = float(finite.std(ddof=1)) if finite.size > 1 else math.nan
+    mean = float(finite.mean()) if finite.size else math.nan
+    std = low = high = math.nan
     if finite.size > 1:
+        std = float(finite.std(ddof=1))
         interval = bootstrap_interval(finite, seed=seed, method="percentile")
         low, high = interval.low, interval.high
-    else:
-        low = high = math.nan
+    cell = {"n": int(finite.size), "n_diverged": int(array.size - finite.size)}
     return {**cell, "mean": mean, "std": std, "ci_low": low, "ci_high": high}
 
 
@@ -282,19 +279,10 @@ def trajectories_long(rows: pd.DataFrame) -> pd.DataFrame:
     for row in rows[rows.model == FLEXACT].to_dict("records"):
         if not isinstance(row.get("trajectory"), list):
             continue
+        arm = {key: row[key] for key in ("ground_truth", "variant", "alpha", "seed")}
         for epoch, probs in zip(row["trajectory_epochs"], row["trajectory"], strict=True):
             for name, prob in zip(row["candidates"], probs, strict=True):
-                records.append(
-                    {
-                        "ground_truth": row["ground_truth"],
-                        "variant": row["variant"],
-                        "alpha": row["alpha"],
-                        "seed": row["seed"],
-                        "epoch": epoch,
-                        "candidate": name,
-                        "prob": prob,
-                    }
-                )
+                records.append({**arm, "epoch": epoch, "candidate": name, "prob": prob})
     return pd.DataFrame(records)
 
 

@@ -35,26 +35,15 @@ def finite(values: np.ndarray) -> np.ndarray:
     return values[np.isfinite(values)]
 
 
-@dataclass(frozen=True)
-class Moments:
-    """Mean, SD and n of the finite values of one column: every interval of that column starts here."""
-
-    mean: float
-    sd: float
-    n: int
-
-    @classmethod
-    def of(cls, values: np.ndarray) -> Moments:
-        x = finite(values)
-        if x.size < 2:
-            raise ValueError(f"a t interval needs >= 2 finite values, got {x.size}: too few seeds or diverged runs")
-        mean = float(x.mean())
-        return cls(mean, math.sqrt(float(((x - mean) ** 2).sum()) / (x.size - 1)), int(x.size))
-
-    def interval(self, confidence: float) -> tuple[float, float]:
-        """The t interval of the mean; a point when the values do not vary."""
-        half = two_sided_t(confidence, self.n - 1) * self.sd / math.sqrt(self.n) if self.sd > 0 else 0.0
-        return self.mean - half, self.mean + half
+def mean_ci(values: np.ndarray, confidence: float) -> tuple[float, tuple[float, float]]:
+    """The mean of the finite values and its t interval (a point when they do not vary)."""
+    x = finite(values)
+    if x.size < 2:
+        raise ValueError(f"a t interval needs >= 2 finite values, got {x.size}: too few seeds or diverged runs")
+    mean = float(x.mean())
+    sd = math.sqrt(float(((x - mean) ** 2).sum()) / (x.size - 1))
+    half = two_sided_t(confidence, x.size - 1) * sd / math.sqrt(x.size) if sd > 0 else 0.0
+    return mean, (mean - half, mean + half)
 
 
 @dataclass(frozen=True)
@@ -362,13 +351,11 @@ class ScaleBias(NormalRows):
         )
 
     def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
-        estimate, ci, inputs = self.decision(table, alpha)
-        slope = Moments.of(table[:, 1])
+        estimate, ci, _ = self.decision(table, alpha)
+        slope = mean_ci(table[:, 1], 1 - alpha)
         return (
             Part("mass beyond fit at k = 5", estimate, ci, self.threshold, "above", "routing mass"),
-            Part(
-                "its slope on log k (per seed)", slope.mean, slope.interval(1 - alpha), 0.0, "above", "mass per log k"
-            ),
+            Part("its slope on log k (per seed)", *slope, 0.0, "above", "mass per log k"),
         )
 
     def truth(self, effect: float, detection: Detection) -> dict[str, float]:
@@ -590,15 +577,8 @@ class Table6(NormalRows):
 
     def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
         return tuple(
-            Part(
-                f"KL + grad norm vs {name}",
-                moments.mean,
-                moments.interval(1 - alpha),
-                self.threshold,
-                "below",
-                "log10 MSE ratio",
-            )
-            for name, moments in zip(self.alternatives, [Moments.of(c) for c in table.T], strict=True)
+            Part(f"KL + grad norm vs {name}", *mean_ci(column, 1 - alpha), self.threshold, "below", "log10 MSE ratio")
+            for name, column in zip(self.alternatives, table.T, strict=True)
         )
 
     def truth(self, effect: float, detection: Detection) -> dict[str, float]:
@@ -689,18 +669,17 @@ class AppendixB(ClaimDesign):
 
     def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
         estimate, ci, _ = self.decision(table, alpha)
-        change, gain = Moments.of(table[:, -2]), Moments.of(table[:, -1])
+        change, gain = mean_ci(table[:, -2], 1 - alpha), mean_ci(table[:, -1], 1 - alpha)
         return (
             Part("Sigmoid selected, alpha >= 0.1", estimate, ci, self.threshold, "above", "selection accuracy"),
             Part(
                 "plateau: change of log10 MSE over alpha in [0.4, 1]",
-                change.mean,
-                change.interval(1 - alpha),
+                *change,
                 0.0,
                 units="log10 MSE",
                 margin=self.margin,
             ),
-            Part("gain over alpha = 0", gain.mean, gain.interval(1 - alpha), 0.0, "above", "log10 MSE"),
+            Part("gain over alpha = 0", *gain, 0.0, "above", "log10 MSE"),
         )
 
     def per_run(self, table: np.ndarray) -> np.ndarray:

@@ -148,23 +148,18 @@ def probe_table(rows: pd.DataFrame) -> pd.DataFrame:
         probe = row.get("probe")
         if not isinstance(probe, dict):
             continue
+        arm = {key: row[key] for key in ("ground_truth", "k", "alpha", "seed")}
         for epoch, sigma in enumerate(probe["sigma_h"]):
             for j, name in enumerate(row["candidates"]):
                 signal = probe["signal"][epoch][j]
-                records.append(
-                    {
-                        "ground_truth": row["ground_truth"],
-                        "k": row["k"],
-                        "alpha": row["alpha"],
-                        "seed": row["seed"],
-                        "epoch": epoch,
-                        "candidate": name,
-                        "sigma_h": sigma,
-                        "signal": signal,
-                        "abs_signal": abs(signal),
-                        "routing_grad": probe["routing_grad"][epoch][j],
-                    }
-                )
+                cell = {
+                    "epoch": epoch,
+                    "candidate": name,
+                    "sigma_h": sigma,
+                    "signal": signal,
+                    "abs_signal": abs(signal),
+                }
+                records.append({**arm, **cell, "routing_grad": probe["routing_grad"][epoch][j]})
     return pd.DataFrame(records)
 
 
