@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -240,19 +240,13 @@ def claims(
     specs_note = f"; specification curve: {len(curve.plan.specifications)} specifications"
     found = []
     for index, design in enumerate(curve.designs):
-        found.append(_claim(design, curve, texts[design.claim_id], specs_note, settings, index))
+        text = texts[design.claim_id]
+        found.append(_claim(design, curve, replace(text, budget=text.budget + specs_note), settings, index))
     adjusted = adjust_family(found, "Flex-Act", alpha=settings.alpha)
     return registry.stamp(adjusted, definitions(), profile=settings.profile, runs_dir=runs_dir)
 
 
-def _claim(
-    design: ClaimDesign,
-    curve: specification.Curve,
-    text: Text,
-    specs_note: str,
-    settings: ClaimSettings,
-    index: int,
-) -> Claim:
+def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings: ClaimSettings, index: int) -> Claim:
     tables = curve.tables[design.claim_id]
     base = tables[curve.plan.baseline]
     alpha = settings.alpha
@@ -285,13 +279,7 @@ def _claim(
         evidence,
         design.rule,
         study=STUDY,
-        title=text.title,
-        statement=text.statement,
-        source=text.source,
-        units=text.units,
-        budget=text.budget + specs_note,
-        paper=text.paper,
-        paper_value=text.paper_value,
+        **asdict(text),
         threshold=design.threshold,
         supports=design.supports,
         confidence=1 - alpha,

@@ -71,11 +71,6 @@ def changes(specification: Specification, baseline: Specification) -> dict[str, 
     return {name: v for name, v, b in zip(DIMENSIONS, specification, baseline, strict=True) if v != b}
 
 
-@lru_cache(maxsize=4096)
-def _changes(specification: Specification, baseline: Specification) -> tuple[tuple[str, Any], ...]:
-    return tuple(changes(specification, baseline).items())
-
-
 def label(changed: Mapping[str, Any]) -> str:
     """'baseline' or 'learning rate 0.01, epochs 200' (the choices in words, never their code names)."""
     parts = [f"{LABELS.get(name, name)} {_value(value)}" for name, value in changed.items()]
@@ -167,7 +162,7 @@ class Plan:
         return self.coded[self.specifications.index(spec)]
 
     def changes(self, spec: Specification) -> dict[str, Any]:
-        return dict(_changes(spec, self.baseline))
+        return changes(spec, self.baseline)
 
 
 def make_plan(baseline: Specification, alternatives: Sequence[Specification]) -> Plan:
