@@ -163,28 +163,12 @@ def mass_beyond_fit(summary: pd.DataFrame) -> plt.Figure:
     fig, axes = plt.subplots(1, len(truths), figsize=(4.0 * len(truths), 3.2), squeeze=False, sharey=True)
     for ax, truth in zip(axes[0], truths, strict=True):
         part = summary[summary.ground_truth == truth].sort_values("k")
-        _interval_errorbar(
-            ax,
-            part["k"],
-            part["unbounded_mass"],
-            part["unbounded_low"],
-            part["unbounded_high"],
-            color="#1f77b4",
-            lw=4,
-            ms=10,
-            alpha=0.4,
-            label="mass on unbounded",
-        )
-        # (wide and pale: where the two curves coincide, the red one lies on top of it)
-        _interval_errorbar(
-            ax,
-            part["k"],
-            part["beyond_fit_mass"],
-            part["beyond_fit_low"],
-            part["beyond_fit_high"],
-            color="#d62728",
-            label="mass on unbounded that do not fit best",
-        )
+        # wide and pale first: where the two curves coincide, the red one lies on top of it
+        for name, style in (
+            ("unbounded", {"color": "#1f77b4", "lw": 4, "ms": 10, "alpha": 0.4, "label": "mass on unbounded"}),
+            ("beyond_fit", {"color": "#d62728", "label": "mass on unbounded that do not fit best"}),
+        ):
+            _interval_errorbar(ax, part["k"], part[f"{name}_mass"], part[f"{name}_low"], part[f"{name}_high"], **style)
         for k, best, seeds in zip(part["k"], part["fit_optimal"], part["fit_optimal_seeds"], strict=True):
             ax.text(k, 1.08, f"{best}\n{seeds}", ha="center", va="bottom", fontsize=6, color=activation_color(best))
         ax.axhline(0.5, color="gray", lw=0.8, ls=":")
@@ -297,15 +281,8 @@ def specification_effects(
     for ax, claim in zip(axes.flat, claims, strict=False):
         part = effects[effects.claim == claim]
         if part.empty:
-            ax.text(
-                0.5,
-                0.5,
-                "its per-run value is the same\nin every run of the curve",
-                ha="center",
-                va="center",
-                transform=ax.transAxes,
-                fontsize=8,
-            )
+            constant = "its per-run value is the same\nin every run of the curve"
+            ax.text(0.5, 0.5, constant, ha="center", va="center", transform=ax.transAxes, fontsize=8)
         for row in part.itertuples():
             significant = np.isfinite(row.p) and row.p < alpha
             color = "#d62728" if significant else ("#1f77b4" if row.order == 1 else "#7f7f7f")
