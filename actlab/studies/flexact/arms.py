@@ -62,15 +62,6 @@ class Arm:
     lam: float | str | None
     g_bar: str | None
 
-    @property
-    def label(self) -> str:
-        """A short human-readable name, e.g. 'flexact kl_grad_norm a=0.3 lam=tau g=mean'."""
-        if self.model != FLEXACT:
-            return f"fixed {self.model}"
-        if self.lam is None:
-            return f"flexact {self.strategy}"
-        return f"flexact {self.strategy} a={self.alpha:g} lam={self.lam} g={self.g_bar}"
-
     def as_row(self) -> dict[str, Any]:
         """The arm's fields plus `lam_label` (a string, so 'tau' and numbers share a column)."""
         row = asdict(self)

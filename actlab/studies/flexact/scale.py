@@ -119,24 +119,14 @@ def fit_summary(rows: pd.DataFrame, alpha: float = 0.0) -> pd.DataFrame:
     records = []
     for (truth, k), group in part.groupby(["ground_truth", "k"], sort=True):
         counts = group["fit_optimal"].value_counts()
-        unbounded, beyond = mse_cell(group["unbounded_mass"]), mse_cell(group["beyond_fit_mass"])
-        picks = proportion_cell(group["picks_fit_optimal"])
-        records.append(
-            {
-                "ground_truth": truth,
-                "k": k,
-                "n": unbounded["n"],
-                "unbounded_mass": unbounded["mean"],
-                "unbounded_low": unbounded["ci_low"],
-                "unbounded_high": unbounded["ci_high"],
-                "beyond_fit_mass": beyond["mean"],
-                "beyond_fit_low": beyond["ci_low"],
-                "beyond_fit_high": beyond["ci_high"],
-                "fit_optimal": counts.index[0],
-                "fit_optimal_seeds": f"{int(counts.iloc[0])}/{len(group)}",
-                "picks_fit_optimal": picks["rate"],
-            }
-        )
+        cells = {name: mse_cell(group[f"{name}_mass"]) for name in ("unbounded", "beyond_fit")}
+        record = {"ground_truth": truth, "k": k, "n": cells["unbounded"]["n"]}
+        for name, cell in cells.items():
+            record |= {f"{name}_mass": cell["mean"], f"{name}_low": cell["ci_low"], f"{name}_high": cell["ci_high"]}
+        record["fit_optimal"] = counts.index[0]
+        record["fit_optimal_seeds"] = f"{int(counts.iloc[0])}/{len(group)}"
+        record["picks_fit_optimal"] = proportion_cell(group["picks_fit_optimal"])["rate"]
+        records.append(record)
     return pd.DataFrame(records)
 
 
