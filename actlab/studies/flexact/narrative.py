@@ -198,6 +198,10 @@ def scale_markdown(
     return "\n".join(lines)
 
 
+def _cell(row: Any) -> str:
+    return f"alpha={row['alpha']:g}, lambda={row['lam_label']}, g_bar={row['g_bar']}"
+
+
 def prior_markdown(
     region: pd.DataFrame,
     best: pd.DataFrame,
@@ -209,7 +213,7 @@ def prior_markdown(
     passing = region[region.all_recovered]
     lines = []
     if len(passing):
-        cells = ", ".join(f"alpha={r.alpha:g}, lambda={r.lam_label}, g_bar={r.g_bar}" for r in passing.itertuples())
+        cells = ", ".join(_cell(r) for r in passing.to_dict("records"))
         lines.append(
             f"- **Region where all 5 ground truths are recovered** (each in ≥ {threshold:.0%} of seeds): "
             f"{len(passing)} of {len(region)} regularised cells: {cells}."
@@ -217,7 +221,7 @@ def prior_markdown(
     else:
         worst = region.loc[region["worst_rate"].idxmax()] if len(region) else None
         closest = (
-            f" The closest cell is alpha={worst['alpha']:g}, lambda={worst['lam_label']}, g_bar={worst['g_bar']}, "
+            f" The closest cell is {_cell(worst)}, "
             f"whose worst ground truth ({worst['worst_truth']}) is recovered in {worst['worst_k']}/{worst['worst_n']}."
             if worst is not None
             else ""
@@ -226,14 +230,8 @@ def prior_markdown(
             f"- **No (alpha > 0, lambda, g_bar) cell recovers all 5 ground truths** (each in ≥ {threshold:.0%} of "
             f"seeds) among the {len(region)} tested.{closest}"
         )
-    lines.append(
-        "- **Best cell per ground truth:** "
-        + "; ".join(
-            f"{r.ground_truth}: {r.k}/{r.n_runs} at alpha={r.alpha:g}, lambda={r.lam_label}, g_bar={r.g_bar}"
-            for r in best.itertuples()
-        )
-        + "."
-    )
+    per_truth = "; ".join(f"{r['ground_truth']}: {r['k']}/{r['n_runs']} at {_cell(r)}" for r in best.to_dict("records"))
+    lines.append(f"- **Best cell per ground truth:** {per_truth}.")
     if len(agreement):
         strong = agreement[agreement.n_prior_wrong > 0]
         if len(strong):
@@ -241,9 +239,8 @@ def prior_markdown(
             low = strong.loc[strong["follows_when_wrong"].idxmin()]
             lines.append(
                 f"- **Prior or truth:** when p_tilde's favourite is not the truth, the router still ends on p_tilde's "
-                f"favourite in {low['follows_when_wrong']:.0%} (alpha={low['alpha']:g}, lambda={low['lam_label']}, "
-                f"g_bar={low['g_bar']}) to {top['follows_when_wrong']:.0%} (alpha={top['alpha']:g}, "
-                f"lambda={top['lam_label']}, g_bar={top['g_bar']}) of runs, depending on the cell (table below)."
+                f"favourite in {low['follows_when_wrong']:.0%} ({_cell(low)}) to {top['follows_when_wrong']:.0%} "
+                f"({_cell(top)}) of runs, depending on the cell (table below)."
             )
     if reproducing:
         cells = ", ".join(f"lambda={c['lam_label']}, g_bar={c['g_bar']}" for c in reproducing)
