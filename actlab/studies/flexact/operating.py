@@ -60,14 +60,8 @@ def simulation_design(
             spreads[spec] = design.spread([tables[spec]])
         except ValueError:
             spreads[spec] = pooled
-    return SimulationDesign(
-        design=design,
-        plan=plan,
-        runs={spec: len(tables[spec]) for spec in plan.specifications},
-        spreads=spreads,
-        detection=detection,
-        alpha=alpha,
-    )
+    runs = {spec: len(tables[spec]) for spec in plan.specifications}
+    return SimulationDesign(design, plan, runs, spreads, detection, alpha)
 
 
 def simulator(
