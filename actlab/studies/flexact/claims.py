@@ -262,15 +262,7 @@ def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings
     if isinstance(design, designs.EveryTruth):
         context["worst_truth"] = design.truths[design.focus]
     mde = stated_mde(design, detection)
-    evidence = Evidence(
-        estimate=estimate,
-        ci=ci,
-        n=design.n_units(base),
-        inputs=inputs,
-        mde=mde,
-        context=context,
-        p_value=detection.p_for(verdict),
-    )
+    evidence = Evidence(estimate, ci, design.n_units(base), inputs, mde, context, p_value=detection.p_for(verdict))
     results = specification.specification_results(
         design, tables, curve.plan, alpha=alpha, primary=verdict, towards_support=detection.mde is not None
     )
