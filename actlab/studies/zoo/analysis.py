@@ -1,13 +1,9 @@
-"""What the zoo's page computes from the runs: aggregates across tasks, the pairwise decision matrix, ranks.
+"""What the zoo's page computes from the runs (one row per (run, matching, arm), `compare.analysis.arms_frame`).
 
-Why apart from the notebook: every number on the page comes from a function a test runs on inputs with a known
-answer. The records are the comparison engine's (`engine.arm_record`), read into one row per (run, matching, arm)
-by the comparison's `analysis.arms_frame`; the seed is the unit of analysis and arms are paired by seed.
-
-Scores across tasks (aggregates, profiles, ranks) are each task's metric oriented (higher is better) and min-max
-normalised over every entry's clean runs on that task (0 = the worst clean run, 1 = the best), rliable's
-convention. A diverged arm scores 0 there (as badly as the worst clean run; counted and shown). The pairwise matrix
-never pools tasks: one matrix per (task, matching), in the task's own unit, Holm over the matrix's pairs.
+Apart from the notebook so every number on the page comes from a tested function. The seed is the unit and arms are
+paired by seed. Scores across tasks are each task's metric oriented (higher is better) and min-max normalised over
+every entry's clean runs on that task (rliable's convention); a diverged arm scores 0 (counted and shown). The
+pairwise matrix never pools tasks: one per (task, matching), in the task's unit, Holm over its pairs.
 """
 
 from __future__ import annotations
@@ -25,10 +21,10 @@ from actlab.stats.summary import iqm, probability_of_improvement_interval, strat
 from actlab.stats.tests import holm_skipping_nan, paired_family
 from actlab.studies.compare.tasks import get_task
 
-DECISIONS = ("better", "worse", "equivalent", "inconclusive")
 # A pair needs this many seeds with both arms clean, and differences that vary, to be tested: two seeds with the same
 # difference give a paired t of p = 0 (no spread), which is no evidence; such a cell is inconclusive, MDE undefined.
 MIN_SEEDS = 3
+MIRROR = {"better": "worse", "worse": "better", "equivalent": "equivalent", "inconclusive": "inconclusive"}
 
 
 def oriented(frame: pd.DataFrame) -> pd.Series:
@@ -38,10 +34,7 @@ def oriented(frame: pd.DataFrame) -> pd.Series:
 
 
 def normalised_scores(frame: pd.DataFrame, matching: str) -> tuple[list[str], dict[str, np.ndarray]]:
-    """(tasks, {entry: (seeds, tasks) normalised scores}) for one matching; seeds present on every task only.
-
-    Min and max per task are over every entry's clean runs; a diverged arm gets 0.
-    """
+    """(tasks, {entry: (seeds, tasks) normalised scores}) for one matching; seeds present on every task only."""
     part = frame[frame["matching"] == matching].assign(score=lambda f: oriented(f))
     tasks = list(dict.fromkeys(part["task"]))
     low = part.groupby("task")["score"].min()
@@ -96,7 +89,7 @@ def improvement_probabilities(
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """P(entry's run beats the baseline's run) per entry and baseline, averaged over tasks, with rliable's
-    task-stratified bootstrap interval (`stats.summary.probability_of_improvement_interval`)."""
+    task-stratified bootstrap interval."""
     _, scores = normalised_scores(frame, matching)
     rows = []
     for baseline in [b for b in baselines if b in scores]:
@@ -167,11 +160,10 @@ def decision(row: dict, alpha: float) -> str:
 
 
 def decision_matrix(table: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
-    """The square matrix of one `pairwise` table: row a, column b holds a's decision against b ('better' = the row
-    entry is better), inconclusive cells with their MDE ('inconclusive (MDE 1.2)')."""
+    """One `pairwise` table as a square matrix: row a, column b holds a's decision against b, inconclusive cells with
+    their MDE ('inconclusive (MDE 1.2)')."""
     names = [name for name in order if name in set(table["a"]) | set(table["b"])]
     matrix = pd.DataFrame("", index=names, columns=names)
-    mirror = {"better": "worse", "worse": "better", "equivalent": "equivalent", "inconclusive": "inconclusive"}
     for row in table.to_dict("records"):
         if row["a"] not in matrix.index or row["b"] not in matrix.index:
             continue
@@ -179,13 +171,13 @@ def decision_matrix(table: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
         suffix = f" (MDE {row['mde']:.2g})" if text == "inconclusive" and math.isfinite(row["mde"]) else ""
         suffix = suffix or (" (MDE undefined: under 3 seeds or no spread)" if text == "inconclusive" else "")
         matrix.loc[row["a"], row["b"]] = text + suffix
-        matrix.loc[row["b"], row["a"]] = mirror[text] + suffix
+        matrix.loc[row["b"], row["a"]] = MIRROR[text] + suffix
     return matrix
 
 
 def ranks(frame: pd.DataFrame, matching: str, order: Sequence[str] = ()) -> pd.DataFrame:
-    """Fraction of (task, seed) blocks in which each entry takes rank 1, 2, ... (1 = best; a diverged arm ranks
-    last). Blocks where some entry has no record are left out."""
+    """Fraction of (task, seed) blocks in which each entry takes rank 1, 2, ... (a diverged arm ranks last); blocks
+    where some entry has no record are left out."""
     part = frame[frame["matching"] == matching].assign(score=lambda f: oriented(f).fillna(-np.inf))
     wide = part.pivot_table(index=["task", "seed"], columns="activation", values="score").dropna()
     names = [name for name in order if name in wide] + [name for name in wide if name not in order]

@@ -1,8 +1,5 @@
-"""Zoo entries to modules: every build goes through the comparison's specs, so the zoo trains what a user would.
-
-Registry and module entries resolve by their spec (`actlab.activations.resolve`); derived entries are first derived,
-checked and saved into a folder of the caller's (a run's own folder), exactly as a comparison's `derive:` does
-(`actlab.studies.compare.specs.save_derived`), then resolved there once and copied for every arm.
+"""Zoo entries to modules, through the comparison's specs, so the zoo trains what a user would: derived entries are
+derived, checked and saved into the caller's folder (`compare.specs.save_derived`), then resolved there.
 """
 
 from __future__ import annotations
@@ -23,10 +20,8 @@ from actlab.symbolic.saved import ENV_DIR
 
 
 def factories(names: Sequence[str], folder: str | Path) -> tuple[dict[str, Callable[[], nn.Module]], dict[str, Any]]:
-    """({name: build()} for the zoo entries `names`, the derivations saved into `folder`/derivations).
-
-    Every spec resolves once here, so a broken entry fails before any training starts.
-    """
+    """({name: build()} for the zoo entries `names`, the derivations saved into `folder`/derivations); every spec
+    resolves here, so a broken entry fails before any training starts."""
     entries = [get_entry(name) for name in names]
     derived_folder = Path(folder) / "derivations"
     derived = specs.save_derived(derive_table(names), derived_folder)
@@ -40,12 +35,8 @@ def factories(names: Sequence[str], folder: str | Path) -> tuple[dict[str, Calla
 
 
 def _load_derived(name: str, folder: Path) -> nn.Module:
-    """The saved derivation `name` in `folder`, built once: every arm gets a deep copy of this untrained module.
-
-    Why a copy: `resolve` rebuilds a saved derivation by re-running SymPy's recipe (about a second each), and a zoo
-    run builds each entry once per matching; the profile of one run spent 80% of its time there. A fresh module's
-    parameters are constants, so a copy of an untrained one is exactly what a rebuild gives.
-    """
+    """The saved derivation `name` in `folder`, built once; every arm deep-copies it, because `resolve` re-runs SymPy's
+    recipe and a fresh module's parameters are constants, so a copy is exactly what a rebuild gives."""
     from actlab.activations import resolve
 
     with temporary_environment({ENV_DIR: str(folder.resolve())}):

@@ -1,14 +1,9 @@
 """The zoo's claims: "X beats ReLU" for each entry whose own paper says so, one pure function of the runs.
 
-Why these and no others: the zoo's papers each report that their activation wins, mostly against ReLU, on their own
-tasks at their own scale. Where the zoo's tasks can test that sentence (an MLP classifier, as most of those papers
-include), it gets a claim row per task and matching, decided exactly as the comparison study decides "X beats the
-baselines" (`actlab.studies.compare.claims`, rule `beats_every.rule_beats_baselines`, with ReLU the only
-baseline): paired by seed, not supported / supported / equivalent within the task's margin / inconclusive with its
-MDE, each with its operating characteristics simulated at its own n and spread. The claims say that they are tested
-at CPU scale (small MLPs, seconds of training), not at the paper's. Sixty claims are a large family, so
-Benjamini-Hochberg's false discovery rate is applied over them (`actlab.stats.family`), with the number of false
-verdicts it allows among the surviving ones stated.
+The papers each report that their activation wins, mostly against ReLU, at their own scale. Where the zoo's tasks can
+test that sentence, it gets a claim per task and matching, decided exactly as the comparison decides "X beats the
+baselines" (`actlab.studies.compare.claims`, ReLU the only baseline), stated as tested at CPU scale. Sixty claims
+are a large family, so Benjamini-Hochberg's false discovery rate is applied over them (`actlab.stats.family`).
 """
 
 from __future__ import annotations
@@ -90,7 +85,7 @@ def claims(
 
 
 def relabel(claim: Claim) -> Claim:
-    """A comparison claim as the zoo's: its id, study, source (the entry's paper) and a statement saying the scale."""
+    """A comparison claim as the zoo's: its id, study, source (the entry's paper) and the scale in its statement."""
     candidate = str(claim.context.get("candidate", "")) or _candidate_of(claim.claim_id)
     entry = get_entry(candidate)
     return claim.with_changes(

@@ -1,21 +1,17 @@
 """The zoo: the related work's activations, each with its formula, its source and how actlab builds it.
 
 Why a table: the related work (`../shared/seeds/002_*`, `003_*`) names dozens of activations, each reported to win
-on its own tasks from its own runs. A researcher choosing one needs them side by side under one protocol, and
-needs to know exactly which function was trained. Each entry says that three ways:
+on its own tasks; a researcher needs them side by side under one protocol, and exactly which function was trained:
 
-- `formula`: the definition as the paper gives it (LaTeX, rendered on the page), with the constants chosen;
-- `reference`: an independent NumPy closed form of it, which `tests/test_zoo_entries.py` holds the built module to
-  (and its gradient to autograd, and its values at 0 and at +-1e4 to being finite);
-- `build`: how actlab makes it: `registry` (`actlab.activations`), `module` (`actlab.studies.zoo.modules`, reached
-  through `resolve("actlab.studies.zoo.modules:Name")` as a user's module is) or `derived`: the recipe of
-  `actlab derive` run on a published gradient from `actlab.symbolic.published.CORPUS` (f' = alpha g + beta on each
-  side, alpha = softplus(a) trainable from 0.8, beta = 0.5, xIELU's parameterisation), so the zoo also trains what
-  `derive` makes. A derived entry is that integrated, trainable version, not the published function itself: its
-  reference is 0.8 (F(x) - F(0)) + 0.5 x with F the corpus's own antiderivative.
+- `formula`: the definition as the paper gives it (LaTeX), with the constants chosen;
+- `reference`: an independent NumPy closed form, which `tests/test_zoo_entries.py` holds the built module to;
+- `build`: `registry` (`actlab.activations`), `module` (`actlab.studies.zoo.modules`, resolved as a user's module
+  is) or `derived`: `actlab derive`'s recipe on a published gradient g from `actlab.symbolic.published.CORPUS`
+  (f' = alpha g + beta on each side, alpha = softplus(a) trainable from 0.8, beta = 0.5, xIELU's
+  parameterisation). A derived entry is that integrated, trainable version, not the published function: its
+  reference is 0.8 (F(x) - F(0)) + 0.5 x with F the corpus's antiderivative.
 
-`paper_claim` quotes what the entry's paper claims that the zoo's tasks can test ("beats ReLU"); the zoo's claim
-rows (`actlab.studies.zoo.claims`) test exactly that, at CPU scale.
+`paper_claim` quotes what the entry's paper claims that the zoo's tasks can test; `claims` tests exactly that.
 """
 
 from __future__ import annotations
@@ -49,14 +45,6 @@ class ZooEntry:
     parameters: dict[str, float] = field(default_factory=dict)  # trainable ones: name -> published initial value
     gradient: str = ""  # derived: the published gradient g (CORPUS), used on both sides
     paper_claim: str = ""  # what its paper claims against ReLU that the zoo's tasks can test; "" = nothing testable
-
-    @property
-    def trainable(self) -> bool:
-        return bool(self.parameters)
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return special.expit(x)
 
 
 def _softplus(x: np.ndarray) -> np.ndarray:
@@ -136,7 +124,7 @@ ENTRIES: tuple[ZooEntry, ...] = (
     _registry("gelu", "GELU", r"x\,\Phi(x)", "Hendrycks & Gimpel 2016",
               lambda x: x * special.ndtr(x), paper_claim=BEATS_RELU),
     _registry("silu", "SiLU / Swish", r"x\,\sigma(x)", "Elfwing et al. 2018; Ramachandran et al. 2017",
-              lambda x: x * _sigmoid(x), paper_claim=BEATS_RELU),
+              lambda x: x * special.expit(x), paper_claim=BEATS_RELU),
     _registry("tanh", "tanh", r"\tanh x", "LeCun et al. 1998", np.tanh),
     _registry("relu2", "ReLU²", r"\max(x, 0)^2", "So et al. 2021 (Primer)", lambda x: np.maximum(x, 0.0) ** 2,
               paper_claim=BEATS_RELU),
@@ -157,7 +145,7 @@ ENTRIES: tuple[ZooEntry, ...] = (
     _module("aptx", "APTx", "APTx", r"(\alpha + \tanh(\beta x))\, \gamma x,\ \alpha = \beta = 1,\ \gamma = "
             r"\tfrac{1}{2}", "Kumar 2022", lambda x: (1 + np.tanh(x)) * 0.5 * x),
     _module("dsilu", "DSiLU", "dSiLU", r"\sigma(x)\,(1 + x (1 - \sigma(x)))", "Elfwing et al. 2018",
-            lambda x: _sigmoid(x) * (1 + x * (1 - _sigmoid(x)))),
+            lambda x: special.expit(x) * (1 + x * (1 - special.expit(x)))),
     _module("hardswish", "Hardswish", "Hardswish", r"x\, \min(\max(x + 3, 0), 6) / 6", "Howard et al. 2019",
             lambda x: x * np.clip(x + 3, 0, 6) / 6),
     _module("tanhexp", "TanhExp", "TanhExp", r"x \tanh(e^x)", "Liu & Di 2020",
@@ -166,10 +154,10 @@ ENTRIES: tuple[ZooEntry, ...] = (
             "He et al. 2015", lambda x: np.where(x > 0, x, 0.25 * x), parameters={"a": 0.25},
             paper_claim=BEATS_RELU),
     _module("swish_beta", "SwishBeta", "Swish-β", r"x\, \sigma(\beta x),\ \beta \text{ trainable}",
-            "Ramachandran et al. 2017", lambda x: x * _sigmoid(x), parameters={"beta": 1.0},
+            "Ramachandran et al. 2017", lambda x: x * special.expit(x), parameters={"beta": 1.0},
             paper_claim=BEATS_RELU),
     _module("xsilu", "XSiLU", "xSiLU", r"x\,((1 + 2\alpha)\,\sigma(x) - \alpha),\ \alpha \text{ trainable}",
-            "Huang 2024 (expanded gating ranges)", lambda x: x * _sigmoid(x), parameters={"alpha": 0.0}),
+            "Huang 2024 (expanded gating ranges)", lambda x: x * special.expit(x), parameters={"alpha": 0.0}),
     _module("crrelu", "CRReLU", "CRReLU", r"\max(x, 0) + \varepsilon\, x\, e^{-x^2/2},\ \varepsilon \text{ trainable}",
             "Fu et al. 2024", lambda x: np.maximum(x, 0.0) + 0.01 * x * np.exp(-0.5 * x * x),
             parameters={"eps": 0.01}),
@@ -195,7 +183,6 @@ def get_entry(name: str) -> ZooEntry:
 
 
 def derive_table(names: list[str] | tuple[str, ...] | None = None) -> dict[str, dict[str, str]]:
-    """`{name: {"pos": g, "neg": g}}` of the derived entries among `names` (all when None): what a run derives
-    into its own folder (`actlab.studies.compare.specs.save_derived`)."""
+    """`{name: {"pos": g, "neg": g}}` of the derived entries among `names` (all when None), for `save_derived`."""
     chosen = ENTRIES if names is None else [get_entry(name) for name in names]
     return {e.name: {"pos": e.gradient, "neg": e.gradient} for e in chosen if e.build == "derived"}

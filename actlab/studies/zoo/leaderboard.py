@@ -1,16 +1,10 @@
-"""The zoo's leaderboard: each entry on each task and matching, its IQM with an interval, its mean rank, and how it
-fares against ReLU and GELU after family-wise control; the first thing the zoo's page shows.
+"""The zoo's leaderboard, the first thing its page shows: each entry on each task and matching, its IQM with an
+interval, its mean rank, and how it fares against ReLU and GELU after family-wise control.
 
-Why one table: a reader comes to the zoo to see which activations win, where, and whether the runs can tell. The
-per-claim blocks answer one "X beats ReLU" sentence each; this answers the question across them, from the same runs
-and the same decisions:
-
-- IQM: the interquartile mean of the entry's metric over its seeds, in the task's own unit (tasks are never
-  pooled here), with a bootstrap interval over seeds;
-- mean rank: the entry's rank among all entries in each seed's run (1 = best, a diverged arm last), averaged;
-- against ReLU: where the entry's paper claims to beat ReLU, that claim's verdict after Benjamini-Hochberg over the
-  zoo's claims (the claim's own rule, `actlab.studies.zoo.claims`); otherwise, and against GELU always, the pairwise
-  decision of the task's matrix after Holm over its pairs (`analysis.pairwise`).
+One table answers across the per-claim blocks, from the same runs and decisions: the IQM is over seeds in the task's
+own unit (tasks never pooled), with a bootstrap interval over seeds; the mean rank is among all entries in each seed's
+run (a diverged arm last); against ReLU it is the entry's claim verdict after Benjamini-Hochberg where its paper
+claims to beat ReLU (`claims`), otherwise (and against GELU always) the task's pairwise decision after Holm.
 """
 
 from __future__ import annotations
@@ -28,7 +22,7 @@ from actlab.studies.compare.engine import matching_label
 from actlab.studies.compare.tasks import get_task
 from actlab.studies.zoo import analysis
 from actlab.studies.zoo.claims import claim_id
-from actlab.studies.zoo.entries import get_entry
+from actlab.studies.zoo.entries import ZOO
 
 BASELINES = ("relu", "gelu")
 # A claim's verdict in the pairwise matrix's words: "X beats ReLU" supported is X better than ReLU.
@@ -41,15 +35,7 @@ CLAIM_WORDS = {
     "not run": "not run",
 }
 # Colours: those of the verdicts the words stand for (on the index too, colour means the verdict).
-WORD_VERDICTS = {
-    "better": "supported",
-    "worse": "not supported",
-    "not better": "not supported",
-    "equivalent": "equivalent",
-    "inconclusive": "inconclusive",
-    "not after BH": FAMILY_FAILED,
-    "not run": "not run",
-}
+WORD_VERDICTS = {word: verdict for verdict, word in CLAIM_WORDS.items()} | {"worse": "not supported"}
 COLUMNS = [
     *("activation", "task", "matching", "iqm", "low", "high", "seeds", "diverged"),
     *("mean_rank", "vs_relu", "relu_claim", "vs_gelu"),
@@ -59,13 +45,12 @@ COLUMNS = [
 def _decisions(pairs: pd.DataFrame, task: str, matching: str, baseline: str) -> dict[str, str]:
     """entry -> its decision against `baseline` in one (task, matching) matrix ('better': the entry is better)."""
     part = pairs[(pairs["task"] == task) & (pairs["matching"] == matching)]
-    mirror = {"better": "worse", "worse": "better", "equivalent": "equivalent", "inconclusive": "inconclusive"}
     found = {}
     for row in part.to_dict("records"):
         if row["b"] == baseline:
             found[row["a"]] = row["decision"]
         elif row["a"] == baseline:
-            found[row["b"]] = mirror[row["decision"]]
+            found[row["b"]] = analysis.MIRROR[row["decision"]]
     return found
 
 
@@ -79,13 +64,11 @@ def leaderboard(
     confidence: float = 0.95,
     n_resamples: int = 1000,
 ) -> pd.DataFrame:
-    """One row per (entry, task, matching) that ran (`COLUMNS`), from the arms (`compare.analysis.arms_frame`), the
-    pairwise decisions of every (task, matching) (`analysis.pairwise`, concatenated) and the zoo's decided claims.
+    """One row per (entry, task, matching) that ran (`COLUMNS`), from the arms (`compare.analysis.arms_frame`), every
+    (task, matching)'s `analysis.pairwise` table concatenated, and the zoo's decided claims.
 
-    `vs_relu` and `vs_gelu` are 'better', 'worse', 'equivalent' or 'inconclusive' ('' for the baseline itself, or a
-    baseline that did not run); where `relu_claim` names the entry's claim, `vs_relu` is that claim's verdict in
-    those words (`CLAIM_WORDS`: 'not better' for a claim ruled out, 'not after BH' for a decisive one that does not
-    survive the family).
+    `vs_relu` and `vs_gelu` are a pairwise decision ('' for the baseline itself or one that did not run); where
+    `relu_claim` names the entry's claim, `vs_relu` is that claim's verdict in `CLAIM_WORDS`.
     """
     by_id = {claim.claim_id: claim for claim in claims}
     rows = []
@@ -118,8 +101,8 @@ def leaderboard(
 
 
 def claim_words(claim: Claim) -> str:
-    """A claim's verdict in `CLAIM_WORDS`, counted as the index counts it: a decisive verdict that does not survive
-    the family's control is 'not after BH' (as `actlab.site.summary.reported`, which this layer may not import)."""
+    """A claim's verdict in `CLAIM_WORDS`: a decisive verdict that does not survive the family's control is 'not after
+    BH', as the index counts it (`actlab.site.summary.reported`, which this layer may not import)."""
     failed = is_decisive(claim.verdict) and claim.survives_family is False
     return CLAIM_WORDS[FAMILY_FAILED if failed else claim.verdict]
 
@@ -144,10 +127,9 @@ def _number(value: float) -> str:
 
 
 def leaderboard_html(table: pd.DataFrame) -> str:
-    """The leaderboard as one table: a row per entry (best mean rank first), a column per task and matching, each
-    cell the IQM with its interval, the mean rank, and the words against ReLU and GELU (a claim's are linked to its
-    block below). It scrolls in a box of its own (three quarters of the screen high, its header and entry names
-    kept in view: the site's CSS), so the performance profiles follow it on the page whatever the number of entries."""
+    """The leaderboard as HTML: a row per entry (best mean rank first), a column per task and matching, each cell the
+    IQM with its interval, the mean rank and the words against ReLU and GELU (a claim's linked to its block). It
+    scrolls in a box of its own (the site's CSS), so the figures after it stay near whatever the number of entries."""
     groups = list(dict.fromkeys(zip(table["task"], table["matching"], strict=True)))
     tasks = list(dict.fromkeys(task for task, _ in groups))
     head = ['<tr><th rowspan="2" scope="col">activation</th>']
@@ -161,7 +143,7 @@ def leaderboard_html(table: pd.DataFrame) -> str:
     cells = {(row["activation"], row["task"], row["matching"]): row for row in table.to_dict("records")}
     body = []
     for name in overall_order(table):
-        label = get_entry(name).label if _known(name) else name
+        label = ZOO[name].label if name in ZOO else name
         line = [f'<th scope="row">{html.escape(label)}</th>']
         for task, matching in groups:
             row = cells.get((name, task, matching))
@@ -181,11 +163,3 @@ def leaderboard_html(table: pd.DataFrame) -> str:
         '<div class="scroll leaderboard-box"><table class="dataframe actlab-table leaderboard">'
         f"<thead>{''.join(head)}</thead><tbody>{''.join(body)}</tbody></table></div>"
     )
-
-
-def _known(name: str) -> bool:
-    try:
-        get_entry(name)
-    except ValueError:
-        return False
-    return True

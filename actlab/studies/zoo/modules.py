@@ -1,13 +1,10 @@
-"""The related work's activations that actlab's registry does not hold, as small `nn.Module`s with their formulas.
+"""The zoo's activations that actlab's registry does not hold, as small `nn.Module`s.
 
-Why here and not in the registry: the registry (`actlab.activations`) is what every study names; the zoo's extra
-activations are only compared, so they stay in the zoo and reach the comparison engine the way a user's own module
-does, as `actlab.studies.zoo.modules:Name` through `actlab.activations.resolve`. Each forward is the formula in its
-docstring written with torch ops; `actlab.studies.zoo.entries` holds an independent NumPy closed form of each, and
-`tests/test_zoo_entries.py` holds the module to it and its gradient to autograd in float64.
-
-Trainable ones start at their paper's initial parameters, as constants (building one draws no random numbers, so
-every arm of a seed starts from the same network weights).
+They stay out of the registry (what every study names) because they are only compared; the comparison engine reaches
+them as a user's module, `actlab.studies.zoo.modules:Name` through `resolve`. Each forward is its docstring's
+formula; `entries` holds an independent NumPy closed form that `tests/test_zoo_entries.py` holds it to. Trainable
+parameters start at their paper's values as constants, so building one draws no random numbers and every arm of a
+seed starts from the same weights.
 """
 
 from __future__ import annotations

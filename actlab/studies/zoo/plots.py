@@ -1,7 +1,4 @@
-"""The zoo's figures; each takes a table from `analysis` (or the entries) and returns a matplotlib Figure.
-
-Why apart from `analysis`: numbers are computed and tested there; here they are only drawn.
-"""
+"""The zoo's figures: each draws a table from `analysis` (numbers are computed and tested there) as a Figure."""
 
 from __future__ import annotations
 
@@ -51,8 +48,7 @@ def thumbnails(shapes: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], 
 
 
 def _dots_with_intervals(ax: plt.Axes, rows: pd.DataFrame, column: str) -> None:
-    """One row per activation, bottom to top in `rows`' order: `column` as a dot with its [low, high] interval, on a
-    0-1 axis (both of the zoo's interval figures)."""
+    """One row per activation, bottom to top: `column` as a dot with its [low, high] interval on a 0-1 axis."""
     ys = np.arange(len(rows))
     xerr = [rows[column] - rows["low"], rows["high"] - rows[column]]
     ax.errorbar(rows[column], ys, xerr=xerr, fmt="o", color="#264653", ms=3, lw=1)
@@ -75,8 +71,8 @@ def iqm_intervals(tables: Mapping[str, pd.DataFrame]) -> plt.Figure:
 
 
 def profiles(table: pd.DataFrame, highlight: Sequence[str]) -> plt.Figure:
-    """Performance profiles per matching: every entry in grey, `highlight` (e.g. the best three, ReLU and GELU) in
-    their own colour (`figure_style.activation_color`, as on every page) with their bootstrap bands."""
+    """Performance profiles per matching: every entry in grey, `highlight` in its own colour (as on every page) with
+    its bootstrap band."""
     matchings = list(dict.fromkeys(table["matching"]))
     fig, axes = plt.subplots(1, len(matchings), figsize=(5.2 * len(matchings), 3.6), squeeze=False)
     for ax, matching in zip(axes[0], matchings, strict=True):

@@ -1,20 +1,10 @@
-"""One zoo run: every zoo entry on one (task, seed), step-matched and compute-time-matched, through the comparison
-engine.
+"""One zoo run: every zoo entry on one (task, seed), step- and compute-time-matched, through the comparison engine
+(`compare.engine.train_matched`: the same initial weights and budget for every entry, interleaved slices, compute
+time anchored on ReLU), with derived entries saved into the run's own folder first (`build.factories`).
 
-A run is one seed on one task (the unit of analysis). Per matching, `actlab.studies.compare.engine.train_matched`
-builds every entry's network from the same initial weights, gives each the same budget (the same optimiser steps,
-or the same compute time by the budget clock, anchored on ReLU's `compute_steps` steps: `actlab.train.slices`),
-interleaves them in slices so load hits all alike, and scores them on the task's held-out split;
-`engine.arm_record` writes what every comparison records. Derived entries are derived, checked and saved into the
-run's own folder first (`build.factories`).
-
-`fast_path` puts the integrated entries (xIELU, xIPReLU, the derived ones) on one path. The CPU default is
-`function` (eager ops with the symbolic backward, no compiler): every zoo entry then runs as eager PyTorch, as the
-registry and module entries do, and no run spends a minute compiling 7 kernels; `auto` (compiled) is the full
-profile's.
-
-`ZooRunConfig` is the one source of a run's parameters: its defaults are `notebooks/zoo/run.ipynb`'s, and
-`tests/test_run_parameters.py` holds that notebook's parameters cell and every sweep file to it.
+`fast_path` defaults to `function` (eager ops with the symbolic backward): every entry then runs as eager PyTorch,
+as the registry and module entries do, with nothing to compile; `auto` (compiled) is the full profile's.
+`ZooRunConfig`'s defaults are `notebooks/zoo/run.ipynb`'s (`tests/test_run_parameters.py` holds them together).
 """
 
 from __future__ import annotations
