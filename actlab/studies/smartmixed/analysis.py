@@ -1,8 +1,7 @@
 """What the SmartMixed report computes from a sweep: tables, ranks, paired tests, phase comparisons.
 
-Why here: the report notebook only calls, shows and plots. These functions take the tidy frames
-`load` builds (one row per trained arm, one per phase 1, one per (network, layer, choice)) and
-return DataFrames or intervals from `actlab.stats`; the decision rules stay in the notebook.
+`load` builds tidy frames (one row per trained arm, per phase 1, per (network, layer, choice)); the functions here
+return DataFrames or intervals from `actlab.stats`, so the notebook only calls, shows and plots.
 """
 
 from __future__ import annotations
@@ -45,7 +44,7 @@ class StudyResults:
     context: dict[str, Any]
 
     def describe(self) -> str:
-        """The line printed beside every table: n, data, widths and budget (from the runs themselves)."""
+        """The line printed beside every table: n, data, widths and budget, from the runs themselves."""
         c = self.context
         return (
             f"n = {c['seeds_per_cell']} seeds per cell ({c['runs_ok']} of {c['runs_planned']} runs ok); "
@@ -179,11 +178,8 @@ def accuracy_matrix(table: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
 
 
 def compute_table(results: StudyResults) -> pd.DataFrame:
-    """Per (architecture, arm): the epochs, steps and samples every seed used, and whether all arms match.
-
-    Only arms that finished count towards the match (a diverged arm stops early by design); their
-    number is shown in `diverged`.
-    """
+    """Per (architecture, arm): the epochs, steps and samples every seed used, and whether all arms match (only
+    finished arms count: a diverged arm stops early by design; their number is in `diverged`)."""
     arms = ok_arms(results)
     grouped = (
         arms.groupby(["architecture", "arm"], sort=False)
@@ -254,11 +250,8 @@ def paired_tests(
     others: Sequence[str] | None = None,
     alpha: float = 0.05,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """`baseline` minus each other arm, paired by seed: per architecture and pooled over architectures.
-
-    Returns (per_architecture, pooled). Each has the mean difference with its t interval, paired-t
-    and Wilcoxon p, Hedges' g, and Holm's adjustment over that table's family of comparisons.
-    """
+    """(per architecture, pooled): `baseline` minus each other arm, paired by seed (`stats.paired_comparison`), with
+    Holm over each table's family."""
     init = baseline.split("@")[1] if "@" in baseline else "carry"
     if others is None:
         others = [name for name in ranked_arms(init) if name != baseline] + [f"{c}@{init}" for c in CONTROLS]
@@ -343,8 +336,8 @@ def identical_runs(results: StudyResults, a: str, b: str) -> tuple[int, int]:
 
 
 def seconds_matched(results: StudyResults, tolerance: float = 0.15) -> bool:
-    """True when, per architecture, every finished arm trained for the same seconds within `tolerance`
-    (relative): the check of a compute-time-matched sweep, whose arms differ in steps by design."""
+    """Per architecture every finished arm trained the same seconds within `tolerance` (relative): the check of a
+    compute-time-matched sweep, whose arms differ in steps by design."""
     arms = ok_arms(results)
     if arms.empty:
         return False

@@ -1,17 +1,12 @@
 """Per-neuron activation assignments: the learned one, its controls, and the network it defines.
 
-Why controls: the review's falsifier asks whether the *learned* selections carry SmartMixed's
-accuracy. Each control keeps everything but the assignment:
-- `random`: each layer's learned choices shuffled across that layer's neurons (same per-layer
-  proportions, neuron identity destroyed);
-- `reversed`: layer i receives the learned proportions of layer L-1-i (the depth pattern flipped),
-  rounded to layer i's width and placed on random neurons;
-- `uniform_mixed`: equal shares of the six pool activations in every layer, on random neurons.
+The review's falsifier asks whether the *learned* selections carry SmartMixed's accuracy, so each control keeps
+everything but the assignment: `random` shuffles each layer's learned choices across its neurons; `reversed` gives
+layer i the learned proportions of layer L-1-i (the depth pattern flipped) on random neurons; `uniform_mixed` gives
+equal shares of the six pool activations on random neurons.
 
-`argmax_network` is the phase-1 network with every router replaced by its noise-free argmax,
-applied neuron by neuron in the original order (no Linear permutation). It is the reference the
-frozen phase-2 network must equal before phase 2 starts (carry mode); computing it by a different
-path than `actlab.routing.freeze_mlp` (which permutes units into contiguous groups) is the point.
+`argmax_network` applies every router's noise-free argmax neuron by neuron in the original order: the reference the
+frozen phase-2 network must equal (carry), computed by another path than `freeze_mlp`'s permutation on purpose.
 """
 
 from __future__ import annotations

@@ -1,20 +1,17 @@
 """SmartMixed's claims as typed values: `claims(runs, settings)`, one pure function of the runs.
 
-Why one function: the report notebook, `actlab calibrate` and the tests must get the same verdicts from the same
-runs, and a rule can only be simulated if nothing about a claim is put together in a notebook. Four claims:
+One function, so the report notebook, `actlab calibrate` and the tests get the same verdicts from the same runs, and
+a rule can be simulated because nothing about a claim is put together in a notebook. Four claims:
 
 - `smartmixed-top3-step-matched` / `-compute-time-matched`: SmartMixed ranks in the top 3 of the 7 strategies on
-  most architectures (step- and compute-time-matched); estimate: the majority margin over the 3rd-best fixed
-  activation (accuracy points), simultaneous paired t bounds (`actlab.stats.top_k`).
+  most architectures; estimate: the majority margin over the 3rd-best fixed activation (accuracy points).
 - `smartmixed-layerwise-preference`: the ELU+SELU share rises AND the ReLU+LeakyReLU share falls from the first to
   the last hidden layer, each by at least `preference_margin` points; the network is the unit.
 - `smartmixed-learned-beats-controls`: SmartMixed beats the random AND the reversed control by at least
   `accuracy_margin` points; the run (architecture x seed) is the unit.
 
-Each claim's primary verdict is its rule at its registered default design; it carries its operating
-characteristics (`operating.py`), the last two their robustness across the specification curve (`speccurve.py`:
-the baseline's cells plus the `speccurve` sweep, which includes the reference code's procedure as a whole); Holm
-over the study's family is applied, and each claim is stamped with its registry entry (`actlab.registry`).
+Each carries its operating characteristics (`operating.py`), the last two their robustness across the specification
+curve (`speccurve.py`); Holm over the study's family is applied and each is stamped with its registry entry.
 """
 
 from __future__ import annotations
@@ -275,10 +272,8 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
         confidence=settings.confidence,
         kind="reviewer" if wallclock else "experiment",
         deciding_test=TOP3_TESTS.get(verdict, "nearer of: " + "; ".join(TOP3_TESTS.values())),
-        decided_by=_decided_by(
-            evidence,
-            top3_rule,
-            {"not run": "the routers did not commit" if not committed else "the arms' budgets differ"},
+        decided_by={"not run": "the routers did not commit" if not committed else "the arms' budgets differ"}.get(
+            verdict, ""
         ),
         provenance=settings.provenance,
     )
@@ -387,53 +382,29 @@ def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
         confidence=settings.confidence,
         alpha=settings.alpha,
     )
-    decision = ev.decide_two_component(specs, rule)
-    evidence = ev.evidence(decision, rule, LAYERWISE)
-    pooled = specs.pooled()[0]
-    contrast = pooled.sum(axis=1)  # rise of ELU+SELU minus change of ReLU+LeakyReLU: the relative preference
-    context = {
-        **evidence.context,
-        "relative_contrast": _mean_ci(contrast, settings.confidence),
-        "not_run_specifications": not_run,
-    }
-    evidence = replace(evidence, context=context)
-    if n_committed < settings.min_networks:
-        evidence = replace(evidence, n=n_committed, inputs={**evidence.inputs, "networks": n_committed})
-    verdict = layerwise_rule(evidence.estimate, evidence.ci, **evidence.inputs)
-    evidence = _deciding_p(evidence, verdict)
-    claim = decide(
+    # rise of ELU+SELU minus change of ReLU+LeakyReLU: the relative preference
+    contrast = _mean_ci(specs.pooled()[0].sum(axis=1), settings.confidence)
+    return _two_component_claim(
         "smartmixed-layerwise-preference",
-        evidence,
-        layerwise_rule,
-        study=STUDY,
+        specs,
+        rule,
+        LAYERWISE,
+        settings,
+        not_run,
+        context={"relative_contrast": contrast},
+        n=n_committed if n_committed < settings.min_networks else None,
+        margins=LAYERWISE_MARGINS,
+        parts_units="points of a layer's neurons, first to last hidden layer",
+        not_run_reason=f"{n_committed} committed networks, fewer than {settings.min_networks}",
         statement=paper.CLAIM_LAYERWISE,
         source="arXiv 2510.22450, Fig. 3 and Sec. IV-C",
         units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
         budget=f"preference sweep, {n_committed} committed networks; {pref.budget}",
         title="Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
         paper="early layers ReLU/LeakyReLU, deep layers ELU/SELU (one network shown)",
-        threshold=settings.preference_margin,
-        supports="above",
-        confidence=settings.confidence,
         equivalence_margin=settings.preference_margin,
         kind="experiment",
-        robustness=ev.robustness(decision, specs, evidence.mde, verdict),
-        parts=ev.parts(decision, rule, LAYERWISE, "points of a layer's neurons, first to last hidden layer"),
-        deciding_test=_two_component_test(verdict),
-        margin_sensitivity=_sensitivity(specs, rule, LAYERWISE_MARGINS),
-        decided_by=_decided_by(
-            evidence,
-            layerwise_rule,
-            {
-                "equivalent": f"TOST: both changes within +-{settings.preference_margin:g} points "
-                f"(p = {evidence.inputs['equivalence_p']:.2g})",
-                "not run": f"{n_committed} committed networks, fewer than {settings.min_networks}",
-            },
-        ),
-        provenance=settings.provenance,
     )
-    claim = _with_operating(claim, specs, rule, evidence, LAYERWISE, settings)
-    return Decided(claim, ev.specification_table(decision, LAYERWISE), not_run)
 
 
 def control_values(results: analysis.StudyResults, init: str) -> dict[str, np.ndarray]:
@@ -480,35 +451,73 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
         confidence=settings.confidence,
         alpha=settings.alpha,
     )
-    decision = ev.decide_two_component(specs, rule)
-    evidence = ev.evidence(decision, rule, LEARNED)
-    evidence = replace(evidence, context={**evidence.context, "not_run_specifications": not_run})
-    verdict = learned_rule(evidence.estimate, evidence.ci, **evidence.inputs)
-    evidence = _deciding_p(evidence, verdict)
-    claim = decide(
+    return _two_component_claim(
         "smartmixed-learned-beats-controls",
-        evidence,
-        learned_rule,
-        study=STUDY,
+        specs,
+        rule,
+        LEARNED,
+        settings,
+        not_run,
+        margins=LEARNED_MARGINS,
+        parts_units="accuracy points (SmartMixed - control)",
+        not_run_reason="the compare sweep's routers did not commit",
         statement=paper.CLAIM_LEARNED,
         source="review of arXiv 2510.22450 (falsifier); paper Sec. IV-C",
         units="accuracy points (the smaller of the wins over the random and the reversed control)",
         budget=f"step-matched; {runs.compare.describe()}; phase-2 init {settings.init}",
         title="Learned choices beat random/reversed",
         paper="not tested in the paper",
-        threshold=settings.accuracy_margin,
+        kind="reviewer",
+    )
+
+
+def _two_component_claim(
+    claim_id: str,
+    specs: ev.Specifications,
+    rule: ev.TwoComponentClaim,
+    names: tuple[str, str],
+    settings: Settings,
+    not_run: list[str],
+    *,
+    margins: tuple[float, ...],
+    parts_units: str,
+    not_run_reason: str,
+    context: Mapping[str, Any] | None = None,
+    n: int | None = None,
+    **described: Any,
+) -> Decided:
+    """The claim decided on its specifications with everything the page shows beside it; `n` replaces the number of
+    units the rule reads (too few committed networks: "not run"), `described` are `decide`'s texts."""
+    decision = ev.decide_two_component(specs, rule)
+    evidence = ev.evidence(decision, rule, names)
+    evidence = replace(evidence, context={**evidence.context, **(context or {}), "not_run_specifications": not_run})
+    if n is not None:
+        evidence = replace(evidence, n=n, inputs={**evidence.inputs, rule.count_key: n})
+    verdict = rule.rule(evidence.estimate, evidence.ci, **evidence.inputs)
+    evidence = _deciding_p(evidence, verdict)
+    # what decided the verdict when the drawn intervals alone do not show it
+    reasons = {"not run": not_run_reason}
+    if rule.equivalence:
+        p = evidence.inputs["equivalence_p"]
+        reasons["equivalent"] = f"TOST: both changes within +-{rule.margin:g} points (p = {p:.2g})"
+    claim = decide(
+        claim_id,
+        evidence,
+        rule.rule,
+        study=STUDY,
+        threshold=rule.margin,
         supports="above",
         confidence=settings.confidence,
-        kind="reviewer",
         robustness=ev.robustness(decision, specs, evidence.mde, verdict),
-        parts=ev.parts(decision, rule, LEARNED, "accuracy points (SmartMixed - control)"),
+        parts=ev.parts(decision, rule, names, parts_units),
         deciding_test=_two_component_test(verdict),
-        margin_sensitivity=_sensitivity(specs, rule, LEARNED_MARGINS),
-        decided_by=_decided_by(evidence, learned_rule, {"not run": "the compare sweep's routers did not commit"}),
+        margin_sensitivity=_sensitivity(specs, rule, margins),
+        decided_by=reasons.get(verdict, ""),
         provenance=settings.provenance,
+        **described,
     )
-    claim = _with_operating(claim, specs, rule, evidence, LEARNED, settings)
-    return Decided(claim, ev.specification_table(decision, LEARNED), not_run)
+    claim = _with_operating(claim, specs, rule, evidence, names, settings)
+    return Decided(claim, ev.specification_table(decision, names), not_run)
 
 
 def _init_of(results: analysis.StudyResults, preferred: str) -> str:
@@ -577,13 +586,6 @@ def _with_operating(
             reversal_power=power,
         )
     return claim.with_changes(**changes)
-
-
-def _decided_by(evidence: Evidence, rule: Any, reasons: Mapping[str, str]) -> str:
-    """What decided the verdict when the drawn intervals alone do not show it: an equivalence test, or a
-    precondition that failed; "" when the intervals imply it."""
-    verdict = rule(evidence.estimate, evidence.ci, **evidence.inputs)
-    return reasons.get(verdict, "")
 
 
 def _mean_ci(values: np.ndarray, confidence: float) -> dict[str, Any]:

@@ -1,20 +1,13 @@
 """What one SmartMixed run is asked to do: the run notebook's parameters, validated in one place.
 
-Why a dataclass: the run notebook, the sweep files and the tests all describe a run the same way,
-and a typo (an unknown strategy or dataset, `tau <= 0`, a phase-1 fraction that leaves no phase 2) must fail
-before minutes of training with one line that says how to fix it. `RunConfig` is the one source of a run's
-parameters: its defaults are the run notebook's (one quick CPU run of every strategy), and
-`tests/test_run_parameters.py` holds the notebook's parameters cell (names, defaults, the values each choice
-takes) and every sweep file to it.
+A dataclass, so a typo (an unknown strategy or dataset, `tau <= 0`, a phase-1 fraction that leaves no phase 2)
+fails before minutes of training with one line that says how to fix it. `RunConfig`'s defaults are the run
+notebook's; `tests/test_run_parameters.py` holds that notebook's parameters cell and every sweep file to it.
 
-Strategies (one run may train several; they share the seed, the data and the initial weights):
-- `smartmixed`: phase 1 learns a per-neuron choice (hard Gumbel-Softmax), phase 2 trains the
-  frozen argmax network; phase 1 + phase 2 get exactly the fixed baselines' total budget;
-- `fixed:<name>` for the six pool activations: the whole budget with one activation;
-- controls that replace the learned assignment at the freeze point and otherwise follow
-  SmartMixed's protocol (same phase 1, same phase-2 init, same phase-2 budget):
-  `random` (each layer's learned choices shuffled across its neurons), `reversed` (layer i takes
-  the learned proportions of layer L-1-i), `uniform_mixed` (equal shares of the six per layer).
+Strategies share the seed, the data and the initial weights: `smartmixed` (phase 1 learns a per-neuron choice by
+hard Gumbel-Softmax, phase 2 trains the frozen argmax network; together exactly the fixed baselines' budget),
+`fixed:<name>` for the six pool activations (the whole budget), and the controls (`assignments`), which replace
+the learned assignment at the freeze point and otherwise follow SmartMixed's protocol.
 """
 
 from __future__ import annotations
@@ -27,8 +20,7 @@ from typing import Any, ClassVar
 from actlab.routing.smartmixed import MODES, SMARTMIXED_POOL
 from actlab.studies.smartmixed.data import NAMED
 
-# The 17 distinct hidden-width lists of the public code (shared/REFERENCE_FACTS.md, SmartMixed);
-# the code lists 18 but one dictionary key is duplicated.
+# The 17 distinct hidden-width lists of the public code (shared/REFERENCE_FACTS.md); it lists 18, one key twice.
 _DEEP = (768, 512, 512, 256, 256, 128, 128)
 _TAIL = (64, 64, 32, 32, 16, 16)
 PAPER_ARCHITECTURES: tuple[tuple[int, ...], ...] = (
@@ -100,8 +92,8 @@ def parse_list(value: str | Sequence[str], name: str, valid: Sequence[str], ever
 
 @dataclass(frozen=True)
 class RunConfig:
-    """One (dataset, architecture, seed) run of one or several strategies; defaults = the run notebook's, one quick
-    CPU run of every strategy (the sweep files state what their runs change)."""
+    """One (dataset, architecture, seed) run of one or several strategies; the defaults are one quick CPU run of
+    every strategy."""
 
     dataset: str = "fashion_mnist"  # a named data set (NAMED), or a folder of the MNIST IDX files (the paper's data)
     architecture: tuple[int, ...] = REPRESENTATIVE  # the paper's 7-hidden-layer network (Table I)
@@ -114,8 +106,7 @@ class RunConfig:
     mode: str = "corrected"  # corrected | reference (public-code noise, clamps, softmax before the loss)
     tau: float = 0.3  # the Gumbel-Softmax temperature of the public code
     lr: float = 1e-3  # Adam; the public code: 1e-4 over 400 epochs, too slow for a CPU run's few epochs
-    # Router learning rate as a multiple of `lr` (the public code: one optimiser, so 1). Adam is
-    # invariant to a gradient's scale, so logits parameterised as k * raw move k times as fast.
+    # Router learning rate as a multiple of `lr` (the public code: 1), through logits = k * raw (`protocol.Scaled`)
     router_lr_scale: float = 1.0
     phase1_only: bool = False  # the preference sweep: phase 1 for the whole `total`, no phase 2, no baselines
     batch_size: int = 128  # the public code's

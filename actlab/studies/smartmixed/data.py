@@ -1,10 +1,8 @@
 """The data a SmartMixed run trains on: a named dataset or an MNIST folder, optionally subsampled.
 
-Why subsample here: the CPU profile cannot afford 54,000 Fashion-MNIST images per epoch for ten
-strategies, five seeds and three architectures in ten minutes. A stratified subsample drawn with
-`data_seed` (not the training seed) keeps every class and keeps the data identical across seeds,
-so paired comparisons by seed see training noise only. The sizes used are returned, to be stated
-beside every table.
+A CPU run cannot afford the whole training set for every strategy and seed. The stratified subsample is drawn with
+`data_seed`, not the training seed, so it keeps every class and is identical across seeds: paired comparisons by
+seed see training noise only. The sizes used are returned, to be stated beside every table.
 """
 
 from __future__ import annotations
@@ -38,9 +36,8 @@ class StudyData:
 def load(dataset: str, *, data_seed: int = 0, n_train: int = 0, n_val: int = 0, n_test: int = 0) -> StudyData:
     """`dataset` is one of NAMED or a folder holding the four MNIST IDX files (the paper's data).
 
-    A named dataset's subsample is kept for the process (`_named`): a kept kernel runs many runs on the same data,
-    and reading and splitting Fashion-MNIST again took 1.3 s a run, a tenth of a SmartMixed run here. The
-    tensors are shared, as the comparison's task data are: training indexes copies of them and changes none.
+    A named dataset's subsample is cached for the process, since a kept kernel runs many runs on the same data; the
+    tensors are shared, which is safe because training indexes copies of them and changes none.
     """
     if dataset in NAMED:
         return _named(dataset, data_seed, n_train, n_val, n_test)

@@ -1,20 +1,14 @@
-"""Evidence for SmartMixed's claims from per-unit tables: one code path for the runs and for simulated runs.
+"""Evidence for SmartMixed's claims from per-unit arrays: one code path for the runs and for simulated runs.
 
-Why arrays with a batch axis: a rule's error rates are measured by pushing simulated data sets through the same
-evidence and rule code as the real runs (`operating.py`). Every function here takes per-unit values with a
-leading batch axis (batch = 1 for the runs) and returns one decision per batch element.
+Every function takes per-unit values with a leading batch axis (1 for the runs) and returns one decision per batch
+element, so a rule's error rates are measured by pushing simulated data sets through the same code (`operating.py`).
 
-Two kinds of claim:
-
-- two-component claims (`TwoComponentClaim`): the layer-wise preference (per network: the rise of the ELU+SELU
-  share and the fall of the ReLU+LeakyReLU share, first to last hidden layer, in points) and learned vs controls
-  (per run: SmartMixed's win over the random and over the reversed control, in accuracy points). The estimate is
-  the smaller component against the claim's margin (`actlab.stats.smaller_effect`). The primary verdict is the
-  rule on the pooled baseline (the registered default design); the baseline's cells (dataset x architecture) and
-  the alternative settings are its specifications, each decided at the claim's level and at alpha / m, and read
-  by the robustness rule (`actlab.stats.robustness`) beside the primary verdict.
-- the top-k ranking (`ranking`): per architecture SmartMixed's margin over the k-th best fixed activation; the
-  majority margin, with simultaneous paired t bounds (`actlab.stats.top_k`).
+- two-component claims (`TwoComponentClaim`): the layer-wise preference (per network: the ELU+SELU rise and the
+  ReLU+LeakyReLU fall, in points) and learned vs controls (per run: the wins over the random and the reversed
+  control, in points). The estimate is the smaller component against the margin (`actlab.stats.smaller_effect`);
+  the primary verdict is the rule on the pooled baseline, and the baseline's cells and the alternative settings are
+  its specifications, each decided at the claim's level and at alpha / m for `actlab.stats.robustness`.
+- the top-k ranking (`ranking`): the majority margin over the k-th best fixed activation (`actlab.stats.top_k`).
 """
 
 from __future__ import annotations
@@ -136,9 +130,8 @@ def decide_two_component(specs: Specifications, claim: TwoComponentClaim) -> Two
 def robustness(
     decision: TwoComponentDecision, specs: Specifications, primary_mde: float | None, primary: str | None = None
 ) -> Robustness:
-    """The robustness of batch element 0 (the runs): every specification as the robustness rule reads it, against
-    `primary` (default: the pooled baseline's verdict; a claim may replace it, e.g. "not run" when too few
-    networks committed)."""
+    """The robustness of batch element 0 (the runs) against `primary` (default: the pooled baseline's verdict; a
+    claim may replace it, e.g. "not run" when too few networks committed)."""
     primary = decision.verdicts[0] if primary is None else primary
     found = []
     for own, strict in zip(decision.specifications, decision.family, strict=True):
@@ -156,10 +149,6 @@ def robustness(
         )
     m = sum(r.summary is not None for r in decision.specifications)
     return assess(primary, primary_mde, found, family=f"Bonferroni over the {m} specifications")
-
-
-def _eq(group: GroupResult, b: int) -> float:
-    return 1.0 if group.equivalence_p is None else float(group.equivalence_p[b])
 
 
 def evidence(decision: TwoComponentDecision, claim: TwoComponentClaim, components: tuple[str, str]) -> Evidence:
@@ -183,7 +172,7 @@ def evidence(decision: TwoComponentDecision, claim: TwoComponentClaim, component
         estimate=float(sm.estimate[0]),
         ci=(float(sm.low[0]), float(sm.high[0])),
         n=base.n,
-        inputs=_inputs(claim, base.n, _eq(base, 0)),
+        inputs=_inputs(claim, base.n, 1.0 if base.equivalence_p is None else float(base.equivalence_p[0])),
         mde=float(sm.mde[0]),
         context=context,
         p_value=float(sm.p_value[0]),
@@ -249,8 +238,8 @@ def accuracy_cube(arms: pd.DataFrame, strategies: list[str]) -> tuple[np.ndarray
 
 
 def parts(decision: TwoComponentDecision, claim: TwoComponentClaim, components: tuple[str, str], units: str) -> list:
-    """What the forest plot draws: each component with its own simultaneous interval against the margin, so the
-    drawn intervals imply "supported" (both above) and "not supported" (one below) exactly as the rule decides."""
+    """Each component with its simultaneous interval against the margin, so the forest plot's intervals imply
+    "supported" (both above) and "not supported" (one below) exactly as the rule decides."""
     from actlab.claim import Part
 
     base = decision.baseline

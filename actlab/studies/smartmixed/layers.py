@@ -1,14 +1,9 @@
-"""Layer-wise preference: do early layers pick ReLU/LeakyReLU and deep layers ELU/SELU?
+"""Layer-wise preference, described: do early layers pick ReLU/LeakyReLU and deep layers ELU/SELU?
 
-Why these pieces: the paper shows one network's per-layer histogram. Here every trained network
-counts: stacked choice shares by normalised depth (0 = first hidden layer, 1 = last) pool networks
-of different depth; a chi-square of layer x choice per architecture asks whether choices differ
-by layer at all; a Cochran-Armitage test asks whether the ELU+SELU share rises with depth (and the
-ReLU+LeakyReLU share falls); a multinomial logit of choice on depth with errors clustered by
-network does not treat a network's neurons as independent; and the per-network difference of the
-ELU+SELU share between the last and the first hidden layer is the effect size the claim uses.
-
-Input: `StudyResults.layers`, one row per (network, layer, choice) with its count.
+The paper shows one network's histogram; here every network counts. Choice shares by normalised depth pool networks
+of different depth; a chi-square of layer x choice asks whether choices differ by layer at all; Cochran-Armitage asks
+whether a group's share trends with depth; a multinomial logit with errors clustered by network does not treat a
+network's neurons as independent. Input: `StudyResults.layers`, one row per (network, layer, choice) with its count.
 """
 
 from __future__ import annotations
@@ -68,11 +63,8 @@ def chi_square_tests(layers: pd.DataFrame) -> pd.DataFrame:
 
 
 def trend_tests(layers: pd.DataFrame, groups: Sequence[Sequence[str]] = (DEEP_GROUP, EARLY_GROUP)) -> pd.DataFrame:
-    """Cochran-Armitage trend of each group's share with depth: per architecture (layer index) and pooled.
-
-    The pooled test uses normalised depth as the score, so layers of 3- and 7-layer networks sit on
-    one axis. A positive z means the share rises with depth.
-    """
+    """Cochran-Armitage trend of each group's share with depth, per architecture (layer index) and pooled
+    (normalised depth, so 3- and 7-layer networks share one axis); a positive z means the share rises."""
     rows = []
     for group in groups:
         name = "+".join(group)

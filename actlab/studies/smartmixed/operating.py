@@ -1,17 +1,15 @@
 """How often each SmartMixed rule errs at the study's own n and spread: simulated runs through the same code.
 
-Why: a verdict is only as good as the rule that produced it. Each claim is re-decided on data simulated in its
-own design, by `evidence.py` and `rules.py` exactly as on the runs:
+A verdict is only as good as its rule, so each claim is re-decided on data simulated in its own design:
 
-- two-component claims (layer-wise; learned vs controls): every specification (the baseline's cells and the
-  alternative settings) keeps its number of units and its observed covariance of the two components; units are
-  drawn from a normal with that covariance around a chosen truth, the same truth in every specification.
-  Scenarios: the null boundary (both components on the margin, and one on it with the other far above), an MDE
-  past it on either side, the same effect everywhere (does the curve cry "depends on"?), and for the layer-wise
-  claim the observed pattern (ELU+SELU rises, ReLU+LeakyReLU flat) and no preference at all ("equivalent").
-- the top-k ranking: the fixed activations' observed means are the truth, SmartMixed sits `delta` points above
-  the k-th best of them in every architecture, and each seed's residuals (all strategies of that seed together,
-  scaled by sqrt(S/(S-1))) are resampled.
+- two-component claims: every specification keeps its number of units and its observed covariance of the two
+  components; units are drawn from a normal around a chosen truth, the same in every specification. Scenarios: the
+  null boundary (both components on the margin, or one on it and the other far above), an MDE past it either way,
+  the same effect everywhere (does the curve cry "depends on"?), and for the layer-wise claim the observed pattern
+  and no preference at all ("equivalent").
+- the top-k ranking: the fixed activations' observed means are the truth, SmartMixed sits `delta` points above the
+  k-th best in every architecture, and each seed's residuals (all strategies together, scaled by sqrt(S/(S-1))) are
+  resampled.
 """
 
 from __future__ import annotations
@@ -41,8 +39,7 @@ def two_component_operating(
     seed: int,
 ) -> OperatingCharacteristics:
     """Operating characteristics of a two-component claim (module docstring); `observed` are the baseline's two
-    component means, `names` what the components are (for the design text). Every scenario records how often the
-    robustness rule said "contradicted"; the last one plants a reversal at one choice (`reversal_choice`)."""
+    component means. Every scenario also counts "contradicted"; the last plants a reversal at `reversal_choice`."""
     groups = {**specs.cells, **specs.alternatives}
     covariances = {
         label: np.atleast_2d(np.cov(values[0], rowvar=False))
@@ -142,8 +139,8 @@ def top_k_operating(
     n_simulations: int,
     seed: int,
 ) -> OperatingCharacteristics:
-    """Operating characteristics of the top-k rule (module docstring) at delta = 0 and at the MDE on either side
-    (`mde` for "supported", `mde_against` for "not supported": their levels differ, see `actlab.stats.top_k`)."""
+    """Operating characteristics of the top-k rule at delta = 0 and at the MDE on either side (`mde_against` for
+    "not supported": its level differs, see `actlab.stats.top_k`)."""
     from actlab.studies.smartmixed.rules import top3_rule
 
     n_arch, n_strategies, n_seeds = cube.shape[1:]

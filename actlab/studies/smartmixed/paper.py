@@ -1,9 +1,7 @@
-"""The SmartMixed paper's published numbers: the only hand-typed numbers of this study.
+"""The SmartMixed paper's published numbers and claims: the only hand-typed numbers of this study.
 
-Source: "SmartMixed" (arXiv 2510.22450), Table I and Section IV-B, as summarised in
-shared/REFERENCE_FACTS.md and the review in shared/seeds/000_*.txt. They appear only in columns
-labelled "paper". The paper trains on MNIST (one run, no seeds, no error bars); the default
-profile here trains on a Fashion-MNIST subsample, so they are context, not a target.
+Source: arXiv 2510.22450, Table I (see shared/REFERENCE_FACTS.md). The paper trains on MNIST (one run, no error
+bars) and the default profile on a Fashion-MNIST subsample, so they appear only in columns labelled "paper", as context.
 """
 
 from __future__ import annotations
@@ -11,15 +9,6 @@ from __future__ import annotations
 # Table I, the representative 7-hidden-layer network 768-512-512-256-256-128-128, MNIST, one run.
 TABLE1_PHASE1_TEST_ACCURACY = 0.9573
 TABLE1_PHASE2_TEST_ACCURACY = 0.9803
-TABLE1_PHASE2_VAL_ACCURACY = 0.9822
-
-# Section IV-B and the public code's defaults (github omidvaramin/SmartMixed).
-PAPER_EPOCHS = 400
-PAPER_PHASE1_EPOCHS = 50
-PAPER_LR = 1e-4
-PAPER_BATCH = 128
-PAPER_TAU = 0.3
-PAPER_N_ARCHITECTURES = 18  # as listed; 17 distinct (one dictionary key is duplicated)
 
 CLAIM_TOP3 = "SmartMixed ranks in the top 3 of 7 activation strategies on most MLP architectures (Table II, Fig. 4)."
 CLAIM_LAYERWISE = (

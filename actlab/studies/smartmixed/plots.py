@@ -1,7 +1,5 @@
-"""Figures for the SmartMixed notebooks; each takes what `analysis`/`layers` return and draws it.
-
-Why apart: plotting never computes a statistic (rliable's split), so a figure can be restyled
-without touching a number the claims use.
+"""Figures for the SmartMixed notebooks: each draws what `analysis`, `layers` or `claims` return, computing no
+statistic, so a figure can be restyled without touching a number the claims use.
 """
 
 from __future__ import annotations
@@ -76,26 +74,6 @@ def rank_distribution(distribution: pd.DataFrame):  # noqa: ANN201
     return fig
 
 
-def depth_shares(shares: pd.DataFrame):  # noqa: ANN201
-    """Stacked choice shares by normalised depth bin, one panel per architecture."""
-    architectures = list(dict.fromkeys(shares.architecture))
-    fig, axes = plt.subplots(1, len(architectures), figsize=(3.6 * len(architectures), 3), sharey=True, squeeze=False)
-    choices = [c for c in SMARTMIXED_POOL if c in shares.columns]
-    for ax, architecture in zip(axes[0], architectures, strict=True):
-        block = shares[shares.architecture == architecture]
-        bottom = np.zeros(len(block))
-        labels = [f"{d:.1f}" for d in block.depth_bin]
-        for choice in choices:
-            ax.bar(labels, block[choice], bottom=bottom, color=COLORS[choice], label=choice)
-            bottom += block[choice].to_numpy()
-        ax.set_title(architecture, fontsize=9)
-        ax.set_xlabel("normalised depth (bin start)")
-    axes[0][0].set_ylabel("share of neurons")
-    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.tight_layout()
-    return fig
-
-
 def phases(table: pd.DataFrame):  # noqa: ANN201
     """Per architecture: phase-1, argmax and phase-2 (carry / reinit) test accuracy, seeds as lines."""
     columns = [c for c in ("phase1", "phase1_argmax", "phase2_carry", "phase2_reinit") if c in table]
@@ -113,8 +91,8 @@ def phases(table: pd.DataFrame):  # noqa: ANN201
 
 
 def stacked_layers(shares: pd.DataFrame):  # noqa: ANN201
-    """Per (dataset, architecture): stacked mean share of each choice per layer (committed networks),
-    with the 95% t interval over networks drawn as a bar at the top of each segment (seed level)."""
+    """Per (dataset, architecture): stacked mean share of each choice per layer, the t interval over networks as a
+    bar at the top of each segment."""
     cells = list(dict.fromkeys(zip(shares.dataset, shares.architecture, strict=True)))
     fig, axes = plt.subplots(1, len(cells), figsize=(3.6 * len(cells), 3.2), sharey=True, squeeze=False)
     for ax, (dataset, architecture) in zip(axes[0], cells, strict=True):
@@ -138,9 +116,8 @@ def stacked_layers(shares: pd.DataFrame):  # noqa: ANN201
 
 
 def specification_curve(table: pd.DataFrame, margin: float, units: str):  # noqa: ANN201
-    """One row per specification (the pooled baseline first): the claim's estimate, the smaller of its two
-    components, with its simultaneous 95% interval against the margin (dashed), coloured by that
-    specification's own verdict; n beside each row."""
+    """One row per specification (the pooled baseline first): the smaller of the two components with its
+    simultaneous interval against the margin (dashed), coloured by that specification's own verdict."""
     from actlab.figure_style import verdict_color
 
     rows = table.dropna(subset=["smaller"]).reset_index(drop=True)

@@ -1,14 +1,9 @@
 """The preference sweep read back: did the routers commit, and which activation each layer chose.
 
-Why a separate sweep: the layer-wise claim needs routers that have left uniform, which takes far
-longer than the compare sweep's phase 1 (docs/smartmixed.md). The preference sweep runs phase 1
-only; every run records `commitment_by_layer` (per layer, the mean over neurons of the largest
-routing probability). A run whose minimum over layers is below `COMMITTED` has not chosen: it is
-listed as such and left out of every test.
-
-Frames: `runs` (one row per run: cell, seed, commitment) and `layers` (one row per network x
-layer x choice, with its count and whether the network committed), the shape
-`actlab.stats.group_share_by_layer` takes.
+The layer-wise claim needs routers that have left uniform, which takes far longer than the compare sweep's phase 1
+(docs/smartmixed.md), so this sweep runs phase 1 only and records `commitment_by_layer`. A run whose minimum over
+layers is below `COMMITTED` has not chosen: it is listed as such and left out of every test. Frames: `runs` (one row
+per run) and `layers` (one row per network x layer x choice), the shape `actlab.stats.group_share_by_layer` takes.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
-"""The training protocol shared by every arm: networks, optimiser settings, the freeze point.
+"""The training protocol every arm shares: networks, optimiser settings, the freeze point.
 
-Why one module: the compute-matching critique is about arms that differ in more than the
-activation. Here every arm is built after `seed_everything(seed)` with routers that draw their
-initial logits from their own generator, so the Linear layers of the phase-1 network, of every
-fixed baseline and of a `reinit` phase-2 network start from the very same weights; every arm uses
-one `TrainConfig` (Adam, lr, batch, clipping, best-validation-loss checkpoint); and SmartMixed's
-phase 1 + phase 2 add up to the fixed baselines' budget exactly (`RunConfig.phase_budgets`).
-
-`reference` mode also appends `nn.Softmax` to every network, as the public code does before its
-`CrossEntropyLoss` (softmax applied twice); `corrected` mode trains on logits.
+The compute-matching critique is about arms that differ in more than the activation. Here every arm is built after
+`seed_everything(seed)` with routers that draw their initial logits from their own generator, so the phase-1
+network, every fixed baseline and a `reinit` phase-2 network start from the very same Linear weights; every arm uses
+one `TrainConfig`; and phase 1 + phase 2 add up to the fixed baselines' budget exactly. `reference` mode appends
+`nn.Softmax` before the loss, as the public code does (softmax applied twice); `corrected` trains on logits.
 """
 
 from __future__ import annotations
@@ -47,11 +43,8 @@ def train_config(config: RunConfig) -> TrainConfig:
 
 
 def build_network(config: RunConfig, in_features: int, n_classes: int, activation: str) -> nn.Sequential:
-    """A fresh network for `activation` ('smartmixed' or a registry name), seeded by `config.seed`.
-
-    Routers never touch the global RNG (each has its own seeded generator for its initial logits),
-    so the Linear weights are identical whatever the activation: the same initialisation for all arms.
-    """
+    """A fresh network for `activation` ('smartmixed' or a registry name), seeded by `config.seed`; routers draw
+    from their own generators, so the Linear weights are identical whatever the activation."""
     seed_everything(config.seed)
     if activation == "smartmixed":
         counter = itertools.count()
@@ -74,9 +67,8 @@ def build_network(config: RunConfig, in_features: int, n_classes: int, activatio
 
 
 class Scaled(nn.Module):
-    """logits = k * raw: under Adam (step size independent of the gradient's scale) the router
-    logits then move k times as fast as with `lr` alone, i.e. a router learning rate of k * lr,
-    while every other parameter keeps `lr`. The initial logits are unchanged (`right_inverse`)."""
+    """logits = k * raw: Adam's step ignores the gradient's scale, so the logits move k times as fast (a router
+    learning rate of k * lr) while every other parameter keeps `lr`; `right_inverse` keeps the initial logits."""
 
     def __init__(self, k: float) -> None:
         super().__init__()
@@ -98,12 +90,9 @@ def phase_budgets(config: RunConfig) -> tuple[Budget, Budget, Budget]:
 
 
 def phase2_network(phase1: nn.Sequential, assignment: Assignment | None, init: str, seed: int) -> nn.Sequential:
-    """The network phase 2 trains: the learned argmax (`assignment=None`) or a control assignment.
-
-    `carry` keeps the phase-1 weights (units are only permuted with their weights, so with the
-    learned assignment the function is unchanged); `reinit` draws fresh Linear weights from
-    `seed`, like the public code's new phase-2 network (and equal to every arm's initial weights).
-    """
+    """The network phase 2 trains: the learned argmax (`assignment=None`) or a control assignment. `carry` keeps
+    the phase-1 weights (permuted with their units, so the learned argmax computes the same function); `reinit`
+    draws fresh Linear weights from `seed`, as the public code does (every arm's initial weights)."""
     if init not in ("carry", "reinit"):
         raise ValueError(f"phase-2 init must be carry or reinit, got {init!r}")
     if assignment is None:

@@ -1,11 +1,8 @@
 """SmartMixed's decision rules: `rule(estimate, ci, **inputs) -> verdict`, one per claim.
 
-Why their own module: a rule is stored beside its verdict (its source is on the page) and simulated to measure
-how often it errs (`operating.py`), so it must be a small pure function of its arguments. The evidence that feeds
-it (`evidence.py`) is computed by the same code for the runs and for every simulated data set.
-
-Every rule checks a claim's margin before "supported": its threshold *is* the margin (the smallest effect that
-counts), so an interval wholly above zero but not above the margin is never "supported".
+Small pure functions, because a rule is stored beside its verdict and simulated to measure how often it errs
+(`operating.py`). Each rule's threshold *is* the claim's margin, so an interval above zero but not above the margin
+is never "supported".
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """One SmartMixed run: every requested strategy for one (dataset, architecture, seed), recorded as rows.
 
-Why several strategies per run: the controls need SmartMixed's learned assignment, and every arm
-must share the seed, the data and the initial weights; one kernel also pays the start-up and the
-data loading once. Order: phase 1 (if any phase-2 strategy is asked for), then each phase-2 arm
-(SmartMixed and the controls, under each requested init), then the fixed baselines.
-
-What is recorded (`RunRecord.to_record()`, passed to `actlab.record`): one dict per arm (strategy,
-init, status, validation/test accuracy of the best-validation-loss checkpoint, exact epochs, steps
-and samples, training seconds, per-layer choice counts, the validation curve), the shared phase 1
-(its accuracy, the argmax network's accuracy, per-layer choices and routing confidence), and
-flat `<arm>.test_accuracy` numbers for the sweep's `results.csv`.
+Several strategies per run, because the controls need SmartMixed's learned assignment and every arm must share the
+seed, the data and the initial weights. Order: phase 1 (if a phase-2 strategy is asked for), each phase-2 arm under
+each init, then the fixed baselines. `RunRecord.to_record()` is what `actlab.record` stores: one dict per arm, the
+shared phase 1, and flat `<arm>.test_accuracy` numbers for the sweep's `results.csv`.
 """
 
 from __future__ import annotations
@@ -119,11 +113,8 @@ class RunRecord:
 
 
 def commitment_by_layer(probabilities: list[torch.Tensor]) -> list[float]:
-    """Per layer: the mean over neurons of the largest routing probability ((width, K) tensors).
-
-    1/K when the routers never left uniform, 1 when every neuron put all its weight on one choice;
-    a run whose minimum over layers is below `COMMITTED` has not committed and is not tested.
-    """
+    """Per layer: the mean over neurons of the largest routing probability ((width, K) tensors): 1/K when the
+    routers never left uniform, 1 when every neuron put all its weight on one choice."""
     values = []
     for index, probs in enumerate(probabilities):
         if probs.dim() != 2 or probs.shape[0] < 1:
@@ -168,9 +159,8 @@ def _finished(arm: Arm, results: list[TrainResult], model: nn.Module, data: Stud
 
 
 def warm_up(model: nn.Module, data: StudyData, config: RunConfig, budget: Budget) -> None:
-    """SmartMixed's compiled phase-1 kernels built off the clock (`actlab.train.warm_up`): a compute-time-matched
-    phase 1 then spends its seconds training, not compiling (docs/timings.md).
-    Built at the thread count `train` will use for `budget` (CPU kernels are built per thread count)."""
+    """SmartMixed's compiled phase-1 kernels built off the clock, so a compute-time-matched phase 1 spends its
+    seconds training; at the thread count `train` will use for `budget` (CPU kernels are built per thread count)."""
     batch = (data.train[0][: config.batch_size], data.train[1][: config.batch_size])
     device = pick_device(config.device)
     train_warm_up(model, batch, "classification", device, threads=budget_threads(config.num_threads, budget, device))
@@ -248,22 +238,9 @@ def run_fixed_arm(config: RunConfig, data: StudyData, activation: str) -> Arm:
     return _finished(arm, [result], model, data, config)
 
 
-def _diverged_phase2(strategy: str, init: str, phase1_result: TrainResult) -> Arm:
-    return Arm(
-        arm=arm_name(strategy, init),
-        strategy=strategy,
-        init=init,
-        status="diverged",
-        steps=phase1_result.used.steps,
-        phase1_steps=phase1_result.used.steps,
-    )
-
-
 def run(config: RunConfig, data: StudyData | None = None) -> RunRecord:
-    """Train every strategy of `config`; `data` may be passed in (tests, notebooks reusing a load).
-
-    `config.num_threads` holds for the whole run, evaluation included (not only inside `train`).
-    """
+    """Train every strategy of `config` (`data`: a load to reuse); `config.num_threads` holds for the whole run,
+    evaluation included."""
     with cpu_threads(config.num_threads):
         return _run(config, data)
 
@@ -287,8 +264,11 @@ def _run(config: RunConfig, data: StudyData | None) -> RunRecord:
             for strategy in ("smartmixed", *CONTROLS):
                 if strategy not in config.strategies:
                     continue
-                if phase1 is None:
-                    arms.append(_diverged_phase2(strategy, init, phase1_result))
+                if phase1 is None:  # phase 1 diverged: every phase-2 arm did
+                    steps = phase1_result.used.steps
+                    arms.append(
+                        Arm(arm_name(strategy, init), strategy, init, "diverged", steps=steps, phase1_steps=steps)
+                    )
                 else:
                     arms.append(run_phase2_arm(config, data, phase1, phase1_result, strategy, init))
     for activation in () if config.phase1_only else config.fixed:

@@ -1,10 +1,8 @@
 """SmartMixed's layer-wise preference decided look by look (`actlab decide`): the two-component rule, sequential.
 
-A new seed trains one network per (dataset, architecture) cell of the preference sweep; each look reads the
-committed networks of the seeds taken so far, pooled as the registered claim pools them, and applies the claim's
-rule (`rules.layerwise_rule`: both shifts past the margin, TOST within it for "equivalent") at the look's nominal
-level. Its error rates are simulated with the per-network (rise, fall) drawn from the covariance the default runs
-show, at the truths that matter.
+A new seed trains one network per (dataset, architecture) cell of the preference sweep; each look pools the committed
+networks so far as the registered claim does and applies its rule at the look's nominal level. Error rates are
+simulated with per-network (rise, fall) drawn at the covariance the default runs show.
 """
 
 from __future__ import annotations

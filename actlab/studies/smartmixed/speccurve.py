@@ -1,18 +1,12 @@
 """The SmartMixed specification curve: the choices the paper and its code leave open, varied one at a time.
 
-Why: the layer-wise preference and the learned-vs-controls verdicts come from one setting of choices the paper
-does not pin down or that the CPU profile shortened: the phase-1 length (the reference code: 50 epochs), the
-Gumbel mode (the reference code's noise, clamps and double softmax, or corrected), tau, the routers' learning
-rate multiplier, the dataset and the architecture. A verdict that holds across them says more than one that
-holds at our defaults. The baseline's cells already vary dataset and architecture; the `speccurve_*` sweeps add
-the other choices, each changed alone from that claim's baseline settings, in both directions where both exist.
+The layer-wise and learned-vs-controls verdicts come from one setting of choices the paper does not pin down or the
+CPU profile shortened (phase-1 length, Gumbel mode, tau, the routers' learning rate, dataset, architecture); a verdict
+that holds across them says more. The `speccurve_*` sweeps change each alone from that claim's baseline settings.
 
-One run = one seed x every alternative specification of both claims, trained in turn in one kernel (the data
-loaded once per dataset), because a run's start-up and compilation cost more than a short phase 1. Each entry of
-`specifications` names the `claim` it serves (`layerwise`: phase 1 only, read for its choices; `controls`:
-SmartMixed and the random and reversed controls), its `label`, the one `choice` it changes from that claim's
-baseline, the `RunConfig` fields that make it up, and optionally the `seeds` it runs on (a longer setting may run
-on fewer networks; the page says so).
+One run is one seed x every specification, trained in turn in one kernel (start-up costs more than a short phase 1).
+Each entry names the `claim` it serves (`layerwise` or `controls`), its `label`, the one `choice` it changes, the
+`RunConfig` fields that make it up, and optionally the `seeds` it runs on.
 """
 
 from __future__ import annotations
@@ -62,8 +56,8 @@ def validate(specifications: Sequence[Mapping[str, Any]], base: RunConfig) -> li
 
 
 def run_specifications(base: RunConfig, specifications: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Train every specification that includes `base.seed` (an entry's optional `seeds` list) and return what
-    `actlab.record` stores: one entry per specification with its label, choice and the run's record."""
+    """Train every specification that includes `base.seed` (an entry's optional `seeds`); what `actlab.record`
+    stores: one entry per specification with its label, choice and the run's record."""
     configs = validate(specifications, base)
     loaded: dict[tuple[Any, ...], StudyData] = {}
     entries = []
