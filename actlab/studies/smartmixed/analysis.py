@@ -79,7 +79,7 @@ def frames_from_records(records: dict[str, dict[str, Any]], runs: pd.DataFrame |
         contexts.append({**data, "width_scale": config["width_scale"], "seed": config["seed"]})
         for arm in results["arms"]:
             row = {**base, "arm": arm["arm"], "strategy": arm["strategy"], "init": arm["init"], "status": arm["status"]}
-            row.update({key: _number(arm.get(key)) for key in ARM_COLUMNS})
+            row.update({key: math.nan if arm.get(key) is None else float(arm[key]) for key in ARM_COLUMNS})
             arm_rows.append(row)
         phase1 = results.get("phase1") or {}
         if phase1:
@@ -113,10 +113,6 @@ def frames_from_records(records: dict[str, dict[str, Any]], runs: pd.DataFrame |
         runs if runs is not None else pd.DataFrame(),
         _context(arms, contexts, runs),
     )
-
-
-def _number(value: Any) -> float:
-    return math.nan if value is None else float(value)
 
 
 def _context(arms: pd.DataFrame, contexts: list[dict[str, Any]], runs: pd.DataFrame | None) -> dict[str, Any]:

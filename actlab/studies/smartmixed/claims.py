@@ -26,6 +26,7 @@ import pandas as pd
 
 from actlab import measured_on, registry
 from actlab.claim import Claim, Evidence, decide
+from actlab.stats import t_interval
 from actlab.stats.family import adjust_family
 from actlab.stats.robustness import simulated_rates
 from actlab.stats.sequential import FIRST_SEED, SequentialDesign
@@ -62,6 +63,7 @@ TWO_COMPONENT_TESTS = {
     "not supported": "t test of the smaller component below the margin (Bonferroni over the two)",
     "equivalent": "TOST: both components within +-margin (the largest of the one-sided p's)",
 }
+NEARER_TWO_COMPONENT_TEST = "nearer of: " + "; ".join(TWO_COMPONENT_TESTS.values())
 LAYERWISE_MARGINS = (1.0, 2.0, 3.0, 4.0, 5.0)  # points: the sensitivity strip around the registered 3
 LEARNED_MARGINS = (0.0, 0.25, 0.5, 1.0, 1.5)  # accuracy points around the registered 0.5
 
@@ -353,6 +355,19 @@ def layer_values(layers) -> np.ndarray:  # noqa: ANN001 - the preference `layers
     return values[None].astype(float)
 
 
+def layerwise_design(settings: Settings, alpha: float, confidence: float) -> ev.TwoComponentClaim:
+    """How the layer-wise claim is decided at `alpha` (also each look of its sequential design)."""
+    return ev.TwoComponentClaim(
+        layerwise_rule,
+        settings.preference_margin,
+        {"min_networks": settings.min_networks, "alpha": alpha},
+        "networks",
+        equivalence=True,
+        confidence=confidence,
+        alpha=alpha,
+    )
+
+
 def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
     """Both trends of Fig. 3 over committed networks (the registered primary design); the baseline's cells and
     the alternative settings are its specifications, the reference code's procedure read by its own argmax."""
@@ -373,17 +388,10 @@ def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
             not_run.append(label)
     choice_of = {**{label: "dataset x architecture" for label in cells}, **(curve.choice_of if curve else {})}
     specs = ev.Specifications(cells, alternatives, choice_of)
-    rule = ev.TwoComponentClaim(
-        layerwise_rule,
-        settings.preference_margin,
-        {"min_networks": settings.min_networks, "alpha": settings.alpha},
-        "networks",
-        equivalence=True,
-        confidence=settings.confidence,
-        alpha=settings.alpha,
-    )
+    rule = layerwise_design(settings, settings.alpha, settings.confidence)
     # rise of ELU+SELU minus change of ReLU+LeakyReLU: the relative preference
-    contrast = _mean_ci(specs.pooled()[0].sum(axis=1), settings.confidence)
+    interval = t_interval(specs.pooled()[0].sum(axis=1), settings.confidence)
+    contrast = {"estimate": interval.estimate, "ci": [interval.low, interval.high]}
     return _two_component_claim(
         "smartmixed-layerwise-preference",
         specs,
@@ -494,7 +502,10 @@ def _two_component_claim(
     if n is not None:
         evidence = replace(evidence, n=n, inputs={**evidence.inputs, rule.count_key: n})
     verdict = rule.rule(evidence.estimate, evidence.ci, **evidence.inputs)
-    evidence = _deciding_p(evidence, verdict)
+    if verdict in ("not run", "equivalent"):  # the p of the test that decided: TOST's, or none
+        evidence = replace(
+            evidence, p_value=float(evidence.inputs["equivalence_p"]) if verdict == "equivalent" else None
+        )
     # what decided the verdict when the drawn intervals alone do not show it
     reasons = {"not run": not_run_reason}
     if rule.equivalence:
@@ -510,7 +521,7 @@ def _two_component_claim(
         confidence=settings.confidence,
         robustness=ev.robustness(decision, specs, evidence.mde, verdict),
         parts=ev.parts(decision, rule, names, parts_units),
-        deciding_test=_two_component_test(verdict),
+        deciding_test="" if verdict == "not run" else TWO_COMPONENT_TESTS.get(verdict, NEARER_TWO_COMPONENT_TEST),
         margin_sensitivity=_sensitivity(specs, rule, margins),
         decided_by=reasons.get(verdict, ""),
         provenance=settings.provenance,
@@ -526,21 +537,6 @@ def _init_of(results: analysis.StudyResults, preferred: str) -> str:
     if f"smartmixed@{preferred}" in arms:
         return preferred
     return next((init for init in INITS if f"smartmixed@{init}" in arms), preferred)
-
-
-def _deciding_p(evidence: Evidence, verdict: str) -> Evidence:
-    """The evidence with the p of the test that decided `verdict`: TOST's for "equivalent", none for "not run"."""
-    if verdict == "not run":
-        return replace(evidence, p_value=None)
-    if verdict == "equivalent":
-        return replace(evidence, p_value=float(evidence.inputs["equivalence_p"]))
-    return evidence
-
-
-def _two_component_test(verdict: str) -> str:
-    if verdict == "not run":
-        return ""
-    return TWO_COMPONENT_TESTS.get(verdict, "nearer of: " + "; ".join(TWO_COMPONENT_TESTS.values()))
 
 
 def _sensitivity(specs: ev.Specifications, rule: ev.TwoComponentClaim, margins: tuple[float, ...]) -> list:
@@ -586,10 +582,3 @@ def _with_operating(
             reversal_power=power,
         )
     return claim.with_changes(**changes)
-
-
-def _mean_ci(values: np.ndarray, confidence: float) -> dict[str, Any]:
-    from actlab.stats import t_interval
-
-    interval = t_interval(values, confidence)
-    return {"estimate": interval.estimate, "ci": [interval.low, interval.high]}

@@ -92,15 +92,11 @@ def trend_tests(layers: pd.DataFrame, groups: Sequence[Sequence[str]] = (DEEP_GR
     return table
 
 
-def neuron_rows(layers: pd.DataFrame) -> pd.DataFrame:
-    """One row per neuron (choice, depth, network): the shape a multinomial logit takes."""
-    repeated = layers.loc[layers.index.repeat(layers["count"].to_numpy())]
-    return repeated[["network", "architecture", "seed", "layer", "depth", "choice"]].reset_index(drop=True)
-
-
 def multinomial(layers: pd.DataFrame, reference: str = "relu") -> tuple[pd.DataFrame, dict[str, Any]]:
     """Multinomial logit of choice on normalised depth, errors clustered by network (= seed x architecture)."""
-    neurons = neuron_rows(layers[layers.n_layers > 1])
+    layers = layers[layers.n_layers > 1]
+    repeated = layers.loc[layers.index.repeat(layers["count"].to_numpy())]  # one row per neuron
+    neurons = repeated[["network", "architecture", "seed", "layer", "depth", "choice"]].reset_index(drop=True)
     present = set(neurons.choice)
     if len(present) < 2 or neurons.network.nunique() < 2:
         return pd.DataFrame(), {"pvalue": math.nan, "clusters": int(neurons.network.nunique()), "error": "too few"}

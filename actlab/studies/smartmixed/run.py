@@ -112,6 +112,13 @@ class RunRecord:
         return table
 
 
+def load_data(config: RunConfig) -> StudyData:
+    """The data `config` trains on."""
+    return load(
+        config.dataset, data_seed=config.data_seed, n_train=config.n_train, n_val=config.n_val, n_test=config.n_test
+    )
+
+
 def commitment_by_layer(probabilities: list[torch.Tensor]) -> list[float]:
     """Per layer: the mean over neurons of the largest routing probability ((width, K) tensors): 1/K when the
     routers never left uniform, 1 when every neuron put all its weight on one choice."""
@@ -249,13 +256,7 @@ def _run(config: RunConfig, data: StudyData | None) -> RunRecord:
     started = time.perf_counter()
     if data is None:
         with phase("data"):
-            data = load(
-                config.dataset,
-                data_seed=config.data_seed,
-                n_train=config.n_train,
-                n_val=config.n_val,
-                n_test=config.n_test,
-            )
+            data = load_data(config)
     arms: list[Arm] = []
     phase1_summary: dict[str, Any] = {}
     if config.needs_phase1:

@@ -24,8 +24,7 @@ from actlab.stats.sequential import (
 from actlab.stats.tdist import standardised_mde
 from actlab.studies.smartmixed import evidence as ev
 from actlab.studies.smartmixed import preference
-from actlab.studies.smartmixed.claims import SEQUENTIAL, Settings, layer_values
-from actlab.studies.smartmixed.rules import layerwise_rule
+from actlab.studies.smartmixed.claims import SEQUENTIAL, Settings, layer_values, layerwise_design
 
 CLAIM_ID = "smartmixed-layerwise-preference"
 SWEEP = "preference"
@@ -35,16 +34,7 @@ FIXED_SEEDS_LIMIT = 200  # the most seeds the fixed design of the same power is 
 
 
 def _rule(level: float) -> ev.TwoComponentClaim:
-    settings = Settings()
-    return ev.TwoComponentClaim(
-        layerwise_rule,
-        settings.preference_margin,
-        {"min_networks": settings.min_networks, "alpha": level},
-        "networks",
-        equivalence=True,
-        confidence=1 - level,
-        alpha=level,
-    )
+    return layerwise_design(Settings(), level, 1 - level)
 
 
 def values_at(runs_dir: Path, sweep: str, seeds: list[int] | None) -> np.ndarray:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from actlab.studies.smartmixed.config import RENAMED, RunConfig, parse_architecture
-from actlab.studies.smartmixed.data import StudyData, load
-from actlab.studies.smartmixed.run import run
+from actlab.studies.smartmixed.data import StudyData
+from actlab.studies.smartmixed.run import load_data, run
 
 CLAIMS = ("layerwise", "controls")
 RESERVED = ("claim", "label", "choice", "seeds")
@@ -67,13 +67,7 @@ def run_specifications(base: RunConfig, specifications: Sequence[Mapping[str, An
             continue
         key = (config.dataset, config.data_seed, config.n_train, config.n_val, config.n_test)
         if key not in loaded:
-            loaded[key] = load(
-                config.dataset,
-                data_seed=config.data_seed,
-                n_train=config.n_train,
-                n_val=config.n_val,
-                n_test=config.n_test,
-            )
+            loaded[key] = load_data(config)
         record = run(config, loaded[key]).to_record()
         record = {name: value for name, value in record.items() if not name.endswith(FLAT_SUFFIX)}
         entries.append(
