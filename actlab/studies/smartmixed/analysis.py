@@ -124,11 +124,7 @@ def _context(arms: pd.DataFrame, contexts: list[dict[str, Any]], runs: pd.DataFr
     ok = arms[arms.status == "ok"]
     cells = ok.groupby(["architecture", "arm"]).seed.nunique()
     return {
-        "dataset": joined("dataset"),
-        "n_train": joined("n_train"),
-        "n_val": joined("n_val"),
-        "n_test": joined("n_test"),
-        "n_train_available": joined("n_train_available"),
+        **{key: joined(key) for key in ("dataset", "n_train", "n_val", "n_test", "n_train_available")},
         "width_scale": float(first["width_scale"]),
         "budget": joined("budget"),
         "seeds_per_cell": f"{cells.min()}" if cells.min() == cells.max() else f"{cells.min()}-{cells.max()}",
