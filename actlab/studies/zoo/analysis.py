@@ -99,15 +99,7 @@ def improvement_probabilities(
             interval = probability_of_improvement_interval(
                 values, scores[baseline], seed=seed, confidence=confidence, n_resamples=n_resamples
             )
-            rows.append(
-                {
-                    "activation": entry,
-                    "baseline": baseline,
-                    "probability": interval.estimate,
-                    "low": interval.low,
-                    "high": interval.high,
-                }
-            )
+            rows.append((entry, baseline, interval.estimate, interval.low, interval.high))
     return pd.DataFrame(rows, columns=["activation", "baseline", "probability", "low", "high"])
 
 

@@ -8,7 +8,6 @@ are a large family, so Benjamini-Hochberg's false discovery rate is applied over
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,7 +26,7 @@ CPU_SCALE = "At CPU scale (small MLPs trained for seconds on 2 cores, not the pa
 
 @dataclass(frozen=True)
 class Settings:
-    """What the claims are decided with (the page's parameters)."""
+    """What the claims are decided with (the page's parameters): fields of the comparison's `Settings`."""
 
     margins: Mapping[str, float] = field(default_factory=lambda: dict(compare_claims.DEFAULT_MARGINS, digits=1.0))
     alpha: float = 0.05
@@ -58,16 +57,7 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
 
 
 def _compare_settings(settings: Settings, candidates: tuple[str, ...]) -> compare_claims.Settings:
-    return compare_claims.Settings(
-        baselines=(BASELINE,),
-        candidates=candidates,
-        margins=settings.margins,
-        alpha=settings.alpha,
-        confidence=settings.confidence,
-        n_simulations=settings.n_simulations,
-        seed=settings.seed,
-        provenance=settings.provenance,
-    )
+    return compare_claims.Settings(baselines=(BASELINE,), candidates=candidates, **vars(settings))
 
 
 def claims(
@@ -86,7 +76,8 @@ def claims(
 
 def relabel(claim: Claim) -> Claim:
     """A comparison claim as the zoo's: its id, study, source (the entry's paper) and the scale in its statement."""
-    candidate = str(claim.context.get("candidate", "")) or _candidate_of(claim.claim_id)
+    # else the candidate named in 'compare-<candidate>-<task>-<matching>' (a zoo name holds no '-')
+    candidate = str(claim.context.get("candidate", "")) or claim.claim_id.removeprefix("compare-").split("-", 1)[0]
     entry = get_entry(candidate)
     return claim.with_changes(
         claim_id="zoo-" + claim.claim_id.removeprefix("compare-"),
@@ -96,11 +87,6 @@ def relabel(claim: Claim) -> Claim:
         statement=CPU_SCALE + claim.statement,
         title=f"{entry.label} beats ReLU ({entry.source}), CPU scale: " + claim.title.split(": ", 1)[-1],
     )
-
-
-def _candidate_of(claim_id: str) -> str:
-    """The candidate named in 'compare-<candidate>-<task>-<matching>' (a zoo name holds no '-')."""
-    return re.sub(r"^compare-", "", claim_id).split("-", 1)[0]
 
 
 def claim_id(candidate: str, task: str, matching: str) -> str:
