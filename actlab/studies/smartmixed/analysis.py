@@ -242,8 +242,7 @@ def paired_tests(
     others: Sequence[str] | None = None,
     alpha: float = 0.05,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(per architecture, pooled): `baseline` minus each other arm, paired by seed (`stats.paired_comparison`), with
-    Holm over each table's family."""
+    """(per architecture, pooled): `baseline` minus each other arm, paired by seed, Holm over each table."""
     init = baseline.split("@")[1] if "@" in baseline else "carry"
     if others is None:
         others = [name for name in ranked_arms(init) if name != baseline] + [f"{c}@{init}" for c in CONTROLS]
@@ -328,8 +327,7 @@ def identical_runs(results: StudyResults, a: str, b: str) -> tuple[int, int]:
 
 
 def seconds_matched(results: StudyResults, tolerance: float = 0.15) -> bool:
-    """Per architecture every finished arm trained the same seconds within `tolerance` (relative): the check of a
-    compute-time-matched sweep, whose arms differ in steps by design."""
+    """Per architecture, every finished arm trained the same seconds within `tolerance` (relative)."""
     arms = ok_arms(results)
     if arms.empty:
         return False

@@ -126,8 +126,7 @@ def from_runs(runs_dir: Path, *, n_simulations: int, seed: int) -> list[Claim]:
 def claims(
     runs: StudyRuns, settings: Settings, *, runs_dir: str | Path | None = None, profile: str = "default"
 ) -> list[Claim]:
-    """Every SmartMixed claim, decided, with its operating characteristics, Holm over the study applied, stamped
-    with its registry entry (`runs_dir`: where the runs are, for their design and dates)."""
+    """Every SmartMixed claim, decided (`decide_all` without the page's tables)."""
     return decide_all(runs, settings, runs_dir=runs_dir, profile=profile).claims
 
 

@@ -92,8 +92,7 @@ def parse_list(value: str | Sequence[str], name: str, valid: Sequence[str], ever
 
 @dataclass(frozen=True)
 class RunConfig:
-    """One (dataset, architecture, seed) run of one or several strategies; the defaults are one quick CPU run of
-    every strategy."""
+    """One (dataset, architecture, seed) run of one or several strategies (defaults: one quick CPU run of each)."""
 
     dataset: str = "fashion_mnist"  # a named data set (NAMED), or a folder of the MNIST IDX files (the paper's data)
     architecture: tuple[int, ...] = REPRESENTATIVE  # the paper's 7-hidden-layer network (Table I)

@@ -34,11 +34,8 @@ class StudyData:
 
 
 def load(dataset: str, *, data_seed: int = 0, n_train: int = 0, n_val: int = 0, n_test: int = 0) -> StudyData:
-    """`dataset` is one of NAMED or a folder holding the four MNIST IDX files (the paper's data).
-
-    A named dataset's subsample is cached for the process, since a kept kernel runs many runs on the same data; the
-    tensors are shared, which is safe because training indexes copies of them and changes none.
-    """
+    """`dataset` is one of NAMED or a folder of the four MNIST IDX files. A named dataset's subsample is cached for
+    the process (a kept kernel runs many runs on it); sharing is safe, as training indexes copies and changes none."""
     if dataset in NAMED:
         return _named(dataset, data_seed, n_train, n_val, n_test)
     if Path(dataset).is_dir():

@@ -91,8 +91,7 @@ def phases(table: pd.DataFrame):  # noqa: ANN201
 
 
 def stacked_layers(shares: pd.DataFrame):  # noqa: ANN201
-    """Per (dataset, architecture): stacked mean share of each choice per layer, the t interval over networks as a
-    bar at the top of each segment."""
+    """Per (dataset, architecture): each choice's mean share per layer, stacked, t intervals over networks on top."""
     cells = list(dict.fromkeys(zip(shares.dataset, shares.architecture, strict=True)))
     fig, axes = plt.subplots(1, len(cells), figsize=(3.6 * len(cells), 3.2), sharey=True, squeeze=False)
     for ax, (dataset, architecture) in zip(axes[0], cells, strict=True):

@@ -246,8 +246,7 @@ def run_fixed_arm(config: RunConfig, data: StudyData, activation: str) -> Arm:
 
 
 def run(config: RunConfig, data: StudyData | None = None) -> RunRecord:
-    """Train every strategy of `config` (`data`: a load to reuse); `config.num_threads` holds for the whole run,
-    evaluation included."""
+    """Train every strategy of `config` (`data`: a load to reuse), evaluation included in `config.num_threads`."""
     with cpu_threads(config.num_threads):
         return _run(config, data)
 

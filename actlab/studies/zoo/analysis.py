@@ -88,8 +88,7 @@ def improvement_probabilities(
     n_resamples: int = 1000,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """P(entry's run beats the baseline's run) per entry and baseline, averaged over tasks, with rliable's
-    task-stratified bootstrap interval."""
+    """P(entry's run beats the baseline's run), averaged over tasks, with rliable's task-stratified interval."""
     _, scores = normalised_scores(frame, matching)
     rows = []
     for baseline in [b for b in baselines if b in scores]:

@@ -63,8 +63,7 @@ def _compare_settings(settings: Settings, candidates: tuple[str, ...]) -> compar
 def claims(
     runs: compare_claims.StudyRuns, settings: Settings, *, runs_dir: str | None = None, profile: str = "default"
 ) -> compare_claims.StudyClaims:
-    """Every testable "X beats ReLU" claim, decided, relabelled as the zoo's, with Benjamini-Hochberg applied over
-    the zoo's claims and each stamped with its registry entry."""
+    """Every testable "X beats ReLU" claim, decided, relabelled as the zoo's, BH over them, stamped (registry)."""
     present = set(runs.arms["activation"])
     candidates = tuple(name for name in claimants() if name in present)
     decided = compare_claims.decide_all(runs, _compare_settings(settings, candidates), stamp=False)

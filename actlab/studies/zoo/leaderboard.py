@@ -127,9 +127,8 @@ def _number(value: float) -> str:
 
 
 def leaderboard_html(table: pd.DataFrame) -> str:
-    """The leaderboard as HTML: a row per entry (best mean rank first), a column per task and matching, each cell the
-    IQM with its interval, the mean rank and the words against ReLU and GELU (a claim's linked to its block). It
-    scrolls in a box of its own (the site's CSS), so the figures after it stay near whatever the number of entries."""
+    """The leaderboard as HTML: a row per entry (best mean rank first), a cell per task and matching (IQM, interval,
+    rank, words against ReLU and GELU); it scrolls in its own box, so the figures after it stay near."""
     groups = list(dict.fromkeys(zip(table["task"], table["matching"], strict=True)))
     tasks = list(dict.fromkeys(task for task, _ in groups))
     head = ['<tr><th rowspan="2" scope="col">activation</th>']

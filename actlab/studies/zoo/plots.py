@@ -71,8 +71,7 @@ def iqm_intervals(tables: Mapping[str, pd.DataFrame]) -> plt.Figure:
 
 
 def profiles(table: pd.DataFrame, highlight: Sequence[str]) -> plt.Figure:
-    """Performance profiles per matching: every entry in grey, `highlight` in its own colour (as on every page) with
-    its bootstrap band."""
+    """Performance profiles per matching: every entry in grey, `highlight` in its own colour with its band."""
     matchings = list(dict.fromkeys(table["matching"]))
     fig, axes = plt.subplots(1, len(matchings), figsize=(5.2 * len(matchings), 3.6), squeeze=False)
     for ax, matching in zip(axes[0], matchings, strict=True):
