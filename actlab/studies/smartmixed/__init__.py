@@ -6,28 +6,14 @@ report; `notebooks/smartmixed/run.ipynb` and `report.ipynb` only call these.
 
 from __future__ import annotations
 
-from actlab.studies.smartmixed.config import (
-    CONTROLS,
-    PAPER_ARCHITECTURES,
-    RANKED,
-    REPRESENTATIVE,
-    STRATEGIES,
-    RunConfig,
-    architecture_name,
-    from_parameters,
-)
-from actlab.studies.smartmixed.run import Arm, RunRecord, run
-
-__all__ = [
-    "CONTROLS",
-    "PAPER_ARCHITECTURES",
-    "RANKED",
-    "REPRESENTATIVE",
-    "STRATEGIES",
-    "Arm",
-    "RunConfig",
-    "RunRecord",
-    "architecture_name",
-    "from_parameters",
-    "run",
-]
+from actlab.studies.smartmixed.config import CONTROLS as CONTROLS
+from actlab.studies.smartmixed.config import PAPER_ARCHITECTURES as PAPER_ARCHITECTURES
+from actlab.studies.smartmixed.config import RANKED as RANKED
+from actlab.studies.smartmixed.config import REPRESENTATIVE as REPRESENTATIVE
+from actlab.studies.smartmixed.config import STRATEGIES as STRATEGIES
+from actlab.studies.smartmixed.config import RunConfig as RunConfig
+from actlab.studies.smartmixed.config import architecture_name as architecture_name
+from actlab.studies.smartmixed.config import from_parameters as from_parameters
+from actlab.studies.smartmixed.run import Arm as Arm
+from actlab.studies.smartmixed.run import RunRecord as RunRecord
+from actlab.studies.smartmixed.run import run as run
