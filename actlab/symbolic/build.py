@@ -1,19 +1,11 @@
 """One activation from two base gradients: the closed form where SymPy finds one torch can run, else quadrature.
 
 Why one function: the CLI (`actlab derive --pos --neg`), saved derivations, the published-activation corpus and
-the derivations notebook all turn base gradients into an activation, and must fall back in the same cases.
-`build_activation` decides "closed form, else quadrature" once, by the type of the exception
-(`recipe.NoClosedFormError`, never its text), and returns a `BuiltActivation` that says which path it took
-and builds the trainable module.
-
-Each side's gradient is refined on its own half-line before integrating (`recipe.gradient_first`), so `Abs`,
-`sign`, `Heaviside`, `Max`, `Min` and `Piecewise` integrate as the functions they are on that side, and is integrated
-there (x = ±t, t > 0), so its antiderivative is real on that side (1/(1 - x) gives log(1 - x), not -log(x - 1)).
+the derivations notebook must fall back in the same cases. `build_activation` decides "closed form, else
+quadrature" once, by the exception's type (`recipe.NoClosedFormError`, never its text).
 
 The numeric path (`actlab.symbolic.quadrature`) integrates one gradient over the whole line, so it needs the same
 base gradient on both sides; two different gradients without a closed form raise `NoClosedFormError`.
-`actlab.activations.resolve` stays the one entry for an activation by name: a saved derivation's name reaches
-this module through `actlab.symbolic.saved`.
 """
 
 from __future__ import annotations
@@ -37,10 +29,8 @@ QUADRATURE = "quadrature"
 
 @dataclass(frozen=True)
 class BuiltActivation:
-    """What the recipe made of (positive, negative): `derivation` on the closed-form path, None on the numeric one.
-
-    `why_numeric` is the reason the closed form failed ("" on the closed-form path), for messages and tables.
-    """
+    """What the recipe made of (positive, negative): `derivation` on the closed-form path, None on the numeric one,
+    where `why_numeric` says why the closed form failed."""
 
     name: str
     positive: sp.Expr
@@ -50,7 +40,6 @@ class BuiltActivation:
 
     @property
     def path(self) -> str:
-        """The path taken: "closed form" or "quadrature"."""
         return CLOSED_FORM if self.derivation is not None else QUADRATURE
 
     @property
@@ -60,9 +49,7 @@ class BuiltActivation:
 
     def module(self, init: XIELUConfig = XIELU_DEFAULTS, path: str = "auto") -> nn.Module:
         """A fresh trainable module: f' = alpha g + beta per side, alpha = softplus(a) trainable from `init`'s
-        alphas, `init.beta` fixed. `path` picks the kernels (`actlab.kernels.paths`: "auto", "compile",
-        "function", "eager").
-        """
+        alphas, `init.beta` fixed, kernels on `path` (`actlab.kernels.paths`)."""
         if self.derivation is None:
             from actlab.symbolic.quadrature import QuadratureActivation
 
@@ -78,14 +65,11 @@ def build_activation(
     """The recipe on base gradients for x > 0 and x <= 0: the closed form if SymPy finds one torch can evaluate,
     else (with `numeric`, and the same gradient on both sides) the quadrature path.
 
-    Text is parsed safely and checked on its side's domain (`derivations.parse_base_gradient`); a bad formula
-    raises `ValueError` saying what to fix, an integral that diverges at 0 `recipe.DerivationError`. Without a
-    closed form, `NoClosedFormError` (a `DerivationError`) is raised when `numeric` is False or the two sides
-    differ.
+    A bad formula raises `ValueError` saying what to fix, an integral that diverges at 0 `recipe.DerivationError`;
+    without a closed form, `NoClosedFormError` is raised when `numeric` is False or the two sides differ.
 
-    Kept per process for the same arguments (a failure is not kept): the recipe is a pure function of its text,
-    and SymPy's integration took ~0.1 s a call, which a comparison run paid for every arm it built (~1 s a run,
-    outside its training loop). The result is immutable; `module` builds a fresh module from it every time.
+    Cached per process (failures are not): the recipe is a pure function of its text and SymPy's integration is
+    slow. The result is immutable; `module` builds a fresh module every time.
     """
     return _build_activation(positive, negative, name, numeric)
 

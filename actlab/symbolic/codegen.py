@@ -1,18 +1,13 @@
 """Torch code generated from a `Derivation`: f, its gradient, and an autograd Function whose backward is symbolic.
 
-Why generate rather than hand-write: the module's fast path and the notebook's plots must be the derived math,
-not a second transcription of it. Softplus and sigmoid patterns become torch's stable functions first
-(`actlab.symbolic.stable`: log(1 + exp(x)) is inf beyond x ~ 88 in float32, softplus(x) is not), then expressions go
-through SymPy's C99 rewrites (`exp(x) - 1` becomes `expm1(x)`), so the generated code keeps full precision near 0.
+Why generate rather than hand-write: the fast path and the notebook's plots must be the derived math, not a second
+transcription of it. Softplus and sigmoid patterns become torch's stable functions first (`actlab.symbolic.stable`),
+then SymPy's C99 rewrites (`exp(x) - 1` becomes `expm1(x)`) keep full precision near 0.
 
-Each branch is evaluated on its own side only: the x > 0 branch sees `clamp(x, min=0)` and the x <= 0 branch
-`clamp(x, max=0)`. The selected branch is unchanged, and the other one stays finite (no `exp` overflow), so
-`torch.where` never multiplies a zero gradient by an infinity. Because a branch only ever sees its own side, an
-`exp(u)` or `expm1(u)` whose argument SymPy proves <= 0 there is printed as `actlab.kernels.fast_exp`'s
-`exp_nonpositive` / `expm1_nonpositive`: `torch.exp` / `torch.expm1` in eager code, and inside a compiled float32
-CPU kernel the polynomial exp that inductor fuses into the loop (the cubic's exp(x) on x <= 0, xIELU's expm1).
-
-`actlab.symbolic.derived_spec.DerivedSpec` compiles this code into a derived activation's two kernels.
+Each branch is evaluated on its own side only (`clamp(x, min=0)`, `clamp(x, max=0)`): the selected branch is
+unchanged and the other stays finite, so `torch.where` never multiplies a zero gradient by an infinity. And an
+`exp(u)` or `expm1(u)` whose argument SymPy proves <= 0 on the side is printed as `actlab.kernels.fast_exp`'s
+`exp_nonpositive` / `expm1_nonpositive`, which a compiled float32 CPU kernel fuses into its loop.
 """
 
 from __future__ import annotations
@@ -103,13 +98,11 @@ def _stable_on(expr: sp.Expr, side: str | None) -> sp.Expr:
 def _torch_ready(expr: sp.Expr, side: str | None = None) -> sp.Expr:
     """`expr` in the forms torch's functions take, for every function the safe parser accepts.
 
-    - softplus and sigmoid patterns (log(1 + exp(u)), exp(u)/(1 + exp(u))) become torch's stable functions, before
-      the C99 rewrites (which would make log(1 + exp(-u)) the overflowing -u + log1p(exp(u))): `_stable_on`;
-    - Max, Min and Heaviside become Piecewise (printed as `torch.where`, whose gradient is the selected branch's;
-      torch.maximum and torch.heaviside refuse a Python number as an argument);
+    - softplus and sigmoid patterns become stable functions before the C99 rewrites, which would make
+      log(1 + exp(-u)) the overflowing -u + log1p(exp(u));
+    - Max, Min and Heaviside become Piecewise (`torch.where`: torch.maximum and torch.heaviside refuse numbers);
     - erfc(u) becomes 1 - erf(u) (no printer for erfc);
-    - after the C99 rewrites (expm1, log1p), every constant subexpression (sqrt(2), log(2), pi, E, ...) is folded
-      into one float, so torch never receives a Python number where it wants a tensor (`torch.sqrt(2)`).
+    - constant subexpressions (sqrt(2), pi, ...) are folded into one float, so torch never gets `torch.sqrt(2)`.
     """
     expr = _stable_on(sp.sympify(expr), side)
     expr = expr.replace(lambda e: isinstance(e, (sp.Max, sp.Min, sp.Heaviside)), lambda e: e.rewrite(sp.Piecewise))
@@ -128,10 +121,8 @@ def _as_float(e: sp.Expr) -> sp.Expr:
 
 
 def lambdify_torch(args: Sequence[sp.Symbol], expr: sp.Expr | Sequence[sp.Expr], side: str | None = None) -> TensorFn:
-    """A torch function of `args` computing `expr` (or a list of expressions, sharing common subexpressions).
-
-    With `side`, the function is only ever called with x on that side ("x > 0" or "x <= 0"), which lets its exps
-    be the fusable ones (module docstring)."""
+    """A torch function of `args` computing `expr` (or a list of expressions, sharing common subexpressions); with
+    `side`, it is only ever called with x on that side, which lets its exps be the fusable ones."""
     rewritten = _torch_ready(expr, side) if isinstance(expr, sp.Basic) else [_torch_ready(e, side) for e in expr]
     generated = sp.lambdify(list(args), rewritten, modules=[_NAMESPACE], printer=_Printer, cse=True)
 
@@ -150,20 +141,16 @@ def lambdify_torch(args: Sequence[sp.Symbol], expr: sp.Expr | Sequence[sp.Expr],
 
 @dataclass(frozen=True)
 class BranchKernels:
-    """Generated torch functions of (x, *parameters, beta) for one branch.
-
-    `partials` returns [df/dx, df/dparameter_0, ...] in one call, so shared pieces (`expm1(x)`) run once.
-    """
+    """Generated torch functions of (x, *parameters, beta) for one branch; `partials` returns [df/dx,
+    df/dparameter_0, ...] in one call, so shared pieces (`expm1(x)`) run once."""
 
     value: TensorFn
     partials: TensorFn
 
 
 def _branch_kernels(branch: Branch, parameters: Sequence[sp.Symbol], shift: sp.Symbol) -> BranchKernels:
-    """The branch's torch functions; a closed form using a function torch lacks raises `NoClosedFormError`.
-
-    The closed form takes its stable forms (`_stable_on`) before it is differentiated, so the partials are stable
-    too (Softplus differentiates to Sigmoid)."""
+    """The branch's torch functions, differentiated after `_stable_on` so the partials are stable too; a closed
+    form using a function torch lacks raises `NoClosedFormError`."""
     args = [x, *parameters, shift]
     closed_form = _stable_on(branch.closed_form, branch.side)
     partials = [sp.diff(closed_form, x), *(sp.diff(closed_form, p) for p in parameters)]
@@ -180,11 +167,10 @@ def _branch_kernels(branch: Branch, parameters: Sequence[sp.Symbol], shift: sp.S
 
 
 def broadcast_full(value: torch.Tensor | float, like: torch.Tensor) -> torch.Tensor:
-    """Broadcast a generated result (possibly a Python number for a constant expression) to `like`.
+    """Broadcast a generated result (a Python number for a constant expression) to `like`.
 
-    A number becomes a `torch.full` of shape (), not `torch.as_tensor(number)`: traced for a compiled kernel
-    (`actlab.kernels.standalone`), `as_tensor` is a tensor constant, which inductor's wrapper passes as an extra
-    input, so the kernel could not be called directly (~7 us of wrappers a call, a derived backward's every call)."""
+    A number becomes a `torch.full`, not `torch.as_tensor`: traced for a compiled kernel, `as_tensor` is a tensor
+    constant that inductor's wrapper passes as an extra input, so the kernel could not be called directly."""
     if isinstance(value, torch.Tensor):
         return value.to(dtype=like.dtype, device=like.device).expand_as(like)
     return torch.full((), value, dtype=like.dtype, device=like.device).expand_as(like)
@@ -202,12 +188,8 @@ class TorchKernels:
     def value(
         self, x_: torch.Tensor, params: Sequence[torch.Tensor | float], beta_: float, clamp: bool = True
     ) -> torch.Tensor:
-        """f(x), elementwise.
-
-        With `clamp`, each branch sees only its own side of 0, which autograd through this function needs (see
-        the module docstring). Without it (inside `SymbolicActivationFunction`, where no tape is recorded), the
-        unselected branch may overflow but `where` discards it, and two passes over x are saved.
-        """
+        """f(x), elementwise. With `clamp`, each branch sees only its own side, which autograd through this needs;
+        without (no tape recorded), `where` discards an overflowing unselected branch and two passes are saved."""
         x_pos, x_neg = (torch.clamp(x_, min=0.0), torch.clamp(x_, max=0.0)) if clamp else (x_, x_)
         value_pos = broadcast_full(self.positive.value(x_pos, *params, beta_), x_)
         value_neg = broadcast_full(self.negative.value(x_neg, *params, beta_), x_)
@@ -216,11 +198,8 @@ class TorchKernels:
     def partials(
         self, x_: torch.Tensor, params: Sequence[torch.Tensor | float], beta_: float, clamp: bool = False
     ) -> list[torch.Tensor]:
-        """[f'(x), df/dparameter_0, ...] elementwise, from the symbolic gradient (x = 0 takes the x <= 0 side).
-
-        Plain evaluation, never differentiated: an overflowing unselected branch is discarded by `where`. With
-        `clamp`, each branch sees only its own side (what the compiled kernels do: their fusable exps need it).
-        """
+        """[f'(x), df/dparameter_0, ...] elementwise from the symbolic gradient (x = 0 takes the x <= 0 side); never
+        differentiated, so `clamp` is only for the compiled kernels, whose fusable exps need it."""
         x_pos, x_neg = (torch.clamp(x_, min=0.0), torch.clamp(x_, max=0.0)) if clamp else (x_, x_)
         positive = self.positive.partials(x_pos, *params, beta_)
         negative = self.negative.partials(x_neg, *params, beta_)
@@ -255,11 +234,8 @@ def derivation_key(derivation: Derivation) -> str:
 
 
 def torch_kernels(derivation: Derivation) -> TorchKernels:
-    """The torch functions of a derivation, generated once per process (a few hundred ms of SymPy).
-
-    Why once: every module built from the same derivation then holds the same functions, so its compiled kernels
-    (keyed on them, `DerivedSpec`) are compiled once too, not once per layer.
-    """
+    """The torch functions of a derivation, generated once per process, so every module built from it holds the
+    same functions and its compiled kernels (`DerivedSpec`) are compiled once, not once per layer."""
     key = derivation_key(derivation)
     if key not in _GENERATED:
         parameters = derivation.parameters
@@ -275,11 +251,8 @@ def torch_kernels(derivation: Derivation) -> TorchKernels:
 
 
 class SymbolicActivationFunction(torch.autograd.Function):
-    """Forward from the closed form, backward from the symbolic partial derivatives (not from autograd's tape).
-
-    Saves only x and the parameters, so memory matches a hand-written kernel. Parameter gradients are reduced
-    to the parameters' own shapes (scalars for xIELU's one pair per module).
-    """
+    """Forward from the closed form, backward from the symbolic partials: saves only x and the parameters, so memory
+    matches a hand-written kernel; parameter gradients are reduced to the parameters' own shapes."""
 
     @staticmethod
     def forward(ctx, x_: torch.Tensor, beta_: float, kernels: TorchKernels, *params: torch.Tensor) -> torch.Tensor:

@@ -1,9 +1,5 @@
-"""xIELU's defaults, in one place: every module that builds, derives, measures or saves an integrated
-activation reads them from here.
-
-Why: they were written in four places (the modules, the quadrature path, the eps analysis, saved derivations)
-and had started to drift. The values are the paper's (§3) and its reference code's.
-"""
+"""xIELU's defaults (the paper's §3 and its reference code), the one copy every module that builds, derives,
+measures or saves an integrated activation reads."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Built-in gradient-first derivations (xIELU, xIPReLU, xIEP), user-typed ones, and the checks behind `--check`.
 
-Why these three: xIELU and xIPReLU are the paper's activations (arXiv 2411.13010, Eqs. 9 and 12); xIEP is the
-paper repository's cubic variant (integral of a PolyReLU-shaped gradient, two trainable scales on x > 0), which
-shows the recipe is not specific to one alpha per branch. The base gradients are the *shapes* the paper picks:
+xIELU and xIPReLU are the paper's activations (arXiv 2411.13010, Eqs. 9 and 12); xIEP, the paper repository's cubic
+variant, shows the recipe is not specific to one alpha per branch. The base gradients are the *shapes* the paper picks:
 
 - xIELU: ELU-shaped. x > 0: 2x (ReLU²'s gradient, linearly increasing); x <= 0: e^x - 1 (ELU on x <= 0, which is
   0 at 0 so f' is continuous, and tends to -1 so alpha_n > beta gives negative-valued gradients).
@@ -100,12 +99,9 @@ _DOMAIN_PROBES = (1e-9, 1e-3, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0)
 
 
 def parse_base_gradient(text: str | sp.Expr, side: str) -> sp.Expr:
-    """A user-typed base gradient in x (`"x**2"`, `"exp(x)"`), parsed safely and checked on its side's domain.
-
-    Parsing goes through `actlab.symbolic.parser` (no code runs); a SymPy expression is taken as it is. The
-    gradient must be real and finite on its side (x > 0 or x <= 0) and have a finite limit at 0, or the
-    activation is complex, undefined or singular there; each of these is one clear error.
-    """
+    """A user-typed base gradient in x (`"x**2"`), parsed safely (a SymPy expression is taken as it is) and checked
+    real and finite on its side with a finite limit at 0, or the activation would be complex, undefined or singular
+    there: each is one clear error."""
     if isinstance(text, sp.Basic):
         expr, text = text, str(text)
     else:
@@ -136,12 +132,9 @@ def _check_domain(expr: sp.Expr, text: str, side: str) -> None:
 
 
 def custom(positive: str | sp.Expr, negative: str | sp.Expr, name: str = "custom") -> Derivation:
-    """The recipe on user-typed base gradients; alphas and beta are positive (softplus), no paper claims.
-
-    Bounded in time (`CUSTOM_SECONDS`, `parser.time_bound`): a formula can drive SymPy's integration for minutes.
-    Raises `recipe.NoClosedFormError` where SymPy finds no antiderivative (`actlab.symbolic.build` then takes
-    the numeric path).
-    """
+    """The recipe on user-typed base gradients; alphas and beta positive, no paper claims. Bounded in time (a
+    formula can drive SymPy's integration for minutes); `recipe.NoClosedFormError` where SymPy finds no
+    antiderivative."""
     with time_bound(CUSTOM_SECONDS, f"deriving the activation of {str(positive)!r} | {str(negative)!r}"):
         return gradient_first(
             name,
@@ -169,12 +162,10 @@ NUMERIC_TOLERANCE = 1e-12  # relative to the size of the two sides
 def zero_residual(lhs: sp.Expr, rhs: sp.Expr, side: str, seed: int = 0) -> tuple[str, str]:
     """(level, detail) for the identity lhs = rhs on one side: "proved", "holds numerically" or "fails".
 
-    Why two levels: `simplify` cannot prove every true identity (d/dx of tanh against sech², say), and a check
-    that reports a correct derivation as failed is as misleading as one that misses an error. So the residual is
-    first simplified (as is; rewritten in exp; with trigsimp and expand; with x restricted to its side), and only
-    if SymPy cannot prove it is it evaluated at `NUMERIC_POINTS` random points of the side, with random positive
-    parameters, at `NUMERIC_DIGITS` digits (mpmath): below `NUMERIC_TOLERANCE` relative everywhere, it "holds
-    numerically"; otherwise the identity fails, with the worst point in the detail.
+    Why two levels: `simplify` cannot prove every true identity (d/dx of tanh against sech²), and reporting a
+    correct derivation as failed misleads as much as missing an error. So the residual is first simplified several
+    ways, and only if that fails evaluated at `NUMERIC_POINTS` random points of the side with random positive
+    parameters at `NUMERIC_DIGITS` digits: below `NUMERIC_TOLERANCE` relative everywhere it "holds numerically".
     """
     import random
 
@@ -236,11 +227,8 @@ def symbolic_checks(derivation: Derivation, reference: tuple[sp.Expr, sp.Expr] |
 
 
 def numeric_checks(derivation: Derivation, seed: int = 0, points: int = 64) -> list[Check]:
-    """The symbolic gradient vs autograd of the generated f, and `gradcheck` of the symbolic-backward Function.
-
-    Style rule 7: every symbolic result is checked twice, symbolically and then numerically, in float64 at
-    seeded random points and random positive parameter values.
-    """
+    """The symbolic gradient vs autograd of the generated f, and `gradcheck` of the symbolic-backward Function, in
+    float64 at seeded random points and positive parameters: every symbolic result is also checked numerically."""
     import torch
 
     from actlab.symbolic.codegen import apply_symbolic, torch_kernels
@@ -280,11 +268,8 @@ def curves(
     points: int,
     beta_: float = XIELU_DEFAULTS.beta,
 ) -> pd.DataFrame:
-    """Long table (activation, alpha, x, quantity in {f(x), f'(x)}, value) from the generated torch code.
-
-    Every trainable scale of a derivation is set to the same `alpha`, so one curve per alpha value. Values come
-    from `actlab.symbolic.codegen` (the derived expressions), f' from the symbolic gradient.
-    """
+    """Long table (activation, alpha, x, quantity in {f(x), f'(x)}, value) from the generated torch code, every
+    trainable scale set to the same `alpha` (one curve per alpha value), f' from the symbolic gradient."""
     import pandas as pd
     import torch
 

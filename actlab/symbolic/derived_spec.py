@@ -1,22 +1,17 @@
 """A derived activation's compiled kernels: the generated code as a `actlab.kernels.pointwise` spec.
 
-Why a spec of its own: a saved or in-run derivation (`DerivedActivation` below, what `resolve`
-builds) should train at the speed of the built-ins. Its forward kernel is the generated closed form (each branch on
-its own side, `actlab.symbolic.codegen`), its backward kernel f'(x) and both df/dalpha from the symbolic gradient
-in one pass, with the chain rule through alpha = softplus(a) inside. The eager generated code stays the reference
-(`reference`, differentiated by autograd) and `SymbolicActivationFunction` the stand-in when compiling is
-impossible (`function`).
+Why: a saved or in-run derivation should train at the speed of the built-ins. The forward kernel is the generated
+closed form (`actlab.symbolic.codegen`), the backward kernel f'(x) and both df/dalpha from the symbolic gradient in
+one pass, the chain rule through alpha = softplus(a) inside.
 
-One more thing the built-ins do, derived here instead of written by hand: where a side's base gradient is an
-exponential, g = c e^(a x) (SymPy proves g'/g = a constant; ELU-like negative sides, the README's cubic), the backward
-reads g off the forward's output instead of computing the exp again, as xIELU's kernel does (`actlab.nn.formulas`):
-on that side f = alpha (g - c) / a + beta x, so
+Where a side's base gradient is an exponential, g = c e^(a x) (SymPy proves g'/g constant), the backward reads g off
+the forward's output y, as xIELU's kernel does (`actlab.nn.formulas`): on that side f = alpha (g - c) / a + beta x, so
 
     alpha F = y - beta x,    f'(x) = a (y - beta x) + alpha c + beta,    df/dalpha = (y - beta x) / alpha.
 
-The next layer keeps y anyway, so this costs no memory. Far out (a x <= -SATURATES, g < c e^-40) the rounding of y
-would swamp alpha F, so the exact limits are taken there (g = 0, F = -c / a). float16/bfloat16 outputs are too coarse
-to read from: there the backward computes the exp (`actlab.kernels.pointwise.FROM_OUTPUT_DTYPES`).
+The next layer keeps y anyway, so this costs no memory. Far out (a x <= -SATURATES) the rounding of y would swamp
+alpha F, so the exact limits are taken there (g = 0, F = -c / a); float16/bfloat16 outputs are too coarse to read
+from (`actlab.kernels.pointwise.FROM_OUTPUT_DTYPES`).
 """
 
 from __future__ import annotations
@@ -92,17 +87,15 @@ class DerivedSpec:
         return any(side is not None for side in self.exponential)
 
     def tables(self, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, ...]:
-        """No constant tensors: the closed forms are the code."""
-        return ()
+        return ()  # the closed forms are the code
 
     def forward(self, x_: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
-        """f(x) from the closed forms, each branch on its own side."""
         return self.kernels.value(x_, softplus_alphas(p, n, x_.dtype), self.beta, clamp=True)
 
     reference = forward  # the generated code differentiated by autograd: the definition the tests hold others to
 
     def function(self, x_: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
-        """f(x) through `SymbolicActivationFunction` (eager; the stand-in when compiling is impossible)."""
+        """f(x) through `SymbolicActivationFunction`: the stand-in when compiling is impossible."""
         from actlab.symbolic.codegen import apply_symbolic
 
         return apply_symbolic(self.kernels, x_, softplus_alphas(p, n, x_.dtype), self.beta)
@@ -147,12 +140,10 @@ class DerivedSpec:
 
 
 class DerivedActivation(SoftplusScales):
-    """A closed-form derivation as a trainable activation: alpha_p, alpha_n = softplus(a_p), softplus(a_n); beta
-    fixed. Built by `actlab.symbolic.build.BuiltActivation.module` (a saved derivation's `build`, `resolve`).
+    """A closed-form derivation as a trainable activation (alpha = softplus(a), beta fixed), of any float dtype.
 
-    `path`: "auto" compiles the spec's two kernels (`actlab.kernels.paths` chooses, and falls back loudly),
-    "function" runs the generated code eagerly with the symbolic backward, "eager" differentiates it by autograd.
-    Any float dtype; the output has the input's dtype.
+    `path`: "auto" compiles the spec's two kernels (`actlab.kernels.paths` falls back loudly), "function" runs the
+    generated code eagerly with the symbolic backward, "eager" differentiates it by autograd.
     """
 
     def __init__(
@@ -172,5 +163,4 @@ class DerivedActivation(SoftplusScales):
         return activate(self.spec, x_, (self.raw_alphas,), self.path)  # raw parameters: the kernels apply softplus
 
     def extra_repr(self) -> str:
-        alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"
-        return f"{self.name!r}, {alphas}, beta={self.beta}, path={self.path!r}"
+        return f"{self.name!r}, {super().extra_repr()}"

@@ -11,8 +11,7 @@ The sign of c matters:
   a jump of -alpha_n * expm1(c) between f(0) and f(0+) = 0.
 - c >= 0 (the `eps = +1e-6` of some kernel tests, or actlab's c = 0) leaves x <= 0 exact: no jump, f'(0-) = beta.
 
-`symbolic_effect` derives these with SymPy for a given c; `numeric_effect` measures them on a torch
-implementation of the same formula. Tests and the notebook compare the two.
+`symbolic_effect` derives these with SymPy for a given c; `numeric_effect` measures them on the torch formula.
 """
 
 from __future__ import annotations
@@ -33,11 +32,8 @@ Formula = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, float], torch.Tens
 
 @dataclass(frozen=True)
 class ClampConvention:
-    """How one code base writes the clamp, and the effective c in `min(x, c)`.
-
-    `actlab_module` marks actlab's own convention: it is measured on `actlab.nn.formulas.xielu_reference` itself
-    (which also clamps the x > 0 side and so has no tie in `min` at 0), not on the implementations' formula.
-    """
+    """How one code base writes the clamp, and the effective c in `min(x, c)`; `actlab_module` marks actlab's own,
+    measured on `actlab.nn.formulas.xielu_reference` itself (which has no tie in `min` at 0)."""
 
     name: str
     written: str
@@ -52,8 +48,8 @@ class ClampConvention:
         beta_: float = XIELU_DEFAULTS.beta,
         actlab_formula: Formula | None = None,
     ) -> torch.Tensor:
-        """f(x) as this code base computes it; actlab's own convention needs `actlab_formula`, the module's
-        reference `actlab.nn.formulas.xielu_reference` (passed in: this package sits below `actlab.nn`)."""
+        """f(x) as this code base computes it, `where(x > 0, ..., alpha_n expm1(min(x, c)) - alpha_n x + beta x)`;
+        actlab's own convention needs `actlab_formula`, passed in because this package sits below `actlab.nn`."""
         if self.actlab_module:
             if actlab_formula is None:
                 raise ValueError(
@@ -62,7 +58,12 @@ class ClampConvention:
                 )
             alphas = (torch.tensor(alpha_p_, dtype=x_.dtype), torch.tensor(alpha_n_, dtype=x_.dtype))
             return actlab_formula(x_, *alphas, beta_)
-        return xielu_with_clamp(x_, float(self.clamp), alpha_p_=alpha_p_, alpha_n_=alpha_n_, beta_=beta_)
+        c = torch.tensor(float(self.clamp), dtype=x_.dtype)
+        return torch.where(
+            x_ > 0,
+            alpha_p_ * x_ * x_ + beta_ * x_,
+            alpha_n_ * torch.expm1(torch.minimum(x_, c)) - alpha_n_ * x_ + beta_ * x_,
+        )
 
 
 CONVENTIONS: tuple[ClampConvention, ...] = (
@@ -73,15 +74,9 @@ CONVENTIONS: tuple[ClampConvention, ...] = (
 )
 
 
-def clamped_negative_branch(clamp: str | sp.Expr) -> sp.Expr:
-    """The x <= 0 branch as implementations compute it, with the clamp written as SymPy's `Min`."""
-    c = sp.Rational(clamp) if isinstance(clamp, str) else clamp
-    return alpha_n * (sp.exp(sp.Min(x, c)) - 1) - alpha_n * x + beta * x
-
-
 def symbolic_effect(clamp: str) -> dict[str, sp.Expr]:
     """f(0), the jump f(0+) - f(0), and f'(0-) of the clamped formula, exactly (f(0+) = 0 on the x > 0 branch)."""
-    f_c = clamped_negative_branch(clamp)
+    f_c = alpha_n * (sp.exp(sp.Min(x, sp.Rational(clamp))) - 1) - alpha_n * x + beta * x  # the x <= 0 branch
     value_at_0 = sp.simplify(f_c.subs(x, 0))
     return {
         "f(0)": value_at_0,
@@ -89,22 +84,6 @@ def symbolic_effect(clamp: str) -> dict[str, sp.Expr]:
         "f'(0-)": sp.simplify(sp.limit(sp.diff(f_c, x), x, 0, "-")),
         "exact f'(0-)": beta,
     }
-
-
-def xielu_with_clamp(
-    x_: torch.Tensor,
-    clamp: float,
-    alpha_p_: float = XIELU_DEFAULTS.alpha_p_init,
-    alpha_n_: float = XIELU_DEFAULTS.alpha_n_init,
-    beta_: float = XIELU_DEFAULTS.beta,
-) -> torch.Tensor:
-    """The implementations' formula, `where(x > 0, ..., alpha_n * expm1(min(x, c)) - alpha_n x + beta x)`."""
-    c = torch.tensor(clamp, dtype=x_.dtype)
-    return torch.where(
-        x_ > 0,
-        alpha_p_ * x_ * x_ + beta_ * x_,
-        alpha_n_ * torch.expm1(torch.minimum(x_, c)) - alpha_n_ * x_ + beta_ * x_,
-    )
 
 
 def numeric_effect(
@@ -157,11 +136,8 @@ def zoom_curves(
     points: int = 601,
     actlab_formula: Formula | None = None,
 ) -> pd.DataFrame:
-    """Long table (clamp, x, quantity, value) of f and autograd f' on [-half_width, half_width], float64.
-
-    One curve per distinct clamp c (conventions sharing a c are named together), so the jump at 0 and the
-    wrong slope on (c, 0] are visible next to the exact curve.
-    """
+    """Long table (clamp, x, quantity, value) of f and autograd f' on [-half_width, half_width], float64: one curve
+    per distinct clamp c, so the jump at 0 and the wrong slope on (c, 0] show next to the exact curve."""
     if half_width <= 0 or points < 2:
         raise ValueError(f"need half_width > 0 and points >= 2, got {half_width}, {points}")
     groups: dict[str, list[ClampConvention]] = {}

@@ -1,26 +1,21 @@
 """The fast evaluator of G (the integral of g from 0 to x) for the quadrature activation: a compiled table lookup with
 the exact asymptotes outside it, and a stated error bound.
 
-Why: the reference (`actlab.symbolic.quadrature.QuadratureTable`) interpolates the same table, but eagerly (a dozen
-torch ops, each a pass over x) and, beyond |x| = L, integrates the tail by a 32-point Gauss-Legendre rule per
-element (docs/timings.md has what that cost a training step). Here the interpolation is a few lines that inductor
-fuses into one loop (`actlab.kernels.pointwise`), and beyond the table G is closed-form:
+Why: the reference (`actlab.symbolic.quadrature.QuadratureTable`) interpolates eagerly (a dozen passes over x) and
+integrates the tail beyond |x| = L per element. Here the interpolation is a few lines inductor fuses into one loop,
+and beyond the table G is closed-form:
 
     x > L:   G(x) = Q+(x) + c+  - int_x^inf r+,         x < -L:  G(x) = Q-(x) + c-  + int_-inf^x r-
 
 where P± = c0 + c1 x + c2 x² is g's polynomial asymptote at ±inf (three SymPy limits), Q± its antiderivative, r± =
 g - P± the remainder, and the constants c± = G(±L) - Q±(±L) ± int_(±L)^(±inf) r± are computed once (mpmath, 30
-digits). The dropped term is at most `tail_bound` = int_L^inf |r| over both ends, measured once; a gradient whose
-remainder is not integrable (no polynomial asymptote, e.g. sin(x)/x + 1) has no fast evaluator, and the module
-says so and keeps the reference.
+digits). The dropped term is at most `tail_bound` = int_L^inf |r| over both ends; a gradient whose remainder is not
+integrable (e.g. sin(x)/x + 1) has no fast evaluator, and the module says so and keeps the reference.
 
-Stated error bound of the fast G against the exact integral, for every x (`FastTable.bound`):
-- float64: the table's Hermite interpolation (h^4/384 max|g'''|, measured by `quadrature.error_bound`) plus
-  `tail_bound`;
-- float32 (and float16/bfloat16 inputs, computed in float32): FLOAT32_RELATIVE * max(1, |G(x)|) plus `tail_bound`:
-  the table's entries rounded to float32 and the interpolation's arithmetic. The cell index and the position in
-  the cell are exact (x * 256 and its floor are exact in binary floating point), so small x keep their digits.
-`tests/test_quadrature_fast.py` checks both bounds on a dense grid against the float64 reference.
+Stated error bound against the exact integral, for every x (`FastTable.bound`): in float64 the table's Hermite
+bound (`quadrature.error_bound`) plus `tail_bound`; in float32 (also for float16/bfloat16 inputs)
+FLOAT32_RELATIVE * max(1, |G(x)|) plus `tail_bound`. The cell index and the position in the cell are exact (x * 256
+and its floor are exact in binary floating point), so small x keep their digits.
 """
 
 from __future__ import annotations
@@ -52,12 +47,12 @@ class Asymptote:
 
     def value(self, x: torch.Tensor) -> torch.Tensor:
         """Q(x) + offset, with only the nonzero terms (so x = +-inf gives +-inf or the finite limit, never inf * 0)."""
-        terms = [(power + 1, c / (power + 1)) for power, c in enumerate(self.coefficients) if c != 0.0]
-        result = None
-        for power, scale in terms:
-            term = scale * x if power == 1 else scale * x**power
-            result = term if result is None else result + term
-        return self.offset + (result if result is not None else torch.zeros_like(x))
+        terms = [
+            c / (power + 1) * (x if power == 0 else x ** (power + 1))
+            for power, c in enumerate(self.coefficients)
+            if c != 0.0
+        ]
+        return self.offset + (sum(terms[1:], terms[0]) if terms else torch.zeros_like(x))
 
     def antiderivative(self, x: float) -> float:
         return sum(c * x ** (power + 1) / (power + 1) for power, c in enumerate(self.coefficients))
@@ -153,10 +148,7 @@ def fast_table(
     g: sp.Expr, G: torch.Tensor, g_grid: torch.Tensor, half_width: float, interpolation_bound: float
 ) -> FastTable:
     """The fast evaluator of g's quadrature table (the reference's float64 grid values G, g_grid on [-L, L]), or
-    `NoFastEvaluatorError` with the reason.
-
-    Cached per g: a network builds one module per layer from the same g, and the limits take SymPy a second or two.
-    """
+    `NoFastEvaluatorError` with the reason; cached per g, as a network builds one module per layer from it."""
     key = (sp.srepr(g), float(half_width))
     if key not in _BUILT:
         try:

@@ -1,20 +1,16 @@
 """The one way user text becomes a SymPy expression: a whitelist over Python's `ast`, never `eval`.
 
 Why not `sympy.sympify` or `parse_expr`: both evaluate Python, so `__import__('os').system(...)` typed as a
-"formula" runs. A formula reaches actlab from the command line (`actlab derive --pos ...`), from notebook
-parameters and from saved derivation files that travel between people; none of these may run code.
+"formula" runs, and formulas come from the command line, notebook parameters and saved files that travel.
 
-The grammar: numbers, the symbol `x`, named parameters the caller allows, `+ - * / **`, unary `+`/`-`, calls of the
-functions in `FUNCTIONS` with positional arguments, the constants `pi` and `E`, and (inside `Piecewise`) tuples
-`(expr, condition)` whose conditions are comparisons (`x > 0`), `True`, or `&`/`|` of those. The expression is
-built node by node from the tree. Anything else fails with one error naming the offending token and its
-position.
+The grammar: numbers, `x`, named parameters the caller allows, `+ - * / **`, unary `+`/`-`, positional calls of
+`FUNCTIONS`, the constants `pi` and `E`, and (inside `Piecewise`) tuples `(expr, condition)` whose conditions are
+comparisons, `True`, or `&`/`|` of those. Anything else fails with one error naming the token and its position.
 
 Bounds, because a short string can ask for unbounded work: length, nesting depth and node count; a constant
-exponent is at most `MAX_EXPONENT` in size, and a power of two constants at most `MAX_NUMBER_BITS` bits (SymPy
-computes `9**9**9` exactly, in one C call that no signal interrupts, so it must be refused before it starts);
-and `time_bound` stops SymPy work on a formula (parsing here, integrating in `actlab.symbolic.derivations`)
-that runs longer than a few seconds.
+exponent is at most `MAX_EXPONENT`, and a power of two constants at most `MAX_NUMBER_BITS` bits (SymPy computes
+`9**9**9` in one C call that no signal interrupts, so it is refused before it starts); and `time_bound` stops
+SymPy work on a formula that runs longer than a few seconds.
 """
 
 from __future__ import annotations
@@ -79,11 +75,8 @@ class ExpressionError(ActlabError, ValueError):
 
 
 def parse_expression(text: str, parameters: Iterable[str] = (), *, symbol: sp.Symbol | None = None) -> sp.Expr:
-    """Parse `text` (e.g. "alpha*exp(x) - 1") into a SymPy expression in `x` and the named `parameters`.
-
-    `symbol` is the SymPy symbol `x` stands for (default: `actlab.symbolic.symbols.x`, real). Parameters become positive
-    symbols, as the recipe's trainable scales are.
-    """
+    """Parse `text` (e.g. "alpha*exp(x) - 1") into a SymPy expression in `x` (`symbol`, default the real
+    `actlab.symbolic.symbols.x`) and the named `parameters`, positive symbols as the recipe's scales are."""
     if not isinstance(text, str):
         raise ExpressionError(f"a formula is a string, got {type(text).__name__}")
     if len(text) > MAX_LENGTH:
@@ -229,11 +222,9 @@ class _TimeUp(BaseException):
 def time_bound(seconds: float, what: str) -> Iterator[None]:
     """Raise `ExpressionError` if the block runs longer than `seconds` (SIGALRM; main thread only).
 
-    Why a signal: SymPy's integration and simplification are Python loops that no argument bounds, and a
-    formula may drive them for minutes. After the first alarm it rings every `_AGAIN_SECONDS` until the block
-    ends, because an exception raised while Python runs a finaliser or a garbage-collector callback is dropped.
-    Elsewhere than the main thread, or under an outer bound, this is a no-op: the outer bound (or the sweep's cell
-    timeout) stops the work there.
+    Why a signal: SymPy's integration and simplification are Python loops no argument bounds. After the first
+    alarm it rings every `_AGAIN_SECONDS`, because an exception raised in a finaliser or a garbage-collector callback
+    is dropped. Off the main thread, or under an outer bound, this is a no-op (the outer bound stops the work).
     """
     if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
         yield

@@ -1,11 +1,9 @@
 """Published activations given by their derivative: the recipe's known-answer corpus.
 
-Why: `actlab derive` promises to turn any base gradient into an activation. The strongest test of that promise is
-the activations people already use: feed each one's derivative to the recipe and compare what comes back with its
-known closed form, up to the recipe's affine part (f = alpha F + beta x + c on each side). Entries whose gradient
-has no antiderivative SymPy finds take the numeric path (`actlab.symbolic.quadrature`) and are compared with
-mpmath's quad.
-`tests/test_derive_corpus.py` holds every entry to 1e-10; `notebooks/01_derivations.ipynb` tabulates them.
+Why: the strongest test of `actlab derive`'s promise (any base gradient becomes an activation) is the activations
+people already use: each one's derivative goes through the recipe and what comes back is compared with its known
+closed form up to the recipe's affine part (f = alpha F + beta x + c per side), or with mpmath's quad where SymPy
+finds no antiderivative (the numeric path).
 """
 
 from __future__ import annotations
@@ -78,12 +76,8 @@ def span_residual(f: np.ndarray, F: np.ndarray, xs: np.ndarray) -> float:
 
 
 def through_the_recipe(entry: Published) -> dict[str, Any]:
-    """Derive `entry` from its gradient and compare with its known antiderivative (or mpmath's quad).
-
-    The path is `actlab.symbolic.build.build_activation`'s. Returns the table row: the path taken (closed form or
-    quadrature), the level of the d/dx check on each side
-    (proved / holds numerically / fails), and the largest span residual over both sides.
-    """
+    """The table row of `entry` derived from its gradient (`build_activation`): the path taken, the weakest level
+    of the d/dx check over both sides, the quadrature error bound (numeric path) and the largest span residual."""
     import mpmath
     import sympy as sp
     import torch
@@ -96,38 +90,32 @@ def through_the_recipe(entry: Published) -> dict[str, Any]:
     from actlab.symbolic.recipe import x
 
     built = build_activation(entry.gradient, entry.gradient, name=entry.name)
-    row: dict[str, Any] = {"activation": entry.name, "source": entry.source, "gradient g": entry.gradient}
+    residuals = []
     if built.derivation is None:
-        g = built.gradient
         module = built.module(path="eager")  # only its table is read
-        exact_g = sp.lambdify(x, g, modules="mpmath")
+        exact_g = sp.lambdify(x, built.gradient, modules="mpmath")
         mpmath.mp.dps = 30
-        residuals = []
         for xs in SIDES.values():
             G = module.table.integral(torch.from_numpy(xs)).numpy()
             F = np.array([float(mpmath.quad(exact_g, [0, value])) for value in xs])
             residuals.append(span_residual(G, F, xs))
-        bound = error_bound(g)
-        return {
-            **row,
-            "path": built.path,
-            "d/dx f = f'": "exact by construction",
-            "quadrature error bound": bound,
-            "span residual": max(residuals),
-        }
-    derivation = built.derivation
-    kernels = torch_kernels(derivation)
-    levels = {zero_residual(sp.diff(b.closed_form, x), b.gradient, b.side)[0] for b in derivation.branches}
-    F_numeric = sp.lambdify(x, parse_expression(entry.antiderivative or "0"), modules="mpmath")
-    residuals = []
-    for xs in SIDES.values():
-        values = kernels.value(torch.from_numpy(xs), [1.0, 1.0], 0.0).numpy()
-        residuals.append(span_residual(values, np.array([float(F_numeric(v)) for v in xs]), xs))
-    level = "fails" if "fails" in levels else ("holds numerically" if "holds numerically" in levels else "proved")
+        level, bound = "exact by construction", error_bound(built.gradient)
+    else:
+        derivation = built.derivation
+        kernels = torch_kernels(derivation)
+        levels = {zero_residual(sp.diff(b.closed_form, x), b.gradient, b.side)[0] for b in derivation.branches}
+        F_numeric = sp.lambdify(x, parse_expression(entry.antiderivative or "0"), modules="mpmath")
+        for xs in SIDES.values():
+            values = kernels.value(torch.from_numpy(xs), [1.0, 1.0], 0.0).numpy()
+            residuals.append(span_residual(values, np.array([float(F_numeric(v)) for v in xs]), xs))
+        level = "fails" if "fails" in levels else ("holds numerically" if "holds numerically" in levels else "proved")
+        bound = None
     return {
-        **row,
+        "activation": entry.name,
+        "source": entry.source,
+        "gradient g": entry.gradient,
         "path": built.path,
         "d/dx f = f'": level,
-        "quadrature error bound": None,
+        "quadrature error bound": bound,
         "span residual": max(residuals),
     }

@@ -1,22 +1,16 @@
 """The recipe where SymPy finds no closed form: f = alpha * G(x) + beta * x with G(x) = integral of g from 0 to x.
 
-Why: a user whose idea is a base gradient without an elementary antiderivative (softplus as a gradient, Mish's
-tanh(softplus(x))) should still get a working activation. The gradient stays exact (f' = alpha g(x) + beta is
-the user's own formula, evaluated in closed form), so the backward pass is exact; only f's value is numeric.
+Why: a base gradient without an elementary antiderivative (softplus as a gradient, Mish's tanh(softplus(x))) should
+still give a working activation. f' = alpha g(x) + beta is evaluated in closed form, so the backward pass is exact;
+only f's value is numeric.
 
-How G is computed: on [-L, L] from a table at spacing h (each cell integrated by 8-point Gauss-Legendre in
-float64, which is exact to rounding for smooth g on a cell of width 1/256) and cubic Hermite interpolation between
-table points, using the exact g as the derivative at both ends. Hermite's error is at most h^4/384 max|g'''|, so
-~4e-13 max|g'''| here. Beyond L, G(x) = G(+-L) + a 32-point Gauss-Legendre integral from +-L to x. The error
-bound printed by `actlab derive` is measured: the largest difference to mpmath's `quad` over a grid of x.
+G on [-L, L] comes from a table at spacing h (each cell by 8-point Gauss-Legendre in float64, exact to rounding for
+smooth g on a cell of width 1/256) and cubic Hermite interpolation with the exact g as the derivative at both ends:
+error at most h^4/384 max|g'''|. Beyond L, G(x) = G(+-L) + a 32-point Gauss-Legendre integral from +-L to x. G(0) = 0
+and the continuity of f at 0 hold by construction (G is one integral over both sides).
 
-Both G(0) = 0 and the continuity of f at 0 hold by construction (G is one integral over both sides).
-
-Training runs a fast evaluator by default (`QuadratureActivation(path="auto")`): the same table compiled into one
-kernel, the exact polynomial asymptotes of G beyond it, and the exact g in a compiled backward
-(`actlab.symbolic.fast_quadrature`, which states and tests its error bound). `QuadratureFunction` here stays the
-reference (`path="eager"`); where g has no fast evaluator, or compiling is impossible, the module says why in a
-warning and runs the reference.
+`QuadratureFunction` is the reference (`path="eager"`); training runs the fast evaluator by default
+(`actlab.symbolic.fast_quadrature`), and where g has none, the module says why in a warning and runs the reference.
 """
 
 from __future__ import annotations
@@ -46,10 +40,6 @@ TAIL_NODES = 32
 GradientFn = Callable[[torch.Tensor], torch.Tensor]
 
 
-def _gauss_legendre(n: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.polynomial.legendre.leggauss(n)
-
-
 @dataclass(frozen=True)
 class QuadratureTable:
     """G and g on the grid -L, -L + h, ..., L (float64), and g itself for the tails and the backward pass."""
@@ -64,7 +54,7 @@ class QuadratureTable:
     def build(cls, g: GradientFn, half_width: float = TABLE_HALF_WIDTH) -> QuadratureTable:
         steps = round(2 * half_width / TABLE_STEP)
         grid = torch.linspace(-half_width, half_width, steps + 1, dtype=torch.float64)
-        nodes, weights = (torch.from_numpy(a) for a in _gauss_legendre(CELL_NODES))
+        nodes, weights = (torch.from_numpy(a) for a in np.polynomial.legendre.leggauss(CELL_NODES))
         left, right = grid[:-1, None], grid[1:, None]
         points = (left + right) / 2 + (right - left) / 2 * nodes  # (cells, nodes)
         cell_integrals = ((right - left)[:, 0] / 2) * (g(points) * weights).sum(-1)
@@ -73,11 +63,8 @@ class QuadratureTable:
         return cls(grid=grid, G=cumulative - cumulative[zero], g_grid=g(grid), g=g, half_width=half_width)
 
     def integral(self, x: torch.Tensor) -> torch.Tensor:
-        """G(x) for any x (the table inside [-L, L], Gauss-Legendre tails outside).
-
-        In float64 for float64 x (the checks and gradchecks), else in float32: the interpolation then costs what
-        a float32 kernel costs, and its rounding (~1e-7 relative) is below what a float32 network resolves.
-        """
+        """G(x) for any x: in float64 for float64 x (the checks), else in float32, whose rounding (~1e-7 relative)
+        is below what a float32 network resolves."""
         dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
         grid, G_table, g_table = self._in(dtype)
         x64 = x.detach().to(dtype)
@@ -101,7 +88,7 @@ class QuadratureTable:
         return cache[dtype]
 
     def _tail(self, x: torch.Tensor, edge: torch.Tensor) -> torch.Tensor:
-        nodes, weights = (torch.from_numpy(a) for a in _gauss_legendre(TAIL_NODES))
+        nodes, weights = (torch.from_numpy(a) for a in np.polynomial.legendre.leggauss(TAIL_NODES))
         finite = torch.where(torch.isfinite(x), x, edge)  # +-inf: the integral is infinite or its limit; see below
         points = (edge + finite)[..., None] / 2 + (finite - edge)[..., None] / 2 * nodes
         tail = ((finite - edge) / 2) * (self.g(points) * weights).sum(-1)
@@ -138,9 +125,8 @@ class QuadratureFunction(torch.autograd.Function):
 
 @dataclass(frozen=True)
 class QuadratureSpec:
-    """The quadrature activation as a `actlab.kernels.pointwise` spec: forward alpha G(x) + beta x with the fast G;
-    backward dL/dx from the exact g and dL/dalpha_side = sum of grad G(x) over the side, the chain rule through
-    softplus inside (alpha_p = softplus(p), alpha_n = softplus(n)). Computes in float32 for float16/bfloat16."""
+    """The quadrature activation as a `actlab.kernels.pointwise` spec: forward alpha G(x) + beta x with the fast G,
+    backward from the exact g, the chain rule through alpha = softplus inside; float32 for float16/bfloat16."""
 
     key: str  # srepr of g: equal specs share compiled kernels
     beta: float
@@ -184,11 +170,10 @@ class QuadratureSpec:
 
 
 class QuadratureActivation(SoftplusScales):
-    """The recipe's activation by quadrature: alpha_p, alpha_n = softplus(a_p), softplus(a_n) trainable, beta fixed.
+    """The recipe's activation by quadrature: alpha = softplus(a) trainable, beta fixed.
 
-    `path`: "auto" (the fast evaluator compiled, see the module docstring), "compile", or "eager" / "function" (the
-    reference table). Where g has no fast evaluator, "auto" and "compile" warn once with the reason and run the
-    reference. `fast_bound(dtype, G)` is the fast evaluator's stated error bound on G (None without one).
+    `path`: "auto" or "compile" (the fast evaluator compiled; without one, a warning and the reference), or
+    "eager" / "function" (the reference table).
     """
 
     def __init__(
@@ -216,9 +201,8 @@ class QuadratureActivation(SoftplusScales):
 
     @property
     def spec(self) -> QuadratureSpec | None:
-        """The fast evaluator's spec, built at first use on the "auto" or "compile" path (SymPy limits and mpmath
-        tails take a second or two, which a module only used for its table, as the derivations page does, should
-        not pay); None without one, or on the other paths."""
+        """The fast evaluator's spec, built at first use on the "auto" or "compile" path (a module only used for its
+        table should not pay for SymPy's limits); None without one, or on the other paths."""
         if self.path not in ("auto", "compile"):
             return None
         if not self._spec_built:

@@ -4,12 +4,10 @@ Recipe: pick a base gradient g for each branch (x > 0 and x <= 0), take the trai
 `f'(x) = alpha * g(x) + beta` (a branch may carry several terms, `sum_i alpha_i g_i(x) + beta`), integrate, and
 solve the two integration constants so that f(0) = 0 and f is continuous at 0.
 
-Why a function and not a derivation on paper: users want to check the published closed forms and to try their own
-gradients. `gradient_first` returns a `Derivation` whose properties (continuity, C¹ at 0, the range of the
-negative-branch gradient, monotonicity of the positive-branch gradient) are SymPy results, never floats: `true`,
-`false`, or the exact condition under which they hold. Properties are decided after substituting the trainable
-parameterisation (`constraints`, e.g. xIELU's `alpha_n = beta + softplus(a_n)`, written `beta + s_n`, s_n > 0),
-because that parameterisation is what makes the paper's claims true.
+`gradient_first` returns a `Derivation` whose properties (continuity, C¹ at 0, the range of the negative-branch
+gradient, monotonicity of the positive-branch gradient) are SymPy results, never floats: `true`, `false`, or the
+exact condition under which they hold. They are decided after substituting the trainable parameterisation
+(`constraints`, e.g. xIELU's `alpha_n = beta + s_n`, s_n > 0), because that is what makes the paper's claims true.
 """
 
 from __future__ import annotations
@@ -43,8 +41,8 @@ class Branch:
 class Property:
     """A proved statement (`result` is SymPy `true`/`false`/a condition) or a derived quantity (an expression).
 
-    `condition` is the statement before the trainable parameterisation is substituted (what holds for free
-    symbols); `result` is after. `expected` is what the paper claims, when it claims something.
+    `condition` is the statement for free symbols, `result` after the trainable parameterisation is substituted;
+    `expected` is what the paper claims, if anything.
     """
 
     name: str
@@ -124,10 +122,8 @@ def _as_expr(g: object, side: str) -> sp.Expr:
 def _on_side(g: sp.Expr, side: str) -> sp.Expr:
     """g with x known to lie on its side: Piecewise, Abs, sign and Heaviside reduce to the side's branch.
 
-    Why: a base gradient written for the whole line (LeakyReLU's `Piecewise((1, x > 0), (0.01, True))`, `Abs(x)`)
-    is only ever used on one side, and SymPy integrates and takes limits of the reduced form where the piecewise
-    one fails (a limit at -oo of a Piecewise raised a TypeError). x = 0 belongs to x <= 0, a point of measure zero
-    for the integral, so the reduction by a strictly signed symbol changes nothing.
+    Why: SymPy integrates and takes limits of the reduced form where the piecewise one fails. x = 0 belongs to
+    x <= 0, a point of measure zero for the integral, so reducing by a strictly signed symbol changes nothing.
     """
     t = sp.Symbol("t_side", positive=True)
     if side == "x > 0":
@@ -154,10 +150,7 @@ def _as_terms(base: BaseGradient, default_alpha: sp.Symbol, side: str) -> tuple[
 
 class DerivationError(ActlabError):
     """The recipe cannot make an activation of these base gradients; the message says why and what to change.
-
-    Why a type of its own: callers (the CLI, `actlab.symbolic.build.build_activation`, saved derivations) decide
-    what to do by the exception's class, never by matching its text.
-    """
+    A type of its own, so callers decide by the exception's class, never by its text."""
 
 
 class NoClosedFormError(DerivationError):
@@ -168,12 +161,10 @@ class NoClosedFormError(DerivationError):
 def _integrate(gradient: sp.Expr, side: str) -> sp.Expr:
     """An antiderivative of `gradient` that is real on `side`, found on that half-line alone.
 
-    Why not `integrate(gradient, x)`: SymPy integrates over the complex plane and may pick a branch that is
-    complex on the side that uses it (1/(1 - x) becomes -log(x - 1), which is log(1 - x) - i pi for x < 0). So x is
-    written as sign * t with t > 0 (x = t on x > 0, x = -t on x <= 0), the gradient is integrated in t under that
-    assumption (dx = sign dt), and t = sign * x is put back: log(t + 1) becomes log(1 - x), real for every x <= 0.
-    The result is then checked real at points of the side (`_check_real`), so an antiderivative complex there
-    fails here with one error, not later as a complex constant or NaNs in the generated code.
+    Why not `integrate(gradient, x)`: SymPy may pick a branch that is complex on the side that uses it (1/(1 - x)
+    becomes -log(x - 1)). So x = sign * t with t > 0 is integrated in t and put back (log(t + 1) becomes log(1 - x),
+    real for every x <= 0), and the result is checked real on the side (`_check_real`), so a complex one fails
+    here with one error, not later as NaNs in the generated code.
     """
     sign = 1 if side == "x > 0" else -1
     on_half_line = gradient.subs(x, sign * _t)
@@ -195,10 +186,9 @@ _REAL_PROBES = (1e-6, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0)
 def _check_real(antiderivative: sp.Expr, gradient: sp.Expr, side: str) -> None:
     """Raise `DerivationError` if `antiderivative` is complex at a point of `side` (parameters set to 1).
 
-    Why at points: `is_real` on an expression in x and positive parameters is often undecided (None), and a
-    check that passes whenever SymPy cannot decide would pass the very cases it is for. The base gradients are
-    already real and finite on their side (`derivations.parse_base_gradient`), so a complex value here is a branch
-    of log or a root SymPy chose, never a property of the activation.
+    Why at points: `is_real` is often undecided (None) there, and a check that passes whenever SymPy cannot decide
+    would pass the very cases it is for. The base gradients are real on their side, so a complex value is a branch
+    of log or a root SymPy chose.
     """
     sign = 1 if side == "x > 0" else -1
     parameters = {symbol: sp.Integer(1) for symbol in antiderivative.free_symbols - {x}}
@@ -327,17 +317,14 @@ def prove_properties(
         result = _substitute(condition, constraints)
         return Property(name, statement, readable(result), readable(condition), expected.get(name))
 
-    def quantity(name: str, statement: str, value: sp.Basic) -> Property:
-        return Property(name, statement, value)
-
     properties = [
         proof("f(0) = 0", "f(0) = 0 (the x <= 0 branch at 0)", decide_equal(neg.closed_form.subs(x, 0), 0)),
         proof("continuous at 0", "lim f(x) as x -> 0+ equals f(0)", decide_equal(at_zero_right, at_zero_left)),
-        quantity("f'(0-)", "left derivative at 0", slope_left),
-        quantity("f'(0+)", "right derivative at 0", slope_right),
+        Property("f'(0-)", "left derivative at 0", slope_left),
+        Property("f'(0+)", "right derivative at 0", slope_right),
         proof("C1 at 0", "f'(0-) = f'(0+)", decide_equal(slope_left, slope_right)),
-        quantity("f'(-oo)", "limit of the x <= 0 gradient as x -> -oo", neg_at_minus_inf),
-        quantity("range f'(x <= 0)", f"image of (-oo, 0] under f' ({neg_shape})", neg_range),
+        Property("f'(-oo)", "limit of the x <= 0 gradient as x -> -oo", neg_at_minus_inf),
+        Property("range f'(x <= 0)", f"image of (-oo, 0] under f' ({neg_shape})", neg_range),
     ]
     if below_zero is not None:
         properties.append(
@@ -353,15 +340,13 @@ def prove_properties(
 
 def properties_table(derivation: Derivation) -> list[dict[str, str]]:
     """Rows (property, statement, result, before parameterisation, paper claims) for tables and the CLI."""
-    rows = []
-    for prop in derivation.properties:
-        rows.append(
-            {
-                "property": prop.name,
-                "statement": prop.statement,
-                "result": str(prop.result),
-                "for free alphas": "" if prop.condition is None else str(prop.condition),
-                "paper claims": "" if prop.expected is None else str(prop.expected),
-            }
-        )
-    return rows
+    return [
+        {
+            "property": prop.name,
+            "statement": prop.statement,
+            "result": str(prop.result),
+            "for free alphas": "" if prop.condition is None else str(prop.condition),
+            "paper claims": "" if prop.expected is None else str(prop.expected),
+        }
+        for prop in derivation.properties
+    ]

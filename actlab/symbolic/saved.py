@@ -1,22 +1,12 @@
 """Saved derivations: a user's own integrated-gradient activation, kept as data and rebuilt as a trainable module.
 
-Why data and not code: a derivation file travels (shared folders, a colleague's e-mail, a notebook parameter), so
-reading one must never run Python. A file holds the two base gradients as strings, the parameters' initial values
-and what `--check` found; loading it validates every key and type and parses the expressions with the safe parser
-(`actlab.symbolic.derivations.parse_base_gradient`, which never evaluates its text). Anything else in the file
-is refused.
+Why data and not code: a derivation file travels (shared folders, e-mail, a notebook parameter), so reading one must
+never run Python. A file holds the two base gradients as strings, the initial parameters and what `--check` found;
+loading it validates every key and type and parses the expressions with the safe parser. Anything else is refused.
 
-Where they live: `$ACTLAB_DERIVATIONS_DIR` if set, else `$XDG_DATA_HOME/actlab/derivations` (by default
-`~/.local/share/actlab/derivations`), one `<name>.json` each. `actlab derive --pos G --neg G --save NAME` writes
-one; `actlab.activations.resolve(NAME)` builds its module.
-
-The module (`actlab.symbolic.derived_spec.DerivedActivation`, made by `actlab.symbolic.build`) is built like the
-paper's xIELU: f' = alpha * g + beta on each side, with alpha_p = softplus(a_p) and alpha_n = softplus(a_n)
-trainable scalars (initialised from the file) and beta fixed. Forward and backward come from the derivation's
-generated torch code (`actlab.symbolic.codegen`): the backward pass is the symbolic gradient, not autograd's tape.
-By default (`path="auto"`) both are compiled into two kernels, as xIELU's are (`actlab.kernels.paths` chooses, and
-falls back loudly); `path="function"` runs the same code eagerly, `path="eager"` differentiates the generated
-forward with autograd. Any float dtype; the output has the input's dtype.
+Files live in `$ACTLAB_DERIVATIONS_DIR`, else `$XDG_DATA_HOME/actlab/derivations`, one `<name>.json` each;
+`actlab derive --pos G --neg G --save NAME` writes one and `actlab.activations.resolve(NAME)` builds its module
+(`actlab.symbolic.derived_spec.DerivedActivation`).
 """
 
 from __future__ import annotations
@@ -65,9 +55,8 @@ def saved_names() -> list[str]:
 def check_name(name: str, reserved: Iterable[str] = ()) -> str:
     """`name` if a derivation may be saved and found under it, else one error saying why and what to do.
 
-    Names of the built-in derivations, and `reserved` (callers pass `actlab.activations.activation_names()`, the
-    registry, which sits a layer above this module), are refused: `resolve` looks in the registry first, so a
-    derivation saved as 'relu' would never be built.
+    Built-in derivations' names and `reserved` (the activation registry's, passed in from a layer above) are
+    refused: `resolve` looks in the registry first, so a derivation saved as 'relu' would never be built.
     """
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ActlabError(
@@ -128,8 +117,7 @@ def save_derivation(
     reserved: Iterable[str] = (),
 ) -> Path:
     """Write `<derivations_dir>/<name>.json` atomically after checking that it loads back; return its path.
-
-    `reserved`: names the derivation may not take besides the built-in derivations' (see `check_name`)."""
+    `reserved`: see `check_name`."""
     from actlab._version import __version__
 
     record = _validate(
@@ -189,11 +177,10 @@ def fingerprint(name: str) -> dict[str, str] | None:
     """`{"sha256": ..., "formula": ...}` of what `resolve(name)` builds from the saved file `name`, or None if there
     is no such file.
 
-    Why: a run names a saved derivation by name only, so a sweep must know when the file behind the name changed
-    (`actlab.sweep.formulas`), and a report must say which formula the name meant. The hash covers the fields that
-    decide the module (both base gradients as written, the initial alphas, beta), so re-saving the same formula
-    changes nothing. It reads the JSON only, never SymPy: a sweep plans thousands of runs. A file that is not a
-    JSON object is hashed byte for byte (a run resolving it fails, with `load_derivation`'s message).
+    Why: a run names a saved derivation by name only, so a sweep must know when the file behind it changed and a
+    report which formula it meant. The hash covers only the fields that decide the module, so re-saving the same
+    formula changes nothing; it reads the JSON only, never SymPy (a sweep plans thousands of runs). A file that is
+    not a JSON object is hashed byte for byte.
     """
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         return None

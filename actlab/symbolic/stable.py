@@ -1,17 +1,14 @@
 """Softplus and sigmoid as functions of their own in generated code, so they never overflow.
 
-Why: SymPy writes a softplus-like antiderivative as log(1 + exp(u)) (the C99 rewrites make it log1p(exp(u)), and
-turn log(1 + exp(-u)) into -u + log1p(exp(u))), and a sigmoid-like derivative as exp(u)/(1 + exp(u)). Beyond
-u ~ 88 in float32 (~ 709 in float64) exp(u) is inf, so the value is inf and the gradient inf/inf = NaN, although
-the function is about u and its gradient about 1 there. `Softplus` and `Sigmoid` below print as
-`torch.nn.functional.softplus` (u itself beyond a threshold, log1p(exp(u)) below it) and `torch.sigmoid`, which are
-finite and accurate for every input, eager and compiled (inductor lowers both to stable pointwise code).
+Why: SymPy writes a softplus-like antiderivative as log(1 + exp(u)) and a sigmoid-like derivative as
+exp(u)/(1 + exp(u)); beyond u ~ 88 in float32 exp(u) is inf, so the value is inf and the gradient NaN, although the
+function is about u and its gradient about 1 there. `Softplus` and `Sigmoid` print as `torch.nn.functional.softplus`
+and `torch.sigmoid`, finite and accurate for every input, eager and compiled.
 
-`Softplus` differentiates to `Sigmoid` and `Sigmoid` to Sigmoid(u) Sigmoid(-u) (not s (1 - s), whose 1 - s
-rounds to 0 for u beyond ~ 17 in float32), so rewriting a closed form before differentiating it
-(`actlab.symbolic.codegen`) gives stable partial derivatives too. `softplus_forms` rewrites the patterns
-log(1 + exp(u)), log(exp(u) + 1), log1p(exp(u)) and exp(u)/(1 + exp(u)) wherever they occur (u any non-constant
-expression, so log(1 + exp(-u)) is Softplus(-u)); other overflowing forms are left as SymPy wrote them.
+`Softplus` differentiates to `Sigmoid` and `Sigmoid` to Sigmoid(u) Sigmoid(-u) (not s (1 - s), whose 1 - s rounds
+to 0 beyond u ~ 17 in float32), so a closed form rewritten before it is differentiated has stable partials too.
+`softplus_forms` rewrites log(1 + exp(u)), log1p(exp(u)) and exp(u)/(1 + exp(u)) for any non-constant u; other
+overflowing forms are left as SymPy wrote them.
 """
 
 from __future__ import annotations

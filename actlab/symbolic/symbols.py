@@ -1,7 +1,6 @@
 """The symbols every derivation shares: x (real), beta, alpha_p and alpha_n (positive).
 
-Why its own module: the parser reads text into expressions over x, and the recipe parses text it is given;
-with the symbols here, neither of the two imports the other's module to get them.
+Its own module so that the parser and the recipe, which parses text, need not import each other for them.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
-"""The trainable part every derived activation shares: alpha_p = softplus(a_p), alpha_n = softplus(a_n), beta fixed.
-
-Why one base: a closed-form derivation (`derived_spec.DerivedActivation`) and a quadrature one
-(`quadrature.QuadratureActivation`) are parameterised alike, as the paper's xIPReLU is, and their kernels take the
-raw a_p, a_n (softplus applied inside). `actlab.nn`'s XIELU keeps its own, because its alpha_n is beta + softplus.
-
-Why a_p and a_n are one parameter (`raw_alphas`, shape (2,)): every trainable tensor costs the optimizer, the
-gradient clip and autograd a fixed amount per step, whatever its size (~12 us in AdamW on CPU), and in a small
-network two 0-d tensors per layer were a twentieth of a step (the comparison's MNIST-1D network; docs/timings.md).
-AdamW's update is elementwise, so one tensor of two gets the same update as two of one. `a_p` and `a_n` stay
-readable (views), and a state dict saved with them as two parameters still loads.
-"""
+"""The trainable part every integrated activation shares: alpha_p = softplus(a_p), alpha_n = offset + softplus(a_n),
+beta fixed; a closed-form derivation, a quadrature one and `actlab.nn`'s xIELU/xIPReLU are parameterised alike, and
+their kernels take the raw a_p, a_n (softplus applied inside)."""
 
 from __future__ import annotations
 
@@ -21,12 +12,11 @@ from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig, inverse_softpl
 
 
 class PackedSoftplusAlphas(nn.Module):
-    """Two trainable scales packed in one parameter `raw_alphas` (shape (2,)): alpha_p = softplus(a_p) and
-    alpha_n = `_alpha_n_offset` + softplus(a_n), with a_p, a_n readable as views. Shared by the derived and
-    quadrature activations (`SoftplusScales`) and xIELU/xIPReLU (`actlab.nn.xielu`).
+    """Two trainable scales packed in one parameter `raw_alphas` (shape (2,)), a_p and a_n readable as views.
 
     Why packed: each trainable tensor costs the optimizer, the gradient clip and autograd a fixed amount per step
-    whatever its size. A state dict saved with two 0-d parameters a_p, a_n still loads (`pack_old_alphas`).
+    whatever its size, and AdamW's update is elementwise, so the pair trains as two scalars would. A state dict
+    saved with two 0-d parameters a_p, a_n still loads (`pack_old_alphas`).
     """
 
     _alpha_n_offset: float = 0.0
@@ -56,6 +46,10 @@ class PackedSoftplusAlphas(nn.Module):
         """alpha_n = offset + softplus(a_n) (offset 0 but for xIELU, whose alpha_n stays above beta)."""
         return self._alpha_n_offset + F.softplus(self.a_n)
 
+    def extra_repr(self) -> str:
+        alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"
+        return f"{alphas}, beta={self.beta}, path={self.path!r}"
+
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: object, **kwargs: object) -> None:
         """Loads state dicts that hold a_p and a_n as two 0-d parameters (saved before they were packed)."""
         pack_old_alphas(state_dict, prefix)
@@ -63,10 +57,8 @@ class PackedSoftplusAlphas(nn.Module):
 
 
 class SoftplusScales(PackedSoftplusAlphas):
-    """Trainable a_p, a_n (alpha = softplus(a), initialised at `init`'s alphas), `init.beta` fixed, a kernel path.
-
-    `path` is checked here (`actlab.kernels.paths.select_path`), so an unknown one fails at construction.
-    """
+    """Trainable a_p, a_n (alpha = softplus(a), from `init`'s alphas), `init.beta` fixed, a kernel `path` checked
+    here, so an unknown one fails at construction."""
 
     def __init__(self, init: XIELUConfig = XIELU_DEFAULTS, path: str = "auto") -> None:
         super().__init__()
