@@ -42,10 +42,8 @@ Gradients = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 def _expm1_minus_x(x_neg: torch.Tensor) -> torch.Tensor:
     """expm1(x) - x for x <= 0, accurate near 0 on every path.
 
-    Why: compiled kernels compute expm1(x) as exp(x) - 1 (inductor's vectorised expm1 does, and so does
-    `actlab.kernels.fast_exp`), whose absolute error is ~1 ulp of 1. Near 0 the true expm1(x) - x is ~x²/2, so
-    that error dominated: at x = -1e-12, f came out positive. Inside a compiled kernel the Taylor series replaces it
-    near 0 (terms and radius per dtype, above). Eager code keeps torch.expm1, which is exact there already.
+    Why: compiled kernels compute expm1(x) as exp(x) - 1, whose absolute error of ~1 ulp of 1 swamps the true
+    expm1(x) - x ~ x²/2 near 0 (f came out positive at x = -1e-12), so inside one the Taylor series replaces it there.
     """
     if not tracing_for_inductor():
         return expm1_nonpositive(x_neg) - x_neg
@@ -88,13 +86,10 @@ def xielu_gradients_from_output(
 ) -> Gradients:
     """`xielu_gradients` without an exp: alpha_n expm1(x-) is read off the forward output y = f(x).
 
-    For x <= 0, y = alpha_n expm1(x) + (beta - alpha_n) x, so alpha_n expm1(x-) = y - (beta - alpha_n) x-.
-    Why: the Linear after the activation keeps y for its own weight gradient, so reading it costs no memory and
-    spares the backward its exp (docs/timings.md, "Measurements behind the fast paths' designs"). Precision: y's
-    rounding becomes an absolute error of about ulp(|y|) in alpha_n expm1(x-), i.e. ~1e-7 |beta - alpha_n| |x| in
-    float32 (tested). So far
-    out (x <= EXPM1_SATURATES, where that error would swamp the value, and at -inf, where y is not finite) the
-    exact saturated value -alpha_n is taken instead. Needs alpha_n > 0, which the module keeps (alpha_n >= beta).
+    For x <= 0, y = alpha_n expm1(x) + (beta - alpha_n) x, so alpha_n expm1(x-) = y - (beta - alpha_n) x-. Why: the
+    Linear after the activation keeps y anyway, so reading it costs no memory and spares the backward its exp. y's
+    rounding becomes an absolute error of about ulp(|y|), so far out (x <= EXPM1_SATURATES, and at -inf where y is
+    not finite) the exact saturated -alpha_n is taken. Needs alpha_n > 0, which the module keeps (alpha_n >= beta).
     """
     x_pos = torch.clamp(x, min=0.0)
     x_neg = torch.clamp(x, max=0.0)
@@ -118,8 +113,7 @@ def xiprelu_gradients(
     return grad_x, grad_alpha_p, grad_alpha_n
 
 
-# The reference formula and the closed-form gradients of each integrated activation, by the kind name its modules
-# take (`actlab.nn.fused`); an unknown kind fails listing the valid ones (`actlab.names.NameTable`).
+# The reference formula and the closed-form gradients of each integrated activation, by kind (`actlab.nn.fused`).
 REFERENCES: NameTable[Callable[..., torch.Tensor]] = NameTable(
     "integrated activation", {"xielu": xielu_reference, "xiprelu": xiprelu_reference}
 )

@@ -1,17 +1,11 @@
 """The compiled fast path of xIELU / xIPReLU: what its two kernels compute (`KernelSpec`).
 
-Why not `torch.compile` of the reference: AOTAutograd then derives the backward from the graph, and on CPU the
-generated backward reads x and the incoming gradient once for dL/dx and again for each parameter reduction.
-And every call through dynamo's frame wrapper and guards costs ~50 us on CPU, while the module's alphas
-(softplus, offset, dtype cast) were five more small eager ops with their own autograd nodes each way. In a small
-LM's training step (three layers, ~35 ms single-threaded) those fixed costs were ~3% of the step: as much as
-the whole difference between xIELU and ReLU² that the fused arithmetic leaves.
-
-So the forward is one kernel and the backward another, compiled by inductor alone (`actlab.kernels.pointwise`,
-shared with derived activations). The backward is the closed-form gradient (`actlab.nn.formulas`), so dL/dx and
-both parameter gradients come out of one pass. A `KernelSpec` with `alpha_offsets` takes the module's raw
-parameters: the alphas' constraint (alpha = offset + softplus(a)), the cast to x's dtype and the chain rule through
-softplus are inside the kernels. Tests compare this path with the eager reference by gradcheck (float64) and value.
+Why not `torch.compile` of the reference: AOTAutograd's backward reads x and the incoming gradient again for each
+parameter reduction, and dynamo's frame wrapper, guards and the alphas' small eager ops cost about as much per step
+as the whole difference between xIELU and ReLU². So the forward is one kernel and the backward another, compiled by
+inductor alone (`actlab.kernels.pointwise`); the backward is the closed-form gradient (`actlab.nn.formulas`), so
+dL/dx and both parameter gradients come out of one pass. With `alpha_offsets`, the alphas' constraint, the cast to
+x's dtype and the chain rule through softplus are inside the kernels too.
 """
 
 from __future__ import annotations
@@ -30,11 +24,8 @@ __all__ = ["CompiledKernels", "KernelSpec", "apply"]
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """What a kernel computes: the activation, its fixed beta, and how its two scalar inputs become alphas.
-
-    `alpha_offsets` None: the scalars are alpha_p and alpha_n. A pair (o_p, o_n): they are the module's raw
-    parameters a_p, a_n, with alpha_p = o_p + softplus(a_p) and alpha_n = o_n + softplus(a_n).
-    """
+    """What a kernel computes: the activation, its fixed beta, and how its two scalar inputs become alphas: as they
+    are (`alpha_offsets` None), or the raw a_p, a_n with alpha = offset + softplus(a) for offsets (o_p, o_n)."""
 
     kind: str
     beta: float
@@ -52,11 +43,9 @@ class KernelSpec:
         return p.to(dtype), n.to(dtype)
 
     def tables(self, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, ...]:
-        """No constant tensors: the formulas are closed forms."""
-        return ()
+        return ()  # the formulas are closed forms
 
     def forward(self, x: torch.Tensor, p: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
-        """f(x) from the reference formula."""
         alpha_p, alpha_n = self.alphas(p, n, x.dtype)
         return REFERENCES[self.kind](x, alpha_p, alpha_n, self.beta)
 

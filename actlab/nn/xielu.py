@@ -1,32 +1,16 @@
 """xIELU and xIPReLU (arXiv 2411.13010) as `nn.Module`s: an eager reference path and a fast path, chosen in one place.
 
-Paths (`actlab.kernels.paths.select_path`, re-exported here, is the only place that picks one):
-- "eager": `xielu_reference` / `xiprelu_reference` (`actlab.nn.formulas`), plain torch ops; the definition every
-  other path must match.
-- "compile": fused kernels compiled by inductor without dynamo (`actlab.nn.fused`): one kernel forward, one
-  closed-form kernel backward that also yields both parameter gradients, the alphas' softplus inside them.
-  The default ("auto") when it works. Caveat: on CPU the kernel computes `expm1(x)` as `exp(x) - 1` (as
-  inductor's own vectorised expm1 does; in float32 the exp is `actlab.kernels.fast_exp`'s polynomial), so for tiny
-  negative x the compiled f has an absolute error of about one float epsilon (~1e-7 in float32) where eager's
-  is ~eps * |x|.
-- "function": `actlab.symbolic.codegen.SymbolicActivationFunction`, an autograd Function whose forward is the
-  derived closed form and whose backward is the symbolic gradient (`actlab.symbolic.derivations`), not autograd's tape.
-  About as fast as eager (unfused ops), but it saves only x for the backward where eager autograd keeps several
-  intermediates; the fallback when compiling is impossible.
+Paths (`actlab.kernels.paths.select_path` is the only place that picks one):
+- "eager": `actlab.nn.formulas`' plain torch ops, the definition every other path must match;
+- "compile" (the default "auto" when it works): one forward and one closed-form backward kernel compiled by inductor
+  without dynamo (`actlab.nn.fused`). On CPU it computes `expm1(x)` as `exp(x) - 1`, so for tiny negative x its
+  absolute error is about one float epsilon where eager's is ~eps * |x|;
+- "function": `actlab.symbolic.codegen.SymbolicActivationFunction`, the derived closed form with the symbolic
+  gradient as backward; it saves only x, and is the fallback when compiling is impossible (with one warning).
+The reference also runs inside an outer `torch.compile` and under a dispatch mode such as `FlopCounterMode`.
 
-If compiling fails (no C++ compiler, unsupported platform), the module warns once with the reason and uses
-"function" from then on: loud, never silent. The reference path is also used inside an outer `torch.compile`
-(whose graph then fuses it) and under a torch dispatch mode such as `FlopCounterMode` (which must see the ops).
-
-Why parameters are cast to the input's dtype: other implementations keep fp32 alphas, so a bf16/fp16 input is
-promoted to fp32 (or rejected by the fused kernel). Here the output dtype is always the input dtype.
-
-Why a_p and a_n are one parameter (`raw_alphas`, shape (2,)), as a derived activation's are
-(`actlab.symbolic.trainable`): each trainable tensor costs the optimizer, the gradient clip and autograd a fixed
-amount per step whatever its size, and a small network's two 0-d tensors per layer were a visible share of its step.
-AdamW's update is elementwise, so the pair trains as the two scalars did (bit for bit while a gradient clip does not
-bind; a binding clip sums the squares in another order). `a_p`, `a_n` stay readable as views, and a state dict saved
-with two parameters still loads.
+Parameters are cast to the input's dtype, so the output dtype is always the input's (other implementations keep
+fp32 alphas and promote bf16 inputs). a_p and a_n are one parameter, as `actlab.symbolic.trainable` says why.
 """
 
 from __future__ import annotations
@@ -52,8 +36,7 @@ def integrated_activation(
 
 
 class _IntegratedGradientActivation(PackedSoftplusAlphas):
-    """Shared body: one trainable scalar pair (a_p, a_n) packed in `raw_alphas`, alphas through softplus, fixed beta
-    (the kernel spec is built once, here), a chosen path."""
+    """Shared body: the packed pair (a_p, a_n), fixed beta in a kernel spec built once, a chosen path."""
 
     kind: ClassVar[str]
     alpha_n_above_beta: ClassVar[bool]  # xIELU: alpha_n = beta + softplus(a_n); xIPReLU: softplus(a_n)
@@ -89,28 +72,17 @@ class _IntegratedGradientActivation(PackedSoftplusAlphas):
             raise ValueError(f"{type(self).__name__} needs a floating-point input, got {x.dtype}; cast with x.float()")
         return activate(self.spec, x, (self.raw_alphas,), self.path)  # raw parameters: the kernels apply softplus
 
-    def extra_repr(self) -> str:
-        alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"
-        return f"{alphas}, beta={self.beta}, path={self.path!r}"
-
 
 class XIELU(_IntegratedGradientActivation):
-    """xIELU: integral of alpha * (ELU-shaped gradient) + beta; see `xielu_reference` for the formula.
-
-    alpha_p = softplus(a_p), alpha_n = beta + softplus(a_n), both 0.8 at init, beta = 0.5 fixed: the x <= 0
-    gradient alpha_n (e^x - 1) + beta then reaches down to beta - alpha_n < 0. The paper excludes a_p and a_n
-    from weight decay. Any input shape and float dtype; the output has the input's dtype.
-    """
+    """xIELU (`xielu_reference`): alpha_p = softplus(a_p), alpha_n = beta + softplus(a_n), so the x <= 0 gradient
+    alpha_n (e^x - 1) + beta reaches down to beta - alpha_n < 0. Any input shape and float dtype."""
 
     kind = "xielu"
     alpha_n_above_beta = True
 
 
 class XIPReLU(_IntegratedGradientActivation):
-    """xIPReLU: integral of alpha * (PReLU-shaped gradient) + beta; see `xiprelu_reference` for the formula.
-
-    alpha_p = softplus(a_p), alpha_n = softplus(a_n), both 0.8 at init, beta = 0.5 fixed.
-    """
+    """xIPReLU (`xiprelu_reference`): alpha_p = softplus(a_p), alpha_n = softplus(a_n), beta fixed."""
 
     kind = "xiprelu"
     alpha_n_above_beta = False
@@ -118,7 +90,7 @@ class XIPReLU(_IntegratedGradientActivation):
 
 def learned_alphas(model: nn.Module) -> dict[str, list[float]]:
     """alpha_p and alpha_n of every trainable integrated activation in `model` (modules with a_p behind alpha_p),
-    in module order, first layer first; empty lists when it has none. What the studies record per arm."""
+    first layer first; empty lists when it has none."""
     alphas: dict[str, list[float]] = {"alpha_p": [], "alpha_n": []}
     for module in model.modules():
         if hasattr(module, "alpha_p") and hasattr(module, "alpha_n") and hasattr(module, "a_p"):
