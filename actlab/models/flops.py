@@ -1,11 +1,8 @@
 """Parameter and matmul-FLOP counts per token, and the 1.5x width rule.
 
-Why: the xIELU paper compares a standard MLP (hidden 9216) with SwiGLU (hidden 6144) and calls them
-matched. A standard MLP has 2 d h weights and a gated one 3 d h, so h_standard = 1.5 h_gated makes
-weights and matmul FLOPs (2 per weight per token) equal exactly. These functions make that claim
-checkable: analytic counts here, and tests compare them with the built modules and with torch's
-own FLOP counter. Elementwise work (the activation, the gate's product) is not matmul FLOPs and is
-not counted; that gap is exactly what wall-clock budgets expose.
+Why: the xIELU paper compares a standard MLP (hidden 9216) with SwiGLU (hidden 6144) and calls them matched. A
+standard MLP has 2 d h weights and a gated one 3 d h, so h_standard = 1.5 h_gated makes weights and matmul FLOPs equal
+exactly. Elementwise work (the activation, the gate's product) is not counted; wall-clock budgets expose that gap.
 """
 
 from __future__ import annotations
@@ -16,8 +13,7 @@ from torch import nn
 
 
 class LMShape(Protocol):
-    """What the counts read of an LM's config (`actlab.models.LMConfig` is one); a protocol, so this module
-    needs nothing from the transformer module, which imports it."""
+    """What the counts read of an LM's config (a protocol: the transformer module imports this one)."""
 
     vocab_size: int
     seq_len: int

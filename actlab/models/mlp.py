@@ -1,12 +1,9 @@
 """Multilayer perceptrons with a pluggable activation per hidden layer.
 
-Why factories: the studies compare fixed activations (a registry name), routers that pick among
-candidates per layer or per neuron (Flex-Act, SmartMixed) and frozen per-neuron assignments. All of
-them need the layer width when built, so an activation is either a registry name or a factory
-`width -> nn.Module`; the MLP itself stays a plain `nn.Sequential` (Linear, act, ..., Linear) that
-every study can index and inspect. With a Flex-Act router in a hidden layer it is a `RoutedSequential`, the
-Sequential subclass that runs each router and the Linear after it as one block (ReLU's activation memory; see
-`actlab.routing.fused_linear`): same layers, same indices, so the builder gives Flex-Act's fast path by default.
+Why factories: routers (Flex-Act, SmartMixed) and per-neuron assignments need the layer width when built, so an
+activation is a registry name or a factory `width -> nn.Module`. The MLP stays a plain `nn.Sequential` (Linear, act,
+..., Linear) every study can index; with a Flex-Act router it is a `RoutedSequential`, the same layers run with each
+router fused to the Linear after it (`actlab.routing.fused_linear`).
 """
 
 from __future__ import annotations
@@ -46,13 +43,8 @@ def build_mlp(
     *,
     bias: bool = True,
 ) -> nn.Sequential:
-    """`Linear(in, w1), act1, Linear(w1, w2), act2, ..., Linear(w_last, out)`.
-
-    `activation`: one choice for every hidden layer, or a list with one choice per hidden layer.
-    `widths` may be empty (a linear model). With a `FlexAct` among the activations the result is a
-    `RoutedSequential` (an `nn.Sequential` subclass with the same layers), so each router runs fused with the
-    Linear after it.
-    """
+    """`Linear(in, w1), act1, ..., Linear(w_last, out)`, with one `activation` for every hidden layer or one per
+    layer; `widths` may be empty (a linear model)."""
     widths = list(widths)
     for value, name in [(in_features, "in_features"), (out_features, "out_features")] + [
         (w, f"widths[{i}]") for i, w in enumerate(widths)

@@ -1,10 +1,8 @@
 """A small pre-norm decoder-only transformer LM, with a standard or a gated MLP.
 
-Why: the xIELU claim is about the MLP nonlinearity of Llama-style LMs at matched parameters and
-matmul FLOPs: a standard MLP `down(act(up(x)))` with hidden width 1.5x that of a gated MLP
-`down(act(gate(x)) * up(x))` (SwiGLU when act = SiLU). This model keeps everything else fixed
-(RMSNorm pre-norm blocks, causal attention, no biases, as in Llama) so the MLP is the only change.
-Activations come from the registry by name, so xIELU/xIPReLU work as soon as they are registered.
+Why: the xIELU claim is about the MLP nonlinearity of Llama-style LMs at matched parameters and matmul FLOPs (a
+standard MLP of 1.5x a gated MLP's hidden width). Everything else is fixed as in Llama (RMSNorm pre-norm blocks,
+causal attention, no biases), so the MLP is the only change.
 """
 
 from __future__ import annotations
@@ -24,12 +22,8 @@ MLP_KINDS = ("standard", "gated")
 
 
 def deterministic_attention(q: torch.Tensor) -> contextlib.AbstractContextManager[None]:
-    """On CUDA with deterministic algorithms requested (`seed_everything`), SDPA's math backend only.
-
-    Why: the flash and memory-efficient backends' backward passes are not deterministic, and
-    `use_deterministic_algorithms(warn_only=True)` only warns about them. The math backend is slower but repeats
-    bit for bit on the same GPU and software. Elsewhere (CPU, or determinism not asked for) SDPA picks freely.
-    """
+    """On CUDA with deterministic algorithms requested (`seed_everything`), SDPA's math backend only: the flash and
+    memory-efficient backends' backward passes are not deterministic, and `warn_only=True` only warns about them."""
     if q.is_cuda and torch.are_deterministic_algorithms_enabled():
         from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -39,9 +33,8 @@ def deterministic_attention(q: torch.Tensor) -> contextlib.AbstractContextManage
 
 @dataclass(frozen=True)
 class LMConfig:
-    """Shape of the LM. `mlp_hidden=None` picks the matched default: gated hidden ~ 8/3 d_model
-    (Llama's rule, rounded to a multiple of 16) and standard hidden = 1.5x that, so a standard and a
-    gated model built from otherwise equal configs have equal MLP parameters and matmul FLOPs."""
+    """Shape of the LM. `mlp_hidden=None` picks the matched default: gated hidden ~ 8/3 d_model (Llama's rule) and
+    standard hidden 1.5x that, so equal configs give equal MLP parameters and matmul FLOPs."""
 
     vocab_size: int = 256  # bytes
     seq_len: int = 128
