@@ -2,27 +2,19 @@
 
 Source: "Deriving Activation Functions Using Integration", arXiv 2411.13010 (v3), as summarised in
 `REFERENCE_FACTS.md` (xIELU section) and the review `seeds/004_*.txt`:
-- Table 2: validation perplexity of 1.1B Llama-style models after 125B FineWeb-Edu tokens,
-  non-gated MLP hidden 9216 vs gated 6144 (the 1.5x rule): xIELU 10.21, ReLU² 10.35, SwiGLU 10.52.
-  At 3B: xIELU 9.56, SwiGLU 9.71, no ReLU² run.
-- Table 1: time per training iteration on the same hardware (unoptimised xIELU implementation):
-  xIELU 560 ms, SwiGLU 549 ms, ReLU² 534 ms.
+- Table 2: validation perplexity of 1.1B Llama-style models after 125B FineWeb-Edu tokens, non-gated MLP hidden
+  9216 vs gated 6144 (the 1.5x rule);
+- Table 1: time per training iteration on the same hardware (unoptimised xIELU implementation);
 - Figure 3b: the learned alpha_p and alpha_n decrease with normalised depth.
-- Training recipe: AdamW lr 8e-4, betas (0.9, 0.95), weight decay 0.1 (alpha_p, alpha_n excluded),
-  gradient clipping 1.0, warmup-stable-decay schedule.
 
-Their perplexities are per BPE token of a 1.1B model; ours are bits per byte of a tiny byte-level
-model. Only the *ordering* and the sign of the differences can be compared, and the report says so.
+Their perplexities are per BPE token of a 1.1B model; ours are bits per byte of a tiny byte-level model, so only
+the *ordering* and the sign of the differences can be compared, and the report says so.
 """
 
 from __future__ import annotations
 
 PAPER_PERPLEXITY_1B = {"xielu": 10.21, "relu2": 10.35, "swiglu": 10.52}  # Table 2, 1.1B, 125B tokens
-PAPER_PERPLEXITY_3B = {"xielu": 9.56, "swiglu": 9.71}  # Table 2, 3B (no ReLU² baseline)
 PAPER_MS_PER_ITERATION = {"xielu": 560.0, "swiglu": 549.0, "relu2": 534.0}  # Table 1, unoptimised xIELU
-PAPER_SETUP = "1.1B Llama-style LM, 125B FineWeb-Edu tokens, hidden 9216 (non-gated) vs 6144 (SwiGLU)"
-PAPER_SOURCE = "xIELU paper (arXiv 2411.13010), Table 2 (perplexity) and Table 1 (ms per iteration)"
-PAPER_ALPHA_DEPTH = "Figure 3b: learned alpha_p and alpha_n shrink with normalised depth"
 
 
 def paper_tokens_per_second_ratio(activation: str, baseline: str = "relu2") -> float | None:

@@ -1,25 +1,16 @@
 """What one run of the LM study is: a configuration of the matched-comparison engine, and what it records.
 
-The engine (`actlab.studies.compare.engine`) trains the arms: every arm built right after `seed_everything(seed)`,
-warmed up off the clock (xIELU's fast path compiles on its first call), then interleaved in `rounds` slices with
-the learning-rate schedule following the whole budget, so load spikes hit every arm alike. This module says what
-the xIELU study gives it:
-- **the task:** a byte-level LM on the Debian Python docs (or any text), validation bits per byte
-  (`compare.tasks.lm_task`, at this study's shape, batch and corpus);
+The engine (`actlab.studies.compare.engine`) trains the arms interleaved in `rounds` slices. This study gives it:
+- **the task:** a byte-level LM on the Debian Python docs (or any text), validation bits per byte;
 - **the arms:** xIELU, xIPReLU, ReLU², GELU in a standard MLP of 1.5x SwiGLU's gated width, and SwiGLU in a gated
   MLP (`variants`: equal MLP weights and matmul FLOPs);
-- **the matching:** `tokens` (every arm trains on the same tokens, the paper's matching) or `seconds` (the same
-  compute time of training loop, the review's objection: `reference`, ReLU², trains `budget_compute_steps`
-  steps and every other arm the CPU time, or GPU time, those took beside it; `actlab.train.slices`);
+- **the matching:** `tokens` (the paper's) or `seconds` (the review's objection: `reference` trains
+  `budget_compute_steps` steps and every other arm the CPU or GPU time those took beside it);
 - **the paper's recipe at small scale:** AdamW, betas (0.9, 0.95), weight decay 0.1 with alpha_p/alpha_n, norms and
   biases excluded, gradient clipping at 1.0, warmup-stable-decay with a 1-sqrt cooldown.
 
-Each arm's record is the engine's (metric, exact budget used, throughput, alphas) plus what the page needs: the
-budget kind, losses in nats and bits per byte, tokens/s, parameter and FLOP counts, the excluded parameters and a
-training-loss curve.
-
-`LMRunConfig` is the one source of a run's parameters: its defaults are `notebooks/xielu/run_lm.ipynb`'s, and
-`tests/test_run_parameters.py` holds that notebook's parameters cell and every sweep file to it.
+`LMRunConfig` is the one source of a run's parameters: `tests/test_run_parameters.py` holds the run notebook's
+parameters cell and every sweep file to it.
 """
 
 from __future__ import annotations
