@@ -13,8 +13,7 @@
 - `published`: published activations given by their derivative, run through the recipe;
 - `saved`: a derivation saved as data and rebuilt as a trainable module.
 
-Layer: above `actlab.kernels`, below `actlab.nn` (whose "function" path uses `codegen`); it imports only
-the foundation modules and itself. `build_activation` is importable from here; SymPy loads at its first use, so
+Layer: above `actlab.kernels`, below `actlab.nn`. SymPy loads at `build_activation`'s first use, so
 `import actlab.symbolic.saved` (what `actlab.activations.resolve` needs) stays cheap.
 """
 

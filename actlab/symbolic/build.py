@@ -23,9 +23,6 @@ from actlab.symbolic.recipe import Derivation, NoClosedFormError
 if TYPE_CHECKING:  # torch only when a module is built: `actlab derive` refuses bad input without importing it
     from torch import nn
 
-CLOSED_FORM = "closed form"
-QUADRATURE = "quadrature"
-
 
 @dataclass(frozen=True)
 class BuiltActivation:
@@ -40,7 +37,7 @@ class BuiltActivation:
 
     @property
     def path(self) -> str:
-        return CLOSED_FORM if self.derivation is not None else QUADRATURE
+        return "closed form" if self.derivation is not None else "quadrature"
 
     @property
     def gradient(self) -> sp.Expr:

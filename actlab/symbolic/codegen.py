@@ -77,13 +77,9 @@ def _fusable_exps(expr: sp.Expr, side: str) -> sp.Expr:
 
 
 def _stable_on(expr: sp.Expr, side: str | None) -> sp.Expr:
-    """`expr` with softplus and sigmoid as `actlab.symbolic.stable`'s functions; on a side, every softplus takes an
-    argument <= 0 there: Softplus(u) with u >= 0 proved on the side is u + Softplus(-u).
-
-    Why the side: SymPy integrates 1/(1 + e^-x) as x + log(1 + e^-x), which for x < 0 adds two large terms of
-    opposite sign (x = -20: -20 + 20.000000002 rounds to 0 in float32); as Softplus(x) it is accurate there, and
-    its derivative is Sigmoid(x), not 1 - Sigmoid(-x), which rounds to 0 as well.
-    """
+    """`expr` with softplus and sigmoid as `actlab.symbolic.stable`'s functions; on a side, Softplus(u) with u >= 0
+    proved there becomes u + Softplus(-u), because SymPy's x + log(1 + e^-x) cancels two large terms for x < 0
+    (it rounds to 0 at x = -20 in float32) where Softplus(x) and its derivative Sigmoid(x) stay accurate."""
     expr = softplus_forms(expr)
     if side is None:
         return expr

@@ -3,13 +3,12 @@
 xIELU and xIPReLU are the paper's activations (arXiv 2411.13010, Eqs. 9 and 12); xIEP, the paper repository's cubic
 variant, shows the recipe is not specific to one alpha per branch. The base gradients are the *shapes* the paper picks:
 
-- xIELU: ELU-shaped. x > 0: 2x (ReLU²'s gradient, linearly increasing); x <= 0: e^x - 1 (ELU on x <= 0, which is
-  0 at 0 so f' is continuous, and tends to -1 so alpha_n > beta gives negative-valued gradients).
-- xIPReLU: PReLU-shaped. x > 0: 2x; x <= 0: 2x.
+- xIELU: x > 0: 2x (ReLU²'s gradient); x <= 0: e^x - 1 (0 at 0 so f' is continuous, and tends to -1 so
+  alpha_n > beta gives negative-valued gradients);
+- xIPReLU: 2x on both sides;
 - xIEP: x > 0: 3x² (scale alpha_p3) and 2x (scale alpha_p2); x <= 0: e^x - 1 as in xIELU.
 
-The reference closed forms below are transcribed from the paper's equations (arXiv 2411.13010), never from
-SymPy's output: `run_checks` asserts `simplify(derived - reference) == 0` for each branch.
+The reference closed forms are transcribed from the paper's equations, never from SymPy's output.
 """
 
 from __future__ import annotations

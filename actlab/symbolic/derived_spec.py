@@ -71,9 +71,7 @@ class DerivedSpec:
 
     @classmethod
     def of(cls, derivation: Derivation, beta_: float) -> DerivedSpec:
-        names = [str(p) for p in derivation.parameters]
-        if names != ["alpha_p", "alpha_n"]:
-            raise ValueError(f"a derived activation's kernels take alpha_p, alpha_n; {derivation.name} has {names}")
+        """The spec of a derivation whose parameters are (alpha_p, alpha_n), as `DerivedActivation` checks."""
         sides = tuple(exponential_side(branch, derivation.beta_symbol) for branch in derivation.branches)
         return cls(derivation_key(derivation), float(beta_), torch_kernels(derivation), sides)  # type: ignore[arg-type]
 

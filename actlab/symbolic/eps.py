@@ -1,8 +1,7 @@
 """What the `eps` clamp in xIELU implementations does to f and f' near 0, symbolically and numerically.
 
 Implementations compute the x <= 0 branch as `alpha_n * expm1(min(x, c)) - alpha_n * x + beta * x` inside a
-`torch.where(x > 0, ...)`. The clamp exists because `where` differentiates both branches: without it, `exp(x)`
-overflows for large positive x in the unselected branch and its backward gives `0 * inf = nan`.
+`torch.where(x > 0, ...)`, clamped because `where` differentiates both branches (`0 * inf = nan` for large x).
 
 The sign of c matters:
 - c < 0 (Hugging Face / vLLM / Megatron `min(x, eps)` with eps = -1e-6, and the paper repository's

@@ -19,8 +19,12 @@ import sympy as sp
 
 from actlab.errors import ActlabError
 from actlab.symbolic.parser import parse_expression
-from actlab.symbolic.symbols import alpha_n, alpha_p, beta, x
 
+# The symbols every derivation shares; the parser reads `x` as this one.
+x = sp.Symbol("x", real=True)
+beta = sp.Symbol("beta", positive=True)
+alpha_p = sp.Symbol("alpha_p", positive=True)
+alpha_n = sp.Symbol("alpha_n", positive=True)
 _t = sp.Symbol("t", positive=True)  # |x| on a branch, so assumptions can decide signs there
 
 # A branch's base gradient: one expression g (scaled by that branch's alpha) or explicit (alpha_i, g_i) terms.
@@ -54,11 +58,7 @@ class Property:
     @property
     def holds(self) -> bool | None:
         """True/False when SymPy decided the statement; None for quantities and undecided conditions."""
-        if self.result is sp.true:
-            return True
-        if self.result is sp.false:
-            return False
-        return None
+        return True if self.result is sp.true else False if self.result is sp.false else None
 
 
 @dataclass(frozen=True)
@@ -231,11 +231,9 @@ def gradient_first(
 ) -> Derivation:
     """Integrate `alpha * g + beta` on each branch; solve constants so that f(0) = 0 and f is continuous.
 
-    `positive`/`negative` are base gradients g for x > 0 / x <= 0 (scaled by `alpha_p` / `alpha_n`), or sequences
-    of (alpha_i, g_i) for branches with several trainable scales. `constraints` maps a scale to its trainable
-    parameterisation (e.g. `{alpha_n: beta + s_n}` with `s_n` a positive symbol); `expected` maps property names
-    to the paper's claim, which `actlab derive --check` compares with what SymPy proved. `beta_` is the fixed
-    shift: the positive symbol `beta` by default, or any other symbol or number.
+    `positive`/`negative`: base gradients g (scaled by `alpha_p` / `alpha_n`) or sequences of (alpha_i, g_i).
+    `constraints` maps a scale to its parameterisation (`{alpha_n: beta + s_n}`); `expected` maps property names
+    to the paper's claim; `beta_` is the fixed shift, a symbol or a number.
     """
     pos_terms = _as_terms(positive, alpha_p, "x > 0")
     neg_terms = _as_terms(negative, alpha_n, "x <= 0")
