@@ -7,22 +7,12 @@ exactly. Elementwise work (the activation, the gate's product) is not counted; w
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from torch import nn
 
-
-class LMShape(Protocol):
-    """What the counts read of an LM's config (a protocol: the transformer module imports this one)."""
-
-    vocab_size: int
-    seq_len: int
-    d_model: int
-    n_layers: int
-    mlp: str
-
-    @property
-    def hidden(self) -> int: ...
+if TYPE_CHECKING:  # the transformer module imports this one
+    from actlab.models.transformer import LMConfig
 
 
 def standard_hidden_for(gated_hidden: int) -> int:
@@ -39,13 +29,13 @@ def default_gated_hidden(d_model: int, multiple_of: int = 16) -> int:
     return max(multiple_of, multiple_of * round(8 * d_model / 3 / multiple_of))
 
 
-def mlp_weights(config: LMShape) -> int:
+def mlp_weights(config: LMConfig) -> int:
     """Weights of one MLP block: 2 d h (standard) or 3 d h (gated); no biases."""
     matrices = 2 if config.mlp == "standard" else 3
     return matrices * config.d_model * config.hidden
 
 
-def parameter_count(config: LMShape) -> dict[str, int]:
+def parameter_count(config: LMConfig) -> dict[str, int]:
     """Parameters by part, from the config alone (activation parameters are not included:
     they depend on the activation, e.g. xIELU's two scalars per layer)."""
     d, L = config.d_model, config.n_layers
@@ -60,7 +50,7 @@ def parameter_count(config: LMShape) -> dict[str, int]:
     return counts
 
 
-def matmul_flops_per_token(config: LMShape) -> dict[str, int]:
+def matmul_flops_per_token(config: LMConfig) -> dict[str, int]:
     """Forward matmul FLOPs per token (a multiply-add is 2 FLOPs), by part; training is about 3x.
 
     Attention scores and the weighted sum are counted over the full `seq_len` context (the

@@ -105,30 +105,20 @@ class CausalSelfAttention(nn.Module):
         return self.proj(y.transpose(1, 2).reshape(B, T, C))
 
 
-class StandardMLP(nn.Module):
-    """down(act(up(x))): 2 * d_model * hidden weights."""
+class MLP(nn.Module):
+    """Standard `down(act(up(x)))`, 2 d_model hidden weights, or gated `down(act(gate(x)) * up(x))`, 3 d_model
+    hidden weights (SwiGLU when act is SiLU)."""
 
-    def __init__(self, d_model: int, hidden: int, activation: str) -> None:
+    def __init__(self, d_model: int, hidden: int, activation: str, gated: bool) -> None:
         super().__init__()
+        self.gate = nn.Linear(d_model, hidden, bias=False) if gated else None
         self.up = nn.Linear(d_model, hidden, bias=False)
         self.act = get_activation(activation)  # one module per layer: trainable alphas stay per layer
         self.down = nn.Linear(hidden, d_model, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down(self.act(self.up(x)))
-
-
-class GatedMLP(nn.Module):
-    """down(act(gate(x)) * up(x)): 3 * d_model * hidden weights; SwiGLU when act is SiLU."""
-
-    def __init__(self, d_model: int, hidden: int, activation: str) -> None:
-        super().__init__()
-        self.gate = nn.Linear(d_model, hidden, bias=False)
-        self.up = nn.Linear(d_model, hidden, bias=False)
-        self.act = get_activation(activation)
-        self.down = nn.Linear(hidden, d_model, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.gate is None:
+            return self.down(self.act(self.up(x)))
         return self.down(self.act(self.gate(x)) * self.up(x))
 
 
@@ -140,8 +130,7 @@ class Block(nn.Module):
         self.norm_attn = RMSNorm(config.d_model)
         self.attn = CausalSelfAttention(config)
         self.norm_mlp = RMSNorm(config.d_model)
-        mlp_class = StandardMLP if config.mlp == "standard" else GatedMLP
-        self.mlp = mlp_class(config.d_model, config.hidden, config.activation_name)
+        self.mlp = MLP(config.d_model, config.hidden, config.activation_name, gated=config.mlp == "gated")
         self.drop = nn.Dropout(config.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
