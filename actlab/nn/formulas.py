@@ -10,11 +10,9 @@ Gradients (the ones `actlab.symbolic.derivations` derives and proves; the tests 
     xIELU:   f'(x) = 2 alpha_p x+ + alpha_n expm1(x-) + beta;   df/dalpha_p = x+²;  df/dalpha_n = expm1(x-) - x-
     xIPReLU: f'(x) = 2 alpha_p x+ + 2 alpha_n x- + beta;        df/dalpha_p = x+²;  df/dalpha_n = x-²
 
-Why the two-sided sum rather than `where`: each side is exactly 0 on the other, so this equals the two-branch
-`where` bit for bit with no overflow in the unused side (the reason other code clamps `expm1`'s argument at all).
-The clamp is at c = 0, not at eps = -1e-6: any c >= 0 leaves x <= 0 exact, while c < 0 turns f into a line of
-slope beta - alpha_n on (c, 0] and makes f(0) = alpha_n expm1(c) != 0, a jump at 0 (derived and measured in
-`actlab.symbolic.eps`). With c = 0, f(0) = 0 exactly and f'(0) = beta from both sides, as the derivation says.
+Why the two-sided sum rather than `where`: each side is exactly 0 on the other, so it equals `where` bit for bit
+with no overflow in the unused side. The clamp is at c = 0, not eps = -1e-6: c < 0 makes f a line of slope
+beta - alpha_n on (c, 0] with a jump at 0 (`actlab.symbolic.eps`), while c = 0 keeps f(0) = 0 and f'(0) = beta.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The xIELU language-model study: token- and compute-time-matched comparisons of MLP activations.
 
-Modules: `variants` (the arms and the 1.5x width rule, parameter and FLOP counts), `run` (one run as a
-configuration of the comparison study's matched-comparison engine, `actlab.studies.compare.engine`: the LM task,
-these arms, token- or compute-time-matched; and what it records), `analysis` (what the report computes), `plots`,
-`claims` (the two claims, one pure function of the runs, decided with the comparison's rule
-`actlab.stats.beats_every`, and their paper-derived margins), `paper` (the paper's published numbers, shown only in
-"paper" columns).
-Notebooks: `notebooks/xielu/run_lm.ipynb` (one run) and `notebooks/xielu/report.ipynb` (the page).
+Modules: `variants` (the arms, the 1.5x width rule, counts), `run` (one run as a configuration of
+`actlab.studies.compare.engine`), `analysis` (what the report computes), `plots`, `claims` (the two claims, a pure
+function of the runs), `sequential` (`actlab decide`), `paper` (the paper's published numbers, shown only as "paper").
 """
 
 from __future__ import annotations

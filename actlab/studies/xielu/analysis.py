@@ -1,8 +1,7 @@
 """What the xIELU report computes from the runs: loss tables, paired differences, throughput, alpha vs depth.
 
-Why here: the notebook only calls these and shows their tables, so every number on the page comes
-from a function that a test has run on inputs with a known answer. All functions take the per-arm
-records the run notebook wrote (`actlab.sweep.load_run_results`), never a typed number.
+The notebook only calls these and shows their tables, so every number on the page comes from a tested function of
+the per-arm records the runs wrote, never a typed number.
 """
 
 from __future__ import annotations
@@ -51,11 +50,8 @@ _PAIRED_COLUMNS = (
 
 
 def arms_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    """One row per (run, arm): run_id, seed, budget, activation and the arm's metrics.
-
-    `run_results` is `actlab.sweep.load_run_results(...)`; runs that recorded no arms (failed before
-    training ended) contribute no rows, and `run_counts` reports them.
-    """
+    """One row per (run, arm) of `actlab.sweep.load_run_results(...)`: run_id, seed, budget, activation and the
+    arm's metrics; runs that recorded no arms contribute no rows (`run_counts` reports them)."""
     rows = []
     for run_id, run in run_results.items():
         for arm in run.get("results", {}).get("arms", []):
@@ -108,10 +104,8 @@ def paired_differences(
 ) -> pd.DataFrame:
     """Per budget: `reference` minus each other arm, paired by seed (paired t, its t interval at `confidence`).
 
-    A negative difference means the reference has the lower loss. Only seeds where both arms trained cleanly are
-    paired; `n` says how many (fewer than two: NaN). `p_adjusted` is Bonferroni over `family`, the comparisons the
-    claim makes (ReLU² and SwiGLU), and `significant` reads it; the other arms (xIPReLU, GELU) are in no claim, so
-    theirs are left unadjusted and undecided (NaN).
+    Negative: the reference has the lower loss. Only seeds where both arms trained cleanly are paired (`n`; under
+    two: NaN). `p_adjusted` is Bonferroni over `family`, the claim's comparisons; arms in no claim stay NaN.
     """
     families = []
     for budget in sorted(frame["budget"].unique()):
@@ -200,8 +194,8 @@ def throughput_table(
 ) -> pd.DataFrame:
     """Tokens/s per arm (mean, t CI) and its ratio to `baseline` measured in the same run (mean, t CI), per budget.
 
-    The row `budget == "all"` pools every run. `meets_target` is the target's rule for xIELU (mean
-    ratio >= 0.97 of ReLU²'s tokens/s); `runs_meeting` counts the runs whose own ratio meets it.
+    The row `budget == "all"` pools every run; `meets_target` is mean ratio >= `target`, `runs_meeting` counts the
+    runs whose own ratio meets it.
     """
     parts = [(budget, frame[frame["budget"] == budget]) for budget in sorted(frame["budget"].unique())]
     rows = []

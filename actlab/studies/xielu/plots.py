@@ -1,7 +1,7 @@
 """Figures of the xIELU study; each takes a table and returns a matplotlib Figure.
 
-Why apart from `analysis`: numbers are computed (and tested) there; here they are only drawn. This
-module does not import the statistics stack, so a run notebook can plot its curves cheaply.
+Apart from `analysis` (numbers are computed and tested there) and free of the statistics stack, so a run notebook
+can plot its curves cheaply.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The MLP variants the xIELU study compares, matched by the paper's 1.5x width rule, and their counts.
 
-Why a module: the paper's claim is "matched for parameters and FLOPs", so which width each arm gets
-must be decided in one place and shown, not assumed. A gated MLP (SwiGLU) has three d x h matrices and
-a standard one (xIELU, xIPReLU, ReLU², GELU) two, so the standard arms get h_standard = 1.5 h_gated:
-equal MLP weights and equal matmul FLOPs. What the rule does *not* match (the elementwise work of the
-activation and the gate's product, hence wall-clock) is what the study's second budget measures.
+Why a module: the paper's claim is "matched for parameters and FLOPs", so each arm's width is decided in one place
+and shown: standard arms get h_standard = 1.5 h_gated (`actlab.models.flops`). What the rule does *not* match
+(elementwise work, hence wall-clock) is what the study's second budget measures.
 """
 
 from __future__ import annotations
@@ -99,11 +97,8 @@ def lm_config(activation: str, shape: ModelShape) -> LMConfig:
 
 
 def variant_counts(activation: str, shape: ModelShape) -> dict[str, int | str]:
-    """Parameters (analytic and of the built model) and forward matmul FLOPs per token for one arm.
-
-    `activation_params` are the parameters outside Linear/Embedding/norm layers (xIELU's two scalars
-    per layer); the rule matches everything else exactly, and the report shows it.
-    """
+    """Parameters (analytic and of the built model) and forward matmul FLOPs per token for one arm;
+    `activation_params` (xIELU's two scalars per layer) are the only ones the 1.5x rule does not match."""
     config = lm_config(activation, shape)
     params = parameter_count(config)
     built = count_parameters(build_lm(config))
