@@ -48,9 +48,7 @@ class _IntegratedGradientActivation(PackedSoftplusAlphas):
         beta: float = XIELU_DEFAULTS.beta,
         path: str = "auto",
     ) -> None:
-        super().__init__()
-        select_path(path)  # an unknown path fails here, not at the first forward
-        self.path = path
+        super().__init__(path)
         beta = float(beta)
         offset = beta if self.alpha_n_above_beta else 0.0
         if alpha_p_init <= 0:
@@ -66,11 +64,6 @@ class _IntegratedGradientActivation(PackedSoftplusAlphas):
     def beta(self) -> float:
         """The fixed beta (read-only: the kernel spec holds it)."""
         return self.spec.beta
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not torch.is_floating_point(x):
-            raise ValueError(f"{type(self).__name__} needs a floating-point input, got {x.dtype}; cast with x.float()")
-        return activate(self.spec, x, (self.raw_alphas,), self.path)  # raw parameters: the kernels apply softplus
 
 
 class XIELU(_IntegratedGradientActivation):

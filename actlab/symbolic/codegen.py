@@ -213,8 +213,7 @@ class TorchKernels:
         self, x_: torch.Tensor, beta_: float = XIELU_DEFAULTS.beta, **params: torch.Tensor | float
     ) -> torch.Tensor:
         """f(x) with parameters by name (`alpha_p=..., alpha_n=...`): the derivation's torch-callable."""
-        missing = [name for name in self.parameter_names if name not in params]
-        if missing or set(params) - set(self.parameter_names):
+        if set(params) != set(self.parameter_names):
             raise ValueError(f"{self.name} takes parameters {', '.join(self.parameter_names)}; got {', '.join(params)}")
         return self.value(x_, [params[name] for name in self.parameter_names], beta_)
 

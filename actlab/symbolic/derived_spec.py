@@ -22,7 +22,6 @@ import sympy as sp
 import torch
 
 from actlab.errors import ActlabError
-from actlab.kernels.paths import activate  # at import: a forward call's import cost ~0.8 us
 from actlab.kernels.pointwise import Gradients, softplus_alphas, softplus_derivative, sum_dtype
 from actlab.symbolic.codegen import TorchKernels, broadcast_full, derivation_key, torch_kernels
 from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig
@@ -154,11 +153,6 @@ class DerivedActivation(SoftplusScales):
         self.name = name
         self.spec = DerivedSpec.of(derivation, self.beta)
         self.kernels = self.spec.kernels
-
-    def forward(self, x_: torch.Tensor) -> torch.Tensor:
-        if not torch.is_floating_point(x_):
-            raise ValueError(f"{self.name} needs a floating-point input, got {x_.dtype}; cast with x.float()")
-        return activate(self.spec, x_, (self.raw_alphas,), self.path)  # raw parameters: the kernels apply softplus
 
     def extra_repr(self) -> str:
         return f"{self.name!r}, {super().extra_repr()}"

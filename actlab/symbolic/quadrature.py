@@ -25,7 +25,7 @@ import sympy as sp
 import torch
 import torch.nn.functional as F
 
-from actlab.kernels.paths import activate  # at import: a forward call's import cost ~0.8 us
+from actlab.kernels.paths import activate  # at import, not in every forward call
 from actlab.kernels.pointwise import Gradients, softplus_alphas, softplus_derivative
 from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig
 from actlab.symbolic.fast_quadrature import FastTable, NoFastEvaluatorError, compute_dtype, fast_table

@@ -8,18 +8,25 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from actlab.kernels.paths import activate, select_path
 from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig, inverse_softplus
 
 
 class PackedSoftplusAlphas(nn.Module):
-    """Two trainable scales packed in one parameter `raw_alphas` (shape (2,)), a_p and a_n readable as views.
+    """Two trainable scales packed in one parameter `raw_alphas` (shape (2,)), a_p and a_n readable as views, and a
+    kernel `path` checked at construction, so an unknown one fails there. Subclasses set `spec` and `beta`.
 
     Why packed: each trainable tensor costs the optimizer, the gradient clip and autograd a fixed amount per step
-    whatever its size, and AdamW's update is elementwise, so the pair trains as two scalars would. A state dict
-    saved with two 0-d parameters a_p, a_n still loads (`pack_old_alphas`).
+    whatever its size, and AdamW's update is elementwise, so the pair trains as two scalars would (bit for bit while
+    a gradient clip does not bind). A state dict saved with two 0-d parameters a_p, a_n still loads.
     """
 
     _alpha_n_offset: float = 0.0
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        select_path(path)
+        self.path = path
 
     def _pack_alphas(self, alpha_p: float, alpha_n: float) -> None:
         """Registers `raw_alphas` at the raw values giving these alphas (alpha_n above `_alpha_n_offset`)."""
@@ -46,6 +53,12 @@ class PackedSoftplusAlphas(nn.Module):
         """alpha_n = offset + softplus(a_n) (offset 0 but for xIELU, whose alpha_n stays above beta)."""
         return self._alpha_n_offset + F.softplus(self.a_n)
 
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not torch.is_floating_point(x):
+            name = getattr(self, "name", type(self).__name__)
+            raise ValueError(f"{name} needs a floating-point input, got {x.dtype}; cast with x.float()")
+        return activate(self.spec, x, (self.raw_alphas,), self.path)  # raw parameters: the kernels apply softplus
+
     def extra_repr(self) -> str:
         alphas = f"alpha_p={self.alpha_p.item():.4g}, alpha_n={self.alpha_n.item():.4g}"
         return f"{alphas}, beta={self.beta}, path={self.path!r}"
@@ -57,16 +70,11 @@ class PackedSoftplusAlphas(nn.Module):
 
 
 class SoftplusScales(PackedSoftplusAlphas):
-    """Trainable a_p, a_n (alpha = softplus(a), from `init`'s alphas), `init.beta` fixed, a kernel `path` checked
-    here, so an unknown one fails at construction."""
+    """Trainable a_p, a_n (alpha = softplus(a), from `init`'s alphas), `init.beta` fixed."""
 
     def __init__(self, init: XIELUConfig = XIELU_DEFAULTS, path: str = "auto") -> None:
-        super().__init__()
-        from actlab.kernels.paths import select_path
-
-        select_path(path)
+        super().__init__(path)
         self.beta = float(init.beta)
-        self.path = path
         self._pack_alphas(init.alpha_p_init, init.alpha_n_init)
 
 
