@@ -13,6 +13,8 @@ the *ordering* and the sign of the differences can be compared, and the report s
 
 from __future__ import annotations
 
+from actlab.studies.xielu.variants import label
+
 PAPER_PERPLEXITY_1B = {"xielu": 10.21, "relu2": 10.35, "swiglu": 10.52}  # Table 2, 1.1B, 125B tokens
 PAPER_MS_PER_ITERATION = {"xielu": 560.0, "swiglu": 549.0, "relu2": 534.0}  # Table 1, unoptimised xIELU
 
@@ -26,13 +28,11 @@ def paper_tokens_per_second_ratio(activation: str, baseline: str = "relu2") -> f
 
 def paper_perplexity_text() -> str:
     """'xIELU 10.21, ReLU² 10.35, SwiGLU 10.52 (1.1B)': the paper column of the claims."""
-    labels = {"xielu": "xIELU", "relu2": "ReLU²", "swiglu": "SwiGLU"}
-    values = ", ".join(f"{labels[name]} {value:.2f}" for name, value in PAPER_PERPLEXITY_1B.items())
+    values = ", ".join(f"{label(name)} {value:.2f}" for name, value in PAPER_PERPLEXITY_1B.items())
     return f"perplexity {values} (1.1B, 125B tokens, token-matched; Table 2)"
 
 
 def paper_time_text() -> str:
     """The paper column of the wall-clock claim: the paper ran none, only timed its iterations (Table 1)."""
-    labels = {"xielu": "xIELU", "relu2": "ReLU²", "swiglu": "SwiGLU"}
-    times = ", ".join(f"{labels[name]} {ms:g} ms" for name, ms in PAPER_MS_PER_ITERATION.items())
+    times = ", ".join(f"{label(name)} {ms:g} ms" for name, ms in PAPER_MS_PER_ITERATION.items())
     return f"not run in the paper; its Table 1 times per iteration: {times}"
