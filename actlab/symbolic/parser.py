@@ -76,7 +76,7 @@ class ExpressionError(ActlabError, ValueError):
 
 def parse_expression(text: str, parameters: Iterable[str] = (), *, symbol: sp.Symbol | None = None) -> sp.Expr:
     """Parse `text` (e.g. "alpha*exp(x) - 1") into a SymPy expression in `x` (`symbol`, default the real
-    `actlab.symbolic.recipe.x`) and the named `parameters`, positive symbols as the recipe's scales are."""
+    `actlab.symbolic.symbols.x`) and the named `parameters`, positive symbols as the recipe's scales are."""
     if not isinstance(text, str):
         raise ExpressionError(f"a formula is a string, got {type(text).__name__}")
     if len(text) > MAX_LENGTH:
@@ -84,7 +84,7 @@ def parse_expression(text: str, parameters: Iterable[str] = (), *, symbol: sp.Sy
     if not text.strip():
         raise ExpressionError("formula is empty; write an expression in x, e.g. exp(x) - 1")
     if symbol is None:
-        from actlab.symbolic.recipe import x as symbol
+        from actlab.symbolic.symbols import x as symbol
     names: dict[str, sp.Basic] = {"x": symbol, **CONSTANTS}
     for name in parameters:
         if not name.isidentifier() or name in FUNCTIONS or name in names:

@@ -19,12 +19,8 @@ import sympy as sp
 
 from actlab.errors import ActlabError
 from actlab.symbolic.parser import parse_expression
+from actlab.symbolic.symbols import alpha_n, alpha_p, beta, x
 
-# The symbols every derivation shares; the parser reads `x` as this one.
-x = sp.Symbol("x", real=True)
-beta = sp.Symbol("beta", positive=True)
-alpha_p = sp.Symbol("alpha_p", positive=True)
-alpha_n = sp.Symbol("alpha_n", positive=True)
 _t = sp.Symbol("t", positive=True)  # |x| on a branch, so assumptions can decide signs there
 
 # A branch's base gradient: one expression g (scaled by that branch's alpha) or explicit (alpha_i, g_i) terms.
