@@ -1,13 +1,10 @@
 """What the comparison's report computes from the runs: metric tables, paired improvements, throughput ratios.
 
-Why here: the notebook only calls these and shows their tables, so every number on the page comes from a
-function a test has run on inputs with a known answer. Everything is read from the per-arm records the run
-notebook wrote (`actlab.sweep.load_run_results`), never typed in.
-
-The unit of analysis is the seed: one run = one (task, seed), where every arm starts from the same initial
-weights and sees the same data order, so arms are compared *paired by seed*. An improvement is oriented by the
-task's metric (accuracy: candidate - baseline; bits/byte: baseline - candidate), so positive always means the
-candidate is better.
+The notebook only shows these tables, so every number on the page comes from a tested function reading the per-arm
+records the runs wrote (`actlab.sweep.load_run_results`). The unit of analysis is the seed: every arm of one (task,
+seed) starts from the same weights and sees the same data order, so arms are compared paired by seed. An
+improvement is oriented by the metric (accuracy: candidate - baseline; bits/byte: baseline - candidate), so
+positive always means the candidate is better.
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ from actlab.studies.compare.engine import MATCHINGS, budget_phrase, matching_lab
 from actlab.studies.compare.tasks import Task, get_task
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
 
+_ARM_KEYS = ("task", "matching", "seed", "activation", "metric")
 _ARM_COLUMNS = ("status", "value", "steps", "samples", "tokens", "seconds", "throughput")
 
 
@@ -53,21 +51,16 @@ def arms_frame(run_results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
 
     Runs that recorded no arms (failed before the end) contribute no rows; `run_counts` reports them.
     """
-    rows = []
-    for run_id, run in run_results.items():
-        for arm in run.get("results", {}).get("arms", []):
-            row = {
-                "run_id": run_id,
-                "task": arm["task"],
-                "matching": arm["matching"],
-                "seed": arm["seed"],
-                "activation": arm["activation"],
-                "metric": arm["metric"],
-            }
-            row.update({key: arm.get(key, math.nan) for key in _ARM_COLUMNS})
-            rows.append(row)
-    columns = ["run_id", "task", "matching", "seed", "activation", "metric", *_ARM_COLUMNS]
-    return pd.DataFrame(rows, columns=columns)
+    rows = [
+        {
+            "run_id": run_id,
+            **{key: arm[key] for key in _ARM_KEYS},
+            **{key: arm.get(key, math.nan) for key in _ARM_COLUMNS},
+        }
+        for run_id, run in run_results.items()
+        for arm in run.get("results", {}).get("arms", [])
+    ]
+    return pd.DataFrame(rows, columns=["run_id", *_ARM_KEYS, *_ARM_COLUMNS])
 
 
 def _order(frame: pd.DataFrame, column: str, first: Iterable[str] = ()) -> list[str]:
@@ -120,13 +113,11 @@ def paired_improvements(
 ) -> pd.DataFrame:
     """Every candidate against every baseline, per (task, matching), paired by seed.
 
-    Per comparison: `improvement` (mean paired difference oriented so positive = candidate better, in the task's
-    unit), its t CI at `confidence`, paired-t p, Wilcoxon p and d_z (`actlab.stats.paired_family`); `p_adjusted`
-    (Bonferroni over the candidate's baselines: the family its claim decides with, `beats_every`) and
-    `significant`; the MDE at that level and family (80% power that every improvement clears 0); and, where
-    `margins` gives the task a margin, the TOST p of |improvement| < margin (the claim's TOST is the largest of
-    its comparisons'). `n_diverged` counts seeds where the candidate blew up and the baseline did not: such seeds
-    are not pairs, and the rule reads them.
+    Per comparison: the mean paired `improvement` (positive = candidate better, in the task's unit), its t CI,
+    paired-t and Wilcoxon p and d_z (`actlab.stats.paired_family`); `p_adjusted` (Bonferroni over the candidate's
+    baselines: the family its claim decides with) and `significant`; the MDE at that level and family; the TOST p of
+    |improvement| < margin where `margins` gives one. `n_diverged` counts seeds where the candidate blew up and the
+    baseline did not: they are not pairs, and the rule reads them.
     """
     candidates, baselines = list(candidates), list(baselines)
     margins = dict(margins or {})
@@ -191,9 +182,9 @@ def comparisons(
     baselines: Iterable[str],
     margin: float | None = None,
 ) -> Comparisons:
-    """What the claim "candidate beats the baselines on task, matching" reads: per seed where the candidate and
-    every baseline trained, its improvement over each (`beats_every.Comparisons`), and the seeds it diverged on
-    where some baseline trained (a diverged arm is never a NaN in a pair: the rule counts it)."""
+    """What the claim "candidate beats the baselines on task, matching" reads (`beats_every.Comparisons`): its
+    improvement over each baseline per seed where all trained, and the seeds it diverged on where some baseline
+    trained (a diverged arm is never a NaN in a pair: the rule counts it)."""
     task = get_task(task_name)
     part = frame[(frame["task"] == task_name) & (frame["matching"] == matching)]
     named = [b for b in baselines if b in set(part["activation"]) and b != candidate]
@@ -236,24 +227,15 @@ def _diverged_alone(part: pd.DataFrame, candidate: str, baseline: str) -> int:
 
 
 def _power(row: dict[str, Any], confidence: float, alpha: float, k: int, margin: float | None) -> dict[str, float]:
-    """The comparison's MDE at level alpha / k with power 0.8^(1/k) (its claim's level and family, so that all k
-    clear 0 together with >= 80% power) and, where the task has a margin, its TOST p (NaN when the comparison has
-    no interval: fewer than two pairs, or differences without spread)."""
-    usable = row["n"] >= 2 and math.isfinite(row["ci_low"]) and row["ci_high"] > row["ci_low"]
+    """The MDE at level alpha / k, power 0.8^(1/k) (all k clear 0 together with >= 80% power) and the TOST p
+    where the task has a margin; NaN without an interval (fewer than two pairs, or differences without spread)."""
     low, high, n = row["ci_low"], row["ci_high"], row["n"]
-    return {
-        "mde": (
-            mde_from_t_interval(low, high, n, confidence=confidence, alpha=alpha / k, power=POWER ** (1 / k))
-            if usable
-            else math.nan
-        ),
-        "margin": math.nan if margin is None else float(margin),
-        "tost_p": (
-            tost_from_t_interval(low, high, n, margin, confidence=confidence).pvalue
-            if usable and margin is not None
-            else math.nan
-        ),
-    }
+    power = {"mde": math.nan, "margin": math.nan if margin is None else float(margin), "tost_p": math.nan}
+    if n >= 2 and math.isfinite(low) and high > low:
+        power["mde"] = mde_from_t_interval(low, high, n, confidence=confidence, alpha=alpha / k, power=POWER ** (1 / k))
+        if margin is not None:
+            power["tost_p"] = tost_from_t_interval(low, high, n, margin, confidence=confidence).pvalue
+    return power
 
 
 def throughput_table(frame: pd.DataFrame, baseline: str, confidence: float = 0.95) -> pd.DataFrame:

@@ -1,24 +1,17 @@
 """The comparison's claims as typed values: `claims(runs, settings)`, one pure function of the runs.
 
-One claim per (candidate, task, matching): "X beats the baselines on T, step-matched" (or compute-time-matched). Its
-data are X's per-seed improvements over each baseline (`analysis.comparisons`: positive = X better, in the task's
-unit) and the seeds X diverged on; its rule (`beats_every.rule_beats_baselines`) ends one of four ways:
+One claim per (candidate, task, matching): "X beats every baseline on T, step-matched" (or compute-time-matched),
+read from X's per-seed improvements over each baseline (`analysis.comparisons`) and the seeds X diverged on. Its
+rule (`beats_every.rule_beats_baselines`): not supported if X diverged where a baseline trained (blowing up is not
+beating) or its interval lies below 0 for some baseline; supported if above 0 for every baseline (by any amount;
+`beats_every.past_margin` shows the margin beside); equivalent if every improvement lies within +-margin (TOST,
+intersection-union); else inconclusive, with the MDE. Why every baseline: a user wants "better than what I would
+otherwise use", and a candidate that beats ReLU but loses to GELU has not shown that.
 
-- not supported: X diverged on a seed where a baseline trained cleanly (blowing up is not beating; a candidate
-  that diverged on every seed gets this verdict too, with the share of seeds it diverged on as its estimate), or
-  its improvement interval lies below 0 for some baseline;
-- supported: the interval lies above 0 for every baseline: better by any amount (whether the improvement also clears
-  the task's margin is shown beside it, `beats_every.past_margin`);
-- equivalent: a margin was given and every improvement lies within +-margin (TOST, intersection-union);
-- inconclusive: anything else; the claim then carries the MDE (what the run could have detected).
-
-The interval is simultaneous over the claim's own baselines (Bonferroni), so each verdict errs at most 2.5% at the
-null boundary, and the MDE is at that level and over that family. Across the study's claims (8 in the default
-profile: 2 candidates x 2 tasks x 2 matchings, one question over one set of runs) Holm's adjustment is applied: a
-decisive verdict that does not survive it is marked (`actlab.stats.family`). Every claim is stamped with its
-registry entry (`actlab.registry`); a user's own candidate has none and says so. Why "every baseline": the headline
-a user wants is "better than what I would otherwise use", so a candidate that beats ReLU but loses to GELU has not
-shown that.
+The interval is simultaneous over the claim's baselines (Bonferroni), so each verdict errs at most 2.5% at the null
+boundary; across the study's claims (one question over one set of runs) Holm's adjustment marks a decisive verdict
+that does not survive it (`actlab.stats.family`). Every claim is stamped with its registry entry; a user's own
+candidate has none and says so.
 """
 
 from __future__ import annotations
@@ -41,25 +34,11 @@ from actlab.studies.compare import analysis
 from actlab.studies.compare.engine import matching_label
 from actlab.studies.compare.tasks import get_task
 
-__all__ = [
-    "Settings",
-    "StudyClaims",
-    "StudyRuns",
-    "claim_id",
-    "claims",
-    "decide_all",
-    "from_runs",
-    "load_runs",
-    "rule_beats_baselines",
-    "statement",
-]
-
 STUDY = "compare"
-# The sequential design `actlab decide` uses for this claim, registered with it (fixed before any look): new seeds
-# from FIRST_SEED, a look every 4 seeds from 8 to 36, Pocock-type alpha spending. Why these: at the MDE of a fixed
-# 24-seed design (`compare.sequential.REFERENCE_SEEDS`), looks up to 36 seeds buy power for few expected seeds more,
-# so the expected seeds fall well below those of the fixed design of that power (the decision's page simulates both;
-# O'Brien-Fleming to 24 seeds saved less). The price is the worst case: 36 seeds.
+# The sequential design `actlab decide` uses, registered with the claim (fixed before any look): new seeds from
+# FIRST_SEED, a look every 4 seeds from 8 to 36, Pocock spending. Why: at the MDE of a fixed 24-seed design
+# (`compare.sequential.REFERENCE_SEEDS`), looks up to 36 seeds buy power for few expected seeds more, so the expected
+# seeds fall well below the fixed design's of that power; the price is the worst case, 36 seeds.
 SEQUENTIAL = SequentialDesign(looks=tuple(range(8, 37, 4)), alpha=0.05, spending="pocock")
 SOURCE = "actlab compare study: a user's activation against named baselines"
 # Per task, in its unit: differences a user would not act on at these budgets (docs/compare.md). Fixed before the
@@ -132,9 +111,8 @@ def decide_all(
     profile: str = "default",
     stamp: bool = True,
 ) -> StudyClaims:
-    """`claims`, plus the comparisons that could not be tested: fewer than two seeds on which the candidate and
-    every baseline trained, or improvements that never vary (arms too short to train give the same accuracy on
-    every seed: no interval, no MDE). A candidate that diverged is never among them: its claim says so."""
+    """`claims`, plus the comparisons that could not be tested (fewer than two complete seeds, or improvements
+    that never vary: no interval, no MDE); a candidate that diverged is never among them, its claim says so."""
     frame = runs.arms
     candidates = list(settings.candidates) or [
         a for a in dict.fromkeys(frame["activation"]) if a not in settings.baselines
@@ -240,46 +218,43 @@ def definitions(
     settings: Settings | None = None, study_dir: str = STUDY, every: Sequence[str] = ()
 ) -> list[registry.Definition]:
     """Every claim the committed sweep files of the registered profiles produce, as registered (a user's own
-    candidate, added to a sweep file, has no entry until `actlab registry --update` registers it); `every` is
-    what a sweep's `activations: all` stands for (the zoo's claimants)."""
+    candidate has none until `actlab registry --update`); `every`: what `activations: all` stands for (the zoo's)."""
     settings = settings or Settings()
     found: dict[str, registry.Definition] = {}
     for profile in registry.PROFILES:
-        for sweep, task, candidates, matchings in _planned(study_dir, profile, settings.baselines, every):
-            for candidate in candidates:
-                for matching in matchings:
-                    cid = claim_id(candidate, task, matching)
-                    margin = settings.margins.get(task)
-                    found.setdefault(
-                        cid,
-                        registry.Definition(
-                            claim_id=cid,
-                            study=study_dir,
-                            kind="demo" if study_dir == STUDY else "experiment",
-                            statement=statement(
-                                candidate, list(settings.baselines), get_task(task).label, matching_label(matching)
-                            ),
-                            units=get_task(task).unit,
-                            threshold=0.0,
-                            supports="above",
-                            margin="none for 'supported' (better by any amount); TOST "
-                            + (f"+-{margin:g} {get_task(task).unit}" if margin is not None else "none"),
-                            margin_source=MARGIN_SOURCE,
-                            alpha=settings.alpha,
-                            rules=(rule_beats_baselines, beats_every.statistics),
-                            sweeps=(sweep,),
-                            extra={
-                                "baselines": list(settings.baselines),
-                                "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED},
-                            },
-                        ),
-                    )
+        for sweep, task, candidate, matching in _planned(study_dir, profile, settings.baselines, every):
+            cid = claim_id(candidate, task, matching)
+            margin = settings.margins.get(task)
+            found.setdefault(
+                cid,
+                registry.Definition(
+                    claim_id=cid,
+                    study=study_dir,
+                    kind="demo" if study_dir == STUDY else "experiment",
+                    statement=statement(
+                        candidate, list(settings.baselines), get_task(task).label, matching_label(matching)
+                    ),
+                    units=get_task(task).unit,
+                    threshold=0.0,
+                    supports="above",
+                    margin="none for 'supported' (better by any amount); TOST "
+                    + (f"+-{margin:g} {get_task(task).unit}" if margin is not None else "none"),
+                    margin_source=MARGIN_SOURCE,
+                    alpha=settings.alpha,
+                    rules=(rule_beats_baselines, beats_every.statistics),
+                    sweeps=(sweep,),
+                    extra={
+                        "baselines": list(settings.baselines),
+                        "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED},
+                    },
+                ),
+            )
     return list(found.values())
 
 
 def _planned(study_dir: str, profile: str, baselines: Sequence[str], every: Sequence[str]):  # noqa: ANN202
-    """(sweep name, task, candidates, matchings) per committed sweep file of `profile` (activations 'all':
-    `every`)."""
+    """(sweep name, task, candidate, matching) of every claim the committed sweep files of `profile` produce
+    (activations 'all': `every`)."""
     from actlab.sweep.spec import load_spec
 
     folder = registry.NOTEBOOKS / study_dir / "sweeps" / profile
@@ -293,7 +268,9 @@ def _planned(study_dir: str, profile: str, baselines: Sequence[str], every: Sequ
             candidates = [a for a in every if a not in baselines]
         matchings = [m.strip() for m in str(settings.get("matchings", "steps")).split(",") if m.strip()]
         for task in spec.grid.get("task", [settings.get("task")]):
-            yield spec.name, task, candidates, matchings
+            for candidate in candidates:
+                for matching in matchings:
+                    yield spec.name, task, candidate, matching
 
 
 def statement(candidate: str, baselines: list[str], task_label: str, matching_label: str) -> str:

@@ -1,30 +1,25 @@
 """The matched-comparison engine: every arm of one seed trained to the same budget, interleaved, then scored.
 
-Why one engine: the comparison study (an activation in a task's fixed network) and the xIELU LM study (LM variants
-matched in parameters and FLOPs by the 1.5x width rule) ask the same question of a set of arms: which ends better
-when each gets the same budget? Both need the same guarantees, so they are kept once, here:
+Why one engine: the comparison study (an activation in a task's fixed network) and the xIELU LM study (variants
+matched in parameters and FLOPs) ask the same question of a set of arms, which ends better on the same budget, and
+need the same guarantees:
 
 - **Same start.** Every arm is built right after `seed_everything(seed)`: arms whose construction draws the same
   numbers start from the same weights, and every arm sees the same data order.
-- **Same budget.** A matching names what is matched: `steps` (the same optimiser steps, so the same samples in the
-  same order), `tokens` (the same tokens, in whole batches) or `seconds` (the same compute time, by the budget
-  clock `actlab.train.clock`: CPU time at a fixed thread count, or GPU time on CUDA; evaluation excluded: the
-  objection to step-matched claims for activations that cost more per step). Compute time is anchored on a
-  reference arm (`train.slices`): the reference trains a number of steps, and every other arm the compute time
-  those steps took beside it, so what an arm gets follows its cost relative to the reference, not the machine's
-  speed of the moment (which moved one step's CPU time by 20% and more here). Count budgets repeat bit for bit on
-  CPU; a compute-time budget repeats in steps to within the noise of the measured cost ratios.
-- **Interleaved.** A machine shared with other jobs changes speed by the second (even CPU time per step drifts with
-  what else uses the caches). Each arm's budget is cut into
-  `rounds` slices and the arms take turns (`train.train_interleaved`), each resuming its exact state from a
-  checkpoint with the schedule following the whole budget, so load spikes hit every arm alike and throughput
-  ratios compare arms measured side by side. Slicing changes no step-matched result (tested).
-- **Off the clock.** xIELU's fast path compiles on its first call, a one-off cost, so every arm takes one training
-  step and one evaluation on a throwaway copy (`train.warm_up`) before its clock starts.
+- **Same budget.** A matching names what is matched: `steps` (the same samples in the same order), `tokens` (in
+  whole batches) or `seconds` (the same compute time by the budget clock `actlab.train.clock`, evaluation
+  excluded: the objection to step-matched claims for activations that cost more per step). Compute time is anchored
+  on a reference arm (`train.slices`): it trains a number of steps and every other arm gets the compute time those
+  took beside it, so what an arm gets follows its cost relative to the reference, not the machine's speed of the
+  moment. Count budgets repeat bit for bit on CPU; a compute-time budget to within the noise of the cost ratios.
+- **Interleaved.** A shared machine changes speed by the second, so each arm's budget is cut into `rounds` slices
+  and the arms take turns (`train.train_interleaved`), each resuming its exact state with the schedule following
+  the whole budget: load spikes hit every arm alike. Slicing changes no step-matched result (tested).
+- **Off the clock.** Every arm takes one training step and one evaluation on a throwaway copy (`train.warm_up`)
+  before its clock starts, so a fast path's one-off compilation is never charged.
 
-A study configures the engine with a task (data and metric, `tasks.Task`), its arms (`name -> build()`, a function
-returning the arm's whole network) and a budget per matching; `arm_record` is the part of a record every study
-shares.
+A study gives the engine a task (`tasks.Task`), its arms (`name -> build()`, returning the arm's whole network)
+and a budget per matching; `arm_record` is the part of a record every study shares.
 """
 
 from __future__ import annotations
@@ -65,13 +60,6 @@ def matched_budget(matching: str, amount: float, batch_tokens: int = 1) -> Budge
     raise ValueError(f"unknown matching {matching!r}; choose {', '.join(MATCHINGS)}")
 
 
-def task_budget(task: Task, matching: str, steps: int = 0, compute_steps: int = 0) -> Budget:
-    """`matched_budget` for `task`: `steps` (`compute_steps`, the reference's, under `seconds`) when given, else
-    the task's defaults (an LM task's tokens in whole batches of its sequence length)."""
-    amount = (compute_steps or task.compute_steps) if matching == "seconds" else (steps or task.steps)
-    return matched_budget(matching, amount, task.batch_size * task.lm_shape[3] if task.kind == "lm" else 1)
-
-
 def check_reference(reference: str, arms: Sequence[str], matchings: Sequence[str]) -> str:
     """`reference` if compute-time matching can anchor on it (it is one of `arms`), else one clear error."""
     if "seconds" in matchings and reference not in arms:
@@ -96,8 +84,11 @@ class TaskBudget:
         return get_task(self.task)
 
     def budget(self, matching: str) -> Budget:
-        """What every arm gets under `matching` (under `seconds`: what the reference gets)."""
-        return task_budget(self.task_spec, matching, self.steps, self.compute_steps)
+        """What every arm gets under `matching` (under `seconds`: the reference's steps); 0 steps take the task's
+        default, and an LM task's tokens come in whole batches of its sequence length."""
+        task = self.task_spec
+        amount = (self.compute_steps or task.compute_steps) if matching == "seconds" else (self.steps or task.steps)
+        return matched_budget(matching, amount, task.batch_size * task.lm_shape[3] if task.kind == "lm" else 1)
 
     def reference_for(self, matching: str) -> str | None:
         """The arm compute time is anchored on under `matching` (None: a count matching, every arm the same)."""
@@ -105,10 +96,8 @@ class TaskBudget:
 
 
 def parse_matchings(matchings: str | Sequence[str], allowed: Sequence[str]) -> tuple[str, ...]:
-    """A run's matchings from "steps,seconds" or a sequence, each one of `allowed`, at least one; else one error.
-
-    One parser for every study that trains through this engine, so a typo in a sweep file reads the same
-    everywhere."""
+    """A run's matchings from "steps,seconds" or a sequence, each one of `allowed`, at least one; else one error
+    (the same for every study on this engine)."""
     items = matchings.split(",") if isinstance(matchings, str) else matchings
     parsed = tuple(m.strip() for m in items if m.strip())
     unknown = [m for m in parsed if m not in allowed]
@@ -124,11 +113,6 @@ def check_fast_path(fast_path: str) -> str:
     return fast_path
 
 
-def set_fast_path(model: nn.Module, path: str) -> None:
-    """Put every xIELU/xIPReLU, derived or quadrature module of `model` on `path` (auto, compile, function, eager)."""
-    set_module_paths(model, path)
-
-
 class LossCurve:
     """Training loss against steps, tokens and seconds every `every` steps, kept in memory (no I/O on the clock)."""
 
@@ -137,13 +121,10 @@ class LossCurve:
         self.points: dict[str, list[float]] = {"step": [], "tokens": [], "seconds": [], "loss": []}
 
     def on_step_end(self, state: TrainState) -> None:
-        if state.used.steps % self.every == 0:
-            for key, value in (
-                ("step", state.used.steps),
-                ("tokens", state.used.tokens),
-                ("seconds", state.used.seconds),
-                ("loss", state.metrics["loss"]),
-            ):
+        used = state.used
+        if used.steps % self.every == 0:
+            values = (used.steps, used.tokens, used.seconds, state.metrics["loss"])
+            for key, value in zip(self.points, values, strict=True):
                 self.points[key].append(float(value))
 
 
@@ -174,15 +155,11 @@ def train_matched(
 ) -> dict[str, TrainedArm]:
     """Every arm from `config.seed`'s initial weights to `budget`, in `rounds` turns each, then scored on `task`.
 
-    `reference` (compute-time matching): that arm trains `budget` and every other arm the compute time it took,
-    round by round (`train.slices`).
-
-    `arms[name]()` builds the arm's whole network (called right after `seed_everything`); `curve_every` > 0
-    records the training loss every that many steps; the slices' checkpoints live under `workdir` (None: the
-    system's temporary folder) and are removed. Runs on the thread count `train` uses for `budget` throughout
-    (`config.num_threads`; a CPU seconds budget fixes an unset one at 1: `train.clock.budget_threads`) for warm-up,
-    training and scoring, so the thread count never changes a number and no kernel is rebuilt on the clock (warm-up
-    kernels built for 2 threads were rebuilt in the first charged step: 132 steps instead of 177).
+    `reference` (compute-time matching): that arm trains `budget`, every other arm the compute time it took.
+    `arms[name]()` builds the arm's network (right after `seed_everything`); `curve_every` > 0 records the training
+    loss every that many steps; the slices' checkpoints live under `workdir` (None: a temporary folder). Warm-up,
+    training and scoring run on one thread count (`train.clock.budget_threads`), so it never changes a number and no
+    kernel built in warm-up is rebuilt on the clock.
     """
     check_fast_path(fast_path)
     device = pick_device(config.device)
@@ -193,7 +170,7 @@ def train_matched(
         for name, build in arms.items():
             seed_everything(config.seed)
             models[name] = build()
-            set_fast_path(models[name], fast_path)
+            set_module_paths(models[name], fast_path)
             warm_up(
                 models[name],
                 warm_batch,
@@ -226,10 +203,8 @@ def train_matched(
 
 
 def stated_budget(arm: Mapping[str, Any]) -> tuple[float, str] | None:
-    """(the matching's budget, the reference it is anchored on or "") if `arm`'s record states it, else None.
-
-    Every arm of a count matching states it; under compute time only the reference does (its steps), the other arms'
-    `budget_amount` being the seconds they got. One reading for every study's setup summary."""
+    """(the matching's budget, the reference it is anchored on or "") if `arm`'s record states it, else None: under
+    compute time only the reference does (its steps; the other arms' `budget_amount` is the seconds they got)."""
     reference = arm.get("reference") or ""
     if reference and reference != arm["activation"]:
         return None

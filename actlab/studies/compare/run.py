@@ -1,17 +1,10 @@
 """What one run of the comparison trains and records: every activation on one (task, seed), under each matching.
 
-A run is one seed on one task (the unit of analysis: one independently randomised network per arm). For each
-matching it builds every arm from the same initial weights (the task's network with the arm's activation in it) and
-trains it to the same budget with the matched-comparison engine (`engine.train_matched`: interleaved slices,
-warm-up off the clock):
-- `steps`: the same optimiser steps (and so the same samples, in the same order) for every arm; reproducible bit
-  for bit on CPU;
-- `seconds`: the same compute time for every arm (the budget clock, `actlab.train.clock`: CPU time at one
-  thread, or GPU time on CUDA; evaluation excluded), the review-style objection to step-matched claims for
-  activations that cost more per step. Anchored on the `reference` arm (ReLU by default): it trains
-  `compute_steps` steps, every other arm the compute time they took beside it (`actlab.train.slices`), so the
-  steps an arm gets follow its cost relative to ReLU, not the machine's speed of the moment.
-Derived arms are derived, checked and saved into the run's own folder first (`specs`).
+A run is one seed on one task (the unit of analysis). For each matching every arm is built from the same initial
+weights and trained to the same budget by the engine (`engine.train_matched`): `steps` (the same samples in the same
+order, bit for bit on CPU) or `seconds` (the compute time the `reference` arm's `compute_steps` took beside it: the
+objection to step-matched claims for activations that cost more per step). Derived arms are derived, checked and
+saved into the run's own folder first (`specs`).
 
 `CompareRunConfig` is the one source of a run's parameters: its defaults are `notebooks/compare/run.ipynb`'s, and
 `tests/test_run_parameters.py` holds that notebook's parameters cell and every sweep file to it.
@@ -19,6 +12,7 @@ Derived arms are derived, checked and saved into the run's own folder first (`sp
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import tempfile
 from collections.abc import Mapping
@@ -111,10 +105,8 @@ def train_arms(config: CompareRunConfig, workdir: str | Path | None = None) -> d
     `workdir` receives the run's derivations (`<workdir>/derivations/`) and the slices' checkpoints (removed);
     None uses a temporary folder.
     """
-    if workdir is None:
-        with tempfile.TemporaryDirectory() as scratch:
-            return _train_arms(config, Path(scratch))
-    return _train_arms(config, Path(workdir))
+    with tempfile.TemporaryDirectory() if workdir is None else contextlib.nullcontext(workdir) as folder:
+        return _train_arms(config, Path(folder))
 
 
 def _train_arms(config: CompareRunConfig, workdir: Path) -> dict[str, Any]:
@@ -122,9 +114,8 @@ def _train_arms(config: CompareRunConfig, workdir: Path) -> dict[str, Any]:
     workdir.mkdir(parents=True, exist_ok=True)
     with phase("compile"):  # deriving, checking and generating the derived activations' kernels
         derived = specs.save_derived(config.derive, workdir / "derivations")
-        factories = {
-            name: specs.factory(name, workdir / "derivations", set(derived)) for name in config.activations
-        }  # every spec resolves before any training
+        # every spec resolves before any training
+        factories = {name: specs.factory(name, workdir / "derivations", set(derived)) for name in config.activations}
     with phase("data"):
         data = task.load()
     arms = {name: functools.partial(task.build, factory, data) for name, factory in factories.items()}

@@ -1,12 +1,10 @@
 """The comparison's rule ("X beats every baseline") decided look by look: a group-sequential design over seeds.
 
-Why: every inconclusive comparison says how many seeds 80% power would need, and adding seeds until something is
-decisive inflates the false decisive rate with every look. Here the looks, alpha and the spending function are the
-claim's registered design (`actlab.stats.sequential.SequentialDesign`), the rule at each look is the claim's own
-(`beats_every.rule_beats_baselines`: simultaneous intervals over the baselines, TOST for "equivalent") at the
-look's nominal level, and the first decisive look ends it. The same code decides the runs and the simulations
-that measure its error rates, its power and the seeds it expects to take, beside the fixed-n design of the same
-power. xIELU's claims and the zoo's are this rule too (a lower-is-better metric is the same improvements negated).
+Why: adding seeds until something is decisive inflates the false decisive rate with every look. Here the looks,
+alpha and spending function are the claim's registered design (`actlab.stats.sequential.SequentialDesign`), each
+look applies the claim's own rule (`beats_every.rule_beats_baselines`) at its nominal level, and the first decisive
+look ends it. The same code decides the runs and the simulations of its error rates, power and expected seeds,
+beside the fixed-n design of the same power. xIELU's and the zoo's claims are this rule too.
 """
 
 from __future__ import annotations
@@ -65,12 +63,11 @@ def operating(
     n_simulations: int = 1000,
     seed: int = 0,
 ) -> list[SequentialScenario]:
-    """The sequential rule at the claim's observed covariance (improvements drawn jointly normal, as
-    `beats_every.operating` draws them): at the null boundary (every improvement 0: a decisive verdict is wrong),
-    the MDE of the fixed design of `REFERENCE_SEEDS` seeds on either side, and the paper's effect; each with the
-    seeds it expects to take and, where a verdict is the target, the seeds the fixed-n design needs for the same
-    power (interpolated between whole seeds; its power curve drawn with common random numbers, each n a prefix of
-    one draw, so that the curve rises smoothly rather than by the noise of fresh draws at every n)."""
+    """The sequential rule at the claim's observed covariance (improvements drawn jointly normal, as in
+    `beats_every.operating`): at the null boundary (a decisive verdict is wrong), at the MDE of `REFERENCE_SEEDS`
+    fixed seeds on either side and at the paper's effect; each with its expected seeds and, where a verdict is the
+    target, the seeds the fixed-n design needs for the same power (its power curve on common random numbers,
+    `prefix_draws`, so it rises smoothly rather than by the noise of fresh draws at every n)."""
     k = data.values.shape[1]
     covariance = np.cov(data.values, rowvar=False, ddof=1).reshape(k, k)
     factor = beats_every.covariance_factor(covariance)
@@ -135,15 +132,11 @@ def targets(study: str = "compare", profile: str = "default") -> dict[str, Targe
         settings = compare_claims.Settings()
         baselines, margins, every = settings.baselines, settings.margins, ()
     found = {}
-    for sweep, task, candidates, matchings in compare_claims._planned(study, profile, baselines, every):
-        for candidate in candidates:
-            for matching in matchings:
-                claim_id = compare_claims.claim_id(candidate, task, matching)
-                if study == "zoo":
-                    claim_id = "zoo-" + claim_id.removeprefix("compare-")
-                found[claim_id] = Target(
-                    claim_id, study, sweep, candidate, task, matching, tuple(baselines), margins.get(task)
-                )
+    for sweep, task, candidate, matching in compare_claims._planned(study, profile, baselines, every):
+        claim_id = compare_claims.claim_id(candidate, task, matching)
+        if study == "zoo":
+            claim_id = "zoo-" + claim_id.removeprefix("compare-")
+        found[claim_id] = Target(claim_id, study, sweep, candidate, task, matching, tuple(baselines), margins.get(task))
     return found
 
 
@@ -177,13 +170,9 @@ def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
     for study in ("compare", "zoo"):
         for claim_id, target in targets(study, profile).items():
             found[claim_id] = SequentialTarget(
-                claim_id, study, target.sweep, DESIGN, partial(_look, target), partial(_simulate, target)
+                claim_id, study, target.sweep, DESIGN, partial(look, target), partial(_simulate, target)
             )
     return found
-
-
-def _look(target: Target, runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
-    return look(target, runs_dir, sweep, seeds, level)
 
 
 def _simulate(target: Target, runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list:

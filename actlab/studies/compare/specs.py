@@ -1,11 +1,9 @@
 """The activations a comparison names, and the derivations it creates for itself.
 
-Why a study creates its own derivations: `resolve("cubic")` reads `$ACTLAB_DERIVATIONS_DIR` (default: the user's
-home), so a sweep that relied on it would train whatever file that machine happens to hold under that name, or
-fail on a fresh clone. A comparison therefore states each derived arm as data (`derive = {"cubic": {"pos":
-"x**3", "neg": "exp(x)"}}`) and saves it, checked, into a folder of its own (inside the run folder), resolving
-those names there. Every other spec (a registry name, `package.module:Attr`, a derivation the user saved) goes
-to `actlab.activations.resolve` unchanged.
+Why a study creates its own derivations: `resolve("cubic")` reads `$ACTLAB_DERIVATIONS_DIR` (default: the home
+folder), so a sweep relying on it would train whatever that machine holds under that name, or fail on a fresh clone.
+A comparison states each derived arm as data (`derive = {"cubic": {"pos": "x**3", "neg": "exp(x)"}}`), saves it,
+checked, into its run folder and resolves those names there; every other spec goes to `actlab.activations.resolve`.
 """
 
 from __future__ import annotations
@@ -71,23 +69,17 @@ def factory(
     spec: str, derived_folder: str | os.PathLike[str] | None, derived_names: set[str]
 ) -> Callable[[], nn.Module]:
     """A function building a fresh module for `spec`; a derived name resolves in `derived_folder`, not the home.
-
-    The spec is resolved once here, so a typo fails before any training starts.
-    """
+    The spec is resolved once here, so a typo fails before any training starts."""
     from actlab.activations import resolve
 
+    environment = {}
     if spec in derived_names:
         if derived_folder is None:
             raise ValueError(f"{spec!r} is derived by the study but no derivation folder was given")
-        folder = str(Path(derived_folder).resolve())
+        environment = {ENV_DIR: str(Path(derived_folder).resolve())}
 
-        def build() -> nn.Module:
-            with temporary_environment({ENV_DIR: folder}):
-                return resolve(spec)
-
-    else:
-
-        def build() -> nn.Module:
+    def build() -> nn.Module:
+        with temporary_environment(environment):
             return resolve(spec)
 
     build()  # fail now, with resolve's list of valid names

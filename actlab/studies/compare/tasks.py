@@ -1,10 +1,9 @@
 """The tasks a comparison trains on: data, the model an activation goes into, and the metric that decides.
 
-Why a table of tasks: a user's question is "is my activation better *here*", so each task fixes everything
-except the activation (data split, architecture, optimiser, default budgets) in one place, and every arm of a
-run gets exactly that. The model is built right after `seed_everything(seed)`, with the activation placed
-where the task's fixed network has its nonlinearity; no activation consumes the RNG when it is built (trainable
-ones start at constants), so every arm of a seed starts from the same weights.
+Why a table of tasks: a user asks "is my activation better *here*", so each task fixes everything but the
+activation (data split, architecture, optimiser, default budgets) in one place. The model is built right after
+`seed_everything(seed)`; no activation consumes the RNG when it is built (trainable ones start at constants), so
+every arm of a seed starts from the same weights.
 
 - `fashion_mnist`: MLP 784-256-128-10 on Fashion-MNIST (Debian files), test accuracy on the official 10k test set.
 - `mnist1d`: MLP 40-256-256-10 on MNIST-1D (generated, 5,000 samples), test accuracy on its 1,000 test signals.
@@ -191,6 +190,11 @@ def lm_task(
     return Task(name, label, lm_shape=shape, batch_size=batch_size, lr=lr, **budgets, **_LM, **data)
 
 
+def _mlp_task(name: str, label: str, widths: tuple[int, ...], *, lr: float, steps: int, compute_steps: int) -> Task:
+    """A classification task: an MLP with hidden `widths`, scored by test accuracy (points), batches of 128."""
+    return Task(name, label, lr=lr, steps=steps, compute_steps=compute_steps, widths=widths, **_CLASSIFICATION)
+
+
 _CLASSIFICATION = {
     "kind": "classification",
     "metric": "test_accuracy",
@@ -203,32 +207,12 @@ _LM = {"kind": "lm", "metric": "val_bpb", "higher_is_better": False, "unit": "bi
 TASKS: dict[str, Task] = {
     task.name: task
     for task in (
-        Task(
-            "fashion_mnist",
-            "Fashion-MNIST, MLP 784-256-128-10",
-            lr=1e-3,
-            steps=400,
-            compute_steps=180,
-            widths=(256, 128),
-            **_CLASSIFICATION,
+        _mlp_task(
+            "fashion_mnist", "Fashion-MNIST, MLP 784-256-128-10", (256, 128), lr=1e-3, steps=400, compute_steps=180
         ),
-        Task(
-            "mnist1d",
-            "MNIST-1D, MLP 40-256-256-10",
-            lr=3e-3,
-            steps=600,
-            compute_steps=300,
-            widths=(256, 256),
-            **_CLASSIFICATION,
-        ),
-        Task(
-            "digits",
-            "scikit-learn digits (8x8), MLP 64-128-128-10",
-            lr=3e-3,
-            steps=300,
-            compute_steps=150,
-            widths=(128, 128),
-            **_CLASSIFICATION,
+        _mlp_task("mnist1d", "MNIST-1D, MLP 40-256-256-10", (256, 256), lr=3e-3, steps=600, compute_steps=300),
+        _mlp_task(
+            "digits", "scikit-learn digits (8x8), MLP 64-128-128-10", (128, 128), lr=3e-3, steps=300, compute_steps=150
         ),
         lm_task(
             "lm_pydocs",

@@ -1,10 +1,7 @@
 """What `notebooks/03_your_activation.ipynb` calls: from an idea (two base gradients, or your own module) to verdicts.
 
-Why a module: the tutorial is where a user starts, so each step must be one call they can also make from a script:
-`prepare` (derive, check, save into a folder of the tutorial's own, or take a `module:Attr` as is), `curves` and
-`zero_region` (f and autograd f' on a wide range and on the eps region around 0, float64), and `quick_comparison`
-(the study's own run, analysis and claims on a few seeds in this process; claims go to a folder of their own,
-never into the report's index, since the budget is a tutorial's).
+Why a module: each step of the tutorial is one call a user can also make from a script. `quick_comparison`'s
+claims go to a folder of their own, never into the report's index, since the budget is a tutorial's.
 """
 
 from __future__ import annotations
@@ -112,13 +109,9 @@ def quick_comparison(
 ) -> dict[str, Any]:
     """Your activation against `baselines` on `task` for `seeds` seeds, step- and compute-time-matched, in this process.
 
-    Compute-time matching is anchored on the first baseline: it trains `compute_steps` steps, every other arm the
-    compute time those took beside it (`actlab.train.slices`).
-
-    The same code as the study's sweep runs (`run.train_arms`), analysis and claims (`claims.decide_all`, with
-    `n_simulations` per scenario of each claim's operating characteristics); the claims are saved into
-    `<folder>/claims`. Returns the arms table, the metric table, the paired improvements, throughput, the claims
-    (`actlab.claim.Claim`) and the comparisons that could not be tested.
+    The same code as the study's runs (`run.train_arms`; compute time anchored on the first baseline), analysis and
+    claims (`claims.decide_all`, `n_simulations` per scenario), the claims saved into `<folder>/claims`. Returns the
+    arms, metric, paired-improvement and throughput tables, the claims and the comparisons that could not be tested.
     """
     from actlab import provenance
     from actlab.record import save_claims
