@@ -1,14 +1,10 @@
 """The benchmark page: every ratio from `reports/bench.json`, its target, whether it is met, and the machine.
 
-Why a page of its own: the issues set speed and memory targets (xIELU MLP block, Flex-Act step time and
-saved bytes, SmartMixed grouped phase 2, sweep speed-up); a reader wants them in one table, each with
-the number measured, the target and a met / not met that is computed, not typed. Every ratio is a
-candidate over a baseline measured in the same process (`actlab.bench.timing`), so the machine and the
-time of the measurement are stated next to it. A benchmark with no results yet is listed as not
-measured, with the command that measures it.
-
-`actlab bench` writes this page next to its JSON and links it from the index there (keeping every page and
-claim the index listed); `actlab report` (re)renders it when `reports/bench.json` exists.
+Why a page of its own: the issues set speed and memory targets; a reader wants them in one table, each with the
+number measured, the target and a computed met / not met. Every ratio is a candidate over a baseline measured in the
+same process (`actlab.bench.timing`), so the machine and time are stated beside it; a benchmark not yet measured is
+listed with the command that measures it. `actlab bench` writes the page and links it from the index; `actlab
+report` re-renders it when `reports/bench.json` exists.
 """
 
 from __future__ import annotations
@@ -23,6 +19,7 @@ from actlab.io import atomic_write_text
 
 PAGE_NAME = "bench.html"
 TITLE = "Benchmarks: ratios against a baseline measured in one run"
+_MACHINE_KEYS = ("time_utc", "host", "cpus", "torch_threads", "device", "platform", "git_commit")
 
 
 def load_results(json_path: Path) -> dict[str, Any]:
@@ -104,17 +101,11 @@ def machines(results: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(
             {
                 "benchmark": name,
-                "time_utc": machine.get("time_utc", ""),
+                **{key: machine.get(key, "") for key in _MACHINE_KEYS},
                 "run": (report.get("run") or {}).get("started_utc", ""),
-                "host": machine.get("host", ""),
-                "cpus": machine.get("cpus", ""),
-                "torch_threads": machine.get("torch_threads", ""),
-                "device": machine.get("device", ""),
-                "platform": machine.get("platform", ""),
                 "cpu": provenance.cpu_summary(machine["cpu"]) if machine.get("cpu") else "",
                 "torch": versions.get("torch", ""),
                 "python": versions.get("python", ""),
-                "git_commit": machine.get("git_commit", ""),
                 "load": format_load(machine.get("load_average_before_after")),
             }
         )

@@ -1,9 +1,8 @@
 """What every page of the site shares around its content: the viewport, a title, the top navigation, the CSS.
 
-Why one module: nbconvert's pages are titled "Notebook", have no viewport tag and no way back to the index;
-the index had its own style and no navigation. A reader moving between the index, the study pages, the gallery
-and the benchmarks should find the same bar at the top of each, and each page should lay out on a phone.
-`decorate` adds these to a page nbconvert rendered; the index template includes `SITE_CSS` and `nav_html`.
+Why: nbconvert's pages are titled "Notebook", have no viewport tag and no way back to the index. A reader moving
+between pages should find the same bar at the top of each, and each page should lay out on a phone. `decorate` adds
+these to a page nbconvert rendered; the index template includes `SITE_CSS` and `nav_html`.
 """
 
 from __future__ import annotations
@@ -88,11 +87,8 @@ table.leaderboard td { min-width: 9.5rem; }
 
 
 def nav_html(links: Sequence[tuple[str, str]], current: str = "") -> str:
-    """The top bar: one link per (title, href), the current page marked for screen readers and styled.
-
-    Every href passes `actlab.site.inputs.safe_href`, the check the index's links pass: one that fails (a
-    `javascript:` target from a tampered `pages.json`) is shown as its title in plain text, never as a link.
-    """
+    """The top bar: one link per (title, href), the current page marked for screen readers and styled. An href
+    that fails `safe_href` (a `javascript:` target from a tampered `pages.json`) is shown as plain text."""
     items = []
     for title, href in links:
         target = safe_href(href)
@@ -122,13 +118,12 @@ WHOLE = '<span class="whole">'  # white-space: nowrap (SITE_CSS)
 
 
 def whole_tokens(body: str) -> str:
-    """`body` with every token inside a table cell that a browser could break (`1.05e-04`, `2026-12-05`,
-    `step-matched`, `->`, `\\tanh(\\mathrm{softplus}(x))`) wrapped in a `WHOLE` span, so a cell wraps only at
-    spaces; idempotent.
+    """`body` with every token inside a table cell that a browser could break (`1.05e-04`, `step-matched`, `->`)
+    wrapped in a `WHOLE` span, so a cell wraps only at spaces; idempotent.
 
-    Why: a table too wide for a phone shrinks its columns to their narrowest, and a browser breaks a line after any
-    hyphen, so `1.05e-` and `04` ended on two lines. No CSS property breaks at spaces only; a span that does not wrap
-    keeps the text as written (copied, it is still `1.05e-04`), unlike a non-breaking hyphen character.
+    Why: a table too wide for a phone shrinks its columns, and a browser breaks a line after any hyphen (`1.05e-`
+    and `04` on two lines). No CSS property breaks at spaces only; a span that does not wrap keeps the text as written
+    (copied, it is still `1.05e-04`), unlike a non-breaking hyphen character.
     """
 
     def cell(match: re.Match[str]) -> str:
@@ -142,9 +137,8 @@ def whole_tokens(body: str) -> str:
 
 
 def decorate(html_path: Path, *, title: str, links: Sequence[tuple[str, str]], current: str) -> Path:
-    """Give a rendered page the site's viewport, its own `<title>` and the navigation bar (idempotent: a page
-    decorated before gets its bar replaced, so each index refresh brings every page's links up to date), and keep
-    whole the tokens of its tables that a browser could break (`whole_tokens`)."""
+    """Give a rendered page the site's viewport, its own `<title>`, the navigation bar and `whole_tokens`;
+    idempotent: a bar from before is replaced, so each index refresh brings every page's links up to date."""
     body = whole_tokens(html_path.read_text(encoding="utf-8"))
     page_title = f"<title>{html.escape(' '.join(title.split()))}</title>"
     if re.search(r"<title>.*?</title>", body, flags=re.S):

@@ -1,16 +1,14 @@
 """Whether an executed notebook may be published: no stderr, no warning, no traceback, no path of this machine.
 
 Why: a published report is read by people who did not run it. Debug output (a RuntimeWarning box, tqdm's
-"IProgress not found") says nothing about the claims, and a path such as the checkout's, the home directory or a
-staging folder under /tmp reveals the author's file system. The site build checks every executed notebook before
-rendering it (`actlab.site.report.render_page`): a page with any such output fails with its first problems named
-and is not published. Notebooks silence what they expect (a library's known notice, by `warnings.filterwarnings`
-on its message), fix a warning of actlab's own at its source (`np.errstate` where a NaN is expected), and print
-names, not paths.
+"IProgress not found") says nothing about the claims, and a path (the checkout, the home directory, a staging
+folder under /tmp) reveals the author's file system. A page with any such output fails with its first problems
+named and is not published (`actlab.site.report.render_page`). Notebooks silence what they expect, fix their own
+warnings at the source, and print names, not paths.
 
-What is read: every output a page shows (streams, errors, and each text form of a display: plain, HTML, Markdown,
-LaTeX, SVG) and every Markdown cell; not the code cells, which a page hides by default. Inside HTML, embedded
-raster images (base64) are skipped, since their letters are no text, and SVG images are decoded and read.
+What is read: every output a page shows (streams, errors, each text form of a display) and every Markdown cell,
+not the code cells, which a page hides. Embedded raster images are skipped (base64 is no text); SVG images are
+decoded and read.
 """
 
 from __future__ import annotations
@@ -40,9 +38,8 @@ EXCERPT_CHARS = 90
 
 
 def machine_paths(extra: Iterable[str | os.PathLike[str]] = ()) -> list[tuple[str, str]]:
-    """(path, what it is) of every folder of this machine a page must not name, longest first: the checkout (the
-    folder holding the `actlab` package), the working directory, the Python environment, the home directory, the
-    temporary folder, and `extra` (the site's runs, output and notebook folders). Each as given and resolved."""
+    """(path, what it is) of every folder of this machine a page must not name, longest first: the checkout, the
+    working directory, the Python environment, home, the temporary folder and `extra`; each as given and resolved."""
     import actlab
 
     named: list[tuple[Path, str]] = [
@@ -64,7 +61,7 @@ def machine_paths(extra: Iterable[str | os.PathLike[str]] = ()) -> list[tuple[st
 
 
 def redact(text: str, paths: list[tuple[str, str]]) -> str:
-    """`text` with every machine path replaced by what it is ("<checkout>/actlab/..."): how an error about a page
+    """`text` with every machine path replaced by what it is ("<checkout>/actlab/..."), so an error about a page
     names what it found without publishing it."""
     for path, label in paths:
         text = text.replace(path, label)
@@ -118,11 +115,8 @@ def _excerpt(text: str, start: int, paths: list[tuple[str, str]]) -> str:
 
 def problems(notebook: Any, paths: list[tuple[str, str]]) -> list[str]:
     """What keeps `notebook` (an nbformat node or its JSON dict) from being published, one line each with the cell
-    and an excerpt (machine paths redacted); empty when it is clean.
-
-    stderr and error outputs are refused whatever they say; any shown text is refused if it holds a traceback, a
-    warning category, a path object's repr or one of `paths` (`machine_paths`).
-    """
+    and a redacted excerpt; empty when clean. stderr and error outputs are refused whatever they say; shown text
+    if it holds a `TEXT_PATTERNS` match or one of `paths` (`machine_paths`)."""
     found: list[str] = []
     for index, cell in enumerate(notebook.get("cells", [])):
         for output in cell.get("outputs", []):

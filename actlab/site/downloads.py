@@ -1,9 +1,7 @@
-"""The index's claims as downloads: `claims.json` (every claim whole) and `claims.csv` (one row per claim).
+"""The index's claims as downloads: `claims.json` (every claim whole, as `Claim.to_json` writes it) and `claims.csv`.
 
-Why: a reader who wants to re-analyse the verdicts, or cite them, should not scrape HTML. The JSON holds each
-claim as `Claim.to_json` writes it (read it back with `Claim.from_json`); the CSV flattens the fields a table
-needs. A text cell that a spreadsheet would run as a formula (it starts with =, +, -, @, tab or return) is
-prefixed with an apostrophe, so a claim's text can never become a formula on a reader's machine.
+Why: a reader who wants to re-analyse or cite the verdicts should not scrape HTML. A CSV text cell that a spreadsheet
+would run as a formula (starting with =, +, -, @, tab or return) is prefixed with an apostrophe.
 """
 
 from __future__ import annotations

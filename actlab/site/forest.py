@@ -1,26 +1,22 @@
 """The index's forest plot: every part a claim's rule decides on, beside its threshold and the paper's value.
 
-Why one small panel per part: the claims are on different scales (routing mass, accuracy points, bits per
-byte, rank), so a shared axis would flatten most of them. Each row gets its own x-range and its unit; what a
-reader compares across rows is where the interval sits relative to the dashed threshold, on which side the
-claim is supported (the arrow), the equivalence band where the rule has one, the paper's diamond, and the
-colour, which is the verdict's.
-
-Why parts: a claim whose rule reads two quantities ("ELU+SELU rises AND ReLU+LeakyReLU falls") drawn as one
-interval can contradict its own verdict. So each row is a `Part`, and `agreement` checks that what is drawn
-implies the printed verdict, or that the claim names what else decided it (`Claim.decided_by`).
+Why one small panel per part: the claims are on different scales (routing mass, accuracy points, bits per byte,
+rank), so each row gets its own x-range and unit; across rows a reader compares where the interval sits against
+the dashed threshold, the supporting side (the arrow), the band, the paper's diamond and the verdict's colour.
+Why parts: a rule that reads two quantities drawn as one interval can contradict its own verdict, so `agreement`
+checks that what is drawn implies the verdict, or that the claim names what else decided it (`Claim.decided_by`).
 """
 
 from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from actlab.claim import Claim, Part
 from actlab.figure_style import verdict_color
-from actlab.site.headline import draw_part, paper_row, parts_of, x_range  # noqa: F401 - x_range: this module's API
+from actlab.site.headline import draw_part, paper_row, parts_of, shorten, x_range  # noqa: F401 - x_range: API
 from actlab.site.summary import reported
 
 ROW_INCHES = 0.42
@@ -57,9 +53,8 @@ def part_side(part: Part) -> str:
 
 def agreement(claim: Claim) -> tuple[bool, str]:
     """(does the drawing imply the verdict, why). "supported" needs every part wholly on its supporting side;
-    "not supported" some part wholly against; "equivalent" every part with a band inside it; "inconclusive"
-    no part against and not all for. Any verdict may instead be explained by `claim.decided_by` ("not run",
-    a divergence)."""
+    "not supported" some part wholly against; "equivalent" every banded part inside its band; "inconclusive" no
+    part against and not all for; or `claim.decided_by` explains the verdict ("not run", a divergence)."""
     sides = [part_side(part) for part in parts_of(claim)]
     verdict = claim.verdict
     if verdict == "supported":
@@ -102,10 +97,6 @@ def _confidence(rows: list[Claim]) -> str:
     return f"{levels.pop()}%" if len(levels) == 1 else "stated"
 
 
-def _short(text: str, limit: int = TITLE_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def _legend_handles() -> list[Any]:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -118,12 +109,28 @@ def _legend_handles() -> list[Any]:
     ]
 
 
-def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplotlib Figure
-    """The forest plot as a matplotlib figure (None if no claim can be drawn), claims in the order given.
+def _label(claim: Claim, index: int, part: Part) -> str:
+    """A row's name: the claim's title, with the part's name where the claim has parts ("…" on its later rows)."""
+    title = claim.title or claim.claim_id
+    if not claim.parts:
+        return title
+    return f"{title}: {part.name}" if index == 0 else f"… {part.name}"
 
-    `phone`: the same rows laid out for a 390-px screen (`draw_phone`): names and verdicts above each row's axis
-    instead of beside it, so the figure is narrow enough to be shown with its text at 9 px or more.
-    """
+
+def _drawn_rows(
+    fig: Any, rows: list[tuple[Claim, int, Part]], font: float
+) -> Iterator[tuple[Any, Claim, int, Part, str]]:
+    """Draw every row on its own axis of `fig`; yield (axis, claim, part index, part, verdict colour) to label it."""
+    axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
+    for ax, (claim, index, part) in zip(axes, rows, strict=True):
+        color = verdict_color(reported(claim))
+        draw_part(ax, part, color, claim.paper_value if index == paper_row(claim) else None, font)
+        yield ax, claim, index, part, color
+
+
+def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplotlib Figure
+    """The forest plot as a matplotlib figure (None if no claim can be drawn), claims in the order given;
+    `phone`: laid out for a 390-px screen (`draw_phone`), names and verdicts above each row's axis."""
     from matplotlib.figure import Figure
 
     rows = [(claim, index, part) for claim in plottable(claims) for index, part in enumerate(parts_of(claim))]
@@ -132,20 +139,21 @@ def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplo
     if phone:
         return draw_phone(rows)
     fig = Figure(figsize=(11, 0.7 + ROW_INCHES * len(rows)))  # no pyplot: no backend, no global state
-    axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
-    for ax, (claim, index, part) in zip(axes, rows, strict=True):
-        color = verdict_color(reported(claim))
-        paper_value = claim.paper_value if index == paper_row(claim) else None
-        draw_part(ax, part, color, paper_value, FONT)
-        label = claim.title or claim.claim_id if index == 0 else ""
-        if claim.parts:
-            label = f"{label}: {part.name}" if index == 0 else f"… {part.name}"
-        ax.text(-0.01, 0.5, _short(label), transform=ax.transAxes, ha="right", va="center", fontsize=FONT)
+    for ax, claim, index, part, color in _drawn_rows(fig, rows, FONT):
+        ax.text(
+            -0.01,
+            0.5,
+            shorten(_label(claim, index, part), TITLE_CHARS),
+            transform=ax.transAxes,
+            ha="right",
+            va="center",
+            fontsize=FONT,
+        )
         if index == 0:
             ax.text(
                 1.01,
                 0.5,
-                _short(claim.verdict, VERDICT_CHARS),
+                shorten(claim.verdict, VERDICT_CHARS),
                 transform=ax.transAxes,
                 ha="left",
                 va="center",
@@ -157,7 +165,7 @@ def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplo
             ax.text(
                 1.01,
                 -0.35,
-                _short(f"decided by {claim.decided_by}", VERDICT_CHARS + 6),
+                shorten(f"decided by {claim.decided_by}", VERDICT_CHARS + 6),
                 transform=ax.transAxes,
                 ha="left",
                 va="center",
@@ -174,26 +182,19 @@ def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplo
 
 
 def draw_phone(rows: list[tuple[Claim, int, Part]]):  # noqa: ANN201 - a matplotlib Figure
-    """The phone layout of `draw`'s rows: each row's claim title on one line, its verdict (in the verdict's colour)
-    and what else decided it on the next, then its axis, all `PHONE_INCHES` wide."""
+    """The phone layout of `draw`'s rows: the claim's title, then its verdict (in its colour) and what else decided
+    it, then the row's axis, all `PHONE_INCHES` wide so the text shows at 9 px or more."""
     from matplotlib.figure import Figure
 
     legend_inches, bottom_inches = 0.55, 0.25
     height = legend_inches + PHONE_ROW_INCHES * len(rows) + bottom_inches
     fig = Figure(figsize=(PHONE_INCHES, height))
-    axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
-    for ax, (claim, index, part) in zip(axes, rows, strict=True):
-        color = verdict_color(reported(claim))
-        paper_value = claim.paper_value if index == paper_row(claim) else None
-        draw_part(ax, part, color, paper_value, PHONE_FONT)
-        title = claim.title or claim.claim_id
-        if claim.parts:
-            title = f"{title}: {part.name}" if index == 0 else f"… {part.name}"
+    for ax, claim, index, part, color in _drawn_rows(fig, rows, PHONE_FONT):
         words = claim.verdict if index == 0 else ""
         if index == len(parts_of(claim)) - 1 and claim.decided_by:
             words = f"{words}; decided by {claim.decided_by}" if words else f"decided by {claim.decided_by}"
         ax.annotate(
-            _short(title, PHONE_TITLE_CHARS),
+            shorten(_label(claim, index, part), PHONE_TITLE_CHARS),
             (0, 1),
             xycoords="axes fraction",
             xytext=(0, 22),
@@ -203,7 +204,7 @@ def draw_phone(rows: list[tuple[Claim, int, Part]]):  # noqa: ANN201 - a matplot
             fontsize=PHONE_FONT,
         )
         ax.annotate(
-            _short(words, PHONE_TITLE_CHARS + 4),
+            shorten(words, PHONE_TITLE_CHARS + 4),
             (0, 1),
             xycoords="axes fraction",
             xytext=(0, 9),
@@ -230,8 +231,8 @@ def draw_phone(rows: list[tuple[Claim, int, Part]]):  # noqa: ANN201 - a matplot
 
 
 def svg_data_uri(claims: Sequence[Any], phone: bool = False) -> str | None:
-    """The forest plot (`phone`: its phone layout) as an SVG `data:` URI for an `<img>` (text kept as text, so it
-    stays small and sharp)."""
+    """The forest plot (`phone`: its phone layout) as an SVG `data:` URI for an `<img>` (text kept as text: small
+    and sharp)."""
     fig = draw(claims, phone)
     if fig is None:
         return None

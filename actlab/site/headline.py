@@ -1,14 +1,11 @@
 """A claim's headline figure: the quantity its rule decides, drawn against what decides it.
 
-Why one drawing for every claim: a study's own figures show what the runs did (routing trajectories, rank bars,
-stacked shares), which is rarely the number the verdict comes from; a reader then sees the sigmoid truth picked
-beside a verdict decided by the other truths. So each claim leads with this figure: one row per quantity its rule
-reads (`Claim.parts`, else its estimate), each with its interval, the threshold (dashed), the equivalence band
-where the rule has one, an arrow to the side that supports the claim, and the paper's own value (a diamond) on the
-row whose quantity the paper reports. The forest plot on the index draws its rows with the same function.
-
+Why one drawing for every claim: a study's own figures show what the runs did, rarely the number the verdict comes
+from. So each claim leads with this figure: one row per quantity its rule reads (`Claim.parts`, else its estimate)
+with its interval, the threshold (dashed), the equivalence band, an arrow to the supporting side and the paper's
+value (a diamond) on the row the paper reports. The index's forest plot draws its rows with the same function.
 Every drawn element carries a gid ("ci", "estimate", "threshold", "band", "paper"), so a test reads back from the
-figure itself that what is drawn is the claim's.
+figure that what is drawn is the claim's.
 """
 
 from __future__ import annotations
@@ -34,8 +31,8 @@ def parts_of(claim: Claim) -> tuple[Part, ...]:
 
 
 def paper_row(claim: Claim) -> int | None:
-    """The row that carries the paper's value: the part whose estimate is the claim's own (the quantity the
-    paper reports on the claim's scale), else the first; None when the paper gives no value."""
+    """The row that carries the paper's value: the part whose estimate is the claim's own (the paper's quantity),
+    else the first; None when the paper gives no value."""
     if claim.paper_value is None:
         return None
     parts = parts_of(claim)
@@ -59,7 +56,8 @@ def x_range(part: Part, paper_value: float | None = None) -> tuple[float, float]
     return low - 0.15 * span, high + 0.15 * span
 
 
-def _short(text: str, limit: int) -> str:
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, ending in an ellipsis when cut."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
@@ -98,7 +96,7 @@ def draw_part(ax: Any, part: Part, color: str, paper_value: float | None, font: 
     # ticks as plain numbers: matplotlib's offset text ("1e-10" beside the axis) lands on the next row
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.3g}"))
     if part.units:
-        ax.set_xlabel(_short(part.units, UNITS_CHARS), fontsize=font - 1.5, labelpad=0, color="0.3")
+        ax.set_xlabel(shorten(part.units, UNITS_CHARS), fontsize=font - 1.5, labelpad=0, color="0.3")
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
 
@@ -117,7 +115,7 @@ def headline_figure(claim: Claim) -> Any:
     paper_at = paper_row(claim)
     for index, (ax, part) in enumerate(zip(axes, parts, strict=True)):
         draw_part(ax, part, color, claim.paper_value if index == paper_at else None)
-        ax.set_title(_short(part.name, 80), fontsize=FONT, loc="left", pad=2)
+        ax.set_title(shorten(part.name, 80), fontsize=FONT, loc="left", pad=2)
     fig.subplots_adjust(
         left=0.04, right=0.97, top=1 - 0.35 / fig.get_figheight(), bottom=0.3 / fig.get_figheight(), hspace=2.2
     )

@@ -1,11 +1,9 @@
 """What the report takes from files, checked before it is published: claim records and link targets.
 
-Why: the index publishes what claim files and `pages.json` say. Those files are written by notebooks, by
-hand or by anyone who can write to `runs/`; the report must not turn them into live script links, and one
-malformed file must not stop the index from rebuilding. So a link target becomes a link only if `safe_href`
-passes it (a relative path or an http(s) URL; defined in `actlab.sanitize`, whose notebook pages use the same
-check), and a claim file that `actlab.claim.Claim.from_json` refuses, or whose name is not its claim's id, becomes
-an error row naming the file and the problem.
+Why: the index publishes what claim files and `pages.json` say, and anyone who can write to `runs/` can write
+those. So a link target becomes a link only if `safe_href` passes it (a relative path or an http(s) URL; the
+notebook pages use the same check, `actlab.sanitize`), and a claim file that `Claim.from_json` refuses, or whose
+name is not its claim's id, becomes an error row naming the file and the problem: one bad file never stops the index.
 """
 
 from __future__ import annotations
@@ -47,9 +45,8 @@ def _finite_float(text: str) -> float:
 def load_claim(path: Path) -> Claim | UnreadableClaim:
     """The claim in `path`, validated by `Claim.from_json`; or an `UnreadableClaim` saying what is wrong.
 
-    A claim file is named `<claim_id>.json` (what `actlab.save_claims` writes); one whose name differs is refused.
-    Why: the folder then holds at most one file per id, so the index can never list two rows, perhaps with opposite
-    verdicts, for one claim (a copy saved under another name, or a file renamed by hand).
+    A file not named `<claim_id>.json` (as `actlab.save_claims` writes it) is refused, so the folder holds at most
+    one file per id and the index never lists two rows, perhaps with opposite verdicts, for one claim.
     """
     try:
         if path.stat().st_size > MAX_CLAIM_BYTES:

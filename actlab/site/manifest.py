@@ -1,14 +1,10 @@
 """`<out>/pages.json`: the pages the index lists, kept between builds, and the one check of a page's HTML file.
 
-Why kept: `actlab report --only xielu` rebuilds one page, and `actlab bench` one more; the index they rewrite must
-still link every page an earlier build made (whose HTML is still there), not only the ones built this time.
-
-Why checked: the index rebuild rewrites every listed page (its title and navigation bar, `actlab.site.chrome`), and
-`pages.json` is a file anyone who can write to the site folder can edit. So a page's HTML is touched only if
-`page_file` finds it to be a plain `<name>.html` file inside the site folder (after symlinks), carrying the mark
-the site's templates put in every page they render (`GENERATOR_MARK`). An entry that is not an object, lacks a
-field, has a field of the wrong type, an unknown field or an HTML name outside these rules is skipped with one line
-on stderr naming the entry and the problem; titles and errors are kept as one line of plain text.
+Why kept: `actlab report --only xielu` rebuilds one page, and the index it rewrites must still link every page an
+earlier build made. Why checked: the index rebuild rewrites every listed page (`actlab.site.chrome`), and anyone
+who can write to the site folder can edit `pages.json`. So a page's HTML is touched only if `page_file` finds a
+plain `<name>.html` inside the site folder (after symlinks) carrying `GENERATOR_MARK`; a malformed entry is skipped
+with one line on stderr naming it and the problem, and titles and errors are kept as one line of plain text.
 """
 
 from __future__ import annotations
@@ -36,11 +32,8 @@ _HEAD_BYTES = 4096  # the mark sits in the page's head, well within its first 4 
 
 
 def page_file(out_dir: Path, html: Any) -> Path | None:
-    """The file of a page named `html` if the site built it inside `out_dir`, else None.
-
-    Built by the site: `html` is a plain file name (`PAGE_NAME`: no folder, no scheme, no `..`), the file exists as a
-    regular file inside `out_dir` once symlinks are resolved, and its head carries `GENERATOR_MARK`.
-    """
+    """The file of a page named `html` if the site built it inside `out_dir` (a `PAGE_NAME`, a regular file there
+    once symlinks are resolved, `GENERATOR_MARK` in its head), else None."""
     if not isinstance(html, str) or not PAGE_NAME.fullmatch(html):
         return None
     root = Path(out_dir).resolve()
@@ -130,10 +123,8 @@ def save_pages(out_dir: Path, pages: Iterable[Page]) -> Path:
 
 
 def merge_pages(earlier: Iterable[Page], fresh: Iterable[Page], out_dir: Path) -> list[Page]:
-    """`fresh` pages, plus earlier ones not rebuilt whose HTML the site built is still in `out_dir`, in index order.
-
-    A failed earlier page (no HTML) is kept too: it is still the last word on that page.
-    """
+    """`fresh` pages, plus earlier ones not rebuilt whose HTML the site built is still in `out_dir`, in index order
+    (a failed earlier page, with no HTML, is kept: it is still the last word on that page)."""
     merged = {}
     for page in earlier:
         if not page.html or page_file(out_dir, page.html) is not None:

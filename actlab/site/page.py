@@ -1,15 +1,12 @@
 """How a study page shows things: its claims first, tables without pandas' index, details folded away.
 
-Why a module: every report notebook should read the same way, claims and verdicts first with one headline
-figure under each, then the evidence, with budget, per-seed and provenance tables in collapsed `<details>`.
-Report notebooks call `use()` once; after that every DataFrame they display is an HTML table with no index
-column (a named index becomes an ordinary column) and floats to `DIGITS` significant digits, and every figure
-is a 2x PNG with alt text (`actlab.figure_style`). `claims_block` is the page's lead cell (tag it `lead` and
-`actlab.notebooks.to_html` shows it first); `details` folds a table or figure away.
+Why: every report notebook should read the same way, claims and verdicts first with a headline figure under each,
+then the evidence, with budget, per-seed and provenance tables in collapsed `<details>`. After `use()` every
+DataFrame a notebook displays is an HTML table with no index column and floats to `DIGITS` significant digits.
+`claims_block` is the page's lead cell (tagged `lead`, `actlab.notebooks.to_html` shows it first).
 
-Strings a notebook did not write itself (arm names, derivation formulas, dataset paths, devices: anything read
-from run records) go into its Markdown through `markdown_text` or `markdown_code`, so they show as written and
-never as markup; `actlab.notebooks.to_html` sanitises the page once more whatever path a string took.
+Strings a notebook did not write itself (anything read from run records) go into its Markdown through
+`markdown_text` or `markdown_code`, so they show as written and never as markup; `to_html` sanitises once more.
 """
 
 from __future__ import annotations
@@ -50,22 +47,16 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
 
 
 def markdown_text(value: Any) -> str:
-    """`value` as literal Markdown text: HTML escaped, Markdown's punctuation backslash-escaped, on one line.
-
-    Why: a run record's arm name `<img src=x onerror=...>` or a dataset path `data/*_train*` interpolated into
-    `Markdown(f"...")` became markup (an image with a script, emphasis); escaped, it reads exactly as stored.
-    """
+    """`value` as literal Markdown text: HTML escaped, Markdown's punctuation backslash-escaped, on one line, so
+    an arm name `<img src=x onerror=...>` or a path `data/*_train*` reads exactly as stored, never as markup."""
     text = " ".join(str(value).split())  # one line: a newline could start a heading, list or raw HTML block
     return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
 def markdown_code(value: Any) -> str:
     """`value` as a Markdown code span (a formula, a name): shown verbatim, whatever backticks or HTML it holds.
-
-    The fence is one backtick longer than the longest run inside (and padded with a space where the value starts
-    or ends with a backtick), as CommonMark specifies, so a value cannot close its own span; code spans show `<`
-    and `&` literally.
-    """
+    The fence is one backtick longer than the longest run inside (padded where the value starts or ends with one),
+    as CommonMark specifies, so a value cannot close its own span."""
     text = " ".join(str(value).split())
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
@@ -74,10 +65,8 @@ def markdown_code(value: Any) -> str:
 
 
 def flat_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame` with its index as ordinary columns (a RangeIndex is dropped) and one header row.
-
-    Why: a pandas index renders as a column with an empty header, which readers take for row numbers.
-    """
+    """`frame` with its index as ordinary columns (a RangeIndex is dropped) and one header row: a pandas index
+    renders as a column with an empty header, which readers take for row numbers."""
     frame = frame.copy()
     if isinstance(frame.columns, pd.MultiIndex):
         frame.columns = [" ".join(str(part) for part in column if str(part) != "").strip() for column in frame.columns]
@@ -133,11 +122,9 @@ def details(summary: str, *items: Any) -> HTMLBlock:
 
 
 def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[str, Any] | None = None) -> HTMLBlock:
-    """The page's lead: each claim with its primary verdict first (the rule at its registered default design, with
-    the test that decided it and whether it survives family-wise control), then its robustness at other settings,
-    when its definition was fixed, what the run could detect and how often the rule errs; linked to its row in the
-    index; then its headline figure, the quantity its rule decides (`actlab.site.headline`), and below it the
-    study's own figure of what the runs did (`headline[claim_id]`, optional)."""
+    """The page's lead: each claim with its primary verdict (`claim_text`'s lines), a link to its index row, its
+    headline figure (`actlab.site.headline`) and below it the study's own figure of what the runs did
+    (`headline[claim_id]`, optional)."""
     headline = headline or {}
     parts = ['<section class="actlab-claims"><h2>Claims and verdicts</h2>']
     for item in claims:
@@ -185,9 +172,8 @@ def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[
 
 
 def finding_alt(claim: Claim, figure: Figure) -> str:
-    """A headline figure's alt text: the finding it illustrates (the claim, its verdict and estimate) first, then
-    what is drawn. Why: built from axis labels alone, the alt text told a screen reader what the axes were, not what
-    the figure shows."""
+    """A headline figure's alt text: the finding (the claim, its verdict and estimate) first, then what is drawn;
+    axis labels alone tell a screen reader what the axes are, not what the figure shows."""
     drawn = figure_style.alt_text(figure).removeprefix("Figure: ")
     return f"{claim.title or claim.claim_id}: {claim.verdict}; {claim.estimate_text}. Drawn: {drawn}"
 
@@ -207,9 +193,8 @@ def use(shell: Any = None) -> None:
 
 
 def sequential_block(runs_dir: str | Path) -> HTMLBlock | None:
-    """Every sequential decision recorded under `runs_dir/decisions` (`actlab decide`): its design, each look's
-    seeds, level, estimate, interval and verdict, why it stopped, and the design's simulated error rates and
-    expected seeds beside the fixed-n design of the same power. None when there is none."""
+    """Every sequential decision recorded under `runs_dir/decisions` (`actlab decide`): its design, its looks, why
+    it stopped, and its simulated error rates and expected seeds beside the fixed-n design of the same power."""
     folder = Path(runs_dir) / "decisions"
     records = sorted(folder.glob("*.json")) if folder.is_dir() else []
     if not records:

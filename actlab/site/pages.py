@@ -1,7 +1,6 @@
 """A page of the site and what every page shares: the `Page` record, the Jinja2 environment and the footer.
 
-Why its own module: the report builder (`actlab.site.report`) and the benchmark page
-(`actlab.site.bench_page`) both make pages; with these here neither imports the other.
+Why its own module: the report builder and the benchmark page both make pages; neither imports the other.
 """
 
 from __future__ import annotations
@@ -44,11 +43,8 @@ def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
     env.filters["short"] = short_value
     env.filters["verdict_class"] = verdict_class
     env.filters["safe_href"] = safe_href  # link targets from files: relative paths and http(s) only
-    env.filters["detection_lines"] = claim_text.detection_lines
-    env.filters["operating_lines"] = claim_text.operating_lines
-    env.filters["deciding_line"] = claim_text.deciding_line
-    env.filters["robustness_lines"] = claim_text.robustness_lines
-    env.filters["registry_line"] = claim_text.registry_line
+    for name in ("detection_lines", "operating_lines", "deciding_line", "robustness_lines", "registry_line"):
+        env.filters[name] = getattr(claim_text, name)
     env.filters["sensitivity_line"] = claim_text.sensitivity_line
     env.filters["reported"] = summary.reported
     env.filters["kind_words"] = lambda kind: story.KIND_WORDS.get(kind, kind).capitalize()
@@ -59,8 +55,8 @@ INPUT_CHARS = 300  # longest rule input the index prints; the claim file (runs/c
 
 
 def short_value(value: Any, limit: int | None = INPUT_CHARS) -> str:
-    """A rule input as the index shows it: floats to 4 significant digits, containers recursively, cut at
-    `limit` characters (a specification curve's evidence runs to pages; the claim file keeps it whole)."""
+    """A rule input as the index shows it: floats to 4 significant digits, containers recursively, cut at `limit`
+    characters (a specification curve's evidence runs to pages; the claim file keeps it whole)."""
     text = _short_text(value)
     if limit is not None and len(text) > limit:
         return text[: limit - 1].rstrip() + f"… ({len(text):,} characters; the claim file has them all)"

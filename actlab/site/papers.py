@@ -1,11 +1,9 @@
 """Which paper each study's claims answer, so the index can open with one answer per paper.
 
-Why: a reader comes to the report with a paper in mind ("does xIELU really beat SwiGLU?"), not with a study
-folder. The index groups the claims by paper, counts verdicts per paper, and keeps the comparison study (a demo
-of the toolkit on the user's own activation) apart, so its verdicts are never counted as a paper's.
-
-The paper facts here (titles, where they were published, the scale of their experiments) are the papers' own,
-like the "paper" columns of the study pages; everything else the index says comes from the claims.
+Why: a reader comes with a paper in mind ("does xIELU really beat SwiGLU?"), not a study folder. The index groups
+claims by paper and keeps the comparison study (a demo on the user's own activation) apart, so its verdicts are
+never counted as a paper's. The paper facts here (titles, venues, scale) are the papers' own; everything else the
+index says comes from the claims.
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
 """The sweeps a study's report notebook reads, checked against a profile before anything runs.
 
-Why: a report notebook names the sweeps it reads in its `parameters` cell (`sweep = "compare"`), and a profile is
-the set of specs under `sweeps/<profile>/`. When the two disagree the page cannot render, and without this check
-the user learned it after the profile's hours of training (SmartMixed's full profile has no compute-time-matched
-ranking sweep). So `actlab report` reads the report's sweep-name parameters first and:
+Why: a report names the sweeps it reads in its `parameters` cell, and a profile is the set of specs under
+`sweeps/<profile>/`; when they disagree the page cannot render, which the user would learn only after the
+profile's hours of training. So `actlab report` first passes "" for a sweep the profile lacks if the notebook lists
+the parameter in `optional_sweeps` (that section is skipped), and stops before any run, naming the parameter, the
+profile and its sweeps, for any other missing sweep.
 
-- passes "" for a sweep the profile lacks if the notebook lists the parameter in `optional_sweeps` (the section
-  is then skipped, as the notebook documents);
-- stops before any run, naming the parameter, the profile and the sweeps it has, for any other missing sweep.
-
-Sweep-name parameters, by name: `sweep`, `sweeps`, `sweep_name`, `sweep_names` and `<anything>_sweep`; a value is
-a name, a comma-separated string of names, a list, or a dict whose values are names; "" names none.
+Sweep-name parameters: `sweep`, `sweeps`, `sweep_name`, `sweep_names` and `<anything>_sweep`; a value is a name, a
+comma-separated string, a list, or a dict whose values are names; "" names none.
 """
 
 from __future__ import annotations

@@ -1,23 +1,17 @@
 """The published HTML site under `reports/`: each page rendered from its executed notebook, and the index.
 
-Why: a researcher wants one folder to open or publish: an index with every tested claim, its verdict and the
-evidence, linking to each executed notebook as HTML, with a provenance footer. Nothing on these pages is typed by
-hand; the index only lists what runs wrote.
+Why: a researcher wants one folder to open or publish: an index of every tested claim with its verdict and
+evidence, linking each executed notebook as HTML with a provenance footer; nothing is typed by hand. This module
+renders only; what runs first, which claims a page may publish and what an interrupt ends is the command's
+(`actlab.commands.site_build`, `actlab.commands.publish_claims`).
 
-This module renders only: it executes a page's notebook with the parameters it is given and renders it, and it
-writes the index from what is on disk. What runs first (a study's sweeps), which claims a page may publish and
-what an interrupt ends is the command's business (`actlab.commands.site_build`, `actlab.commands.publish_claims`).
-
-Layout it understands (conventions, so a new study needs no registration):
+Layout (conventions, so a new study needs no registration):
 - `notebooks/NN_name.ipynb`: a standalone page, executed as is (papermill) and rendered.
 - `notebooks/<study>/report.ipynb`: a study page, executed with the papermill parameters `runs_dir` (absolute
   `runs/<study>/<profile>`) and `profile`, and rendered to `<study>.html`.
-- `runs/claims/*.json`: one `actlab.claim.Claim` per file, named `<claim_id>.json`, listed in the index. A
-  malformed file, or one whose name is not its claim's id, is listed as an error row, and a link target other than a
-  relative path or http(s) URL is shown as text (`actlab.site.inputs`): the index publishes nothing a file could
-  turn into script, and never two rows for one claim.
+- `runs/claims/<claim_id>.json`: one claim each, listed in the index (checked: `actlab.site.inputs`).
 - `<out>/bench.json` (written by `actlab bench`): rendered to `bench.html` and linked (`actlab.site.bench_page`).
-- `<out>/pages.json`: the pages the index lists, kept between builds, each entry checked (`actlab.site.manifest`).
+- `<out>/pages.json`: the pages the index lists, kept between builds (`actlab.site.manifest`).
 """
 
 from __future__ import annotations
@@ -116,16 +110,12 @@ def render_page(
     config: SiteConfig,
     interrupted: Callable[[], bool] = lambda: False,
 ) -> Page:
-    """Execute `template` into `executed` and render it into the site if its output is clean; a failure marks the
-    page, never stops the site.
+    """Execute `template` into `executed` and render it into the site if its output is clean (`actlab.site.clean`);
+    a failure marks the page, never stops the site.
 
-    Clean (`actlab.site.clean`): no stderr, warning, traceback or path of this machine in anything the page would
-    show. A page that is not (a notebook that raised among them) fails with its problems named, machine paths
-    redacted, and nothing is published for it: no HTML (an earlier build's goes too) and no claims; the executed
-    notebook stays under the runs folder for its author.
-
-    `interrupted()` is asked once the notebook has stopped: true when the build was interrupted under this page,
-    which then fails and leaves the page an earlier build made in place.
+    A page that is not clean (or raised) fails with its problems named, machine paths redacted, and nothing is
+    published for it: no HTML (an earlier build's goes too); the executed notebook stays under the runs folder.
+    `interrupted()`, asked once the notebook has stopped, fails the page and leaves an earlier build's in place.
     """
     executed.unlink(missing_ok=True)  # never render a stale copy from an earlier build
     paths = clean.machine_paths([config.runs_dir, config.out_dir, config.notebooks_dir, template.parent])
@@ -153,8 +143,8 @@ def render_page(
 
 
 def shown_source(source: str, paths: list[tuple[str, str]]) -> str:
-    """A page's notebook as its footer names it: relative to the working directory when inside it
-    (`notebooks/flexact/report.ipynb`), else with machine paths redacted (`<checkout>/tests/notebooks/...`)."""
+    """A page's notebook as its footer names it: relative to the working directory when inside it, else with
+    machine paths redacted (`<checkout>/tests/notebooks/...`)."""
     path = Path(source)
     if path.is_absolute():
         try:
@@ -166,12 +156,8 @@ def shown_source(source: str, paths: list[tuple[str, str]]) -> str:
 
 def load_claims(claims_dir: Path) -> list[Claim | UnreadableClaim]:
     """Every claim under `claims_dir` (not its staging folder), sorted by id; a malformed file is an
-    `UnreadableClaim` row instead, so one bad file never stops the index (see `actlab.site.inputs`).
-
-    One claim per id, checked: a file is read as a claim only if its name is `<claim_id>.json`, and file names are
-    unique, so two files can never both be listed as one id; a second claim with an id already listed (which the
-    naming rule leaves no way to reach) is refused all the same rather than shown twice.
-    """
+    `UnreadableClaim` row (`actlab.site.inputs`). A second claim with an id already listed (which the file naming
+    rule leaves no way to reach) is refused all the same rather than shown twice."""
     if not claims_dir.is_dir():
         return []
     listed: dict[str, Claim] = {}
@@ -193,10 +179,8 @@ def write_index(
     config: SiteConfig,
     links: list[tuple[str, str]] | None = None,
 ) -> Path:
-    """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped).
-
-    The profile shown is that of the study pages listed (which may come from different builds), else the config's.
-    """
+    """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped); the profile shown is
+    the listed study pages' (which may come from different builds), else the config's."""
     from markupsafe import Markup
 
     from actlab.figure_style import VERDICT_COLORS
@@ -229,12 +213,9 @@ def write_index(
 
 
 def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
-    """Rewrite the index (and `pages.json`) from the pages listed so far plus `fresh` ones, with every claim
-    under `runs/claims`; executes nothing. A site build ends with it, and `actlab bench` links its page by it.
-
-    Every page is decorated (title, navigation) only if `manifest.page_file` finds its HTML inside the site folder,
-    built by actlab: no entry of `pages.json` can make this rewrite a file elsewhere.
-    """
+    """Rewrite the index (and `pages.json`) from the pages listed so far plus `fresh` ones, with every claim under
+    `runs/claims`; executes nothing. A page is decorated only if `manifest.page_file` finds it, so no entry of
+    `pages.json` can make this rewrite a file elsewhere."""
     from actlab.site.downloads import write_downloads
 
     config.out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,11 +1,10 @@
 """What a paper's claims came to, in words generated from the claims: the index's first screen per paper.
 
-Why generated: a count of verdicts told readers the opposite of the data (five exact gradient identities made
-Flex-Act "mostly hold" while none of its experiments did). So the index says it in sentences built from the
-claims themselves, kinds apart (the paper's mathematics, its experiments, tests its reviewers asked for), each
-experimental claim by its primary verdict with its estimate against its threshold and the paper's own value, what
-the run could not detect, whether the verdict holds at other settings, and what was run against what the paper
-ran. Nothing here is typed about a particular paper except its scale (`papers.Paper.paper_scale`).
+Why generated: a count of verdicts told readers the opposite of the data (five exact gradient identities made a
+paper "mostly hold" while none of its experiments did). So the index says it in sentences built from the claims,
+kinds apart (mathematics, experiments, reviewers' tests), each experimental claim by its primary verdict with its
+estimate against its threshold and the paper's value, what the run could not detect and whether the verdict holds
+at other settings. Nothing here is typed about a particular paper.
 """
 
 from __future__ import annotations
