@@ -127,21 +127,24 @@ def invocations(results: dict[str, Any]) -> list[str]:
 
 def render(results: dict[str, Any], source: str = "reports/bench.json") -> str:
     """The page's HTML (Jinja2 with autoescape; the numbers are formatted here, nothing is typed)."""
-    from jinja2 import Environment, PackageLoader, select_autoescape
+    from actlab.site.pages import jinja_environment
 
-    environment = Environment(loader=PackageLoader("actlab", "templates"), autoescape=select_autoescape(default=True))
     targeted = targeted_rows(results)
     measured = [row for row in targeted if row["measured"]]
-    return environment.get_template("bench.html.j2").render(
-        title=TITLE,
-        targeted=targeted,
-        others=other_rows(results),
-        machines=machines(results),
-        invocations=invocations(results),
-        n_met=sum(1 for row in measured if row["met"]),
-        n_measured=len(measured),
-        n_missing=len(targeted) - len(measured),
-        source=source,
+    return (
+        jinja_environment()
+        .get_template("bench.html.j2")
+        .render(
+            title=TITLE,
+            targeted=targeted,
+            others=other_rows(results),
+            machines=machines(results),
+            invocations=invocations(results),
+            n_met=sum(1 for row in measured if row["met"]),
+            n_measured=len(measured),
+            n_missing=len(targeted) - len(measured),
+            source=source,
+        )
     )
 
 

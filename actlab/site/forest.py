@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import io
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -30,6 +31,7 @@ PHONE_FONT = 10.0
 PHONE_ROW_INCHES = 1.0  # the row's two lines of words above its axis, then the axis with its ticks and unit
 PHONE_AXIS_INCHES = 0.16
 PHONE_TITLE_CHARS = 50
+_ABOVE_AXIS = {"xycoords": "axes fraction", "textcoords": "offset points", "ha": "left", "va": "bottom"}
 
 
 def plottable(claims: Sequence[Any]) -> list[Claim]:
@@ -78,10 +80,7 @@ def agreement(claim: Claim) -> tuple[bool, str]:
 def alt_text(claims: Sequence[Any]) -> str:
     """What the plot shows, in words: the verdict counts and how many rows agree with their verdicts."""
     rows = plottable(claims)
-    counts: dict[str, int] = {}
-    for claim in rows:
-        group = reported(claim)
-        counts[group] = counts.get(group, 0) + 1
+    counts = Counter(reported(claim) for claim in rows)
     tally = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
     n_parts = sum(len(parts_of(claim)) for claim in rows)
     return (
@@ -193,27 +192,12 @@ def draw_phone(rows: list[tuple[Claim, int, Part]]):  # noqa: ANN201 - a matplot
         words = claim.verdict if index == 0 else ""
         if index == len(parts_of(claim)) - 1 and claim.decided_by:
             words = f"{words}; decided by {claim.decided_by}" if words else f"decided by {claim.decided_by}"
+        title = shorten(_label(claim, index, part), PHONE_TITLE_CHARS)
+        ax.annotate(title, (0, 1), xytext=(0, 22), fontsize=PHONE_FONT, **_ABOVE_AXIS)
+        weight = "bold" if index == 0 else "normal"
+        words = shorten(words, PHONE_TITLE_CHARS + 4)
         ax.annotate(
-            shorten(_label(claim, index, part), PHONE_TITLE_CHARS),
-            (0, 1),
-            xycoords="axes fraction",
-            xytext=(0, 22),
-            textcoords="offset points",
-            ha="left",
-            va="bottom",
-            fontsize=PHONE_FONT,
-        )
-        ax.annotate(
-            shorten(words, PHONE_TITLE_CHARS + 4),
-            (0, 1),
-            xycoords="axes fraction",
-            xytext=(0, 9),
-            textcoords="offset points",
-            ha="left",
-            va="bottom",
-            fontsize=PHONE_FONT - 1,
-            color=color,
-            fontweight="bold" if index == 0 else "normal",
+            words, (0, 1), xytext=(0, 9), fontsize=PHONE_FONT - 1, color=color, fontweight=weight, **_ABOVE_AXIS
         )
     fig.legend(
         handles=_legend_handles(),

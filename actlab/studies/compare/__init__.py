@@ -4,11 +4,7 @@ Why a study of its own: the toolkit's promise is "use the same tools to check yo
 user's activation (any spec `actlab.activations.resolve` takes, or base gradients the run derives itself) must
 reach the same statistics and rule-computed verdicts as the paper studies.
 
-Modules: `tasks` (data, network, metric, default budgets), `specs` (activation specs and the derivations a run
-makes in its own folder), `engine` (the arms of one seed trained matched and interleaved; the xIELU study is a
-configuration of it), `run` (one (task, seed)), `analysis` (the report's tables), `claims` (one pure function of
-the runs, decided by `actlab.stats.beats_every`), `sequential` (`actlab decide`), `plots`, `tutorial` (what
-`03_your_activation` calls). Notebooks: `notebooks/compare/run.ipynb` (one run), `notebooks/compare/report.ipynb`.
+Notebooks: `notebooks/compare/run.ipynb` (one run of `run`), `notebooks/compare/report.ipynb` (the page).
 """
 
 from __future__ import annotations

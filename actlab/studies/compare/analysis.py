@@ -63,7 +63,8 @@ def arms_frame(run_results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["run_id", *_ARM_KEYS, *_ARM_COLUMNS])
 
 
-def _order(frame: pd.DataFrame, column: str, first: Iterable[str] = ()) -> list[str]:
+def ordered(frame: pd.DataFrame, column: str, first: Iterable[str] = ()) -> list[str]:
+    """The distinct values of `column`, those of `first` first, then in first-seen order."""
     seen = list(dict.fromkeys(frame[column]))
     first = [name for name in first if name in seen]
     return first + [name for name in seen if name not in first]
@@ -71,7 +72,7 @@ def _order(frame: pd.DataFrame, column: str, first: Iterable[str] = ()) -> list[
 
 def groups(frame: pd.DataFrame) -> list[tuple[str, str]]:
     """The (task, matching) pairs present, tasks in first-seen order and steps before seconds."""
-    tasks = _order(frame, "task")
+    tasks = ordered(frame, "task")
     return [(t, m) for t in tasks for m in MATCHINGS if ((frame["task"] == t) & (frame["matching"] == m)).any()]
 
 
@@ -80,7 +81,7 @@ def metric_table(frame: pd.DataFrame, confidence: float = 0.95, order: Iterable[
     rows = []
     for task, matching in groups(frame):
         part = frame[(frame["task"] == task) & (frame["matching"] == matching)]
-        for activation in _order(part, "activation", order):
+        for activation in ordered(part, "activation", order):
             arms = part[part["activation"] == activation]
             ok = arms[arms["status"] == "ok"]
             interval = stats.mean_interval(ok["value"].to_numpy(dtype=float), confidence)
@@ -247,7 +248,7 @@ def throughput_table(frame: pd.DataFrame, baseline: str, confidence: float = 0.9
         wide = ok.pivot_table(index="run_id", columns="activation", values="throughput", aggfunc="first")
         steps = ok.groupby("activation")["steps"].mean()
         unit = get_task(task).unit_name
-        for activation in _order(ok, "activation", [baseline]):
+        for activation in ordered(ok, "activation", [baseline]):
             speed = wide[activation].dropna().to_numpy(dtype=float)
             row = {
                 "task": task,

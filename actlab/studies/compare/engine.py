@@ -7,11 +7,11 @@ need the same guarantees:
 - **Same start.** Every arm is built right after `seed_everything(seed)`: arms whose construction draws the same
   numbers start from the same weights, and every arm sees the same data order.
 - **Same budget.** A matching names what is matched: `steps` (the same samples in the same order), `tokens` (in
-  whole batches) or `seconds` (the same compute time by the budget clock `actlab.train.clock`, evaluation
-  excluded: the objection to step-matched claims for activations that cost more per step). Compute time is anchored
-  on a reference arm (`train.slices`): it trains a number of steps and every other arm gets the compute time those
-  took beside it, so what an arm gets follows its cost relative to the reference, not the machine's speed of the
-  moment. Count budgets repeat bit for bit on CPU; a compute-time budget to within the noise of the cost ratios.
+  whole batches) or `seconds` (the same compute time by `actlab.train.clock`, evaluation excluded: the objection to
+  step-matched claims for activations that cost more per step), anchored on a reference arm (`train.slices`): it
+  trains a number of steps and every other arm gets the compute time those took beside it, so an arm's budget
+  follows its cost relative to the reference, not the machine's speed of the moment. Count budgets repeat bit for
+  bit on CPU.
 - **Interleaved.** A shared machine changes speed by the second, so each arm's budget is cut into `rounds` slices
   and the arms take turns (`train.train_interleaved`), each resuming its exact state with the schedule following
   the whole budget: load spikes hit every arm alike. Slicing changes no step-matched result (tested).

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from actlab.figure_style import activation_color
-from actlab.studies.compare.analysis import groups
+from actlab.studies.compare.analysis import groups, ordered
 from actlab.studies.compare.run import matching_label
 from actlab.studies.compare.tasks import get_task
 
@@ -24,8 +24,7 @@ def metric_by_activation(arms: pd.DataFrame, order: list[str] | None = None) -> 
     fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(3.6 * max(1, len(panels)), 3.4), squeeze=False)
     for ax, (task, matching) in zip(axes[0], panels, strict=False):
         ok = arms[(arms["task"] == task) & (arms["matching"] == matching) & (arms["status"] == "ok")]
-        names = [n for n in (order or []) if n in set(ok["activation"])]
-        names += [n for n in dict.fromkeys(ok["activation"]) if n not in names]
+        names = ordered(ok, "activation", order or ())
         wide = ok.pivot_table(index="seed", columns="activation", values="value", aggfunc="first")[names]
         positions = np.arange(len(names))
         for _, seed_row in wide.iterrows():

@@ -34,12 +34,8 @@ DEFAULT_DERIVE = {"cubic": {"pos": "x**3", "neg": "exp(x)"}}  # the README's `ac
 
 @dataclass(frozen=True)
 class CompareRunConfig(engine.TaskBudget):
-    """One run: the task, the arms, the budgets each matching gives every arm, the optimiser.
-
-    `steps`, `compute_steps`, `batch_size` and `lr` at 0 take the task's defaults (`actlab.studies.compare.tasks`);
-    `compute_steps` are the `reference` arm's steps under compute-time matching.
-    `derive` names derivations the run creates itself (`specs.save_derived`), `{name: {"pos": G, "neg": G}}`.
-    """
+    """One run: the task, the arms, the budgets each matching gives every arm, the optimiser. `derive` names the
+    derivations the run creates itself (`specs.save_derived`), `{name: {"pos": G, "neg": G}}`."""
 
     task: str = "fashion_mnist"  # the task's data, network, metric and default budgets (`tasks.TASKS`)
     activations: tuple[str, ...] = DEFAULT_ACTIVATIONS  # the README's derived cubic and xIELU against two baselines
@@ -101,10 +97,7 @@ class CompareRunConfig(engine.TaskBudget):
 
 def train_arms(config: CompareRunConfig, workdir: str | Path | None = None) -> dict[str, Any]:
     """Train every arm under every matching; returns {"arms": one record per (matching, arm), "derived": ...}.
-
-    `workdir` receives the run's derivations (`<workdir>/derivations/`) and the slices' checkpoints (removed);
-    None uses a temporary folder.
-    """
+    `workdir` (None: a temporary folder) receives the run's derivations and the slices' checkpoints (removed)."""
     with tempfile.TemporaryDirectory() if workdir is None else contextlib.nullcontext(workdir) as folder:
         return _train_arms(config, Path(folder))
 

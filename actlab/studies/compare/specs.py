@@ -43,11 +43,8 @@ def check_derived(derived: Derived | None) -> dict[str, dict[str, str]]:
 
 
 def save_derived(derived: Derived | None, folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-    """Derive, check and save each entry into `folder` (as `actlab derive --pos --neg --save NAME --check` does).
-
-    Returns `{name: {"pos", "neg", "checks_passed", "checks", "file"}}` for the run's record. A derivation whose
-    checks fail is refused, exactly as the CLI refuses to save it.
-    """
+    """Derive, check and save each entry into `folder` as `actlab derive --save NAME --check` does, refusing one
+    whose checks fail; `{name: {"pos", "neg", "checks_passed", "checks", "file"}}` for the run's record."""
     from actlab.activations import activation_names
     from actlab.symbolic import derivations
     from actlab.symbolic.saved import save_derivation

@@ -3,14 +3,8 @@
 Why a table of tasks: a user asks "is my activation better *here*", so each task fixes everything but the
 activation (data split, architecture, optimiser, default budgets) in one place. The model is built right after
 `seed_everything(seed)`; no activation consumes the RNG when it is built (trainable ones start at constants), so
-every arm of a seed starts from the same weights.
-
-- `fashion_mnist`: MLP 784-256-128-10 on Fashion-MNIST (Debian files), test accuracy on the official 10k test set.
-- `mnist1d`: MLP 40-256-256-10 on MNIST-1D (generated, 5,000 samples), test accuracy on its 1,000 test signals.
-- `digits`: MLP 64-128-128-10 on scikit-learn's bundled 8x8 digits (1,797), test accuracy on its 360 test images.
-- `lm_pydocs`: a byte-level pre-norm transformer LM (d_model 64, 2 layers) on the Debian Python docs, validation
-  bits per byte; the activation sits in every block's MLP. `lm_task` makes others of its kind (another shape,
-  corpus or batch): the xIELU study's LM is one.
+every arm of a seed starts from the same weights. Classification tasks are scored by test accuracy on their
+official test split, LM tasks (the activation in every block's MLP) by validation bits per byte.
 """
 
 from __future__ import annotations
@@ -67,10 +61,8 @@ class Task:
     corpus_pattern: str = "**/*.txt"  # LM: which files of a corpus folder are read
 
     def load(self) -> TaskData:
-        """The task's splits (the data split is fixed; run seeds vary initial weights and data order).
-
-        Cached per process (the tensors are never modified in place), so several seeds in one kernel read once.
-        """
+        """The task's splits (fixed; run seeds vary initial weights and data order), cached per process (never
+        modified in place) so several seeds in one kernel read them once."""
         return _load(self)
 
     def _read(self) -> TaskData:
