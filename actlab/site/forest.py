@@ -139,15 +139,8 @@ def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplo
         return draw_phone(rows)
     fig = Figure(figsize=(11, 0.7 + ROW_INCHES * len(rows)))  # no pyplot: no backend, no global state
     for ax, claim, index, part, color in _drawn_rows(fig, rows, FONT):
-        ax.text(
-            -0.01,
-            0.5,
-            shorten(_label(claim, index, part), TITLE_CHARS),
-            transform=ax.transAxes,
-            ha="right",
-            va="center",
-            fontsize=FONT,
-        )
+        label = shorten(_label(claim, index, part), TITLE_CHARS)
+        ax.text(-0.01, 0.5, label, transform=ax.transAxes, ha="right", va="center", fontsize=FONT)
         if index == 0:
             ax.text(
                 1.01,
