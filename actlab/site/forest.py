@@ -141,29 +141,13 @@ def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplo
     for ax, claim, index, part, color in _drawn_rows(fig, rows, FONT):
         label = shorten(_label(claim, index, part), TITLE_CHARS)
         ax.text(-0.01, 0.5, label, transform=ax.transAxes, ha="right", va="center", fontsize=FONT)
+        beside = {"transform": ax.transAxes, "ha": "left", "va": "center"}  # right of the axis
         if index == 0:
-            ax.text(
-                1.01,
-                0.5,
-                shorten(claim.verdict, VERDICT_CHARS),
-                transform=ax.transAxes,
-                ha="left",
-                va="center",
-                fontsize=FONT,
-                color=color,
-                fontweight="bold",
-            )
+            verdict = shorten(claim.verdict, VERDICT_CHARS)
+            ax.text(1.01, 0.5, verdict, **beside, fontsize=FONT, color=color, fontweight="bold")
         if index == len(parts_of(claim)) - 1 and claim.decided_by:
-            ax.text(
-                1.01,
-                -0.35,
-                shorten(f"decided by {claim.decided_by}", VERDICT_CHARS + 6),
-                transform=ax.transAxes,
-                ha="left",
-                va="center",
-                fontsize=FONT - 1.5,
-                color="0.3",
-            )
+            decided = shorten(f"decided by {claim.decided_by}", VERDICT_CHARS + 6)
+            ax.text(1.01, -0.35, decided, **beside, fontsize=FONT - 1.5, color="0.3")
     fig.legend(
         handles=_legend_handles(), loc="upper center", ncol=4, fontsize=FONT, frameon=False, bbox_to_anchor=(0.5, 1.0)
     )

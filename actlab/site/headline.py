@@ -77,17 +77,9 @@ def draw_part(ax: Any, part: Part, color: str, paper_value: float | None, font: 
     ax.set_xlim(*x_range(part, paper_value))
     if part.threshold is not None and part.supports is not None:
         arrow = "supports →" if part.supports == "above" else "← supports"
-        x = 0.99 if part.supports == "above" else 0.01
+        x, ha = (0.99, "right") if part.supports == "above" else (0.01, "left")
         ax.text(
-            x,
-            0.62,
-            arrow,
-            transform=ax.transAxes,
-            ha="right" if x > 0.5 else "left",
-            va="bottom",
-            fontsize=font - 1.5,
-            color="0.3",
-            gid="supports",
+            x, 0.62, arrow, transform=ax.transAxes, ha=ha, va="bottom", fontsize=font - 1.5, color="0.3", gid="supports"
         )
     ax.set_ylim(-1, 1)
     ax.set_yticks([])

@@ -46,14 +46,8 @@ def improvements(paired: pd.DataFrame) -> plt.Figure:
     for ax, (task, matching) in zip(axes[0], panels, strict=False):
         part = paired[(paired["task"] == task) & (paired["matching"] == matching)].reset_index(drop=True)
         y = np.arange(len(part))[::-1]
-        ax.errorbar(
-            part["improvement"],
-            y,
-            xerr=[part["improvement"] - part["ci_low"], part["ci_high"] - part["improvement"]],
-            fmt="none",
-            ecolor="0.4",
-            capsize=3,
-        )
+        xerr = [part["improvement"] - part["ci_low"], part["ci_high"] - part["improvement"]]
+        ax.errorbar(part["improvement"], y, xerr=xerr, fmt="none", ecolor="0.4", capsize=3)
         ax.scatter(part["improvement"], y, color=[activation_color(c) for c in part["candidate"]], zorder=3)
         margin = part["margin"].iloc[0] if len(part) else math.nan
         shaded = ""
@@ -81,16 +75,10 @@ def throughput_ratios(table: pd.DataFrame, baseline: str) -> plt.Figure:
     for index, name in enumerate(names):
         rows = part[part["activation"] == name].set_index("task").reindex(tasks)
         x = np.arange(len(tasks)) + index * width
-        error = [rows["ratio"] - rows["ratio_ci_low"], rows["ratio_ci_high"] - rows["ratio"]]
-        ax.bar(
-            x,
-            rows["ratio"],
-            width,
-            yerr=np.nan_to_num(np.array(error, dtype=float)),
-            label=name,
-            capsize=2,
-            color=activation_color(name),
+        error = np.nan_to_num(
+            np.array([rows["ratio"] - rows["ratio_ci_low"], rows["ratio_ci_high"] - rows["ratio"]], dtype=float)
         )
+        ax.bar(x, rows["ratio"], width, yerr=error, label=name, capsize=2, color=activation_color(name))
     ax.axhline(1.0, color="0.3", lw=0.8)
     ax.set_xticks(np.arange(len(tasks)) + 0.4 - width / 2, tasks)
     ax.set_ylabel(f"throughput / {baseline}'s")
