@@ -196,13 +196,8 @@ def comparisons(
     ran = status[candidate].dropna().index
     diverged = (status.loc[ran, candidate] == "diverged") & (status.loc[ran, named] == "ok").any(axis=1)
     values = scores[[candidate]].to_numpy(dtype=float) - scores[named].to_numpy(dtype=float)  # (n, k)
-    return Comparisons(
-        tuple(named),
-        values,
-        int(diverged.sum()),
-        len(ran),
-        None if margin is None else tuple([float(margin)] * len(named)),
-    )
+    margins = None if margin is None else tuple([float(margin)] * len(named))
+    return Comparisons(tuple(named), values, int(diverged.sum()), len(ran), margins)
 
 
 def _scores(part: pd.DataFrame, task: Task) -> pd.DataFrame:

@@ -156,14 +156,8 @@ def candidate_claim(
         ev = beats_every.statistics(data.values[None], confidence=confidence, margins=data.margins, alpha=alpha)
         estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports="above", alpha=alpha, diverged=data.diverged)
         verdict = rule_beats_baselines(estimate, ci, **inputs)
-        parts = beats_every.parts(
-            ev,
-            [f"improvement over {b}" for b in named],
-            verdict=verdict,
-            supports="above",
-            units=task.unit,
-            margins=data.margins,
-        )
+        names = [f"improvement over {b}" for b in named]
+        parts = beats_every.parts(ev, names, verdict=verdict, supports="above", units=task.unit, margins=data.margins)
         context.update(beats_every.component_context(ev, named), **beats_every.spread_context(data))
         context["past_margin"] = beats_every.past_margin(ev, data.margins)
         p_value = beats_every.deciding_p(ev, verdict, data.diverged)

@@ -165,20 +165,14 @@ def train_matched(
     device = pick_device(config.device)
     with cpu_threads(budget_threads(config.num_threads, budget, device, timed=reference is not None)):
         warm_batch = (data.train[0][: config.batch_size], data.train[1][: config.batch_size])
+        warm_eval = data.val[0][: config.eval_batch_size]
         models: dict[str, nn.Module] = {}
         curves: dict[str, LossCurve] = {}
         for name, build in arms.items():
             seed_everything(config.seed)
-            models[name] = build()
-            set_module_paths(models[name], fast_path)
-            warm_up(
-                models[name],
-                warm_batch,
-                config.task,
-                device,
-                bf16=config.bf16,
-                eval_inputs=data.val[0][: config.eval_batch_size],
-            )
+            model = models[name] = build()
+            set_module_paths(model, fast_path)
+            warm_up(model, warm_batch, config.task, device, bf16=config.bf16, eval_inputs=warm_eval)
             if curve_every:
                 curves[name] = LossCurve(curve_every)
         results = train_interleaved(
