@@ -1,8 +1,7 @@
 """Training budgets: how much a run gets, what it used, and the arithmetic between the two.
 
-Why its own module: the reviewers' main objection to SmartMixed and xIELU is unmatched compute
-(epochs in one case, time in the other). A budget that is checked in one place, met exactly
-and recorded exactly is what lets a study claim "same budget" and show it.
+Why its own module: the reviewers' main objection to SmartMixed and xIELU is unmatched compute. A budget checked
+in one place, met and recorded exactly is what lets a study claim "same budget" and show it.
 """
 
 from __future__ import annotations
@@ -18,20 +17,15 @@ BUDGET_KINDS = ("epochs", "steps", "samples", "tokens", "seconds")
 class Budget:
     """How much training a run gets: `amount` of `kind`.
 
-    kinds: `epochs`, `steps`, `samples`, `tokens` (an LM batch of B sequences of length T is B*T
-    tokens; for non-LM tasks a token is a sample) or compute-time `seconds` of the training steps, by the
-    budget clock (`actlab.train.clock`): the process's CPU time on CPU (at a fixed thread count), the device
-    time between CUDA events on CUDA, so what else runs on the machine does not change what an arm gets.
-    Evaluation, checkpoints and callbacks between steps do not count, so evaluating more often never shortens
-    training. Count budgets are met exactly: the last batch is trimmed to fit.
+    kinds: `epochs`, `steps`, `samples`, `tokens` (an LM batch of B sequences of length T is B*T tokens; otherwise
+    a token is a sample) or compute-time `seconds` of the training steps by the budget clock (`actlab.train.clock`).
+    Evaluation, checkpoints and callbacks between steps do not count. Count budgets are met exactly: the last batch
+    is trimmed to fit.
 
-    Reproducibility: a count budget with the same seed gives the same weights, bit for bit on CPU.
-    A seconds budget does not: how many steps fit, and where each step sits on the lr schedule, depend
-    on the machine's speed (and, far less than on the wall, on its load). Once run it is reproducible in
-    steps: `used.steps` and the schedule position of every step (`used.progress`) are recorded, and
-    `Budget.replay(used)` turns them into a steps budget that retraces the same schedule, so a replay ends
-    with the recorded run's weights. Studies that compare arms anchor compute time on a reference arm instead
-    (`actlab.train.slices.train_interleaved(reference=...)`), which repeats in steps where absolute seconds do not.
+    Reproducibility: a count budget with the same seed gives the same weights, bit for bit on CPU. A seconds
+    budget depends on the machine's speed; once run, `Budget.replay(used)` turns its recorded steps and schedule
+    positions into a steps budget that ends with the same weights. Studies that compare arms anchor compute time
+    on a reference arm instead (`actlab.train.slices.train_interleaved(reference=...)`).
     """
 
     kind: str

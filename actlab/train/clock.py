@@ -1,26 +1,20 @@
 """The budget clock: the seconds a `Budget.seconds` run is charged, measured as the run's own compute.
 
-Why not wall-clock: on a shared machine the wall time of a step grows with whatever else runs beside it, so a
-wall-clock-matched comparison gave different steps (and verdicts) in different builds of the same code. What an
-arm costs is its own compute: on CPU the process's CPU time over the step (time the process actually ran), on
-CUDA the device time between two CUDA events around the step. Wall time is measured beside it and recorded, so
-a page can still say how long things took.
+Why not wall-clock: on a shared machine a step's wall time grows with whatever else runs beside it, so a
+wall-clock-matched comparison gives different steps (and verdicts) from build to build. An arm's cost is its own
+compute: on CPU the process's CPU time over the step, on CUDA the device time between two CUDA events around it.
+Wall time is measured beside it and recorded.
 
-What else a CPU clock would charge, measured on this 2-core machine under load (docs/determinism.md):
-- with more than one thread, OpenMP's spin-waiting at barriers, which grows with contention (2 threads beside
-  other jobs: 16x the one-thread CPU time per step); so a seconds budget on CPU runs at a fixed thread count,
-  the config's, else one (`budget_threads`);
-- page faults: glibc hands large freed blocks back to the OS, so every step faulted its temporaries in again
-  (about 450 faults and a quarter of a comparison MLP step's CPU time, more under load); so while a seconds
-  budget trains on CPU, glibc keeps freed memory for reuse (`keep_freed_memory`), as CUDA's caching
-  allocator does;
-- what is left: other processes evicting the run's data from the shared caches (about +-6% per step here).
-CUDA events time the device's timeline, which includes gaps in which the GPU waited for the host to launch the
-next kernel.
+What else a CPU clock would charge (docs/determinism.md), and the remedy:
+- with several threads, OpenMP's spin-waiting at barriers, which grows with contention: a seconds budget on CPU
+  runs at a fixed thread count, the config's, else one (`budget_threads`);
+- page faults as glibc hands freed blocks back to the OS: glibc keeps freed memory while a seconds budget trains
+  on CPU (`keep_freed_memory`), as CUDA's caching allocator does;
+- what is left: other processes evicting the run's data from the shared caches.
+CUDA events time the device's timeline, including gaps in which the GPU waited for the host.
 
-What no clock of the process can see: on a virtual machine the host's other tenants change how fast the same step
-runs (here 2.7 to 4.4 ms of CPU time for one MLP step in consecutive runs). So the studies match compute time
-against a reference arm measured side by side (`actlab.train.slices`), not as absolute seconds.
+No clock of the process sees a virtual machine's other tenants slowing the same step, so the studies match compute
+time against a reference arm measured side by side (`actlab.train.slices`), not as absolute seconds.
 """
 
 from __future__ import annotations
@@ -46,10 +40,8 @@ WALL_CLOCK = "wall"  # MPS (no device timer torch exposes): synchronised wall ti
 def budget_threads(num_threads: int | None, budget: Budget, device: torch.device, *, timed: bool = False) -> int | None:
     """The CPU thread count a run uses: `num_threads` if set; for a seconds budget on CPU, one when unset.
 
-    Why fixed for seconds budgets: CPU time is a fair clock only for a fixed amount of parallel work, and with
-    several threads it also counts OpenMP's spin-waiting, which grows with contention (see the module docstring).
-    `timed`: the steps are charged by the clock under a count budget too (the reference arm that compute time is
-    anchored on, `actlab.train.slices`), so the same holds.
+    Why: CPU time is a fair clock only for a fixed amount of parallel work (module docstring). `timed`: the steps
+    are charged by the clock under a count budget too (the reference arm of `actlab.train.slices`).
     """
     on_cpu_clock = (timed or budget.kind == "seconds") and device.type == "cpu"
     if num_threads is None:
@@ -74,10 +66,8 @@ _kept = False
 def keep_freed_memory() -> bool:
     """Ask glibc to keep freed memory for reuse in this process (once; it stays so): True if it could.
 
-    Why: a seconds budget charges each step's CPU time, and with glibc's defaults a quarter of a small model's
-    step was the kernel faulting in pages just unmapped, a cost that grows with the machine's load. Results do
-    not change (only where memory comes from); a process that trained keeps its peak heap. Not glibc (macOS,
-    musl): nothing is changed and False is returned.
+    Why: a seconds budget charges each step's CPU time, page faults included (module docstring). Results do not
+    change; a process that trained keeps its peak heap. Not glibc (macOS, musl): nothing changes, False.
     """
     global _kept
     if _kept:
@@ -102,10 +92,8 @@ class StepTiming:
 
 
 class BudgetClock:
-    """Times training steps: `start()` before a step, `stop(mark)` after it, returning the step's `StepTiming`.
-
-    `name` says which clock (recorded in `BudgetUsed.clock`): CPU process time, CUDA events or synchronised wall.
-    """
+    """Times training steps: `start()` before a step, `stop(mark)` after it (its `StepTiming`); `name` says which
+    clock, recorded in `BudgetUsed.clock`."""
 
     def __init__(self, device: torch.device) -> None:
         self.device = device

@@ -17,10 +17,8 @@ SCHEDULES = ("constant", "cosine", "linear", "wsd")
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Everything that shapes a training run's result (plus where it runs).
-
-    Defaults are a plain Adam-style setup; studies override with `dataclasses.replace`.
-    """
+    """Everything that shapes a training run's result (plus where it runs); studies override the plain Adam-style
+    defaults with `dataclasses.replace`."""
 
     # --- what is optimised
     task: str = "classification"  # classification (cross-entropy) | regression (MSE) | lm (next-token CE)
@@ -58,15 +56,11 @@ class TrainConfig:
     bf16: bool = True  # bf16 autocast; only ever applied on CUDA
     compile: bool = False  # torch.compile the model
     compile_backend: str = "inductor"
-    # CPU threads for this run (restored afterwards); None keeps torch's setting. Small models run
-    # fastest on 1 thread, and parallel sweep workers must not fight over cores.
+    # CPU threads for this run (restored afterwards); None keeps torch's setting (`device.cpu_threads`).
     num_threads: int | None = None
-    # On CPU at one thread, training treats subnormal floats (|x| < 1.2e-38 in float32) as zero, in and out (FTZ and
-    # DAZ, `torch.set_flush_denormal`). Why: some CPUs (Intel's among them) take a slow microcode assist for each
-    # subnormal operand, so an arm whose logits spread widely (softmax gradients of ~1e-40) paid for its subnormals on
-    # one CPU and not on another; flushed, each arm costs its arithmetic on every CPU. Only subnormal values change,
-    # so the weights are almost always equal bit for bit (docs/determinism.md). Not at other thread counts: the flag
-    # is per thread, and torch's worker threads keep the state they were created with.
+    # On CPU at one thread, subnormal floats are flushed to zero (`device.denormals_flushed`). Why: some CPUs take a
+    # slow microcode assist per subnormal operand, so an arm's cost would depend on the CPU; only subnormal values
+    # change, so the weights are almost always equal bit for bit (docs/determinism.md).
     flush_denormals: bool = True
     extra: dict[str, Any] = field(default_factory=dict)  # free-form notes stored with the run
 

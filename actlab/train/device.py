@@ -1,8 +1,7 @@
 """Where a run executes: device choice, bf16 autocast, optional torch.compile.
 
-Why one module: the same study code must run on this CPU machine and use a GPU automatically when
-one is there. Choosing the device, the precision and the compiled path in one place keeps those
-decisions visible (they are recorded with every result) instead of scattered `if cuda` branches.
+Why one module: the same study code runs on CPU and uses a GPU when there is one; these decisions are made (and
+recorded with every result) here, not in scattered `if cuda` branches.
 """
 
 from __future__ import annotations
@@ -21,11 +20,8 @@ DEVICE_ENV = "ACTLAB_DEVICE"
 
 
 def pick_device(preference: str | None = None) -> torch.device:
-    """cuda, then mps, then cpu, unless `preference` (or $ACTLAB_DEVICE) names one.
-
-    An explicit device that is not available is an error, never a silent fallback: a study that
-    asked for a GPU must not quietly spend hours on the CPU.
-    """
+    """cuda, then mps, then cpu, unless `preference` (or $ACTLAB_DEVICE) names one; a named device that is not
+    available is an error, never a silent fallback to hours on the CPU."""
     choice = preference or os.environ.get(DEVICE_ENV) or "auto"
     if choice == "auto":
         if torch.cuda.is_available():
@@ -114,11 +110,9 @@ def denormals_flushed(device: torch.device, enabled: bool = True) -> Iterator[bo
 
 
 def maybe_compile(model: nn.Module, enabled: bool, backend: str = "inductor") -> nn.Module:
-    """`torch.compile(model)` when enabled; the eager model otherwise.
+    """`torch.compile(model)` when enabled, else `model`; if compilation is impossible, eager with a warning.
 
-    The compiled wrapper shares parameters with `model`, so state dicts are always taken from the
-    eager module. If compilation is impossible here the run continues eagerly with a warning that
-    says why: loud, never silent.
+    The compiled wrapper shares parameters with `model`, so state dicts are taken from the eager module.
     """
     if not enabled:
         return model

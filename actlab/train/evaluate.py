@@ -1,8 +1,7 @@
 """Task losses and evaluation.
 
-Why one function per task: the loop, the evaluator and the studies must agree on what "loss" means
-(cross-entropy on logits, MSE, next-token cross-entropy), or "best validation loss" would compare
-different quantities.
+Why one function per task: the loop, the evaluator and the studies must agree on what "loss" means, or "best
+validation loss" would compare different quantities.
 """
 
 from __future__ import annotations
@@ -54,38 +53,27 @@ def evaluate(
 ) -> dict[str, float]:
     """Sample-weighted mean loss (+ accuracy, or perplexity for LMs) over `data`, in eval mode (timed as the run's
     evaluation phase, `actlab.timing`)."""
-    with phase("evaluation"):
-        return _evaluate(model, data, task, batch_size, torch.device(device), bf16, prefix)
-
-
-def _evaluate(
-    model: nn.Module,
-    data: tuple[torch.Tensor, torch.Tensor],
-    task: str,
-    batch_size: int,
-    device: torch.device,
-    bf16: bool,
-    prefix: str,
-) -> dict[str, float]:
     x_all, y_all = data
     if len(x_all) == 0:
         raise ValueError(f"cannot evaluate on an empty {prefix} set")
+    device = torch.device(device)
     was_training = model.training
     model.eval()
     loss_sum, correct, count = 0.0, 0, 0
-    try:
-        for start in range(0, len(x_all), batch_size):
-            x = x_all[start : start + batch_size].to(device)
-            y = y_all[start : start + batch_size].to(device)
-            with autocast(device, bf16):
-                output = model(x)
-            n = len(x)
-            loss_sum += task_loss(output, y, task).item() * n
-            count += n
-            if task == "classification":
-                correct += (output.argmax(dim=-1) == y.long()).sum().item()
-    finally:
-        model.train(was_training)
+    with phase("evaluation"):
+        try:
+            for start in range(0, len(x_all), batch_size):
+                x = x_all[start : start + batch_size].to(device)
+                y = y_all[start : start + batch_size].to(device)
+                with autocast(device, bf16):
+                    output = model(x)
+                n = len(x)
+                loss_sum += task_loss(output, y, task).item() * n
+                count += n
+                if task == "classification":
+                    correct += (output.argmax(dim=-1) == y.long()).sum().item()
+        finally:
+            model.train(was_training)
     metrics = {f"{prefix}_loss": loss_sum / count}
     if task == "classification":
         metrics[f"{prefix}_accuracy"] = correct / count

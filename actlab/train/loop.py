@@ -6,10 +6,8 @@ exactly and recorded; a schedule that follows the budget; regularisers added to 
 logged apart; best-checkpoint selection by a validation metric; divergence recorded, not raised;
 checkpoints that resume bit for bit.
 
-The loop marks its time for the run's record (`actlab.timing`): training, with evaluation and checkpoints apart.
-
-A seconds budget is compute time, not wall time: each step is timed by the budget clock (`clock.py`: CPU
-process time at a fixed thread count, or CUDA events), and its wall time is recorded beside it.
+A seconds budget is compute time by the budget clock (`clock.py`), with wall time recorded beside it. The loop
+marks its phases for the run's record (`actlab.timing`): training, evaluation, checkpoints.
 
 One step: slice the batch (seeded per-epoch order) -> forward -> task loss + regulariser -> stop if
 non-finite -> backward -> clip -> stop if the gradient norm is non-finite -> set lr -> optimizer
@@ -68,7 +66,9 @@ def train(
 
     Each evaluation (every `config.eval_every` steps, at each epoch end and at the end) computes
     the task metrics on `val_data` plus whatever `evaluators` (`model -> {name: value}`, called in
-    eval mode without gradients) return; `config.select_metric` may name any of them.
+    eval mode without gradients) return; `config.select_metric` may name any of them. A callback has
+    `on_step_end(state)` and/or `on_epoch_end(state)` (a plain callable is the latter); one with
+    `state_dict()`/`load_state_dict()` has its state saved in checkpoints.
     `checkpoint_path` receives a checkpoint every `checkpoint_every` steps (0: only when the run
     ends or a callback stops it); `resume_from` continues such a checkpoint to `budget`. With the
     same seed, data and config, an interrupted-and-resumed run ends with the same weights as one
@@ -261,32 +261,29 @@ class _Run:
     # ------------------------------------------------------------------ evaluation and best weights
     def _evaluate(self, record: bool = False) -> tuple[str, int | None]:
         with phase("evaluation"):
-            return self._evaluate_now(record)
-
-    def _evaluate_now(self, record: bool) -> tuple[str, int | None]:
-        self.last_eval = {}
-        if self.val_data is not None:
-            self.last_eval = evaluate(
-                self.model,
-                self.val_data,
-                self.config.task,
-                device=self.device,
-                batch_size=self.config.eval_batch_size,
-                bf16=self.config.bf16,
-            )
-        if self.evaluators:
-            self.model.eval()
-            with torch.no_grad():
-                for evaluator in self.evaluators:
-                    self.last_eval.update({name: float(value) for name, value in evaluator(self.model).items()})
-            self.model.train()
-        self.last_eval_step = self.used.steps
-        if record:
-            self.log.append({"kind": "eval", **self._counters(), **self.last_eval})
-        self._update_best(self.last_eval)
-        if not all(math.isfinite(value) for value in self.last_eval.values()):
-            return self._diverged(**self.last_eval, during="evaluation", at_step=self.used.steps)
-        return "ok", None
+            self.last_eval = {}
+            if self.val_data is not None:
+                self.last_eval = evaluate(
+                    self.model,
+                    self.val_data,
+                    self.config.task,
+                    device=self.device,
+                    batch_size=self.config.eval_batch_size,
+                    bf16=self.config.bf16,
+                )
+            if self.evaluators:
+                self.model.eval()
+                with torch.no_grad():
+                    for evaluator in self.evaluators:
+                        self.last_eval.update({name: float(value) for name, value in evaluator(self.model).items()})
+                self.model.train()
+            self.last_eval_step = self.used.steps
+            if record:
+                self.log.append({"kind": "eval", **self._counters(), **self.last_eval})
+            self._update_best(self.last_eval)
+            if not all(math.isfinite(value) for value in self.last_eval.values()):
+                return self._diverged(**self.last_eval, during="evaluation", at_step=self.used.steps)
+            return "ok", None
 
     def _evaluates(self) -> bool:
         return self.val_data is not None or bool(self.evaluators)
@@ -318,28 +315,25 @@ class _Run:
     def _save_checkpoint(self) -> None:
         self._tick()
         with phase("checkpoint"):
-            self._write_checkpoint()
-
-    def _write_checkpoint(self) -> None:
-        ckpt.save_checkpoint(
-            self.checkpoint_path,
-            {
-                "config": result_shaping_fields(self.config),
-                "bf16_active": uses_bf16(self.device, self.config.bf16),
-                "n_train": self.n,
-                "model": self.model.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
-                "used": vars(self.used).copy(),
-                "position": {"epoch": self.state.epoch, "batch_in_epoch": self.state.batch_in_epoch},
-                "epoch_sums": list(self.epoch_sums),
-                "step_seconds": self.step_seconds,
-                "best": self.best,
-                "last_eval": {"metrics": self.last_eval, "step": self.last_eval_step},
-                "rng": capture_rng_state(),
-                "callbacks": [cb.state_dict() if hasattr(cb, "state_dict") else None for cb in self.callbacks],
-                "stacked": None if self.stacked is None else self.stacked.state_dict(),
-            },
-        )
+            ckpt.save_checkpoint(
+                self.checkpoint_path,
+                {
+                    "config": result_shaping_fields(self.config),
+                    "bf16_active": uses_bf16(self.device, self.config.bf16),
+                    "n_train": self.n,
+                    "model": self.model.state_dict(),
+                    "optimizer": self.optimizer.state_dict(),
+                    "used": vars(self.used).copy(),
+                    "position": {"epoch": self.state.epoch, "batch_in_epoch": self.state.batch_in_epoch},
+                    "epoch_sums": list(self.epoch_sums),
+                    "step_seconds": self.step_seconds,
+                    "best": self.best,
+                    "last_eval": {"metrics": self.last_eval, "step": self.last_eval_step},
+                    "rng": capture_rng_state(),
+                    "callbacks": [cb.state_dict() if hasattr(cb, "state_dict") else None for cb in self.callbacks],
+                    "stacked": None if self.stacked is None else self.stacked.state_dict(),
+                },
+            )
 
     def restore(self, payload: dict[str, Any]) -> None:
         saved, current = payload["config"], result_shaping_fields(self.config)

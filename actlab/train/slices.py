@@ -5,13 +5,10 @@ slice, then the next takes its turn), so load spikes hit every arm alike. `StopA
 has used `amount` of the budget's kind (steps, tokens, seconds, ...), however many steps that takes;
 `train_interleaved` runs the turns. A resumed run ends where an uninterrupted one would (`train`'s checkpoints).
 
-Compute time anchored on a reference arm (`reference=`): on a shared machine one step's CPU time moves by 20% and
-more from one minute to the next with what else the host runs (measured here: the same MLP step at 2.7 to 4.4 ms
-of thread CPU time in consecutive 8-second runs, with or without a process beside it), so an absolute seconds
-budget gives different steps, and verdicts, from one sweep to the next. Arms measured side by side move
-together: the reference arm trains a count budget (its steps are fixed), and in every round each other arm gets
-the compute time the reference's slice of that round took. What is matched is still compute time (each arm's
-own, by the budget clock), in the unit of the reference's steps, so the steps an arm reaches depend on its cost
+Compute time anchored on a reference arm (`reference=`): on a shared machine one step's CPU time moves with what
+else the host runs, so an absolute seconds budget gives different steps, and verdicts, from sweep to sweep. Arms
+measured side by side move together: the reference arm trains a count budget (fixed steps), and in every round
+each other arm gets the compute time the reference's slice took. So the steps an arm reaches depend on its cost
 relative to the reference, not on the machine's speed of the moment (docs/determinism.md).
 """
 
@@ -59,18 +56,15 @@ def train_interleaved(
     """Every model to `budget`, in `rounds` turns each (round r ends at r/rounds of the budget), in `models`' order.
 
     A model that diverges or has used its budget takes no more turns. `callbacks[name]` go with that model's
-    every turn. `val_data` is evaluated in the last round only: an earlier slice's evaluations were never read
-    (a result reports its last), and they were half of an MNIST-1D comparison run's evaluation time. The slices'
-    checkpoints are kept in memory (`MemoryCheckpoint`: a slice resumes in the same process, and a crashed run
-    restarts from its start anyway); `workdir` is accepted for callers that named a folder.
+    every turn. `val_data` is evaluated in the last round only (a result reports its last evaluation). The slices'
+    checkpoints stay in memory (a slice resumes in the same process); `workdir` is accepted and ignored.
 
     `reference` names the arm compute time is anchored on (module docstring): it trains `budget` (a count budget)
-    first in every round, and each other arm then trains until its compute time reaches the reference's so far.
-    The others' lr schedules run over the reference's total, extrapolated from its rounds so far until it is known
-    (each step's schedule position is recorded, so `Budget.replay` retraces them). If the reference stops early
-    (it diverged), the others get its extrapolated total.
+    first in every round, then each other arm trains until its compute time reaches the reference's so far. Their
+    lr schedules run over the reference's total, extrapolated until known (`Budget.replay` retraces them); if the
+    reference stops early (diverged), the others get its extrapolated total.
     """
-    del workdir  # the checkpoints no longer go to disk: serialising and fsync-ing each slice cost ~2 s a run
+    del workdir
     callbacks = callbacks or {}
     anchor = _Anchor(models, budget, reference, rounds) if reference is not None else None
     if anchor is not None:  # every arm's steps are timed, the reference's too: one thread count for all (clock.py)

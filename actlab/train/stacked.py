@@ -1,8 +1,7 @@
 """Training M independent models as one: the loop's `TrainConfig(stacked=True)` mode.
 
-Why the loop has it: the Flex-Act synthetic study trains a few thousand networks of a handful of weights
-each (`actlab.routing.StackedFlexAct`); one at a time, PyTorch's per-op overhead would cost milliseconds
-per network per step, stacked they cost about what one network costs. They must still train as if alone:
+Why: the Flex-Act synthetic study trains thousands of tiny networks (`actlab.routing.StackedFlexAct`); one at a
+time, PyTorch's per-op overhead dominates, stacked they cost about one network. They must still train as if alone:
 - the loss is the sum over models of each model's own mean loss (plus its own regulariser), so every model
   gets the gradient it would get alone, and Adam, being elementwise, follows each model's own trajectory;
 - a model whose loss or gradient turns non-finite is dropped: its step is recorded, its gradients are
@@ -61,10 +60,7 @@ class StackedModels:
         return task, reg
 
     def total(self, task: torch.Tensor, reg: torch.Tensor, step: int) -> torch.Tensor | None:
-        """The sum of the live models' losses to backpropagate; models whose loss is not finite drop out at `step`.
-
-        None when no model is left.
-        """
+        """The live models' summed loss to backpropagate (None: none left); non-finite ones drop out at `step`."""
         per_model = task + reg
         total = torch.where(self.alive, per_model, torch.zeros_like(per_model)).sum()
         if bool(torch.isfinite(total.detach())):  # the common case: one check, no model drops out

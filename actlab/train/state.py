@@ -7,7 +7,7 @@ write results to JSON; both need named fields, not positional tuples.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import torch
 from torch import nn
@@ -41,16 +41,6 @@ class TrainState:
     @property
     def step(self) -> int:
         return self.used.steps
-
-
-@runtime_checkable
-class Callback(Protocol):
-    """Either hook is optional; a plain callable `f(state)` is treated as `on_epoch_end`.
-
-    A callback with `state_dict()`/`load_state_dict()` has its state saved in checkpoints.
-    """
-
-    def on_epoch_end(self, state: TrainState) -> None: ...
 
 
 @dataclass

@@ -1,10 +1,9 @@
 """Building a model's compiled fast paths before the clock starts, on a copy of it.
 
-Why one function: every study that matches arms by wall-clock time (xIELU, SmartMixed, the comparison) must
-not charge an arm for compiling its kernels; a first step that compiles once took a whole 3-second budget. The
-copy is trained for one step (and optionally run once in eval mode), under the thread count training will use
-(CPU kernels are built per thread count), and the RNG state is restored, so the run draws exactly what it would
-have drawn without the warm-up. Its time is the run's compile phase (`actlab.timing`).
+Why: a study that matches arms by time must not charge an arm for compiling its kernels. The copy trains one
+step (and optionally runs once in eval mode) at the thread count training will use (CPU kernels are built per
+thread count), and the RNG state is restored, so the run draws exactly what it would have drawn without it. Its
+time is the run's compile phase (`actlab.timing`).
 """
 
 from __future__ import annotations
