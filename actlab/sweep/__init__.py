@@ -1,8 +1,7 @@
 """Seed sweeps of papermill notebooks: spec, runner, executors, and loading their results.
 
-Why a package: a sweep is four separate jobs (validate a YAML spec, run and resume run folders,
-dispatch to a process pool / Dask / SLURM, read results back for a report notebook), each small
-enough to read in one sitting.
+Why a package: four separate jobs (validate a YAML spec, run and resume run folders, dispatch to a process pool /
+Dask / SLURM, read results back for a report notebook).
 
 Study convention (what `actlab report` and `make report` look for; no registration needed):
 

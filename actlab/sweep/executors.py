@@ -162,12 +162,10 @@ def _init_worker(sweep_pid: int, counter: Any, slots: list[str]) -> None:
     leave_interrupts_to_the_sweep()
     if not slots:
         return
-    global _worker_gpus
     with counter.get_lock():
         index = counter.value
         counter.value += 1
-    _worker_gpus = slots[index % len(slots)]
-    os.environ["CUDA_VISIBLE_DEVICES"] = _worker_gpus
+    _set_visible_devices(slots[index % len(slots)])
 
 
 def worker_gpus() -> str | None:
@@ -189,11 +187,10 @@ class SweepExecutor(cf.Executor):
 def _forkserver() -> multiprocessing.context.BaseContext:
     """Workers fork from a server that imported papermill, torch and actlab once per session.
 
-    Why not plain fork: the parent may hold threads (a progress bar, Dask) that a fork copies
-    mid-state. Why not spawn: each worker would re-import papermill and torch (seconds each). torch is
-    preloaded because each run's provenance names its device (`actlab.provenance`), which imported torch in
-    every new worker on the run's clock (3-5 s under load, after the kernel had ended); importing torch starts
-    no threads and touches no GPU, so forking after it is safe.
+    Why not plain fork: the parent may hold threads (a progress bar, Dask) that a fork copies mid-state. Why not
+    spawn: each worker would re-import papermill and torch. torch is preloaded because each run's provenance names
+    its device (`actlab.provenance`); importing torch starts no threads and touches no GPU, so forking after it is
+    safe.
     """
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["actlab.sweep.runner", "papermill", "nbclient", "torch"])
@@ -206,10 +203,9 @@ _kept_pools: dict[tuple[int, tuple[str, ...]], cf.ProcessPoolExecutor] = {}
 class LocalExecutor(SweepExecutor):
     """N worker processes on this machine.
 
-    `keep`: the pool outlives this sweep, for the next sweep with the same workers in this process (`actlab report`
-    runs a study's sweeps one after another; most share a notebook, so the workers' kept kernels,
-    `actlab.sweep.kept_kernel`, serve them all). `close_kept_pools` ends such pools; an interrupted sweep ends its
-    pool's workers and their kernels at once.
+    `keep`: the pool outlives this sweep, for the next sweep with the same workers in this process, so the workers'
+    kernel templates (`actlab.sweep.kept_kernel`) serve a study's sweeps. `close_kept_pools` ends such pools; an
+    interrupted sweep ends its pool's workers and their kernels at once.
     """
 
     def __init__(self, workers: int = 1, gpu_slots: list[str] | None = None, keep: bool = False) -> None:
@@ -283,12 +279,11 @@ def check_scheduler(address: str, timeout: float | None = None) -> None:
     """Raise one `ActlabError` ("<address> is not a Dask scheduler: why") unless `address` answers Dask's handshake
     and says it is a scheduler, all within `timeout` seconds (default `SCHEDULER_CHECK_SECONDS`).
 
-    Why: `distributed.Client` bounds the connection but not the handshake after it, so a server that accepts and
-    stays silent (an HTTP server) hung for minutes, and one that sends bytes of another protocol made Dask read its
-    first 8 bytes as a frame length ("Unable to allocate 3.01 EiB"). Here the whole exchange (connect, handshake,
-    the public `identity` operation every Dask server answers) has one deadline, on a thread of its own so that no
-    caller's event loop is involved. A failure is remembered for the rest of the process: `actlab report` makes
-    one executor per sweep, and an unreachable address must cost its timeout once per command, not once per sweep.
+    Why: `distributed.Client` bounds the connection but not the handshake after it, so a silent server hangs and
+    one speaking another protocol has its first bytes read as a frame length. Here the whole exchange (connect,
+    handshake, the public `identity` operation) has one deadline, on its own thread (no caller's event loop). A
+    failure is remembered for the process: `actlab report` makes one executor per sweep, and an unreachable
+    address must cost its timeout once per command.
     """
     if address in _not_schedulers:
         raise ActlabError(_not_schedulers[address])

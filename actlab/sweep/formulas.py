@@ -1,10 +1,9 @@
 """What the activation names in a run's parameters stood for: saved derivations and user modules, by content.
 
-Why: a run's id hashes its parameters, and a parameter names an activation (`activation: mine`), not its formula.
-`actlab derive ... --save mine` again with another formula, or an edit of the file behind `mymodule:MyAct`, would
-leave every run "done" and a report would compare runs trained on the old formula under the new one's name. So a
-run's producer (`actlab.sweep.runner`) holds one entry per such name, `{"sha256", "formula"}`: a changed hash makes
-the run stale ("formula of 'mine' changed") and it runs again, and the formula is recorded with the run.
+Why: a run's id hashes its parameters, and a parameter names an activation (`activation: mine`), not its formula;
+re-saving `mine` with another formula, or editing the file behind `mymodule:MyAct`, would leave every run "done"
+under the new formula's name. So a run's producer (`actlab.sweep.runner`) holds one `{"sha256", "formula"}` entry
+per such name: a changed hash makes the run stale and it runs again, and the formula is recorded with the run.
 
 Which strings are names: every string in the parameters (inside lists and mappings too, and each item of a
 comma-separated list such as `activations: "cubic,xielu,relu"`), looked up as `actlab.activations.resolve` does
@@ -13,8 +12,7 @@ importing anything), any other string a saved derivation if `$ACTLAB_DERIVATIONS
 (`actlab.symbolic.saved.fingerprint`). Registry names have no file and are the installed actlab's. Names a run
 derives itself (a parameter mapping names to `{"pos", "neg"}`, the comparison's `derive`) are left out: their
 formulas are parameters, already in the run id. A module's hash covers its own file, not what it imports.
-
-A run whose names are all registry names has no entry, so its producer, and whether it is stale, is as before.
+A run whose names are all registry names has no entry.
 """
 
 from __future__ import annotations

@@ -1,18 +1,16 @@
 """Every run in a fresh kernel, forked from a warm template that no run ever executes in.
 
-Why fresh: a kernel kept from one run to the next carried whatever a run changed: a monkeypatched
-`torch.nn.functional.relu`, the default dtype, torch's thread count or deterministic mode, an environment variable,
-`sys.modules`, `sys.path`, `builtins`, an activation registry entry. The next run computed with them and was recorded
-`ok`. No reset can list everything a notebook may change, so no run executes in an interpreter another run touched.
+Why fresh: a kernel kept from one run to the next carries whatever a run changed (a monkeypatched function, the
+default dtype, torch's thread count, an environment variable, `sys.modules`, an activation registry entry), and the
+next run computes with it. No reset can list everything a notebook may change, so no run executes in an
+interpreter another run touched.
 
-Why a template: a new kernel process spends its first seconds importing ipykernel, torch, pandas and SymPy, and
-its first `torch.compile` call seconds more (several times a short run's training; docs/timings.md). A worker
-therefore keeps one *template* process per environment: it imports those libraries and warms the compiler once
-(`WARM_IMPORTS`, `_warm_the_compiler`), then only forks. Each run's kernel is a fork of it (`os.fork`,
-copy-on-write): it starts with the template's state and nothing else, since the template never runs a notebook,
-reads nothing a run sends it, and forks only while no thread runs (fork copies no thread; checked). What a run
-changes dies with its kernel. What a run computes and keeps in memory (traced and compiled kernels, derivations, a
-task's data) is computed again by the next run; torch's on-disk compile caches keep inductor's part short.
+Why a template: a new kernel spends seconds importing ipykernel, torch, pandas and SymPy, and its first
+`torch.compile` call more. So a worker keeps one *template* process per environment that imports those and warms
+the compiler once (`WARM_IMPORTS`, `_warm_the_compiler`), then only forks. Each run's kernel is a fork of it
+(copy-on-write): it starts with the template's state and nothing else, since the template never runs a notebook,
+reads nothing a run sends it, and forks only while no thread runs (checked). What a run changes dies with its
+kernel; what it computes in memory is computed again by the next run.
 
 How jupyter_client drives it, through public interfaces only: the kernel spec the run's kernel manager reads
 (`spec_folder`, passed to `actlab.notebooks.execute`) launches a stdlib-only stand-in (`PROXY`, a few ms) instead
@@ -116,13 +114,12 @@ def execute(
     facts: dict[str, Any] | None = None,
 ) -> None:
     """Execute `template` into `output` like `actlab.notebooks.execute`, in a fresh kernel forked from this worker's
-    kernel template for the current environment (`os.environ`, which the kernel gets; a template is started if there
-    is none for it). `facts` (the run's status record) gets, before the notebook runs, `kernel_template_pid` and
-    `kernel_template_forks`: which template forks the kernel and how many kernels it had forked before.
+    kernel template for `os.environ` (started if there is none). `facts` (the run's status record) gets
+    `kernel_template_pid` and `kernel_template_forks` (kernels it had forked before) before the notebook runs.
 
-    Raises what papermill raises. The template outlives a failed run (no run executes in it); a template that has
-    died is replaced by the next run. A template that cannot start (its reason is in `kernel.log`) leaves this and
-    every later run of the environment to a plain kernel, and says so in `facts` (`kernel_template_error`).
+    Raises what papermill raises. The template outlives a failed run; a dead one is replaced by the next run. A
+    template that cannot start (why: `kernel.log`) leaves this and every later run of the environment to a plain
+    kernel, said in `facts` (`kernel_template_error`).
     """
     from actlab import notebooks
 
@@ -336,10 +333,9 @@ def serve(address: str) -> None:
 
 def _warm_the_compiler() -> None:
     """Pay once, here, what every process pays on its first `torch.compile` call: importing dynamo and inductor,
-    and inductor's probes of the C++ compiler and of the CPU's vector instructions (it builds and loads a small
-    program per instruction set, run in subprocesses). Through the public entry point, on a
-    four-element function: no thread is left behind (tqdm's monitor is off meanwhile; inductor compiles in this
-    process, `TORCHINDUCTOR_COMPILE_THREADS`) and no tensor op is large enough to start a thread pool."""
+    and inductor's probes of the C++ compiler and the CPU's vector instructions. On a four-element function: no
+    thread is left behind (tqdm's monitor is off meanwhile; inductor compiles in this process,
+    `TORCHINDUCTOR_COMPILE_THREADS`) and no tensor op is large enough to start a thread pool."""
     import torch
 
     with _no_progress_monitor():

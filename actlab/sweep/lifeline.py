@@ -1,11 +1,10 @@
 """Sweep workers die with their sweep: a watch thread in each worker process.
 
-Why: after `kill -9` of a sweep's main process, its pool workers kept executing (and writing run folders) and
-their notebook kernels kept computing, with nobody left to read the results. Each local worker now watches the
-sweep's main process; when it is gone, the worker kills every process it started (its kernel template, the
-notebook kernel forked from it, the kernel's stand-in, and their children: `actlab.sweep.kept_kernel`) and exits.
-The forkserver the workers come from exits by itself when the main process dies (it reads EOF on its liveness
-pipe). A rerun of the sweep finds the interrupted runs (status "running", lock free) and runs them again.
+Why: after `kill -9` of a sweep's main process, its pool workers and their kernels would compute on with nobody
+to read the results. Each local worker watches the sweep's main process; when it is gone, the worker kills every
+process it started (its kernel template, the kernels forked from it, their stand-ins: `actlab.sweep.kept_kernel`)
+and exits. The forkserver exits by itself (EOF on its liveness pipe). A rerun of the sweep finds the interrupted
+runs (status "running", lock free) and runs them again.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """One owner per run: a file lock with the owner's pid, host and heartbeat, so concurrent sweeps never collide.
 
-Why: two sweeps over one spec (two terminals, or `make report` while a sweep runs) used to execute the same runs,
-and one could read the other's half-written folder. Now a worker executes a run only while holding the run's lock
-(`filelock`, an OS-level lock the kernel releases when its holder dies). A second sweep's worker that finds the
-lock held waits for it, then reads the finished run instead of running it again. The owner file says who holds
-it; a lock whose recorded owner is gone (a killed sweep) is taken over, with a message saying so.
-
-The heartbeat (`owner.json`'s `heartbeat_utc`, refreshed every `HEARTBEAT_SECONDS` while a run executes) lets a
-waiting sweep tell a live owner from a stale record, e.g. on a network file system where the lock's holder is
-another machine.
+Why: two sweeps over one spec (two terminals, or `make report` while a sweep runs) would execute the same runs and
+read each other's half-written folders. A worker executes a run only while holding the run's lock (`filelock`, an
+OS-level lock released when its holder dies); a second sweep's worker waits for it, then reads the finished run.
+A lock whose recorded owner is gone (a killed sweep) is taken over, with a message saying so. The heartbeat
+(`owner.json`'s `heartbeat_utc`, every `HEARTBEAT_SECONDS`) tells a live owner on another machine from a stale
+record.
 """
 
 from __future__ import annotations

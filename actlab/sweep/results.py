@@ -1,11 +1,9 @@
 """Reading a finished (or half-finished) sweep back for a report notebook.
 
-Why separate from the runner: report notebooks only read. They get the tidy table seaborn and
-statsmodels take (`load_results`), one row per run with each run's status and error
-(`load_status`), the per-run `results.json` for curves and lists (`load_run_results`), and a wide
-table with one column per metric (`metrics_wide`), where the runs' time went (`study_timing`), and the formula
-each saved derivation or user module named in the runs stood for when they ran (`activation_formulas`). Nothing here
-starts a kernel.
+Why separate from the runner: report notebooks only read, and nothing here starts a kernel. They get the tidy table
+(`load_results`), one row per run with its status and error (`load_status`), the per-run `results.json`
+(`load_run_results`), a wide table (`metrics_wide`), where the runs' time went (`study_timing`), and the formulas
+the runs' named activations stood for when they ran (`activation_formulas`).
 """
 
 from __future__ import annotations
@@ -174,9 +172,8 @@ def activation_formulas(runs_dir: str | os.PathLike[str], sweeps: Sequence[str])
     """name -> the formulas the runs of `sweeps` recorded for it (saved derivations and user modules their
     parameters named; `actlab.sweep.formulas`), in first-seen order.
 
-    Why from the runs and not from the files: a page must say what its numbers were trained on, and the file may
-    have changed since. One formula per name is the normal case (a changed formula makes its runs stale and they
-    run again); two mean the runs mix formulas under one name, which a page should show, not hide."""
+    Why from the runs, not the files: a page must say what its numbers were trained on, and the file may have
+    changed since. Two formulas for one name mean the runs mix formulas, which a page should show, not hide."""
     found: dict[str, list[str]] = {}
     for sweep in sweeps:
         for run_folder in _run_folders(sweep_folder(runs_dir, sweep)):

@@ -1,21 +1,17 @@
 """Running a sweep: one folder per run, found again by a stable id, and nothing lost to a crash.
 
-Why this shape: a run is identified by a hash of what it computes (notebook name + parameters,
-seed included), so a rerun of the same spec finds the runs already done and skips them. A finished run also
-records what produced it (`producer`: the hash of the notebook's code cells, the actlab version, and the content
-and formula of every saved derivation or user module its parameters name, `actlab.sweep.formulas`); when any of
-these has changed since, the run is stale and runs again (`actlab sweep SPEC --status` lists which and why). Every
-file is written atomically and `status.json` is written last, so a folder is either complete or
-visibly unfinished. A run that raises, diverges or kills its kernel is recorded and the sweep
-goes on.
+Why this shape: a run is identified by a hash of what it computes (notebook name + parameters, seed included), so
+a rerun of the same spec finds the runs already done and skips them. A finished run also records what produced it
+(`producer`: the hash of the notebook's code cells, the actlab version, and the content and formula of every saved
+derivation or user module its parameters name, `actlab.sweep.formulas`); when any of these has changed, the run is
+stale and runs again (`actlab sweep SPEC --status` says which and why). `status.json` is written last, so a
+folder is either complete or visibly unfinished. A run that raises, diverges or kills its kernel is recorded and
+the sweep goes on.
 
-Each run folder `runs/<sweep>/<run_id>/` is written by `actlab.sweep.worker` (see there for
-its files); this module plans the runs, decides which still need to run, dispatches them to an
-executor, records a worker that died, and writes the sweep-level files (`sweep.json`, `results.csv`).
-
-After the runs, `runs/<sweep>/results.csv` is the tidy table: one row per run and metric with
-columns run_id, <grid parameters>, seed, status, metric, value (failed runs with no results get one
-row with an empty metric, so the table also accounts for every run).
+Each run folder `runs/<sweep>/<run_id>/` is written by `actlab.sweep.worker`; this module plans the runs, decides
+which still need to run, dispatches them, records a worker that died, and writes `sweep.json` and `results.csv`:
+the tidy table, one row per run and metric (run_id, <grid parameters>, seed, status, metric, value; a run with no
+results gets one row with an empty metric, so the table accounts for every run).
 """
 
 from __future__ import annotations
@@ -101,9 +97,7 @@ def producer_of(notebook: Path) -> dict[str, str]:
 def run_producers(spec: SweepSpec, runs: list[Run]) -> dict[str, dict[str, Any]]:
     """run_id -> what produces that run: `producer_of` the notebook, plus, when its parameters name saved
     derivations or user modules, their content and formulas under `FORMULAS` (`actlab.sweep.formulas`).
-
-    Computed afresh at every planning pass (never kept): re-saving a derivation between two sweeps is what it
-    detects. A run that names none has exactly `producer_of`'s record, so its staleness is as it always was."""
+    Computed afresh at every planning pass: re-saving a derivation between two sweeps is what it detects."""
     base = producer_of(spec.notebook)
     lookup = SourceLookup()
     producers = {}
@@ -248,9 +242,8 @@ def run_sweeps(
     progress: bool = True,
 ) -> list[SweepOutcome]:
     """`run_sweep` for several specs whose runs share one local pool: every run is queued at once, in the specs'
-    order, so no worker waits for a sweep's last run before the next sweep starts (a study's sweeps on 2 workers
-    left one idle for half a run at every sweep's end). On a cluster each sweep keeps its own executor (its own job
-    arrays, time limit and name), one after another. Returns one outcome per spec, in order.
+    order, so no worker idles at a sweep's end. On a cluster each sweep keeps its own executor (its own job arrays,
+    time limit and name), one after another. Returns one outcome per spec, in order.
     """
     options = options or ExecutorOptions()
     if options.kind != "local" and len(specs) > 1:
@@ -343,10 +336,9 @@ def end_processes_started_since(before: set[int], grace_seconds: float = 3.0) ->
     """Kill the processes the sweep started (forkserver, workers, their notebook kernels), shallowest first so that
     no worker outlives its kernel to record the run as failed, and wait for them.
 
-    Why here: an interrupted sweep used to print "interrupted" and then wait for every running and queued run (the
-    pool's exit joins its workers). A killed run keeps status "running" with a dead owner, so a rerun of the sweep
-    takes it over and runs it again, as after SIGTERM or kill -9 (`actlab.sweep.lifeline`). multiprocessing's
-    resource tracker is spared: it outlives pools by design, and killing it makes multiprocessing warn.
+    Why: otherwise an interrupted sweep waits for every running and queued run (the pool's exit joins its
+    workers). A killed run keeps status "running" with a dead owner, so a rerun takes it over, as after SIGTERM
+    (`actlab.sweep.lifeline`). multiprocessing's resource tracker is spared: it outlives pools by design.
     """
     import multiprocessing.resource_tracker
 

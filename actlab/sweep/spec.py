@@ -1,7 +1,7 @@
 """The sweep specification: a YAML file naming a notebook, a grid, seeds and fixed parameters.
 
-Why validate up front: a typo in a parameter name would otherwise run hours of notebooks with
-papermill silently ignoring it. Every error names the file and the bad key or value, in one line.
+Why validate up front: papermill silently ignores a misspelt parameter, for hours of notebooks. Every error names
+the file and the bad key or value, in one line.
 
 ```yaml
 # notebooks/<study>/sweeps/default/alpha.yml
@@ -80,11 +80,8 @@ class SweepSpec:
         return self.path.parent.name if self.study is not None else None
 
     def runs_root(self, runs_dir: Path = Path("runs")) -> Path:
-        """Where this sweep's folder goes: `runs/<study>/<profile>/` by convention, else `runs/`.
-
-        Keeping study sweeps per profile means `make report` (default) and `make report-full` never
-        mix runs, and running a study's spec by hand lands where `actlab report` looks.
-        """
+        """Where this sweep's folder goes: `runs/<study>/<profile>/` by convention (profiles never mix runs, and a
+        study's spec run by hand lands where `actlab report` looks), else `runs/`."""
         if self.study is not None and self.profile is not None:
             return runs_dir / self.study / self.profile
         return runs_dir
@@ -172,17 +169,6 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
     elif path.parent.parent.name == "sweeps" and (path.parent.parent.parent / "report.ipynb").is_file():
         report = (path.parent.parent.parent / "report.ipynb").resolve()
 
-    timeout = raw.get("timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not math.isfinite(timeout) or timeout <= 0
-    ):
-        raise fail(f"timeout must be a positive number of seconds, got {timeout!r}")
-    time_limit = raw.get("time_limit")
-    if time_limit is not None and (
-        isinstance(time_limit, bool) or not isinstance(time_limit, int | float) or not 0 < time_limit < math.inf
-    ):
-        raise fail(f"time_limit must be a positive number of minutes, got {time_limit!r}")
-
     return SweepSpec(
         name=name,
         path=path.resolve(),
@@ -192,11 +178,20 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
         fixed={str(k): v for k, v in fixed.items()},
         report=report,
         seed_param=seed_param,
-        timeout=float(timeout) if timeout is not None else None,
+        timeout=_positive(raw, "timeout", "seconds", fail),
         description=str(raw.get("description", "")),
-        time_limit=float(time_limit) if time_limit is not None else None,
+        time_limit=_positive(raw, "time_limit", "minutes", fail),
         smoke={str(k): v for k, v in smoke.items()},
     )
+
+
+def _positive(raw: dict[str, Any], key: str, unit: str, fail: Any) -> float | None:
+    value = raw.get(key)
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf
+    ):
+        raise fail(f"{key} must be a positive number of {unit}, got {value!r}")
+    return None if value is None else float(value)
 
 
 def _notebook_path(value: Any, spec_path: Path, key: str, fail: Any) -> Path:

@@ -1,14 +1,12 @@
 """Reading a sweep file as YAML that is also JSON: bounded, no duplicate keys, every error naming file and key.
 
 Why not plain `yaml.safe_load`: a sweep file's values become notebook parameters and JSON records, and a spec may
-come from someone else. `safe_load` runs no code, but it accepts what later fails far from its cause or never
-fails at all:
+come from someone else. `safe_load` runs no code, but it accepts what later fails far from its cause or never:
 
-- duplicate keys: the last one silently wins (`seeds: [0]` then `seeds: [1, 2]` runs seeds 1 and 2);
-- values JSON cannot hold: a date (`2024-01-01`), `!!binary`, a set, `.nan`; they failed at the first
-  `json.dump` with "cannot store date in JSON" and no file or key;
-- aliases that expand exponentially (nine levels of nine `*refs` are 9^9 values): cheap to load, since PyYAML
-  shares them, but every later `json.dumps` or `repr` expands them, for minutes and gigabytes.
+- duplicate keys: the last one silently wins;
+- values JSON cannot hold (a date, `!!binary`, a set, `.nan`), which would fail at the first `json.dump` naming
+  no file or key;
+- aliases that expand exponentially: cheap to load (PyYAML shares them), but every later `json.dumps` expands them.
 
 So the file's size (`MAX_FILE_BYTES`), nesting (`MAX_DEPTH`) and expanded size (`MAX_EXPANDED_CHARS`, counted
 once per shared object, so counting never expands) are bounded before anything is built from it.

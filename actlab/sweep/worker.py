@@ -1,8 +1,7 @@
 """Executing one run inside a worker process: the part every executor ships to its workers.
 
-Why separate from the runner: this is the code that runs far away (a pool process, a Dask worker,
-a SLURM job), so it takes plain data (`RunTask`), never raises for the notebook's own errors, and
-leaves a complete record in the run folder whatever happens:
+Why separate from the runner: this code runs far away (a pool process, a Dask worker, a SLURM job), so it takes
+plain data (`RunTask`), never raises for the notebook's own errors, and leaves a complete record in the run folder:
 
 - `<notebook>.ipynb`: the executed notebook (outputs and the traceback, if any);
 - `params.json`: every parameter papermill injected;
@@ -93,11 +92,8 @@ def now_utc() -> str:
 
 @contextlib.contextmanager
 def _stderr_to(path: Path) -> Iterator[None]:
-    """Send this process's stderr (fd 2, which the kernel inherits) to `path` while a run executes.
-
-    Why: kernel start-up warnings would garble the progress bar, and when a kernel dies its last
-    words (a segfault, an OOM message) belong in the run folder next to `status.json`.
-    """
+    """Send this process's stderr (fd 2, which the kernel inherits) to `path` while a run executes: kernel warnings
+    would garble the progress bar, and a dying kernel's last words belong next to `status.json`."""
     sys.stderr.flush()
     saved = os.dup(2)
     log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
