@@ -1,9 +1,9 @@
 """`actlab bench activations`: forward+backward of an MLP block per activation, as ratios against ReLU² in one run.
 
 Why this comparison: the xIELU paper claims compute parity with ReLU² and SwiGLU at matched parameters, but its
-own Table 1 shows xIELU slower (560 vs 534 ms per iteration, "unoptimised"). Here the question is whether the
-fast path closes that gap on this machine. Blocks are matched in parameters and matmul FLOPs the paper's way:
-a standard MLP `d -> h -> d` (2 d h weights) against a gated SwiGLU MLP with width 2h/3 (3 d (2h/3) = 2 d h).
+own Table 1 shows xIELU slower ("unoptimised"); does the fast path close that gap on this machine? Blocks are
+matched in parameters and matmul FLOPs the paper's way: a standard MLP `d -> h -> d` (2 d h weights) against a
+gated SwiGLU MLP with width 2h/3 (3 d (2h/3) = 2 d h).
 
 The baseline is ReLU²'s own fastest path in this run: eager, the whole block `torch.compile`d, or only the
 activation compiled (the same structure as the module's fast path), so the target compares against the best ReLU²
@@ -50,12 +50,9 @@ DERIVED_TARGET = 1.15  # the derived cubic's MLP block within 1.15x of ReLU's
 QUADRATURE_TARGET = 1.30  # the quadrature activation's MLP block within 1.30x of ReLU's
 CUBIC = ("x**3", "exp(x)")  # the README's derived activation: base gradients for x > 0 and x <= 0
 PROCESSES = 3  # fresh processes the full benchmark runs in (see `run_in_fresh_processes`)
-# glibc settings for the benchmark processes: keep freed memory instead of unmapping it. By default glibc hands
-# blocks above its mmap threshold (at most 32 MB) back to the OS on free and trims the heap top, so every large
-# temporary of a step is page-faulted in again; measured here, that was about a quarter of the block's step time
-# and a +-3% spread between processes, and it charges elementwise ops for the kernel's page handling rather than
-# for their arithmetic. A long-running trainer with a caching allocator (as on CUDA) does not pay it. Every variant
-# runs under the same settings.
+# glibc settings for the benchmark processes: keep freed memory instead of unmapping it, so large temporaries are
+# not page-faulted in again every step, which would charge elementwise ops for the kernel's page handling rather
+# than their arithmetic (a trainer with a caching allocator, as on CUDA, does not pay it). Every variant runs so.
 STEADY_ALLOCATOR_ENV = {
     "MALLOC_MMAP_THRESHOLD_": str(4 * 2**30),  # no mmap for blocks under 4 GiB: they come from the heap
     "MALLOC_TRIM_THRESHOLD_": str(64 * 2**30),  # never trim the heap top back to the OS
@@ -201,13 +198,6 @@ def paired_ratio(samples: dict[str, list[float]], candidate: str, baseline: str)
     return paired_median_ratio(samples[candidate], samples[baseline])
 
 
-def _parameter_counts(config: BlockConfig) -> dict[str, int]:
-    return {
-        "standard MLP (2 d h)": 2 * config.d_model * config.hidden,
-        "SwiGLU (3 d 2h/3)": 3 * config.d_model * config.gated_hidden,
-    }
-
-
 def run_config(config: BlockConfig) -> dict:
     """Time every variant interleaved and return the `BenchReport` dict (see `actlab.bench.timing`)."""
     from actlab.nn import fast_path_status
@@ -224,7 +214,10 @@ def run_config(config: BlockConfig) -> dict:
     xielu_best_name = min(xielu_fast, key=medians.get)  # xIELU's fastest path, as ReLU²'s: the same choice for both
     details = {
         "block": {**asdict(config), "gated_hidden": config.gated_hidden},
-        "parameters": _parameter_counts(config),
+        "parameters": {
+            "standard MLP (2 d h)": 2 * config.d_model * config.hidden,
+            "SwiGLU (3 d 2h/3)": 3 * config.d_model * config.gated_hidden,
+        },
         "baseline": f"ReLU² fastest path in this run: {relu2_best_name}",
         "xielu fast path": {"requested": requested["xielu fast"], **fast_path_status()},
         "torch_threads": torch.get_num_threads(),
@@ -283,10 +276,9 @@ def run_config(config: BlockConfig) -> dict:
 def run_in_fresh_processes(config: BlockConfig, processes: int) -> dict:
     """`run_config` in `processes` fresh Python processes, one after another, combined by the median per ratio.
 
-    Why processes: within one process the paired per-round ratio is stable, but between processes it moved by
-    about +-3% under glibc's default allocator settings (see `STEADY_ALLOCATOR_ENV`, which the children get). A
-    fresh process is one sample of what is left of that spread; the median of several is the estimate, and each
-    process's value is kept in `details["per process"]`.
+    Why processes: within one process the paired per-round ratio is stable, but it varies between processes (the
+    children get `STEADY_ALLOCATOR_ENV` to narrow that). Each process is one sample; the median is the estimate,
+    and each process's value is kept in `details["per process"]`.
     """
     reports = []
     environment = {**os.environ, **STEADY_ALLOCATOR_ENV}

@@ -35,10 +35,9 @@ Peak RSS of a fresh process that builds one arm and runs a few steps is reported
 rise above the RSS after building the model (eager kernels there, so compilation's own memory does
 not set the peak).
 
-Threads: `threads=1` by default. These machines are shared; when other processes load the cores,
-every multi-threaded op waits at an OpenMP barrier for a descheduled thread, which penalises an
-implementation by its number of ops rather than its work (docs/timings.md). One thread gives ratios that
-mean something; pass a config with `threads=0` (all cores) on a quiet machine.
+Threads: `threads=1` by default: on a loaded machine every multi-threaded op waits at an OpenMP barrier for a
+descheduled thread, penalising an implementation by its number of ops rather than its work (docs/timings.md).
+Pass a config with `threads=0` (all cores) on a quiet machine.
 """
 
 from __future__ import annotations
@@ -106,11 +105,6 @@ def build_mlp(config: RoutingBenchConfig, activation: Callable[[int], nn.Module]
     torch.manual_seed(config.seed)
     widths = [config.width] * config.hidden_layers
     return nn.Sequential(*models.build_mlp(config.inputs, widths, config.outputs, activation))
-
-
-def _fused(model: nn.Sequential) -> nn.Sequential:
-    """The same modules with each FlexAct and the Linear after it as one block (what the builder returns)."""
-    return RoutedSequential(*model)
 
 
 class MaskAllSix(nn.Module):
@@ -210,7 +204,7 @@ def flexact_arms(config: RoutingBenchConfig) -> dict[str, nn.Module]:
         "relu": build_mlp(config, lambda w: nn.ReLU()),
         "flexact": build_mlp(config, lambda w: FlexAct(compile=config.compile)),
         "flexact_recompute": build_mlp(config, lambda w: FlexAct(compile=config.compile)),
-        "flexact_fused": _fused(build_mlp(config, lambda w: FlexAct(compile=config.compile))),
+        "flexact_fused": RoutedSequential(*build_mlp(config, lambda w: FlexAct(compile=config.compile))),
         "flexact_default_sequential": build_mlp(config, lambda w: FlexAct()),  # as a user writes it
         "flexact_default_builder": builder,
         "flexact_eager": build_mlp(config, lambda w: FlexAct(compile=False)),
@@ -285,7 +279,7 @@ def _rss_child(arm: str, config: RoutingBenchConfig, steps: int) -> str:
     activation = {"relu": lambda w: nn.ReLU()}.get(arm, lambda w: FlexAct(compile=False))
     with cpu_threads(config.threads or None):
         model = build_mlp(eager, activation)
-        model = _fused(model) if arm == "flexact_fused" else model
+        model = RoutedSequential(*model) if arm == "flexact_fused" else model
         step = _train_step(model, eager, recompute=arm == "flexact_recompute")
         setup = _current_rss_mb()
         for _ in range(steps):

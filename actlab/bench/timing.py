@@ -164,8 +164,8 @@ def paired_median_ratio(candidate: list[float], baseline: list[float]) -> float:
 def paired_median_interval(candidate: list[float], baseline: list[float], level: float = 0.95) -> tuple[float, float]:
     """Distribution-free confidence interval of the median per-round ratio (order statistics, binomial ranks).
 
-    Why: per-round ratios on a shared machine scatter by +-15%; the interval says how far the median may be
-    from the one a longer run would give, so a target met by a hair reads as such.
+    Why: per-round ratios on a shared machine scatter; the interval says how far the median may be from the one a
+    longer run would give, so a target met by a hair reads as such.
     """
     from scipy.stats import binom
 
