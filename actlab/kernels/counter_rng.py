@@ -1,22 +1,19 @@
-"""Uniform random numbers as a pure function of (key, counter): integer arithmetic that inductor fuses into a kernel.
+"""Uniform random numbers as a pure function of (key, counter): int32 arithmetic that inductor fuses into a kernel.
 
-Why: SmartMixed's phase 1 needs one uniform per (candidate, sample, unit), about 1.5 million per layer and step in
-the benchmark. Drawn by torch's CPU generator they come from one thread, a memory pass of their own, and a
-transpose into the kernels' layout. A counter-based generator (Salmon et al., "Parallel random numbers: as easy as
-1, 2, 3", SC 2011) computes each number from its position instead: u[i] = bits(key, i), so the draws need no
-state, no memory and no separate pass, and any element can be computed by any thread in any order.
+Why: SmartMixed's phase 1 needs one uniform per (candidate, sample, unit). torch's CPU generator draws them on one
+thread, in a memory pass of their own, in a layout the kernels must transpose. A counter-based generator (Salmon et
+al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011) computes u[i] = bits(key, i) from the position alone:
+no state, no memory, any element on any thread in any order.
 
-The function here: the counter i (the element's flat index) and a 64-bit key (two int32 words, drawn from the run's
-torch generator once per call, so a seed repeats bit for bit and consecutive calls differ) go through two rounds of
-Wellons' `lowbias32` integer hash (xor-shift, multiply, xor-shift, multiply, xor-shift; a bijection of 32-bit words
-with low avalanche bias), with the key mixed in before each round:
+The counter i is the element's flat index; the 64-bit key (two int32 words) is drawn from the run's torch generator
+once per call, so a seed repeats bit for bit and consecutive calls differ. Two rounds of Wellons' `lowbias32` (a
+bijection of 32-bit words with low avalanche bias), the key mixed in before each:
 
     bits = lowbias32(lowbias32(i ^ key0) + key1),    u = (bits >> 9 + 1/2) / 2^23   in (0, 1), never 0 or 1
 
-Every operation is int32 arithmetic (multiplication wraps, as in C and CUDA), so eager torch code and a compiled
-kernel give the same bits on every device. This is not a cryptographic generator; it is tested for what the
-routers need (`tests/test_counter_rng.py`): uniformity (Kolmogorov-Smirnov), no correlation between neighbouring
-counters or between calls, and Gumbel noise made from it against Gumbel(0, 1).
+int32 arithmetic throughout (multiplication wraps, as in C and CUDA), so eager code and a compiled kernel give the
+same bits on every device. Not cryptographic: `tests/test_counter_rng.py` checks what the routers need (uniformity,
+no correlation between neighbouring counters or calls, Gumbel noise against Gumbel(0, 1)).
 """
 
 from __future__ import annotations
@@ -69,9 +66,8 @@ def uniform(
 def flat_index(shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
     """The row-major flat index of every element of `shape` (int32), as a sum of one broadcast arange per dimension.
 
-    Why not `arange(numel).view(shape)`: traced with symbolic sizes, inductor computed such a view in a flat loop of
-    its own and stored what followed it (the hash, the first log) to memory, where the broadcast sum is an index
-    expression of the kernel's own loop: the same numbers, with nothing stored.
+    Why not `arange(numel).view(shape)`: traced with symbolic sizes, inductor computes such a view in a loop of its
+    own and stores what follows it; the broadcast sum stays an index expression of the kernel's own loop.
     """
     index = torch.zeros((), dtype=torch.int32, device=device)
     stride = 1
@@ -86,8 +82,8 @@ def flat_index(shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
 def draw_keys(generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
     """Two int32 words from `generator` (None: torch's default generator of `device`), for one call's draws.
 
-    Why from the generator: the run's seed then fixes every key (and checkpoints, which save the generator's state,
-    resume the same sequence), and each call advances the generator, so consecutive calls draw different numbers.
+    Why from the generator: the run's seed fixes every key (a checkpoint's generator state resumes the sequence), and
+    each call advances it, so consecutive calls draw different numbers.
     """
     origin = generator.device if generator is not None else device
     keys = torch.randint(-(2**31), 2**31 - 1, (2,), generator=generator, dtype=torch.int32, device=origin)

@@ -1,28 +1,23 @@
 """exp(x) for x <= 0 as plain arithmetic that inductor inlines, used inside actlab's compiled CPU kernels.
 
-Why: xIELU's forward (expm1 of x-) and Flex-Act's kernels (the shared e = exp(-|h|) of sigmoid, tanh, ELU,
-SELU) spend most of their elementwise time in one exp per element. On CPU, inductor calls SLEEF's
-`expf8_u10` for it, which on the machines this project is measured on (AVX2 done as two 128-bit halves)
-cost about 1.2 ns an element: three times the whole rest of xIELU's forward. The same exp written as
-torch ops (range reduction, a degree-7 polynomial, the power of two put into the exponent bits) is fused
-into the kernel's loop as ~25 vector instructions, and measured ~20% faster for the xIELU forward kernel.
+Why: xIELU's forward (expm1 of x-) and Flex-Act's kernels (the shared e = exp(-|h|) of sigmoid, tanh, ELU, SELU)
+spend most of their elementwise time in one exp per element. On CPU inductor calls SLEEF's `expf8_u10` for it; the
+same exp written as torch ops (range reduction, a degree-7 polynomial, 2^n put into the exponent bits) is fused into
+the kernel's loop as ~25 vector instructions and is faster (docs/timings.md).
 
-The polynomial and the two-part ln 2 are Cephes' `expf` (S. L. Moshier), whose error is about 1 ulp;
-`tests/test_fast_exp.py` holds the float32 result to 1 ulp of the float64 exp over the whole domain.
-Only the domain the kernels need is covered: x <= 0, where exp(x) is in [0, 1]. Below ln(FLT_MIN)
-the argument is clamped, so exp returns ~1.6e-38 instead of a subnormal or 0 (an absolute error
-under 2e-38).
+The polynomial and the two-part ln 2 are Cephes' `expf` (S. L. Moshier), error about 1 ulp;
+`tests/test_fast_exp.py` holds the float32 result to 1 ulp of float64's exp. Only x <= 0 is covered (exp(x) in
+[0, 1]); below ln(FLT_MIN) the argument is clamped, so exp returns ~1.6e-38 instead of a subnormal or 0.
 
-Where it applies: `exp_nonpositive` uses it only while `actlab.kernels.standalone` traces a function for a
-float32 CPU kernel. Everywhere else (eager code, float64 gradchecks, CUDA, where exp is one hardware
-instruction) it is `torch.exp`, so the reference paths stay the definitions.
+Where it applies: only while `actlab.kernels.standalone` traces a float32 CPU kernel. Everywhere else (eager code,
+float64 gradchecks, CUDA, where exp is one instruction) it is `torch.exp`, so the reference paths stay the definitions.
 """
 
 from __future__ import annotations
 
 import torch
 
-from actlab.kernels.standalone import tracing_for_inductor
+from actlab.kernels.standalone import tracing_float32_cpu
 
 LOG2E = 1.4426950408889634
 LN2_HIGH = 0.693359375  # ln 2 = LN2_HIGH + LN2_LOW, HIGH with few mantissa bits so n * LN2_HIGH is exact
@@ -52,18 +47,13 @@ def polynomial_exp_nonpositive(x: torch.Tensor) -> torch.Tensor:
     return exp_r * two_to_n
 
 
-def _polynomial_applies(x: torch.Tensor) -> bool:
-    """The one condition for the polynomial: a float32 CPU kernel is being traced for compilation."""
-    return tracing_for_inductor() and x.dtype == torch.float32 and x.device.type == "cpu"
-
-
 def exp_nonpositive(x: torch.Tensor) -> torch.Tensor:
     """exp(x) for x <= 0: the polynomial inside a float32 CPU kernel being compiled, `torch.exp` otherwise."""
-    return polynomial_exp_nonpositive(x) if _polynomial_applies(x) else torch.exp(x)
+    return polynomial_exp_nonpositive(x) if tracing_float32_cpu(x) else torch.exp(x)
 
 
 def expm1_nonpositive(x: torch.Tensor) -> torch.Tensor:
     """expm1(x) for x <= 0: exp(x) - 1 with the polynomial exp inside a float32 CPU kernel being compiled
     (inductor's own vectorised expm1 is exp(x) - 1 too, so its absolute error stays ~1 float32 epsilon),
     `torch.expm1` otherwise."""
-    return polynomial_exp_nonpositive(x) - 1.0 if _polynomial_applies(x) else torch.expm1(x)
+    return polynomial_exp_nonpositive(x) - 1.0 if tracing_float32_cpu(x) else torch.expm1(x)

@@ -1,25 +1,22 @@
 """log(x) for positive normal float32 x as plain arithmetic that inductor inlines into compiled CPU kernels.
 
-Why: Gumbel noise is g = -log(-log U), two logs per draw, and SmartMixed's phase 1 draws one per (candidate, sample,
-unit): ~1.5 million per layer and step in the benchmark. Inductor calls SLEEF's vectorised log for each, a function
-call per 8 lanes with its own range reduction; written as torch ops (exponent and mantissa split off the bits, a
-degree-8 polynomial) the log is ~20 vector instructions fused into the kernel's loop, as `fast_exp` does for exp.
+Why: Gumbel noise g = -log(-log U) takes two logs per draw, one draw per (candidate, sample, unit) in SmartMixed's
+phase 1. Inductor calls SLEEF's vectorised log for each; written as torch ops (exponent and mantissa split off the
+bits, a degree-8 polynomial) it is ~20 vector instructions fused into the kernel's loop, as `fast_exp` does for exp.
 
-The polynomial and the reduction are Cephes' `logf` (S. L. Moshier): the mantissa m is taken into
-[sqrt(1/2), sqrt(2)), log(m) = t - t^2/2 + t^3 P(t) with t = m - 1, and log(x) = log(m) + e ln 2 with ln 2 in two
-parts. `tests/test_fast_exp.py` holds the float32 result to 2 ulp of float64's log over the normal floats.
-Only positive normal x are covered (the routers' arguments U and -log U are in [2^-24, 17]); zero, subnormals,
-negative numbers, inf and NaN are not.
+Cephes' `logf` (S. L. Moshier): the mantissa m is taken into [sqrt(1/2), sqrt(2)), log(m) = t - t^2/2 + t^3 P(t)
+with t = m - 1, and log(x) = log(m) + e ln 2 with ln 2 in two parts. `tests/test_fast_exp.py` holds the float32
+result to 2 ulp of float64's log. Only positive normal x are covered (the routers' U and -log U lie in [2^-24, 17]);
+zero, subnormals, negative numbers, inf and NaN are not.
 
-Where it applies: `log_positive` uses it only while `actlab.kernels.standalone` traces a float32 CPU kernel;
-everywhere else (eager code, float64, CUDA, where log is one hardware instruction) it is `torch.log`.
+Where it applies: only while `actlab.kernels.standalone` traces a float32 CPU kernel; elsewhere it is `torch.log`.
 """
 
 from __future__ import annotations
 
 import torch
 
-from actlab.kernels.standalone import tracing_for_inductor
+from actlab.kernels.standalone import tracing_float32_cpu
 
 SQRT_HALF = 0.707106781186547524
 LN2_HIGH = 0.693359375  # ln 2 = LN2_HIGH + LN2_LOW
@@ -59,11 +56,6 @@ def polynomial_log_positive(x: torch.Tensor) -> torch.Tensor:
     return t + y + exponent * LN2_HIGH
 
 
-def _polynomial_applies(x: torch.Tensor) -> bool:
-    """The one condition for the polynomial: a float32 CPU kernel is being traced for compilation."""
-    return tracing_for_inductor() and x.dtype == torch.float32 and x.device.type == "cpu"
-
-
 def log_positive(x: torch.Tensor) -> torch.Tensor:
     """log(x) for x > 0: the polynomial inside a float32 CPU kernel being compiled, `torch.log` otherwise."""
-    return polynomial_log_positive(x) if _polynomial_applies(x) else torch.log(x)
+    return polynomial_log_positive(x) if tracing_float32_cpu(x) else torch.log(x)

@@ -6,9 +6,8 @@ by quadrature (`actlab.symbolic.quadrature`) all have the same shape: y = f(x; p
 
 - the forward kernel computes y; the backward kernel computes dL/dx and both parameter gradients in one pass over
   x and the upstream gradient (AOTAutograd's derived backward would read them once per output);
-- each kernel is compiled by inductor alone (`actlab.kernels.standalone`: no dynamo, ~10 us a call). The checks
-  dynamo's guards made are kept here: inputs are flat and contiguous, and a kernel is built per (dtypes, device,
-  CPU thread count), since inductor's CPU code fixes its thread count when it is generated;
+- each kernel is compiled by inductor alone (`actlab.kernels.standalone`, no dynamo). The checks dynamo's guards
+  made are kept here: inputs are flat and contiguous, and a kernel is built per (dtypes, device, CPU thread count);
 - under autocast the kernels compute in x's dtype (a spec may widen internally); the output has x's dtype.
 
 Tests compare each spec's compiled kernels with its eager reference by value and by float64 gradcheck.
@@ -23,15 +22,15 @@ from typing import Protocol
 import torch
 import torch.nn.functional as F
 
-from actlab.kernels.standalone import compile_standalone, entry_kind, rng_untouched, thread_key
+from actlab.kernels.standalone import compile_standalone, rng_untouched, thread_key
+from actlab.kernels.torch_internals import entry_kind
 
 SOFTPLUS_THRESHOLD = 20.0  # F.softplus's default: above it softplus(a) returns a, whose derivative is 1
 EXAMPLE_LENGTH = 64  # the traced example's length; the graph's length is symbolic, so any length runs
 EXAMPLE_SIZES = (5, 7, 11, 13)  # a traced example's sizes for x of rank 2 to MAX_RANK (symbolic too)
 MAX_RANK = len(EXAMPLE_SIZES)  # x of higher rank (or 0-d) runs flattened
 # At more than one CPU thread: examples of ~10^6 elements, so that inductor generates OpenMP-parallel loops (its
-# hint is the example's size). Serial kernels left a core idle beside two-threaded matmuls: on a 2-core machine the
-# xIELU forward over 4096 x 2304 took 8.1 ms serial, 4.7 ms parallel, equal bit for bit (docs/timings.md).
+# hint is the example's size); serial kernels would leave cores idle beside multi-threaded matmuls.
 PARALLEL_EXAMPLE_LENGTH = 2**20 + 7
 PARALLEL_EXAMPLE_SIZES = {2: (1031, 1033), 3: (101, 103, 107), 4: (31, 37, 41, 43)}
 FROM_OUTPUT_DTYPES = (torch.float32, torch.float64)  # in float16/bfloat16, y's rounding is too coarse to read from
@@ -106,13 +105,10 @@ def pack_like(scalars: Scalars, grad_p: torch.Tensor, grad_n: torch.Tensor) -> t
 
 
 def _kernel_key(x: torch.Tensor, scalars: Scalars) -> tuple[object, ...]:
-    """The inputs' dtypes and ranks, the device, the entry (`standalone.entry_kind`) and the CPU thread count (last):
-    a kernel is only ever called with inputs like the ones it was traced for (a buffer of another dtype would be
-    read as garbage).
-
-    Why written out, not looped: it is computed at every call (measured with the call and the module's attribute
-    reads: 1.7 us this way, 2.5 us as a comprehension), and the backward reuses the forward's (`FusedPointwise`),
-    adding only the upstream gradient's and y's dtypes.
+    """The inputs' dtypes and ranks, the device, the entry (`torch_internals.entry_kind`) and the CPU thread count
+    (last): a kernel is only ever called with inputs like the ones it was traced for (a buffer of another dtype would
+    be read as garbage). Written out, not looped: it is computed at every call. The backward reuses the forward's
+    (`FusedPointwise`), adding only the upstream gradient's and y's dtypes.
     """
     device = x.device
     threads, entry = thread_key(device), entry_kind()
@@ -128,8 +124,7 @@ class CompiledKernels:
 
     The scalars come as two 0-d tensors (p, n) or packed as one tensor of shape (2,) (`unpack`); the spec sees
     (p, n) either way, and the packed backward returns one gradient of shape (2,). Why packed: each trainable
-    tensor costs the optimizer, the gradient clip and autograd's accumulation a fixed amount per step (~12 us in
-    AdamW on CPU), and a derived activation's layer has two 0-d ones.
+    tensor costs the optimizer, the gradient clip and autograd's accumulation a fixed amount per step.
 
     Callers pass x contiguous, of rank 1 to `MAX_RANK` (`apply` below makes it so). A forward that cannot be
     compiled raises, and the caller falls back. A backward that cannot be compiled (it is built lazily, after the
@@ -228,8 +223,7 @@ class FusedPointwise(torch.autograd.Function):
 
     y is the tensor the next layer keeps for its own backward, so saving it here costs no memory there. Why x keeps
     its shape (one kernel per rank) and the backward enters no autocast context it does not need: at a small
-    network's sizes the fixed costs of a call are the activation's cost (a reshape and its view back were ~10 us,
-    an autocast context ~12 us, per layer and step).
+    network's sizes the fixed costs of a call (a reshape, an autocast context) are the activation's cost.
     """
 
     @staticmethod

@@ -2,18 +2,17 @@
 
 Why: a kernel called a few times per layer per training step (xIELU's activation, a derived activation, Flex-Act's
 mixture) should cost its arithmetic, not a compiler's dispatch. The function is traced once into an FX graph with
-symbolic sizes (`make_fx`), and that graph is compiled by inductor. Where torch's internals allow it
-(`actlab.kernels.torch_internals`, checked torch releases only), the generated code is called directly, ~4 us a
-call on CPU; elsewhere through `torch.compile`'s public callable (~35-55 us a call: dynamo's frame hook and the
-runtime wrappers), the same generated code. The checks dynamo's guards made are the caller's to keep: the same
-dtypes, device, number of dimensions and contiguity as the examples, and one compiled callable per CPU thread count
-and entry, since inductor's CPU code fixes its thread count when it is generated (`thread_key`).
+symbolic sizes (`make_fx`) and compiled by inductor. Where torch's internals allow it
+(`actlab.kernels.torch_internals`, checked torch releases only), the generated code is called directly; elsewhere
+through `torch.compile`'s public callable (dynamo's frame hook and runtime wrappers on top: docs/timings.md), the
+same generated code. The checks dynamo's guards made are the caller's to keep: the same dtypes, device, number of
+dimensions and contiguity as the examples, and one compiled callable per CPU thread count and entry, since
+inductor's CPU code fixes its thread count when it is generated (`thread_key`).
 
-Why floating-point contraction is on here: inductor compiles its C++ with `-ffp-contract=off` by default, so
-every `a * b + c` is a multiply and an add, each rounded. Our kernels are polynomials and sums of products
-(`actlab.kernels.fast_exp`'s exp, xIELU's two-sided sum, the routing mixture), where a fused multiply-add is one
-instruction instead of two and rounds once instead of twice: at least as accurate, and on CPU it took ~35% off
-the xIELU forward kernel (docs/timings.md). Only these kernels get it; other `torch.compile` code is untouched.
+Why floating-point contraction is on: inductor compiles its C++ with `-ffp-contract=off` by default, so every
+`a * b + c` is a multiply and an add, each rounded. Our kernels are polynomials and sums of products, where a fused
+multiply-add is one instruction instead of two and rounds once instead of twice: at least as accurate, and faster.
+Only these kernels get it; other `torch.compile` code is untouched.
 """
 
 from __future__ import annotations
@@ -74,10 +73,9 @@ def vector_options() -> dict[str, object]:
     """Inductor's vector width for these kernels: 256-bit (AVX2) on every x86 CPU, inductor's choice elsewhere.
 
     Why not AVX-512 where the CPU has it: inductor's AVX-512 code runs the kernels' bit casts (the polynomial exp's
-    2^n, the log's exponent split, the counter noise) as scalar loops through memory, and splits kernels at them.
-    On an AVX-512 CPU the same kernels ran 1.4-3x faster as AVX2 code (SmartMixed's phase-1 forward 10.2 -> 3.2 ms,
-    xIELU's forward 19 -> 9 ms; docs/timings.md). One width also means the same generated code, so the same bits, on
-    AVX2 and AVX-512 machines. ARM and others keep inductor's choice (`cpp.simdlen` None).
+    2^n, the log's exponent split, the counter noise) as scalar loops through memory, and splits kernels at them
+    (slower: docs/timings.md). One width also means the same generated code, so the same bits, on AVX2 and AVX-512
+    machines.
     """
     if platform.machine().lower() in ("x86_64", "amd64"):
         return {"cpp.simdlen": X86_VECTOR_BITS}
@@ -98,9 +96,9 @@ def compile_public(
 def rng_untouched(device: torch.device) -> Iterator[None]:
     """Run a kernel's example-building and compilation without moving torch's random state (CPU, and `device`'s).
 
-    Why: kernels are compiled at their first call, in the middle of a training step; examples drawn with torch.randn
-    there advanced the global generator, so a process's first run drew other noise (SmartMixed's keys, dropout)
-    than the same run a second time, and a seed did not repeat bit for bit across the compile.
+    Why: kernels are compiled at their first call, inside a training step; random examples drawn there would move
+    the global generator, and a seed would not repeat bit for bit between a process that compiles and one that does
+    not.
     """
     devices = [device] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices, device_type=device.type if devices else "cuda"):
@@ -113,11 +111,11 @@ def tracing_for_inductor() -> bool:
     return _TRACING.get()
 
 
+def tracing_float32_cpu(x: torch.Tensor) -> bool:
+    """The one condition for `fast_exp`'s and `fast_log`'s polynomials: a float32 CPU kernel is being traced."""
+    return _TRACING.get() and x.dtype == torch.float32 and x.device.type == "cpu"
+
+
 def thread_key(device: torch.device) -> int:
     """The CPU thread count a compiled CPU kernel was generated for (0 on other devices)."""
     return torch.get_num_threads() if device.type == "cpu" else 0
-
-
-def entry_kind() -> str:
-    """'direct' or 'public': the entry kernels compiled now are called through (part of every kernel cache's key)."""
-    return torch_internals.entry_kind()

@@ -1,9 +1,8 @@
 """The one module of actlab that uses torch's internals: each use behind a torch-version check, with a public fallback.
 
 Why any: a compiled kernel called through `torch.compile`'s public callable pays dynamo's frame hook, AOTAutograd's
-runtime wrappers and inductor's own, ~35-55 us a call on the 2-core CPUs this project is measured on, against ~4 us
-for the generated code's own entry point (docs/timings.md). A small network's activation calls two kernels per
-layer and step, so on the comparison's MNIST-1D network the public path costs several percent of a step.
+runtime wrappers and inductor's own, several times the generated code's own entry point (docs/timings.md). A small
+network's activation calls two kernels per layer and step, so the public path costs several percent of a step.
 `actlab bench activations` reports the ratios of both paths (`fast_entry_status`).
 
 What is used, and what replaces it elsewhere:

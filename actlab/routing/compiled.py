@@ -1,20 +1,17 @@
-"""The mixture's kernels, eager or compiled: the one place where the fast path is chosen.
+"""The mixture's kernels, eager or compiled: the one place where the routers' fast path is chosen.
 
-Each kernel is one of the pure functions of `actlab.routing.mixture` with the candidate plan fixed. Compiled,
-inductor fuses it into one loop over h (exp, the branches, the per-sample reductions) and it is called
-without dynamo (`actlab.kernels.standalone`: ~10 us a call instead of ~50 us; a Flex-Act layer calls two or three
-kernels per training step). Kernels take h as (batch, features), contiguous, and one is compiled per
-(plan, role, dtypes, per-sample or per-layer p, device, CPU threads), the checks dynamo's guards would
-have made.
+Each kernel is a pure function (`actlab.routing.mixture`, `fused_router`, `per_neuron`) with its plan fixed.
+Compiled, inductor fuses it into one loop over h and it is called without dynamo (`actlab.kernels.standalone`).
+Kernels take h as (batch, features), contiguous, and one is compiled per (plan, role, dtypes, per-sample or
+per-layer p, device, entry, CPU threads): the checks dynamo's guards would have made.
 
 Compiling is the default (`FlexActConfig.compile`, `SmartMixedConfig.compile`). Where it is impossible (no C++
-compiler for CPU kernels, no Triton for GPU kernels, TorchDynamo disabled by the user, a platform dynamo does not
-support) or a compilation fails, the eager functions are used from then on, with one warning per process that
-says why (`compile_unavailable`, `fast_path_status`): same numbers, slower. float64 always runs the eager
-functions: it is the dtype of gradchecks and cross-checks, where the eager formulas are the definitions and a
-compilation (seconds per kernel) buys nothing. Inside an outer `torch.compile` or a
-dispatch mode (FlopCounterMode...) the eager functions run silently: the outer compiler fuses them itself, and a
-dispatch mode must see their ops.
+compiler for CPU kernels, no Triton for GPU kernels, TorchDynamo disabled, an unsupported platform) or a compilation
+fails, the eager functions are used from then on, with one warning per process that says why
+(`compile_unavailable`, `fast_path_status`): same numbers, slower. float64 always runs the eager functions: it is
+the dtype of gradchecks, where the eager formulas are the definitions. Inside an outer `torch.compile` or a dispatch
+mode (FlopCounterMode...) the eager functions run silently: the outer compiler fuses them itself, and a dispatch
+mode must see their ops.
 """
 
 from __future__ import annotations
@@ -29,8 +26,8 @@ from collections.abc import Callable
 
 import torch
 
-from actlab.kernels.standalone import compile_standalone, entry_kind, rng_untouched, thread_key
-from actlab.kernels.torch_internals import in_dispatch_mode
+from actlab.kernels.standalone import compile_standalone, rng_untouched, thread_key
+from actlab.kernels.torch_internals import entry_kind, in_dispatch_mode
 from actlab.routing.mixture import MixturePlan, mixture_backward, mixture_forward
 
 _log = logging.getLogger("actlab.routing")
@@ -42,11 +39,9 @@ ROLES: dict[str, tuple[Callable[[MixturePlan], Callable[..., object]], Callable[
     "backward": (lambda plan: lambda h, p, delta: mixture_backward(h, p, delta, plan), lambda plan: 1),
 }
 
-
 _COMPILED: dict[tuple[object, ...], Callable[..., object]] = {}
 _failure: str | None = None  # why compiling was abandoned in this process, once it was
 _warned = False
-
 
 CXX_COMPILERS = ("g++", "c++", "clang++")  # what inductor tries for CPU kernels when $CXX names none
 
@@ -87,11 +82,6 @@ def fast_path_status(device_type: str = "cpu") -> dict[str, str | None]:
     return {"compiled": "no" if reason else "yes", "reason": reason}
 
 
-def _outer_tracing() -> bool:
-    """Inside an outer torch.compile or a dispatch mode: run the eager function (see the module docstring)."""
-    return torch.compiler.is_compiling() or in_dispatch_mode()
-
-
 def cached_kernel(
     key: tuple[object, ...],
     make: Callable[[], Callable[..., object]],
@@ -101,7 +91,7 @@ def cached_kernel(
 ) -> Callable[..., object]:
     """`make()` itself, or compiled once per (`key`, `like`'s dtype and device, CPU threads) from `examples()`."""
     global _failure
-    if not compiled or like.dtype == torch.float64 or _outer_tracing():
+    if not compiled or like.dtype == torch.float64 or torch.compiler.is_compiling() or in_dispatch_mode():
         return make()
     full_key = (*key, like.dtype, like.device, entry_kind(), thread_key(like.device))
     if full_key in _COMPILED:
