@@ -1,17 +1,15 @@
 """The one place an elementwise activation's implementation is chosen: compiled kernels, or their eager stand-ins.
 
 Paths, for every `PointwiseSpec` (xIELU/xIPReLU, saved and in-run derivations, activations by quadrature):
-- "compile": the spec's forward and backward as two kernels compiled by inductor (`actlab.kernels.pointwise`);
-  what "auto" means while compiling works;
-- "function": the spec's eager autograd Function (closed-form backward, unfused ops): what "auto" means after a
-  compilation failed in this process;
-- "eager": the spec's reference, the definition every other path must match.
+"compile", the spec's forward and backward as two kernels compiled by inductor (`actlab.kernels.pointwise`), what
+"auto" means while compiling works; "function", the spec's eager autograd Function (closed-form backward, unfused
+ops), what "auto" means after a compilation failed in this process; "eager", the reference every path must match.
 
 Why one place and one state: if compiling fails for one activation (no C++ compiler, an unsupported platform), it
 fails for all, so the first failure warns once with its reason and every later module takes "function" silently
 (`fast_path_status` says why, and benchmarks record it). Inside an outer `torch.compile` and under a torch
 dispatch mode (FlopCounterMode, FakeTensorMode) the reference runs: the outer compiler fuses it itself, and a
-dispatch mode must see its ops. Nothing falls back silently.
+dispatch mode must see its ops.
 """
 
 from __future__ import annotations

@@ -10,15 +10,10 @@ What a user builds with is exported here (`__all__`); the pieces behind it keep 
   (grouped.py) turn it into a `GroupedActivation` on contiguous slices for phase 2.
 - `make_schedule` (schedules.py): the temperature schedules by name.
 
-Behind them:
-- lean_mixture.py: the mixture as an autograd Function that saves only h and p (`LeanMixture`); its formulas
-  and the plain-autograd reference are in mixture.py, compiled by compiled.py (the one place that compiles
-  kernels or falls back, loudly);
-- fused_router.py: a FlexAct layer's training forward (routing, mixture, regulariser) as one Function;
-- fused_linear.py: each FlexAct and the Linear after it as one block (`RoutedSequential`, what
-  `actlab.models.build_mlp` returns with routers): ReLU's activation memory;
-- recompute.py: `recompute_routed_outputs()`, the opt-in context that recomputes router outputs in backward;
-- per_neuron.py: SmartMixed's phase-1 training as one Function per layer; gumbel.py: the noise and dtypes.
+Behind them (each module's docstring says why it exists; docs/package.md maps them): the mixture's formulas
+(mixture.py) and its lean Function (lean_mixture.py), a FlexAct layer's fused training step (fused_router.py) and
+its block with the next Linear (fused_linear.py), SmartMixed's fused phase 1 (per_neuron.py), the one place kernels
+are compiled or fall back loudly (compiled.py), opt-in recomputation (recompute.py), the noise (gumbel.py).
 """
 
 from __future__ import annotations

@@ -7,19 +7,14 @@ Why a module with a config dataclass: studies sweep the switches the paper leave
 sample or per batch, soft or straight-through, lambda, whether p_tilde is detached, Table 6's
 alternatives), so every switch is a field of `FlexActConfig` with its default stated here.
 
-Training runs one autograd Function per layer (`actlab.routing.fused_router`): Gumbel softmax, the
-memory-lean mixture (saves only h and p) and the regulariser, with the closed-form backward of
-Props. 1 and 2. Output normalisation needs the branch outputs themselves, so it runs the
+Training runs one autograd Function per layer (`actlab.routing.fused_router`) with the closed-form
+backward of Props. 1 and 2. Output normalisation needs the branch outputs themselves, so it runs the
 plain-autograd reference path; a non-detached p_tilde computes its gradient norms with a graph
 (double backward) beside `LeanMixture`, and g_bar = "l2" aggregates them there too.
-`implementation="reference"` forces the plain path. Many small networks' routers run as one
-module in `actlab.routing.stacked` (one row per network, each with its own `FlexActConfig`).
-
-The default `FlexAct()` is the fast path: lean, its kernels compiled (`actlab.routing.compiled`, which warns once
-and runs them eagerly where compiling is impossible). In an `nn.Sequential` the Linear after it still keeps the
-router's output for its weight gradient; `actlab.models.build_mlp` returns a `RoutedSequential`
-(`actlab.routing.fused_linear`), which runs each FlexAct and the Linear after it as one block and keeps ReLU's
-activation memory. `actlab bench routing` measures both ("default" rows).
+`implementation="reference"` forces the plain path. The default `FlexAct()` is lean with compiled kernels
+(`actlab.routing.compiled`); `actlab.models.build_mlp` puts it in a `RoutedSequential`
+(`actlab.routing.fused_linear`) for ReLU's activation memory. Many small networks' routers run as one
+module in `actlab.routing.stacked`.
 """
 
 from __future__ import annotations

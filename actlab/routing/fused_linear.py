@@ -1,18 +1,16 @@
 """A Flex-Act router and the Linear layer after it as one block: ReLU's activation memory at the lean router's speed.
 
 Why: the Linear after a router saves the router's output x for its weight gradient, so a lean router keeps both h
-and x alive (about twice ReLU's saved activations). `recompute_routed_outputs()` keeps h only, but then the
-branches are evaluated twice in backward: once to rebuild x for the Linear, once in the router's own backward,
-an exp per element each time. A block that owns both layers can order its backward instead: dL/dx = dL/dy W
-needs no x, so one kernel computes x, dL/dh and dL/dlog pi in a single pass over h (one exp), and the weight
-gradient dL/dW = dL/dy^T x uses that x. Saved: h, the Linear's weight, three K-vectors; as ReLU + Linear.
+and x alive (about twice ReLU's saved activations); `recompute_routed_outputs()` keeps h only but evaluates the
+branches twice in backward. A block that owns both layers can order its backward instead: dL/dx = dL/dy W needs no
+x, so one kernel computes x, dL/dh and dL/dlog pi in a single pass over h (one exp), and the weight gradient
+dL/dW = dL/dy^T x uses that x. Saved: h, the Linear's weight, three K-vectors; as ReLU + Linear.
 
-The one way to get it is `RoutedSequential`, an `nn.Sequential` whose forward runs every FlexAct directly followed
-by a Linear as one block. Its layers stay where they were (index, `state_dict` keys, `hidden_activations`), so it is
-what `actlab.models.build_mlp` returns for an MLP with FlexAct routers: the default path a user gets from the
-builder; `RoutedSequential(*model)` turns any Sequential into one (the same modules and parameter objects).
-Outside what the routed Function covers (eval mode, output normalisation, a non-detached pseudo-target, inputs
-that are not (batch, features)) the block simply runs the router and then the Linear.
+`RoutedSequential` is an `nn.Sequential` whose forward runs every FlexAct directly followed by a Linear as one block.
+Its layers stay where they were (index, `state_dict` keys, `hidden_activations`), so `actlab.models.build_mlp`
+returns one for an MLP with FlexAct routers; `RoutedSequential(*model)` turns any Sequential into one (the same
+modules and parameters). Outside what the routed Function covers (eval mode, output normalisation, a non-detached
+pseudo-target, inputs that are not (batch, features)) the block runs the router and then the Linear.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """A lean Flex-Act layer's training forward as one autograd Function and two kernels: routing, mixture, regulariser.
 
-Why: written as separate autograd ops, the routing of one layer (the Gumbel softmax over K logits, the
-pseudo-target, the KL and all their backward nodes) is some 25 small ops, ~0.7 ms per layer and training step
-on a CPU whatever the layer's width: a few percent of a 4-layer MLP's step, as much as the mixture itself.
-Here the whole forward is one kernel (`routed_forward`) and the whole backward another, compiled together
-with the mixture's loops when the router is compiled. The backward is the closed form Flex-Act's Propositions
-1 and 2 state (`actlab.theory.propositions` checks them against autograd). With z = (log pi + g) / tau,
-p = softmax(z) and
-v = dL/dp from the mixture (v_k = <delta, sigma_k(h)>; for straight-through, the gradient at the one-hot p):
+Why: as separate autograd ops, one layer's routing (the Gumbel softmax over K logits, the pseudo-target, the KL and
+their backward nodes) is some 25 small ops whose fixed cost does not shrink with the layer's width. Here the whole
+forward is one kernel (`routed_forward`) and the whole backward another, compiled together with the mixture's loops.
+The backward is the closed form of Flex-Act's Propositions 1 and 2 (`actlab.theory.propositions` checks them against
+autograd). With z = (log pi + g) / tau, p = softmax(z) and v = dL/dp from the mixture (v_k = <delta, sigma_k(h)>;
+for straight-through, the gradient at the one-hot p):
 
     dL/dz      = p * (v - <p, v>) + alpha * dL/dreg * (p * sum(p_tilde) - p_tilde)    [/ B per sample]
     dL/dlog pi = dL/dz / tau                                                           [summed over samples]
@@ -60,8 +58,7 @@ def routed_forward(
 
     With one draw per forward pass u's B rows are one draw repeated (`noise_rows`), and p, p_soft are
     returned as that one (K,) vector. Why rows even then: with p indexed by row, inductor computes x and the
-    per-sample norms in one loop over h; with one p it wrote exp(-|h|) to a buffer of h's size in a first
-    loop and read it back in a second.
+    per-sample norms in one loop over h; with one p it writes exp(-|h|) to a buffer of h's size and reads it back.
     """
     tau, lam, alpha = numbers[0], numbers[1], numbers[2]
     # routing in float32 (logits, u, numbers come in `routing_dtype`); the mixture in h's dtype
@@ -136,9 +133,8 @@ def noise_rows(u: torch.Tensor, batch: int) -> torch.Tensor:
 def run_routed_forward(
     h: torch.Tensor, logits: torch.Tensor, u: torch.Tensor, numbers: torch.Tensor, step: RoutingStep, compiled: bool
 ) -> tuple[torch.Tensor, ...]:
-    """(x as (B, F) rows, reg, p, p_soft, p_tilde) from the forward kernel, the routing vectors on their own storage.
-
-    The shared first half of `RoutedMixture` and `RoutedLinearFunction`'s forwards."""
+    """(x as (B, F) rows, reg, p, p_soft, p_tilde) from the forward kernel, the routing vectors on their own storage:
+    the shared first half of `RoutedMixture` and `RoutedLinearFunction`'s forwards."""
     rows = as_rows(h)
     run = routed_kernel(step, "forward", compiled, rows)
     x, reg, p, p_soft, p_tilde = run(rows, logits.detach().to(u.dtype), noise_rows(u, h.shape[0]), numbers)

@@ -1,10 +1,9 @@
 """Phase 2 of SmartMixed: fixed per-neuron activations applied to contiguous slices.
 
-Why permute: the public code applies each activation with `out[:, idx] = fn(x[:, idx])`, a gather
-and a scatter per activation per layer. Hidden units of an MLP can be reordered freely if the
-Linear before (its rows and bias) and the Linear after (its columns) are reordered with them; the
-network then computes the same function. Sorting units by their chosen activation makes each
-activation act on one contiguous slice: `split`, apply, `cat`, and no index tensors at all.
+Why permute: the public code applies each activation with `out[:, idx] = fn(x[:, idx])`, a gather and a scatter
+per activation per layer. Hidden units of an MLP can be reordered freely if the Linear before (its rows and bias)
+and the Linear after (its columns) are reordered with them: the network computes the same function. Sorted by
+their chosen activation, each activation acts on one contiguous slice: `split`, apply, `cat`, no index tensors.
 
 Contract (the MLP shape): a `torch.nn.Sequential` alternating Linear, activation, ..., Linear.
 """
@@ -53,9 +52,8 @@ class GroupedActivation(nn.Module):
     def from_assignment(cls, choices: Sequence[str]) -> GroupedActivation:
         """Exactly the per-neuron assignment `choices[j]` for feature j, in the given order.
 
-        If equal names are not already contiguous, the module keeps the sorting permutation and
-        gathers/scatters in forward (correct but slower): use `group_mlp` to permute the
-        neighbouring Linear layers instead, so that no gather is needed.
+        If equal names are not contiguous, the module keeps the sorting permutation and gathers/scatters in
+        forward (correct but slower); `group_mlp` permutes the neighbouring Linear layers instead.
         """
         if not choices:
             raise ValueError("choices is empty: give one activation name per feature")
@@ -116,9 +114,8 @@ def _check_mlp(seq: nn.Sequential, index: int) -> tuple[nn.Linear, nn.Linear]:
 def group_mlp(seq: nn.Sequential, assignments: dict[int, Sequence[str]]) -> nn.Sequential:
     """A copy of `seq` where layer i becomes a contiguous `GroupedActivation` for `assignments[i]`.
 
-    Hidden units are permuted (rows and bias of the Linear before, columns of the Linear after)
-    so the copy computes the same function as `seq` with those per-neuron activations.
-    Studies use it for random or reversed control assignments, `freeze_mlp` for learned ones.
+    Hidden units are permuted (rows and bias of the Linear before, columns of the Linear after) so the copy
+    computes the same function as `seq` with those per-neuron activations (studies' control assignments).
     """
     new = copy.deepcopy(seq)
     for index, choices in assignments.items():
@@ -139,9 +136,8 @@ def group_mlp(seq: nn.Sequential, assignments: dict[int, Sequence[str]]) -> nn.S
 def freeze_mlp(seq: nn.Sequential, reinit: bool = False, seed: int | None = None) -> nn.Sequential:
     """Phase 2: every `SmartMixed` becomes a `GroupedActivation` of its noise-free argmax.
 
-    Phase-1 weights are carried over (the function is unchanged, in eval mode) unless `reinit`,
-    which re-initialises every Linear like the public code's fresh phase-2 network (`seed` makes
-    that re-initialisation reproducible).
+    Phase-1 weights are carried over (the function is unchanged, in eval mode) unless `reinit`, which
+    re-initialises every Linear like the public code's fresh phase-2 network (reproducibly with `seed`).
     """
     from actlab.routing.smartmixed import SmartMixed
 
@@ -159,8 +155,7 @@ def reinit_linears(network: nn.Module, seed: int) -> None:
     """Every Linear re-initialised as `nn.Linear` initialises it, drawn on the CPU from a generator seeded `seed`.
 
     Why on the CPU: the draws then equal those of building the network after `torch.manual_seed(seed)` on the CPU,
-    on every device (on a GPU, `reset_parameters()` would draw from the CUDA generator: other weights than the
-    baselines', which are built on the CPU). Why a generator: the global RNG stays untouched.
+    on every device, as the baselines are built. Why a generator: the global RNG stays untouched.
     """
     generator = torch.Generator().manual_seed(seed)
     for module in network.modules():

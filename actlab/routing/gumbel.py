@@ -24,12 +24,6 @@ def routing_dtype(activations_dtype: torch.dtype) -> torch.dtype:
     return torch.promote_types(activations_dtype, torch.float32)
 
 
-def _uniform(
-    shape: tuple[int, ...], generator: torch.Generator | None, dtype: torch.dtype, device: torch.device | str | None
-) -> torch.Tensor:
-    return torch.rand(shape, generator=generator, dtype=dtype, device=device)
-
-
 def sample_gumbel(
     shape: tuple[int, ...],
     *,
@@ -38,7 +32,7 @@ def sample_gumbel(
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """Standard Gumbel(0, 1) noise g = -log(-log U); U is clamped to the open interval (0, 1)."""
-    return gumbel_from_uniform(_uniform(shape, generator, dtype, device))
+    return gumbel_from_uniform(torch.rand(shape, generator=generator, dtype=dtype, device=device))
 
 
 def gumbel_from_uniform(u: torch.Tensor) -> torch.Tensor:
@@ -55,7 +49,7 @@ def reference_gumbel(
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """SmartMixed's public-code noise: -log(-log(U + 1e-20) + 1e-20) (kept for `reference` mode)."""
-    u = _uniform(shape, generator, dtype, device)
+    u = torch.rand(shape, generator=generator, dtype=dtype, device=device)
     return -torch.log(-torch.log(u + 1e-20) + 1e-20)
 
 

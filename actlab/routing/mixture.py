@@ -59,7 +59,7 @@ def derivative_from_output(name: str, h: torch.Tensor, a: torch.Tensor) -> torch
     return None
 
 
-def value_and_derivative(name: str, h: torch.Tensor, need_derivative: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+def value_and_derivative(name: str, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """sigma(h) and sigma'(h) in closed form (no graph); unknown names fall back to autograd, with a warning.
 
     The closed forms are the fast path; `tests/test_routing_flexact.py` checks each against
@@ -73,7 +73,7 @@ def value_and_derivative(name: str, h: torch.Tensor, need_derivative: bool = Tru
                    "selu": torch.nn.functional.selu}  # fmt: skip
         if name in outputs:
             a = outputs[name](h)
-            return a, (derivative_from_output(name, h, a) if need_derivative else a)
+            return a, derivative_from_output(name, h, a)
         if name == "silu":
             s = torch.sigmoid(h)
             return h * s, s * (1.0 + h * (1.0 - s))

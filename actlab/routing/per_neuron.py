@@ -1,10 +1,9 @@
 """SmartMixed's phase-1 training forward as one autograd Function and two kernels: noise to choice, and back.
 
-Why: op by op, a phase-1 layer builds several (batch, width, K) tensors per step: the K branch outputs, the
-Gumbel noise, the softmax, the one-hot, their products, and autograd keeps most of them. On a CPU the softmax
-and argmax over a last axis of K = 6 are the worst of it, each slower than the layer's matmul (docs/timings.md
-has the figures). Here the
-forward is one kernel and the backward another, compiled together with the branches:
+Why: op by op, a phase-1 layer builds several (batch, width, K) tensors per step (the K branch outputs, the Gumbel
+noise, the softmax, the one-hot, their products) and autograd keeps most of them; on a CPU the softmax and argmax
+over a last axis of K = 6 each cost more than the layer's matmul (docs/timings.md). Here the forward is one kernel
+and the backward another, compiled together with the branches:
 
     z = (logits + g) / tau,  g = -log(-log U)            U ~ Uniform(0, 1), one per (candidate, sample, unit)
     hard:  out = sigma_c(h),  c = argmax_k z_k            (the straight-through forward: one-hot times branches)
@@ -14,25 +13,21 @@ forward is one kernel and the backward another, compiled together with the branc
     dL/dh      = delta sigma_c'(h)  (hard)  or  delta sum_k p_k sigma_k'(h)  (soft)
 
 Where the noise comes from (`SmartMixedConfig.noise_layout`):
-- "counter" (the default): the forward kernel draws the uniforms itself, U[k, b, j] = a counter-based function of
-  two int32 keys and the element's index (`actlab.kernels.counter_rng`); the keys are drawn from the router's
-  generator (or torch's default one) once per call, so a seed repeats bit for bit on one device and consecutive
-  steps differ. No uniforms are stored or transposed, and none come from torch's one-threaded CPU generator: the
-  draws differ in value from torch.rand's, not in distribution (tests: uniformity, Gumbel(0, 1), Gumbel-max
-  frequencies against softmax probabilities). The op-by-op path draws the same counter-based uniforms;
+- "counter" (the default): the forward kernel draws the uniforms itself from two int32 keys and the element's index
+  (`actlab.kernels.counter_rng`), the keys drawn from the router's generator once per call: a seed repeats bit for
+  bit on one device, nothing is stored or transposed, and the draws differ from torch.rand's in value, not in
+  distribution (tested). The op-by-op path draws the same counter-based uniforms;
 - "public": the kernels take the uniforms as K planes (K, B, width), and SmartMixed transposes the public code's
-  (B, width, K) torch.rand draw into them, so each (sample, unit, candidate) gets the public code's draw.
-  Why planes: inductor vectorises along the last axis and turned loads strided by K into scalar loops (~3x
-  slower). "planes" draws the planes with torch.rand directly: no transpose, equal in distribution only.
+  (B, width, K) torch.rand draw into them, so each (sample, unit, candidate) gets the public code's draw. Why
+  planes: inductor vectorises along the last axis and turns loads strided by K into scalar loops. "planes" draws
+  the planes with torch.rand directly: no transpose, equal in distribution only.
 
-What changes against the op-by-op path (`SmartMixed(implementation="autograd")`) on the same uniforms:
-- float rounding: the hard forward is sigma_c(h) itself where the straight-through product gave
-  ((1 - p_c) + p_c) sigma_c(h), within one ulp of it; argmax is taken over z rather than softmax(z), which can
-  differ only where two z are within rounding of each other; the branches come from the closed forms of
-  `actlab.routing.mixture` (one shared exp, `actlab.kernels.fast_exp`'s polynomial when compiled for a CPU), and
-  the noise's two logs are `actlab.kernels.fast_log`'s polynomial when compiled for a CPU (within 1 ulp).
-Saved for backward: h and the K planes z_k (B, width), from which the backward recomputes the choice; autograd kept
-the K branch outputs, the noise, the softmax and the one-hot.
+What changes against the op-by-op path (`SmartMixed(implementation="autograd")`) on the same uniforms: float
+rounding only. The hard forward is sigma_c(h) itself where the straight-through product gave ((1 - p_c) + p_c)
+sigma_c(h), within one ulp; argmax is taken over z rather than softmax(z), which differs only where two z are within
+rounding of each other; the branches use the closed forms of `actlab.routing.mixture`, and compiled for a CPU the
+exp and the noise's two logs are `actlab.kernels.fast_exp`'s and `fast_log`'s polynomials (within 1 ulp).
+Saved for backward: h and the K planes z_k (B, width), from which the backward recomputes the choice.
 """
 
 from __future__ import annotations
@@ -110,7 +105,7 @@ def select_at_argmax(z: list[torch.Tensor], values: list[torch.Tensor]) -> torch
     """values[c] elementwise, c = argmax_k z_k (the first on ties, as `torch.argmax`); all K tensors (B, width).
 
     Why no index tensor: carried as integers (uint8) through inductor's CPU code, the masks are converted between
-    integer and float vectors at every step, which tripled the cost of the loop; float comparisons alone do not.
+    integer and float vectors at every step; float comparisons alone are not.
     """
     best, chosen = z[0], values[0]
     for z_k, value in zip(z[1:], values[1:], strict=True):
@@ -138,10 +133,9 @@ def neuron_forward(
     """(out (B, width) in h's dtype, z_0, ..., z_K-1 (B, width) each) for logits (K, width) and `noise`: uniforms u
     (K, B, width), or two int32 keys (2,) from which the kernel draws them (`counter_plane`).
 
-    Why K planes rather than (B, width, K): inductor's CPU code vectorises along the last axis and gave up on
-    loads strided by K (scalar loops, ~3x slower); with K planes every z_k is contiguous. Why K separate outputs
-    rather than one (K, B, width) tensor: inductor then computes every z_k, the branches and the choice in one loop
-    over (B, width) instead of writing z in one loop and reading it back in another (~10% of the kernel)."""
+    Why K planes: see the module docstring. Why K separate outputs rather than one (K, B, width) tensor: inductor
+    then computes every z_k, the branches and the choice in one loop over (B, width) instead of writing z in one
+    loop and reading it back in another."""
     K = len(plan.names)  # a number, not a traced size: the kernel is compiled for this plan
     logits = logits.view(K, logits.shape[1])
     if noise.dtype == torch.int32:

@@ -1,18 +1,14 @@
 """Opt-in: keep a router's output out of the autograd graph and recompute it when needed.
 
 Why: `LeanMixture` saves only (h, p), but the Linear layer after the router still saves its input
-x = sum_k p_k sigma_k(h) for its weight gradient. ReLU networks get that tensor for free (ReLU
-saves its own output, the same tensor), so a Flex-Act layer keeps two (B, width) tensors alive
-where ReLU keeps one. Inside `recompute_routed_outputs()`, any saved tensor that is a FlexAct
-output is stored as its recipe (h, p) instead and recomputed from it in backward: one extra fused
-forward per layer buys ReLU's activation memory.
+x = sum_k p_k sigma_k(h) for its weight gradient, so a Flex-Act layer keeps two (B, width) tensors alive
+where ReLU keeps one (ReLU saves its own output, the same tensor). Inside `recompute_routed_outputs()`, any
+saved tensor that is a FlexAct output is stored as its recipe (h, p) instead and recomputed in backward: one
+extra fused forward per layer buys ReLU's activation memory. It returns x only: fresh buffers of h's size for
+the branch values cost more than the exp the router's backward recomputes (docs/timings.md).
 
-The recomputation returns x only: handing the router's backward the branch values too would allocate three
-more tensors of h's size, and fresh buffers of that size are page-faulted in on each allocation, which costs
-more than the exp the backward recomputes (docs/timings.md has the measurement).
-
-It is a context manager, not a default, because it changes what every saved tensor in the block
-goes through (PyTorch's `saved_tensors_hooks`), which a user should choose knowingly.
+A context manager, not a default, because it changes what every saved tensor in the block goes through
+(PyTorch's `saved_tensors_hooks`), which a user should choose knowingly.
 """
 
 from __future__ import annotations

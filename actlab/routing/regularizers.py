@@ -13,9 +13,8 @@ Table 6's alternatives, each a switch so a study can compare them:
 - `normalize_branches`: a_k / ||a_k|| per sample (eq. 19).
 
 On lambda: §3.3 calls the pseudo-target temperature lambda, D.5 calls it phi, and App. B writes
-p_tilde ∝ exp(-g_bar / tau), i.e. couples it to the routing temperature. actlab's default
-(`pseudo_temperature=None`) follows App. B: lambda = the router's current tau. Pass a number to
-decouple it.
+p_tilde ∝ exp(-g_bar / tau), coupling it to the routing temperature. actlab's default
+(`pseudo_temperature=None`) follows App. B; a number decouples it.
 """
 
 from __future__ import annotations

@@ -3,9 +3,7 @@
 Why objects, not lambdas: a study names its schedule in a papermill parameter (`"exponential"`),
 records `.value` per epoch next to the routing probabilities, and steps it from an epoch-end
 callback. Flex-Act anneals tau but does not say how; these three cover the usual choices.
-
-`apply(model)` writes the current value into every module that has a `tau` attribute and a
-`routing_probs` method (every actlab router), so one schedule can drive all routed layers.
+`apply(model)` writes the current value into every router of a model.
 """
 
 from __future__ import annotations

@@ -10,16 +10,13 @@ reproduction must keep but a user may not want:
   noise-free argmax, so the phase-1 network in eval computes exactly what `freeze_mlp` keeps.
 
 Training in `corrected` mode runs one autograd Function per layer (`actlab.routing.per_neuron`): the forward and
-the straight-through backward as two kernels, compiled by default (`compile=True`; where compiling is impossible
-it warns once and runs the same kernels eagerly). The Gumbel noise is drawn inside the forward kernel by default
-(`noise_layout="counter"`): U is a counter-based function of the element's index and two keys drawn from the
-router's generator (or torch's default one) per call (`actlab.kernels.counter_rng`). A seed still repeats bit for
-bit on one device; the draws differ in value from torch.rand's (the public code's), not in distribution: U is
-uniform on (0, 1) and g = -log(-log U) is Gumbel(0, 1), which the tests check (Kolmogorov-Smirnov, and Gumbel-max
-choice frequencies against softmax probabilities). `noise_layout="public"` draws torch.rand in the public code's
-(batch, width, K) order instead (slower; the draws the op-by-op path and earlier versions made), "planes" draws
-torch.rand as K planes. `implementation="autograd"` keeps the op-by-op path, on the same draws as the fused one for
-the same layout; `reference` mode always uses it, as do candidates without a closed form there.
+the straight-through backward as two kernels, compiled by default (where compiling is impossible it warns once and
+runs the same kernels eagerly). The Gumbel noise is drawn inside the forward kernel by default
+(`noise_layout="counter"`, `actlab.kernels.counter_rng`): a seed still repeats bit for bit on one device, and the
+draws differ from torch.rand's (the public code's) in value, not in distribution, which the tests check.
+`noise_layout="public"` draws torch.rand in the public code's (batch, width, K) order instead, "planes" as K planes
+(`per_neuron` says why). `implementation="autograd"` keeps the op-by-op path, on the same draws as the fused one
+for the same layout; `reference` mode always uses it, as do candidates without a closed form there.
 
 Phase 2 (`actlab.routing.grouped.freeze_mlp`) turns the learned argmax into a `GroupedActivation`.
 """
@@ -55,10 +52,7 @@ class SmartMixedConfig:
     init_bump: float = 0.001  # logits start at 0 with one random entry per neuron set to this
     implementation: str = "fused"  # corrected-mode training: "fused" (per_neuron.py) or "autograd" (op by op)
     compile: bool = True  # compile the fused kernels (first use compiles, seconds; loud eager fallback)
-    # corrected mode's uniforms: "counter" drawn inside the forward kernel from two keys per call (fastest; equal in
-    # distribution to torch.rand's, not in value); "public" torch.rand (batch, width, K) as the public code draws it
-    # (transposed for the kernels); "planes" torch.rand (K, batch, width): no transpose, equal in distribution only
-    noise_layout: str = "counter"
+    noise_layout: str = "counter"  # corrected mode's uniforms: "counter", "public" or "planes" (module docstring)
 
     def __post_init__(self) -> None:
         candidates = (self.candidates,) if isinstance(self.candidates, str) else tuple(self.candidates)

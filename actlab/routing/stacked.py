@@ -1,12 +1,11 @@
 """Many independent Flex-Act routers as one module: a leading model axis, one `FlexActConfig` per model.
 
-Why: a study that trains thousands of tiny networks (the Flex-Act synthetic study: a handful of weights
-each) pays PyTorch's per-op overhead once per network per step if every network has its own `FlexAct`.
-Stacked, router m is row m of every tensor: its own log pi, its own switches (alpha, lambda, g_bar,
-Table 6's logit clip, norm clip and output normalisation) and its own regulariser. Only the temperature and
-the Gumbel draw are shared: one draw per forward pass for all models (common random numbers, so comparisons
-between models are paired). Row m computes what `FlexAct(config_m, implementation="reference")` computes on
-its own; `tests/test_routing_stacked.py` trains both side by side.
+Why: a study that trains thousands of tiny networks (the Flex-Act synthetic study) pays PyTorch's per-op
+overhead once per network per step if every network has its own `FlexAct`. Stacked, router m is row m of every
+tensor: its own log pi, switches (alpha, lambda, g_bar, Table 6's logit clip, norm clip and output normalisation)
+and regulariser. Only the temperature and the Gumbel draw are shared: one draw per forward pass for all models
+(common random numbers, so comparisons between models are paired). Row m computes what
+`FlexAct(config_m, implementation="reference")` computes; `tests/test_routing_stacked.py` trains both side by side.
 
 A fixed activation is a router with one candidate: its p is exactly one-hot and its logits get no
 gradient, so fixed and routed networks share one module (`fixed_activation_config`).
