@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from actlab.activations import get_activation, get_spec
-from actlab.routing.fused_router import RoutedInputs, RoutingStep, routed_mixture
+from actlab.routing.fused_router import RoutedInputs, RoutedMixture, RoutingStep
 from actlab.routing.gumbel import one_hot_argmax, routing_dtype, sample_gumbel, straight_through
 from actlab.routing.lean_mixture import lean_mixture
 from actlab.routing.mixture import MixturePlan, branch_outputs, mix_branches, reference_gradient_norms
@@ -199,7 +199,7 @@ class FlexAct(nn.Module):
     def _routed_training_forward(self, h: torch.Tensor) -> torch.Tensor:
         """The lean training forward as one autograd Function (`routing.fused_router`): same values, fewer ops."""
         inputs = self.routed_inputs(h)
-        x, reg, p, p_tilde = routed_mixture(h, *inputs)
+        x, reg, p, p_tilde = RoutedMixture.apply(h, *inputs)
         tag_output(x, h, p, self.plan, inputs.compiled)  # see actlab.routing.recompute
         self.keep_regularization(reg, p_tilde)
         return x

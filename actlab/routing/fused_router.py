@@ -171,7 +171,8 @@ def routed_kernel(step: RoutingStep, role: str, compiled: bool, h: torch.Tensor)
 
 
 class RoutedMixture(torch.autograd.Function):
-    """(x, reg, p, p_tilde) from (h, logits, u, numbers); saves h and three K-vectors, nothing of h's size more."""
+    """(x, reg, p, p_tilde) from h and a router's `RoutedInputs`: the layer's output, alpha * KL (0 when alpha = 0),
+    the routing weights used and the pseudo-target. Saves h and three K-vectors, nothing of h's size more."""
 
     @staticmethod
     def forward(ctx, h, logits, u, numbers, step, compiled):  # noqa: ANN001, ANN205 - autograd.Function signature
@@ -188,18 +189,3 @@ class RoutedMixture(torch.autograd.Function):
         run = routed_kernel(ctx.step, "backward", ctx.compiled, rows)
         grad_h, grad_logits = run(rows, p, p_soft, p_tilde, delta_rows, grad_reg.detach(), numbers)
         return grad_h.view(h.shape), grad_logits.to(ctx.logits_dtype), None, None, None, None
-
-
-def routed_mixture(
-    h: torch.Tensor,
-    logits: torch.Tensor,
-    u: torch.Tensor,
-    numbers: torch.Tensor,
-    step: RoutingStep,
-    compiled: bool = False,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(x, reg, p, p_tilde): the layer's output, alpha * KL (0 when alpha = 0), the routing weights used, the target.
-
-    u: uniform noise, (K,) or (B, K); numbers: [tau, lambda, alpha] in h's dtype.
-    """
-    return RoutedMixture.apply(h, logits, u, numbers, step, compiled)

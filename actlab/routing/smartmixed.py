@@ -65,12 +65,9 @@ class SmartMixedConfig:
             raise ValueError(f"candidates must be distinct, got {candidates}")
         if not isinstance(self.tau, (int, float)) or not self.tau > 0:
             raise ValueError(f"tau must be a number > 0, got {self.tau!r}")
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if self.implementation not in IMPLEMENTATIONS:
-            raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {self.implementation!r}")
-        if self.noise_layout not in NOISE_LAYOUTS:
-            raise ValueError(f"noise_layout must be one of {NOISE_LAYOUTS}, got {self.noise_layout!r}")
+        for name, allowed in (("mode", MODES), ("implementation", IMPLEMENTATIONS), ("noise_layout", NOISE_LAYOUTS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
 
 
 class SmartMixed(nn.Module):
