@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import torch
 
+from actlab.kernels.fast_exp import LN2_HIGH, LN2_LOW
 from actlab.kernels.standalone import tracing_float32_cpu
 
 SQRT_HALF = 0.707106781186547524
-LN2_HIGH = 0.693359375  # ln 2 = LN2_HIGH + LN2_LOW
-LN2_LOW = -2.12194440e-4
 # Cephes logf: log(1 + t) ~ t - t^2/2 + t^3 P(t) on t in [sqrt(1/2) - 1, sqrt(2) - 1], highest power first
 POLYNOMIAL = (
     7.0376836292e-2,

@@ -23,6 +23,7 @@ import warnings
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 from actlab.activations import LEAKY_RELU_SLOPE, get_activation, get_spec
 from actlab.kernels.fast_exp import exp_nonpositive
@@ -33,6 +34,8 @@ PIECEWISE_LINEAR: dict[str, tuple[float, float]] = {
     "leaky_relu": (1.0, LEAKY_RELU_SLOPE),
     "identity": (1.0, 1.0),
 }
+# Candidates whose derivative `derivative_from_output` reads off their output.
+FROM_OUTPUT = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "elu": F.elu, "selu": F.selu}
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 _warned: set[str] = set()
@@ -69,10 +72,8 @@ def value_and_derivative(name: str, h: torch.Tensor) -> tuple[torch.Tensor, torc
         if name in PIECEWISE_LINEAR:
             slope = derivative_from_output(name, h, h)
             return slope * h, slope
-        outputs = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "elu": torch.nn.functional.elu,
-                   "selu": torch.nn.functional.selu}  # fmt: skip
-        if name in outputs:
-            a = outputs[name](h)
+        if name in FROM_OUTPUT:
+            a = FROM_OUTPUT[name](h)
             return a, derivative_from_output(name, h, a)
         if name == "silu":
             s = torch.sigmoid(h)
