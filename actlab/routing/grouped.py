@@ -11,6 +11,7 @@ Contract (the MLP shape): a `torch.nn.Sequential` alternating Linear, activation
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -91,13 +92,7 @@ def _sort_order(choices: Sequence[str]) -> list[int]:
 
 
 def _run_lengths(names: Sequence[str]) -> list[tuple[str, int]]:
-    groups: list[tuple[str, int]] = []
-    for name in names:
-        if groups and groups[-1][0] == name:
-            groups[-1] = (name, groups[-1][1] + 1)
-        else:
-            groups.append((name, 1))
-    return groups
+    return [(name, len(list(run))) for name, run in itertools.groupby(names)]
 
 
 def _check_mlp(seq: nn.Sequential, index: int) -> tuple[nn.Linear, nn.Linear]:
