@@ -84,13 +84,9 @@ class FlexActConfig:
             raise ValueError(f"alpha must be >= 0, got {self.alpha}")
         if self.pseudo_temperature is not None:
             _check_positive("pseudo_temperature (lambda)", self.pseudo_temperature)
-        for name, value, allowed in (
-            ("eval_mode", self.eval_mode, EVAL_MODES),
-            ("noise", self.noise, NOISE_MODES),
-            ("implementation", self.implementation, IMPLEMENTATIONS),
-        ):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        for name, allowed in (("eval_mode", EVAL_MODES), ("noise", NOISE_MODES), ("implementation", IMPLEMENTATIONS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         for name, value in (("logit_grad_clip", self.logit_grad_clip), ("norm_clip", self.norm_clip)):
             if value is not None:
                 _check_positive(name, value)
