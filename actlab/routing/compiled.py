@@ -33,10 +33,10 @@ from actlab.routing.mixture import MixturePlan, mixture_backward, mixture_forwar
 _log = logging.getLogger("actlab.routing")
 
 # role -> (the kernel for a plan, how many (batch, features) tensors it takes after h and p)
-ROLES: dict[str, tuple[Callable[[MixturePlan], Callable[..., object]], Callable[[MixturePlan], int]]] = {
-    "forward": (lambda plan: lambda h, p: mixture_forward(h, p, plan, False), lambda plan: 0),
-    "forward_norms": (lambda plan: lambda h, p: mixture_forward(h, p, plan, True), lambda plan: 0),
-    "backward": (lambda plan: lambda h, p, delta: mixture_backward(h, p, delta, plan), lambda plan: 1),
+ROLES: dict[str, tuple[Callable[[MixturePlan], Callable[..., object]], int]] = {
+    "forward": (lambda plan: lambda h, p: mixture_forward(h, p, plan, False), 0),
+    "forward_norms": (lambda plan: lambda h, p: mixture_forward(h, p, plan, True), 0),
+    "backward": (lambda plan: lambda h, p, delta: mixture_backward(h, p, delta, plan), 1),
 }
 
 _COMPILED: dict[tuple[object, ...], Callable[..., object]] = {}
@@ -129,6 +129,6 @@ def kernel(plan: MixturePlan, role: str, compiled: bool, h: torch.Tensor, p: tor
         rows = torch.randn(batch, features, dtype=h.dtype, device=h.device)
         p_shape = (batch, len(plan.names)) if per_sample else (len(plan.names),)
         p_example = torch.softmax(torch.randn(p_shape, dtype=p.dtype, device=p.device), dim=-1)
-        return [rows, p_example] + [torch.randn_like(rows) for _ in range(extra(plan))]
+        return [rows, p_example] + [torch.randn_like(rows) for _ in range(extra)]
 
     return cached_kernel(("mixture", plan, role, p.dtype, per_sample), lambda: make(plan), examples, compiled, h)
