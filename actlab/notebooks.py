@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from typing import Any
 from actlab.errors import ActlabError
 
 KERNEL_NAME = "actlab"
+# Held while this process makes a kernel socket folder, and for good once it is ending (`remove_own_sockets`).
+_SOCKET_FOLDERS = threading.Lock()
 
 
 def _ipc_kernel_manager(folder: str, cwd: str | None = None, kernel_specs: str | None = None) -> type:
@@ -53,6 +56,20 @@ def sockets_prefix(pid: int) -> str:
     """The prefix of process `pid`'s kernel socket folders: a killed worker never removes its own, so whoever
     killed it removes those of the pids it killed (`remove_sockets_of`)."""
     return f"actlab-kernel-{pid}-"
+
+
+def make_sockets_folder() -> str:
+    """A new private (0700) kernel socket folder of this process, named by `sockets_prefix`; the caller removes it."""
+    with _SOCKET_FOLDERS:
+        return tempfile.mkdtemp(prefix=sockets_prefix(os.getpid()))
+
+
+def remove_own_sockets() -> None:
+    """Remove this process's socket folders, and let none of its threads make another: for a process about to
+    `os._exit` while another of its threads may be starting a run's kernel (a worker whose sweep died,
+    `actlab.sweep.lifeline`). Without the lock, a folder made between the removal and the exit stayed behind."""
+    _SOCKET_FOLDERS.acquire()  # never released: the process exits holding it
+    remove_sockets_of([os.getpid()])
 
 
 def remove_sockets_of(pids: Iterable[int]) -> None:
@@ -103,7 +120,8 @@ def execute(
         raise ActlabError(f"refusing to overwrite the template {template} with its executed copy")
     output.parent.mkdir(parents=True, exist_ok=True)
     kernel_cwd = Path(cwd if cwd is not None else output.parent).resolve()
-    with tempfile.TemporaryDirectory(prefix=sockets_prefix(os.getpid())) as sockets:  # 0700, removed after the run
+    sockets = make_sockets_folder()
+    try:
         pm.execute_notebook(
             str(template),
             str(output),
@@ -115,6 +133,8 @@ def execute(
             kernel_manager_class=_ipc_kernel_manager(sockets, str(kernel_cwd), kernel_specs),
             shutdown_kernel="immediate" if stop_kernel_at_once else "graceful",
         )
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     return output
 
 

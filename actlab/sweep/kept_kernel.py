@@ -38,7 +38,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,7 +188,7 @@ def start_template(env: dict[str, str]) -> _Template:
     from actlab.errors import ActlabError
 
     interpreter, spec = _installed_kernel()
-    folder = tempfile.mkdtemp(prefix=notebooks.sockets_prefix(os.getpid()))  # 0700; removed by `discard`
+    folder = notebooks.make_sockets_folder()  # removed by `discard`
     address = os.path.join(folder, "template")  # short: a socket path has ~107 bytes
     kernel = Path(spec_folder(folder), notebooks.KERNEL_NAME)
     kernel.mkdir(parents=True)

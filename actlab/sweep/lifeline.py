@@ -49,9 +49,9 @@ def end_this_worker() -> None:
         with contextlib.suppress(psutil.NoSuchProcess):
             child.kill()
     psutil.wait_procs(children, timeout=3)
-    from actlab.notebooks import remove_sockets_of
+    from actlab.notebooks import remove_own_sockets
 
-    remove_sockets_of([os.getpid()])  # the template's and the kernel's socket folders: `os._exit` runs no finaliser
+    remove_own_sockets()  # the template's and the kernel's socket folders: `os._exit` runs no finaliser
     os._exit(1)
 
 
