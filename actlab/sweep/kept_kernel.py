@@ -10,7 +10,8 @@ Why a template: a new kernel spends seconds importing ipykernel, torch, pandas a
 the compiler once (`WARM_IMPORTS`, `_warm_the_compiler`), then only forks. Each run's kernel is a fork of it
 (copy-on-write): it starts with the template's state and nothing else, since the template never runs a notebook,
 reads nothing a run sends it, and forks only while no thread runs (checked). What a run changes dies with its
-kernel; what it computes in memory is computed again by the next run.
+kernel; what it computes in memory is computed again by the next run, except what every run of the default studies
+builds identically, whatever its parameters and seed, which a pinned template builds once (`PREBUILD`).
 
 How jupyter_client drives it, through public interfaces only: the kernel spec the run's kernel manager reads
 (`spec_folder`, passed to `actlab.notebooks.execute`) launches a stdlib-only stand-in (`PROXY`, a few ms) instead
@@ -38,6 +39,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +47,7 @@ from typing import Any
 # Imported once by the template: what every run's kernel would otherwise import itself. Third-party libraries only:
 # actlab's own modules cost ~0.1 s together, and importing a study's module may register names a run could see.
 WARM_IMPORTS = ("ipykernel.kernelapp", "numpy", "scipy", "sympy", "pandas", "torch", "matplotlib")
-PREBUILD = "actlab.train.prebuild"  # its `build()`: compiled kernels every run of the default studies builds
+PREBUILD = "actlab.train.prebuild"  # its `build()`: the kernels and data every run of the default studies builds
 PREBUILD_SWITCH = "ACTLAB_PREBUILD_KERNELS"  # "0": the template builds none (the test suite's templates)
 PER_RUN = ("ACTLAB_RUN_DIR",)  # environment variables that differ between runs of one template (read at run time)
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default MPLBACKEND, set before matplotlib
@@ -342,7 +344,7 @@ def _warm_the_compiler() -> None:
 
 
 @contextlib.contextmanager
-def _no_progress_monitor() -> Any:
+def _no_progress_monitor() -> Iterator[None]:
     """tqdm's monitor thread off in the block, while inductor shows its progress bars: a template forks no thread."""
     import tqdm
 
@@ -355,15 +357,15 @@ def _no_progress_monitor() -> Any:
 
 
 def _prebuild_kernels() -> None:
-    """`PREBUILD`'s kernels, compiled once here for every kernel this template forks. A failure is said on stderr
-    (the worker's kernel log) and costs nothing else: each run then compiles what it needs, as without a template."""
+    """`PREBUILD`'s kernels and data, built once here for every kernel this template forks. A failure is said on
+    stderr (the worker's kernel log) and costs nothing else: each run then builds what it needs, as before."""
     import importlib
 
     try:
         with _no_progress_monitor():
             importlib.import_module(PREBUILD).build()
     except Exception as error:  # noqa: BLE001 - any failure only means the runs compile their own kernels
-        print(f"actlab: the kernel template built no kernels ({type(error).__name__}: {error})", file=sys.stderr)
+        print(f"actlab: the kernel template prebuilt nothing ({type(error).__name__}: {error})", file=sys.stderr)
 
 
 def _affine(x: Any) -> Any:
