@@ -19,6 +19,8 @@ from pathlib import Path
 import psutil
 from toy_notebook import write_notebook
 
+from actlab.notebooks import remove_sockets_of
+
 BODY = (
     "import os, time, actlab\n"
     "with open(started, 'a') as f:\n"
@@ -59,16 +61,19 @@ def _sweep(spec: Path) -> subprocess.Popen:
 
 @contextlib.contextmanager
 def _killed_on_failure(process: subprocess.Popen):  # noqa: ANN202 - a context manager
-    """If the block fails, kill `process` and everything it started: a failed test leaves no sweep waiting on its
-    `hold` file."""
+    """If the block fails, kill `process` and everything it started, and remove their kernel socket folders: a
+    failed test leaves no sweep waiting on its `hold` file."""
     try:
         yield
     except BaseException:
+        family: list[psutil.Process] = []
         with contextlib.suppress(psutil.Error):
             family = [*psutil.Process(process.pid).children(recursive=True), psutil.Process(process.pid)]
-            for member in family:
-                with contextlib.suppress(psutil.Error):
-                    member.kill()
+        for member in family:
+            with contextlib.suppress(psutil.Error):
+                member.kill()
+        psutil.wait_procs(family, timeout=5)
+        remove_sockets_of(member.pid for member in family)
         raise
 
 
