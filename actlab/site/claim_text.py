@@ -9,7 +9,7 @@ in 100"), never as results with an interval, and every p says which test it is a
 
 from __future__ import annotations
 
-from actlab.claim import Claim, is_decisive
+from actlab.claim import Claim, Part, format_estimate, is_decisive
 
 
 def _per_100(pair: tuple[float, float] | None) -> str | None:
@@ -24,6 +24,49 @@ def hardware_line(claim: Claim) -> str | None:
     if not claim.hardware:
         return None
     return f"measured on {claim.hardware}; a compute-time-matched verdict holds for this hardware"
+
+
+def part_side(part: Part) -> str:
+    """Where the part's interval lies: "for" (wholly on the supporting side), "against" (wholly on the other),
+    "within margin" (inside threshold +- margin), or "open"."""
+    low, high = part.ci
+    if part.margin is not None and part.threshold - part.margin < low and high < part.threshold + part.margin:
+        return "within margin"
+    if part.threshold is None or part.supports is None:
+        return "open"
+    above, below = low > part.threshold, high < part.threshold
+    if above or below:
+        return "for" if above == (part.supports == "above") else "against"
+    return "open"
+
+
+def failed_parts(claim: Claim) -> list[Part]:
+    """The parts that show a "not supported" verdict, for a claim whose rule reads several.
+
+    Why: a claim's own estimate is one part (the paper's quantity), and it may hold while another part fails (Flex-Act
+    App. B: Sigmoid is selected at every alpha, but the regularised fits are worse than alpha = 0). Quoted alone under
+    "failed", the part that held told the reader the opposite of the verdict.
+    """
+    if claim.verdict != "not supported" or len(claim.parts) < 2:
+        return []
+    return [part for part in claim.parts if part_side(part) == "against"]
+
+
+def part_text(part: Part, claim: Claim) -> str:
+    """'gain over alpha = 0: -0.7 log10 MSE [-0.784, -0.616], needed above 0'."""
+    text = f"{part.name}: " + format_estimate(part.estimate, part.ci, claim.confidence, part.units, claim.digits)
+    text = text.removesuffix(f" ({claim.confidence:.0%} CI)")
+    if part.threshold is not None and part.supports in ("above", "below"):
+        text += f", needed {part.supports} {part.threshold:.{claim.digits}g}"
+    elif part.margin is not None:
+        text += f", needed within {part.threshold:.{claim.digits}g} +- {part.margin:.{claim.digits}g}"
+    return text
+
+
+def failed_line(claim: Claim) -> str | None:
+    """'what failed: gain over alpha = 0: -0.7 log10 MSE [...], needed above 0' (`failed_parts`), or None."""
+    failed = failed_parts(claim)
+    return "what failed: " + "; ".join(part_text(part, claim) for part in failed) if failed else None
 
 
 def deciding_line(claim: Claim) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from actlab.claim import Claim, Part
 from actlab.figure_style import verdict_color
+from actlab.site.claim_text import part_side
 from actlab.site.headline import draw_part, paper_row, parts_of, shorten, x_range  # noqa: F401 - x_range: API
 from actlab.site.summary import reported
 
@@ -37,20 +38,6 @@ _ABOVE_AXIS = {"xycoords": "axes fraction", "textcoords": "offset points", "ha":
 def plottable(claims: Sequence[Any]) -> list[Claim]:
     """The claims the plot can show: readable ones (a `Claim` always has a finite estimate and CI)."""
     return [claim for claim in claims if isinstance(claim, Claim)]
-
-
-def part_side(part: Part) -> str:
-    """Where the part's interval lies: "for" (wholly on the supporting side), "against" (wholly on the other),
-    "within margin" (inside threshold +- margin), or "open"."""
-    low, high = part.ci
-    if part.margin is not None and part.threshold - part.margin < low and high < part.threshold + part.margin:
-        return "within margin"
-    if part.threshold is None or part.supports is None:
-        return "open"
-    above, below = low > part.threshold, high < part.threshold
-    if above or below:
-        return "for" if above == (part.supports == "above") else "against"
-    return "open"
 
 
 def agreement(claim: Claim) -> tuple[bool, str]:

@@ -137,6 +137,7 @@ def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[
         post_hoc = f' <span class="post-hoc" style="{POST_HOC_STYLE}">post hoc</span>' if claim.post_hoc else ""
         primary = [
             claim.estimate_text,
+            claim_text.failed_line(claim),
             claim_text.deciding_line(claim),
             claim_text.hardware_line(claim),
             *claim_text.detection_lines(claim),

@@ -43,7 +43,14 @@ def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
     env.filters["short"] = short_value
     env.filters["verdict_class"] = verdict_class
     env.filters["safe_href"] = safe_href  # link targets from files: relative paths and http(s) only
-    for name in ("detection_lines", "operating_lines", "deciding_line", "robustness_lines", "registry_line"):
+    for name in (
+        "detection_lines",
+        "operating_lines",
+        "deciding_line",
+        "failed_line",
+        "robustness_lines",
+        "registry_line",
+    ):
         env.filters[name] = getattr(claim_text, name)
     env.filters["sensitivity_line"] = claim_text.sensitivity_line
     env.filters["reported"] = summary.reported

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from actlab.claim import Claim, is_decisive
+from actlab.site.claim_text import failed_parts, part_text
 from actlab.site.summary import reported
 
 LISTED = 4  # claims named per verdict before "and n more": a large family (the zoo's sixty) stays a paragraph
@@ -28,7 +29,15 @@ def _number(value: float, digits: int) -> str:
 
 
 def _against(claim: Claim) -> str:
-    """'0.32 selection accuracy [0.195, 0.467] against a threshold of 0.8 (the paper: 0.78)'."""
+    """'0.32 selection accuracy [0.195, 0.467], needed above 0.8; the paper: 0.78', or for a claim failed by some
+    of its parts, those parts (`claim_text.failed_parts`: its own estimate may be a part that held)."""
+    failed = failed_parts(claim)
+    if failed:
+        texts = [part_text(part, claim) for part in failed]
+        own = [i for i, part in enumerate(failed) if part.estimate == claim.estimate]  # the paper's quantity
+        if own and claim.paper_value is not None:
+            texts[own[0]] += f"; the paper: {_number(claim.paper_value, claim.digits)}"
+        return "; ".join(texts)
     text = claim.estimate_text.removesuffix(" (95% CI)")
     if claim.threshold is not None and claim.supports in ("above", "below"):
         text += f", needed {claim.supports} {_number(claim.threshold, claim.digits)}"
