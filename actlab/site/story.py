@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from actlab.claim import Claim, is_decisive
 from actlab.site.claim_text import failed_parts, part_text
+from actlab.site.headline import paper_row, parts_of
 from actlab.site.summary import reported
 
 LISTED = 4  # claims named per verdict before "and n more": a large family (the zoo's sixty) stays a paragraph
@@ -33,11 +34,10 @@ def _against(claim: Claim) -> str:
     of its parts, those parts (`claim_text.failed_parts`: its own estimate may be a part that held)."""
     failed = failed_parts(claim)
     if failed:
-        texts = [part_text(part, claim) for part in failed]
-        own = [i for i, part in enumerate(failed) if part.estimate == claim.estimate]  # the paper's quantity
-        if own and claim.paper_value is not None:
-            texts[own[0]] += f"; the paper: {_number(claim.paper_value, claim.digits)}"
-        return "; ".join(texts)
+        row = paper_row(claim)  # the part the forest plot gives the paper's value
+        paper = parts_of(claim)[row] if row is not None else None
+        said = f"; the paper: {_number(claim.paper_value, claim.digits)}" if paper is not None else ""
+        return "; ".join(part_text(part, claim) + (said if part is paper else "") for part in failed)
     text = claim.estimate_text.removesuffix(" (95% CI)")
     if claim.threshold is not None and claim.supports in ("above", "below"):
         text += f", needed {claim.supports} {_number(claim.threshold, claim.digits)}"
