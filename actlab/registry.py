@@ -1,14 +1,16 @@
-"""Claims fixed before the data: every claim's definition registered with a hash and a date, and checked.
+"""Claims fixed before the data: every claim's definition registered with a hash and a UTC time, and checked.
 
 Why: a rule, threshold or margin chosen after the runs were seen can decide a verdict on a knife edge. So each
 claim's *definition* (statement, unit, threshold, margin and its source, alpha, the rules' source, and the design:
-each profile's sweep files with seeds, grids and settings) is in the committed `registry.json`, with its date.
+each profile's sweep files with seeds, grids and settings) is in the committed `registry.json`, with the time it was
+registered, in an append-only history chained by hashes (`actlab.registry_history`).
 
-`stamp` puts the registry's hash and date on each claim and marks it **post hoc** when the registry says it was
-fixed after its runs were seen, when its definition differs from the registered one, or when its runs are older
-than that date. Runs of another design (other seeds or settings, a smoke build) are not post hoc, but not the
-registered claims either (`Claim.registration`). `actlab registry` checks the file against the code (`--update`
-registers a change, dated today), and a test fails while they disagree.
+`stamp` puts the registry's hash and time on each claim and marks it **post hoc** when the registry says it was
+fixed after its runs were seen, when its definition differs from the registered one, or when its earliest run
+started before it was registered (times, not dates: a margin changed the same day is post hoc). A claim whose entry
+contradicts the history is not registered. Runs of another design (other seeds or settings, a smoke build) are not
+post hoc, but not the registered claims either (`Claim.registration`). `actlab registry` checks the file against
+the code and its history (`--update` registers a change, timed now), and a test fails while they disagree.
 """
 
 from __future__ import annotations
@@ -18,20 +20,22 @@ import datetime as dt
 import hashlib
 import inspect
 import json
+import stat
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from actlab import registry_history as history
 from actlab.claim import KINDS, Claim
-from actlab.io import atomic_write_text
+from actlab.registry_history import HASH_CHARACTERS, digest
 
 REGISTRY_FILE = Path(__file__).with_name("registry.json")
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 PROFILES = ("default", "full")  # the profiles whose designs are registered (smoke is a rendering check)
+STATUS_BYTES = 1_000_000  # a run's status.json is a small record; more is not one
 ANY_PROFILE = "any"  # the entry of a claim read from no sweep (an exact check): the same in every profile
-HASH_CHARACTERS = 12
 
 
 @dataclass(frozen=True)
@@ -91,12 +95,6 @@ def source_hash(function: Callable[..., Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:HASH_CHARACTERS]
 
 
-def digest(value: Any) -> str:
-    """A short sha256 of `value`'s canonical JSON."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:HASH_CHARACTERS]
-
-
 # ---------------------------------------------------------------- designs: what the sweeps run
 def design_of_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
     """What a sweep runs (from its spec or a run's `sweep.json`), the notebook by file name only, so the checkout's
@@ -140,11 +138,15 @@ def entry_hash(definition: Definition, design: Mapping[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------- the registry file
-def load(path: Path = REGISTRY_FILE) -> dict[str, Any]:
-    """The committed registry: claim id -> entry ({} when there is no file)."""
-    if not path.is_file():
-        return {}
-    return json.loads(path.read_text(encoding="utf-8"))
+def load_document(path: Path | None = None) -> dict[str, Any]:
+    """The registry in `path` (the committed `REGISTRY_FILE` by default) as a whole: `claims` (claim id -> current
+    entry) and its `history` (`actlab.registry_history`); a malformed file raises `RegistryError` naming it."""
+    return history.read(Path(path or REGISTRY_FILE))
+
+
+def load(path: Path | None = None) -> dict[str, Any]:
+    """The registry's current entries: claim id -> entry ({} when there is no file)."""
+    return load_document(path)["claims"]
 
 
 def current_entries(definitions: Iterable[Definition]) -> dict[str, dict[str, Any]]:
@@ -179,7 +181,8 @@ def summary(design: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def drift(definitions: Iterable[Definition], registry: Mapping[str, Any] | None = None) -> list[str]:
-    """Claim ids whose definition or registered design differs from the registry, or that it lacks."""
+    """Claim ids whose definition or registered design differs from the registry, or that it lacks
+    (`registry`: claim id -> entry, the committed file's when None)."""
     registry = load() if registry is None else registry
     changed = []
     for claim_id, entry in current_entries(definitions).items():
@@ -189,46 +192,79 @@ def drift(definitions: Iterable[Definition], registry: Mapping[str, Any] | None 
     return changed
 
 
+def contradictions(path: Path | None = None) -> list[history.Problem]:
+    """Where the registry in `path` (`REGISTRY_FILE` by default) contradicts its history, or its committed history
+    at git HEAD (`registry_history.verify`)."""
+    path = Path(path or REGISTRY_FILE)
+    return history.verify(load_document(path), history.committed_history(path))
+
+
 def update(
     definitions: Iterable[Definition],
     *,
-    today: str | None = None,
-    path: Path = REGISTRY_FILE,
+    now: dt.datetime | None = None,
+    path: Path | None = None,
     post_hoc: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """Register every changed or new definition, dated `today`; unchanged entries keep their date, claims no study
-    defines are dropped. `post_hoc`: claim id -> why it is fixed after its runs were seen. Returns the ids written."""
-    today = today or dt.date.today().isoformat()
-    current = current_entries(definitions)
-    registry = {claim_id: entry for claim_id, entry in load(path).items() if claim_id in current}
-    written = []
-    for claim_id, entry in current.items():
-        old = registry.get(claim_id)
-        reason = (post_hoc or {}).get(claim_id)
-        if old is not None and _hashes(old) == _hashes(entry) and reason is None:
-            continue
-        # once post hoc, a claim stays post hoc: a later change of its definition was made after its runs too
-        kept = old.get("post_hoc_reason", "") if old and old.get("post_hoc") else ""
-        registry[claim_id] = {
-            **entry,
-            "fixed_on": today,
-            "post_hoc": bool(reason or kept),
-            "post_hoc_reason": reason or kept,
-        }
-        written.append(claim_id)
-    atomic_write_text(path, json.dumps(dict(sorted(registry.items())), indent=1, sort_keys=True) + "\n")
+    """Register every changed or new definition at `now` (UTC), appending to the history; unchanged entries keep
+    theirs, claims no study defines are dropped (an entry too). `post_hoc`: claim id -> why it is fixed after its
+    runs were seen. Returns the ids written. A registry whose history is contradicted is refused, and a first,
+    date-only registry is converted first (`registry_history.migrate`)."""
+    now = (now or history.now_utc()).astimezone(dt.timezone.utc)
+    path = Path(path or REGISTRY_FILE)
+    document = history.read(path, migrate_at=now)
+    problems = history.verify(document, history.committed_history(path))
+    if problems:
+        raise history.RegistryError(
+            f"the claim registry {path} contradicts its history ({problems[0]}); nothing was registered: restore it "
+            f"with `git checkout -- {path}`, then register again"
+        )
+    written = history.register(document, current_entries(definitions), now, post_hoc or {})
+    history.write(path, document)
     return written
 
 
 def _hashes(entry: Mapping[str, Any]) -> dict[str, str]:
-    return {profile: item["hash"] for profile, item in entry.get("profiles", {}).items()}
+    return history.profile_hashes(entry)
 
 
 # ---------------------------------------------------------------- stamping claims
 def earliest_run(runs_dir: Path, sweeps: Iterable[str]) -> str | None:
-    """The ISO date of the oldest finished run of `sweeps` under `runs_dir` (its result file's time), or None."""
-    times = [path.stat().st_mtime for name in sweeps for path in (Path(runs_dir) / name).glob("*/results.json")]
-    return dt.datetime.fromtimestamp(min(times)).date().isoformat() if times else None
+    """When the oldest finished run of `sweeps` under `runs_dir` started (UTC timestamp), or None.
+
+    A run's start is the earliest of what its folder says: `status.json`'s `started_utc` and the times of its
+    `params.json` (written as it starts) and `results.json`; so an edited status or a copied folder never makes a
+    run look younger than its files."""
+    times = []
+    for name in sweeps:
+        for result in (Path(runs_dir) / name).glob("*/results.json"):
+            found = [path.stat().st_mtime for path in (result, result.with_name("params.json")) if path.is_file()]
+            started = history.parse_time(_started_utc(result.with_name("status.json")))
+            times.append(min([*found, *([started.timestamp()] if started else [])]))
+    if not times:
+        return None
+    return history.timestamp(dt.datetime.fromtimestamp(min(times), dt.timezone.utc))
+
+
+def _started_utc(path: Path) -> str | None:
+    """`started_utc` of a run's `status.json`, read only when it is a small regular file (never a FIFO or a link
+    to a device, which would hang or exhaust the reader)."""
+    try:
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > STATUS_BYTES:
+            return None
+        with path.open("rb") as handle:
+            status = json.loads(handle.read(STATUS_BYTES + 1).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return status.get("started_utc") if isinstance(status, dict) else None
+
+
+def fixed_on_text(entry: Mapping[str, Any]) -> str:
+    """A registry entry's time as a claim shows it: the UTC timestamp, or the date alone when only it is known."""
+    if entry.get("precision") == "day":
+        return str(entry.get("fixed_on", ""))[:10]
+    return str(entry.get("fixed_on", ""))
 
 
 def stamp(
@@ -240,8 +276,17 @@ def stamp(
     registry: Mapping[str, Any] | None = None,
 ) -> list[Claim]:
     """`claims` with `registry_hash`, `fixed_on` and `post_hoc` set from the registry (module docstring), comparing
-    the design the runs under `runs_dir` were made with (else `profile`'s committed sweep files)."""
-    registry = load() if registry is None else registry
+    the design the runs under `runs_dir` were made with (else `profile`'s committed sweep files), and the time its
+    definition was registered with the time its earliest run started.
+
+    `registry`: a registry document (`load_document`), the committed file's when None. A claim whose entry
+    contradicts the history (`registry_history.verify`), or every claim when the chain itself is broken, is not
+    registered: its registration says why."""
+    document = load_document() if registry is None else registry
+    problems = history.verify(document, history.committed_history(REGISTRY_FILE) if registry is None else None)
+    chain = next((problem for problem in problems if problem.chain), None)
+    contradicted = {problem.claim_id: problem for problem in problems}
+    entries = document["claims"]
     by_id = {definition.claim_id: definition for definition in definitions}
     stamped = []
     for claim in claims:
@@ -259,19 +304,27 @@ def stamp(
             else registered_design(definition.study, profile, definition.sweeps)
         )
         current = entry_hash(definition, design)
-        entry = registry.get(claim.claim_id, {})
+        entry = entries.get(claim.claim_id, {})
         profiles = entry.get("profiles", {})
         registered = profiles.get(profile if definition.sweeps else ANY_PROFILE, {}).get("hash")
-        fixed_on = entry.get("fixed_on", "")
+        fixed_on = fixed_on_text(entry)
         reasons = []
         if entry.get("post_hoc"):
             reasons.append(entry.get("post_hoc_reason") or "fixed after its runs were seen")
         if entry and digest(entry.get("definition")) != digest(definition.content()):
             reasons.append(f"its definition changed after it was registered on {fixed_on}; not re-registered")
         first = earliest_run(Path(runs_dir), definition.sweeps) if runs_dir else None
-        if first and fixed_on and first < fixed_on:
-            reasons.append(f"its runs (from {first}) are older than its definition (fixed on {fixed_on})")
-        if not entry:
+        registered_at = history.parse_time(entry.get("fixed_on"))
+        if first and registered_at and registered_at >= history.parse_time(first):
+            if entry.get("precision") == "day":
+                unknown = f"its registration ({fixed_on}, time of day not recorded)"
+                reasons.append(f"{unknown} cannot be shown to precede its earliest run ({first})")
+            else:
+                reasons.append(f"its definition was registered at {fixed_on}, after its earliest run started ({first})")
+        untrusted = chain or contradicted.get(claim.claim_id)
+        if untrusted:
+            registration = f"not registered: the registry contradicts its history ({untrusted})"
+        elif not entry:
             registration = "not registered"
         elif registered is None:
             registration = f"no design registered for profile {profile!r}"

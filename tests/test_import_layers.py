@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("nn", ("nn",)),
     ("activations, routing, models", ("activations", "routing", "models")),
     ("train, data", ("train", "data")),
-    ("sweep, stats, registry", ("sweep", "stats", "registry", "measured_on")),
+    ("sweep, stats, registry", ("sweep", "stats", "registry", "registry_history", "measured_on")),
     ("theory", ("theory",)),
     ("studies, bench", ("studies", "bench")),
     ("site", ("site",)),

@@ -1,7 +1,10 @@
-"""`actlab registry`: every claim's registered definition against the code, and registering a change.
+"""`actlab registry`: every claim's registered definition against the code and the registry's history, and
+registering a change.
 
-Exits 1 naming the claims whose definition moved (`actlab.registry`); `--update` registers a change on purpose,
-dated today, and `--post-hoc CLAIM_ID=REASON` one made after its runs were seen (its page then says so).
+Exits 1 naming the claims whose entry contradicts the history (an edited past entry, a `fixed_on` or `post_hoc`
+unlike the history's: `actlab.registry_history`) or whose definition moved (`actlab.registry`); `--update` registers a
+change on purpose, timed now (UTC) and appended to the history, and `--post-hoc CLAIM_ID=REASON` one made after its
+runs were seen (its page then says so).
 """
 
 from __future__ import annotations
@@ -12,7 +15,11 @@ from actlab.errors import UsageError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--update", action="store_true", help="register every changed or new definition, dated today")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="register every changed or new definition, timed now (UTC), in the history",
+    )
     parser.add_argument(
         "--post-hoc",
         action="append",
@@ -42,7 +49,7 @@ def all_definitions() -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from actlab import registry
+    from actlab import registry, registry_history
 
     post_hoc = {}
     for item in args.post_hoc:
@@ -52,13 +59,27 @@ def run(args: argparse.Namespace) -> int:
         post_hoc[claim_id] = reason.strip()
     if post_hoc and not args.update:
         raise UsageError("--post-hoc needs --update (it marks a definition as it is registered)")
+    path = registry.REGISTRY_FILE
+    if not args.update:  # the file against its history first: it needs no study imported
+        problems = registry.contradictions()
+        if problems:
+            print(
+                f"the registry contradicts its history ({path}); it is append-only and written only by "
+                f"`actlab registry --update`: restore it with `git checkout -- {path}`"
+            )
+            for problem in problems:
+                print(f"  {problem}")
+            return 1
     definitions = all_definitions()
     unknown = sorted(set(post_hoc) - {d.claim_id for d in definitions})
     if unknown:
         raise UsageError(f"--post-hoc names no registered claim: {', '.join(unknown)}; see `actlab registry`")
     if args.update:
+        converted = registry_history.is_date_only_file(path)
         written = registry.update(definitions, post_hoc=post_hoc)
-        print(f"registered {len(written)} definition(s) in {registry.REGISTRY_FILE.name}: {', '.join(written) or '-'}")
+        if converted:
+            print(f"converted {path.name} to a history: its dates kept as dates (time of day not recorded)")
+        print(f"registered {len(written)} definition(s) in {path.name}: {', '.join(written) or '-'}")
         return 0
     changed = registry.drift(definitions)
     if changed:
@@ -66,5 +87,5 @@ def run(args: argparse.Namespace) -> int:
         for claim_id in changed:
             print(f"  {claim_id}")
         return 1
-    print(f"all {len(definitions)} claim definitions match the registry ({registry.REGISTRY_FILE.name})")
+    print(f"all {len(definitions)} claim definitions match the registry and its history ({path.name})")
     return 0

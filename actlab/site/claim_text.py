@@ -109,8 +109,10 @@ def robustness_lines(claim: Claim) -> list[str]:
 
 
 def registry_line(claim: Claim) -> str:
-    """'definition 8f4e2dad7783, fixed on 2026-12-05' (or 'not registered'), with 'POST HOC: why' where it is."""
-    if claim.fixed_on:
+    """'definition 8f4e2dad7783, fixed on 2026-12-05' (or 'not registered'), with 'POST HOC: why' where it is.
+    Registered only when the stamp said so (`actlab.registry.stamp`): a date alone, e.g. a hand-edited claim's,
+    is not a registration."""
+    if claim.fixed_on and claim.registration == "registered":
         line = f"registered definition {claim.registry_hash}, fixed on {claim.fixed_on}"
     elif claim.registry_hash:
         line = f"definition {claim.registry_hash}: {claim.registration or 'not registered'}"
