@@ -91,12 +91,12 @@ def decision_lock(record_path: Path) -> Iterator[None]:
 
     Why refuse rather than wait: a decision trains for hours; a second command with another design must not sit
     behind it and then find its design refused. The lock is `filelock`'s OS lock, released when its holder dies,
-    so a killed `decide` never leaves the claim locked; `<claim>.lock.json` says who holds it, for the message.
+    so a killed `decide` never leaves the claim locked; `<claim>.owner` says who holds it, for the message.
     """
     record_path = Path(record_path)
     record_path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(record_path.with_suffix(".lock")))
-    owner_path = record_path.with_suffix(".lock.json")
+    owner_path = record_path.with_suffix(".owner")  # not *.json: the page reads every decisions/*.json as a record
     try:
         lock.acquire(timeout=0)
     except Timeout:

@@ -21,6 +21,7 @@ import actlab.sweep
 from actlab.cli import main
 from actlab.commands import decide
 from actlab.io import atomic_write_json
+from actlab.site import page as page_module
 from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, SequentialTarget
 from actlab.sweep.runner import SweepOutcome, plan, read_status, run_producers
 from actlab.sweep.spec import SweepSpec
@@ -166,6 +167,30 @@ def test_a_deleted_record_starts_a_new_decision_on_new_seeds(toy, capsys):
     trained.clear()
     assert _decide(runs, "--first", "2", "--max-seeds", "2") == 0
     assert sum(trained, []) == [1006, 1007]
+    page = page_module.sequential_block(runs / "toy" / "default")
+    assert page is not None and "new seeds from 1006" in page.body  # what the page says is the record's seeds
+
+
+def test_a_decision_interrupted_before_its_first_look_resumes_its_unseen_seeds(toy, capsys, monkeypatch):
+    """Nothing of it was seen, so the same design goes on with the same seeds; another design takes new ones."""
+    runs, trained = toy
+    real = actlab.sweep.run_sweep
+
+    def interrupted(spec, runs_dir, options=None, **kw):
+        real(spec, runs_dir, options, **kw)
+        raise KeyboardInterrupt  # trained, not looked at
+
+    monkeypatch.setattr(actlab.sweep, "run_sweep", interrupted)
+    assert _decide(runs) == 130 and not _record_path(runs).exists()
+    monkeypatch.setattr(actlab.sweep, "run_sweep", real)
+    trained.clear()
+    assert _decide(runs) == 0
+    assert "new seeds 1000..1003 (resuming the unlooked block" in capsys.readouterr().out
+    assert json.loads(_record_path(runs).read_text())["first_seed"] == 1000
+    assert sum(trained, []) == [1002, 1003]  # seeds 1000 and 1001 were trained before the interruption
+    _record_path(runs).unlink()
+    assert _decide(runs) == 0
+    assert json.loads(_record_path(runs).read_text())["first_seed"] == 1004  # looked at: never again
 
 
 def test_a_rerun_of_a_finished_decision_takes_no_new_look(toy, capsys):
@@ -204,6 +229,7 @@ def test_two_concurrent_decides_of_one_claim_never_both_write_its_record(toy, ca
     first = threading.Thread(target=lambda: codes.append(_decide(runs)))
     first.start()
     assert inside.wait(10)
+    assert list(_record_path(runs).parent.glob("*.json")) == []  # the page reads each one as a decision
     started = time.monotonic()
     second = _decide(runs, "--first", "3", "--max-seeds", "3")
     assert time.monotonic() - started < 5

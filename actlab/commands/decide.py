@@ -174,6 +174,7 @@ def _decide(
             )
         level = dict(zip(design.looks, design.nominal_levels, strict=True))[n]
         inputs = run_digests([run.folder for run in outcome.runs], runs_dir)
+        ledger.looked(target.claim_id, target.sweep, first_seed, n)  # before the look: once computed, it is seen
         looks.append(target.look(runs_dir, name, seeds, level))
         if changed_runs(inputs, runs_dir):  # a file changed while the look read it: take it again
             raise ActlabError(f"runs of {name} changed while look {len(looks)} read them; rerun `actlab decide`")
@@ -193,7 +194,6 @@ def _decide(
             "operating": operating,
         }
         atomic_write_json(record_path, record)
-        ledger.looked(target.claim_id, target.sweep, first_seed, n)
         print(
             f"look {len(looks)}: {n} seeds, level {level:.3g}: {looks[-1].verdict} "
             f"({looks[-1].estimate:.3g} [{looks[-1].ci[0]:.3g}, {looks[-1].ci[1]:.3g}])",
