@@ -209,7 +209,11 @@ def test_a_conflicting_flag_on_resume_is_refused_naming_the_stored_flags(toy, ca
     capsys.readouterr()
     assert _decide(runs, "--first", "3") == 2
     err = capsys.readouterr().err
-    assert "fixed at its first look" in err and "--first 2 --batch 1 --max-seeds 4" in err
+    assert "(fixed at its first look): rerun without --first, --batch or --max-seeds" in err
+    _record_path(runs).unlink()
+    assert _decide(runs, "--first", "2", "--max-seeds", "3") == 0
+    assert _decide(runs) == 2
+    assert "rerun with --first 2 --batch 1 --max-seeds 3" in capsys.readouterr().err
 
 
 def test_two_concurrent_decides_of_one_claim_never_both_write_its_record(toy, capsys, monkeypatch):

@@ -137,7 +137,7 @@ def _decide(
     ledger = SeedLedger(runs_dir)
     record = _read_record(record_path)
     if record is not None:
-        _check_design(record, design, record_path)
+        _check_design(record, design, record_path, target.design)
         _verify_looks(record, runs_dir, record_path, ledger)
         if record["verdict"]:
             print(f"{target.claim_id} was decided already; its record's looks are unchanged", flush=True)
@@ -224,8 +224,11 @@ def _read_record(path: Path) -> dict[str, Any] | None:
     return record
 
 
-def _check_design(record: dict[str, Any], design: SequentialDesign, record_path: Path) -> None:
-    """The design is the record's (fixed at its first look): other flags, or none when the flags set it, refuse."""
+def _check_design(
+    record: dict[str, Any], design: SequentialDesign, record_path: Path, registered: SequentialDesign
+) -> None:
+    """The design is the record's (fixed at its first look): other flags, or none when the flags set it, refuse,
+    saying which flags give the stored design back."""
     if record["design"] == design.as_json():
         for key in ("looks", "verdict", "why", "first_seed", "operating"):
             if key not in record:
@@ -233,13 +236,22 @@ def _check_design(record: dict[str, Any], design: SequentialDesign, record_path:
         return
     stored = record["design"]
     looks = stored.get("looks") if isinstance(stored.get("looks"), list) else []
-    flags = ""
-    if len(looks) >= 2:
-        flags = f" (--first {looks[0]} --batch {looks[1] - looks[0]} --max-seeds {looks[-1]})"
+    same_rule = (stored.get("alpha"), stored.get("spending")) == (registered.alpha, registered.spending)
+    if stored == registered.as_json():
+        how = "rerun without --first, --batch or --max-seeds"
+    elif same_rule and len(looks) >= 2 and looks == _flag_looks(looks[0], looks[1] - looks[0], looks[-1]):
+        how = f"rerun with --first {looks[0]} --batch {looks[1] - looks[0]} --max-seeds {looks[-1]}"
+    else:
+        how = "no flags give it back (the registered design changed since)"
     raise UsageError(
-        f"{record_path.stem} was started with the design {stored} (fixed at its first look); "
-        f"rerun with the same flags{flags}, or delete {record_path} to start a new decision on new seeds"
+        f"{record_path.stem} was started with the design {stored} (fixed at its first look): {how}, or delete "
+        f"{record_path} to start a new decision on new seeds"
     )
+
+
+def _flag_looks(first: int, batch: int, most: int) -> list[int]:
+    """The looks `--first`, `--batch` and `--max-seeds` give (`SequentialTarget.design_with`'s)."""
+    return list(dict.fromkeys([*range(first, most, batch), most])) if batch > 0 else []
 
 
 def _verify_looks(record: dict[str, Any], runs_dir: Path, record_path: Path, ledger: Any) -> None:
