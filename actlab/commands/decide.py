@@ -6,7 +6,7 @@ flags') is fixed at the first look and stored; each batch runs as a sweep (resum
 the look's nominal level, and the first decisive look ends it. The decision goes to
 `<runs>/<study>/<profile>/decisions/<claim id>.json`, and the study's page is rebuilt.
 
-What keeps it honest (`actlab.decision_record`): a look is taken once. Its record stores the sha256 of every run
+What keeps it honest (`actlab.sweep.decisions`): a look is taken once. Its record stores the sha256 of every run
 file it read, and a rerun refuses, naming the runs, when one changed, rather than recompute a finished look. A new
 decision takes seeds no earlier decision or sweep of the claim used (a seed ledger beside the records, and the
 seeds of the runs on disk), so deleting a record never replays seen seeds. One `decide` per claim at a time.
@@ -91,7 +91,7 @@ def chosen_design(target: SequentialTarget, args: argparse.Namespace) -> Sequent
 
 def run(args: argparse.Namespace) -> int:
     from actlab.commands.options import check_writable
-    from actlab.decision_record import decision_lock
+    from actlab.sweep.decisions import decision_lock
 
     check_args(args)
     target = find_target(args.claim_id, args.profile)
@@ -128,10 +128,10 @@ def _decide(
 ) -> dict[str, Any]:
     """Take the looks still to take (under the claim's lock) and return the record: resumed from its record, whose
     design and looks are kept as they were, or a new decision on seeds no earlier decision or sweep has used."""
-    from actlab.decision_record import SeedLedger, changed_runs, run_digests
     from actlab.io import atomic_write_json
     from actlab.stats.sequential import stopped
     from actlab.sweep import ExecutorOptions, run_sweep
+    from actlab.sweep.decisions import SeedLedger, changed_runs, run_digests
     from actlab.sweep.executors import default_workers
 
     ledger = SeedLedger(runs_dir)
@@ -256,7 +256,7 @@ def _flag_looks(first: int, batch: int, most: int) -> list[int]:
 
 def _verify_looks(record: dict[str, Any], runs_dir: Path, record_path: Path, ledger: Any) -> None:
     """Refuse a record whose looks read runs that changed since (or that stores no hashes to check them by)."""
-    from actlab.decision_record import changed_runs
+    from actlab.sweep.decisions import changed_runs
 
     changed: list[str] = []
     first_changed = None
@@ -302,7 +302,7 @@ def _reserve_seeds(
 ) -> int:
     """The first of `design.max_seeds` seeds that no earlier decision (the ledger) or sweep of the claim (the run
     folders of its sweep and of its sequential sweep, and the report sweep's planned seeds) has used."""
-    from actlab.decision_record import seeds_in_folders
+    from actlab.sweep.decisions import seeds_in_folders
     from actlab.sweep.spec import SEED_LIMIT
 
     spec = target.spec(profile)
