@@ -143,7 +143,13 @@ def _decide(
             print(f"{target.claim_id} was decided already; its record's looks are unchanged", flush=True)
             return record
         first_seed, operating = int(record["first_seed"]), record["operating"]
-        looks = [_look_from(entry) for entry in record["looks"]]
+        try:
+            looks = [_look_from(entry) for entry in record["looks"]]
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            raise ActlabError(
+                f"{record_path} holds a look that is not one ({type(error).__name__}: {error}); restore it, or "
+                "delete it to start a new decision on new seeds"
+            ) from None
         print(f"resuming {target.claim_id} after look {len(looks)} (seeds from {first_seed})", flush=True)
     else:
         print(
