@@ -274,3 +274,46 @@ def test_bad_flags_fail_at_once_with_one_clear_error(tmp_path, capsys, flags, sa
         time.monotonic() - started < 30
     )  # the claims' lookup imports every study (~9 s here); no sweep, no simulation
     assert not (tmp_path / "runs").exists() and not (tmp_path / "elsewhere").exists()
+
+
+def test_a_resumed_decision_never_reruns_a_run_an_earlier_look_read(toy, capsys, monkeypatch):
+    """Interrupted after look 1, then the notebook's code changed: its runs are stale and the next look's sweep
+    would run them again, overwriting what look 1 decided on. The resume refuses before any sweep."""
+    runs, trained = toy
+    real = actlab.sweep.run_sweep
+    calls = []
+
+    def interrupted(spec, runs_dir, options=None, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(spec, runs_dir, options, **kw)
+
+    monkeypatch.setattr(actlab.sweep, "run_sweep", interrupted)
+    assert _decide(runs) == 130
+    notebook = decide.find_target(CLAIM).spec("default").notebook
+    cell = {"cell_type": "code", "source": "value = 1", "metadata": {}, "outputs": [], "execution_count": None}
+    notebook.write_text(json.dumps({**json.loads(notebook.read_text()), "cells": [cell]}))
+    monkeypatch.setattr(actlab.sweep, "run_sweep", real)
+    trained.clear()
+    capsys.readouterr()
+    assert _decide(runs) == 1
+    err = capsys.readouterr().err
+    assert "an earlier look read would run again" in err and "stale" in err, err
+    assert trained == []
+
+
+def test_a_digest_never_follows_a_symlink_or_a_fifo_nor_a_record_out_of_its_folder(tmp_path):
+    import os
+
+    from actlab.errors import ActlabError
+    from actlab.sweep.decisions import MISSING, changed_files, file_digest
+
+    real = tmp_path / "results.json"
+    real.write_bytes(b"{}")
+    assert file_digest(real) == "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"  # sha256 of {}
+    (tmp_path / "link.json").symlink_to(real)
+    os.mkfifo(tmp_path / "fifo.json")
+    assert file_digest(tmp_path / "link.json") == MISSING and file_digest(tmp_path / "fifo.json") == MISSING
+    with pytest.raises(ActlabError, match="outside its runs folder"):
+        changed_files({"../outside/results.json": "0"}, tmp_path / "runs")
