@@ -7,6 +7,10 @@ They also skip leading spaces and read full-width `＝` as `=`, so the test is m
 after NFKC normalisation (`" =1+2"`, `"＝3+3"`). A formula-like cell is prefixed with `'`, which spreadsheets show
 as text. Only text is touched: a number (say -0.5 as a float) is written as a number.
 
+Rows end in `LINE_END`, CRLF as RFC 4180 has it: Python's `csv` (and pandas' `to_csv`) quote a field only for the
+characters of the line ending in use, so with a bare "\n" a cell holding a lone "\r" went out unquoted, and a
+spreadsheet that breaks lines at "\r" would start a new row with whatever follows it (`x\r=1` gave a cell `=1`).
+
 The quote is reversible (`restore_cell`): text that already starts with quotes before formula-like text gets one
 more, so reading a table back (`actlab.sweep.results.load_results`) gives the labels exactly as written.
 """
@@ -18,6 +22,7 @@ from typing import Any
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 QUOTE = "'"
+LINE_END = "\r\n"  # the `lineterminator` of every CSV actlab writes (see the module docstring)
 
 
 def is_formula(text: str) -> bool:
@@ -60,7 +65,7 @@ def neutralise_frame(frame: Any) -> Any:
     numeric columns are left as they are."""
     safe = frame.copy()
     for column in safe.columns:
-        if safe[column].dtype == object:
+        if _holds_text(safe[column]):
             safe[column] = safe[column].map(neutralise_cell)
     safe.columns = [neutralise_cell(column) for column in safe.columns]
     return safe
@@ -70,7 +75,14 @@ def restore_frame(frame: Any) -> Any:
     """`neutralise_frame` undone on a DataFrame read back from such a CSV."""
     restored = frame.copy()
     for column in restored.columns:
-        if restored[column].dtype == object:
+        if _holds_text(restored[column]):
             restored[column] = restored[column].map(restore_cell)
     restored.columns = [restore_cell(column) for column in restored.columns]
     return restored
+
+
+def _holds_text(column: Any) -> bool:
+    """Whether a pandas column may hold text: object (mixed) or string dtype (pandas 3's default for text)."""
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
+    return is_object_dtype(column.dtype) or is_string_dtype(column.dtype)

@@ -18,7 +18,7 @@ from actlab.claim import Claim
 from actlab.io import atomic_write_text
 from actlab.site.inputs import UnreadableClaim
 from actlab.site.summary import reported
-from actlab.spreadsheet import neutralise_cell
+from actlab.spreadsheet import LINE_END, neutralise_cell
 
 # `verdict` is one of actlab.claim.VERDICTS (the primary verdict); `counted_as` adds "not after family-wise
 # control"; `robustness` is one of actlab.claim.ROBUSTNESS_STATUSES; `depends_on` lists the settings (if any) whose
@@ -69,7 +69,7 @@ def _cell(value: Any) -> Any:
 def claims_csv(claims: Sequence[Claim]) -> str:
     """The CSV text: a header of `CSV_COLUMNS`, then one row per claim."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator=LINE_END)
     writer.writeheader()
     for claim in claims:
         writer.writerow({name: _cell(value) for name, value in claim_row(claim).items()})

@@ -453,7 +453,7 @@ def write_results_csv(runs: list[Run], path: Path, producers: dict[str, dict[str
     (`actlab.spreadsheet`; `load_results` restores it)."""
     import pandas as pd
 
-    from actlab.spreadsheet import neutralise_frame
+    from actlab.spreadsheet import LINE_END, neutralise_frame
 
     frame = pd.DataFrame(tidy_rows(runs, producers))
-    return atomic_write_text(path, neutralise_frame(frame).to_csv(index=False))
+    return atomic_write_text(path, neutralise_frame(frame).to_csv(index=False, lineterminator=LINE_END))
