@@ -32,6 +32,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "sanitize",
             "figure_style",
             "names",
+            "spreadsheet",
+            "deadline",
         ),
     ),
     ("kernels", ("kernels",)),

@@ -130,7 +130,7 @@ def test_save_refuses_bad_names_and_bad_formulas(store):
 
 
 def test_a_registry_or_builtin_name_is_refused_so_resolve_never_builds_the_wrong_module(store, tmp_path):
-    for name in ("relu", "xielu", "ReLU"):
+    for name in ("relu", "xielu"):
         with pytest.raises(ActlabError, match="taken by a built-in"):
             save_derivation(name, "x**3", "exp(x)", reserved=activation_names())
     with pytest.raises(ActlabError, match="taken by a built-in"):
@@ -145,6 +145,18 @@ def test_a_registry_or_builtin_name_is_refused_so_resolve_never_builds_the_wrong
     with pytest.raises(ActlabError, match="taken by a built-in"):
         load_derivation("relu", reserved=activation_names())  # a file saved before the check: refused, with why
     assert isinstance(resolve("relu"), nn.ReLU)
+
+
+def test_a_name_differing_from_a_built_in_only_in_case_is_refused_for_that_reason(store, tmp_path):
+    """The issue's `--save RELU` was refused because "resolve('RELU') would build" relu, which it would not
+    (`resolve` is case-sensitive). The reason now is the one that holds: the names differ only in case."""
+    for name, other in (("RELU", "relu"), ("ReLU", "relu"), ("XiELU", "xielu"), ("XIEP", "xiep")):
+        with pytest.raises(ActlabError, match=f"'{name}' differs only in case from the built-in activation '{other}'"):
+            save_derivation(name, "x**3", "exp(x)", reserved=activation_names())
+    command = [sys.executable, "-m", "actlab", "derive", "--pos", "x**3", "--neg", "exp(x)", "--save", "RELU"]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1 and "differs only in case from the built-in activation 'relu'" in result.stderr
+    assert "would build" not in result.stderr and not store.exists()
 
 
 @pytest.mark.parametrize("name", ["nl\n", "cubic\n", "\ncubic", "cu\nbic"])

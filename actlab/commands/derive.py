@@ -6,13 +6,21 @@
 
 `--check` also verifies every result a second way (reference closed forms, d/dx, autograd, gradcheck) and
 exits 1 if any check fails.
+
+The work runs with a time bound (`--timeout`, default 30 s of computing, and at most four times that on the clock;
+`actlab.deadline`): SymPy's integration and mpmath's evaluations have no limit of their own, and a gradient such as
+six nested `exp` would otherwise never return. Past the bound the command stops with one error saying so, and
+nothing is saved.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 
 from actlab.errors import ActlabError
+
+DEFAULT_TIMEOUT = 30.0  # seconds; every built-in derivation and its --check take a few
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -25,11 +33,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", action="store_true", help="verify symbolically and numerically; exit 1 on failure")
     parser.add_argument("--seed", type=int, default=0, help="seed of the numeric checks' random points")
     parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"stop the derivation and its checks after this many seconds of computing (default {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument(
         "--save",
         metavar="NAME",
         help="save a --pos/--neg derivation as NAME (data, in $ACTLAB_DERIVATIONS_DIR or ~/.local/share/actlab/"
         "derivations); studies then take NAME as an activation (not saved if --check fails)",
     )
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse reports the message as a usage error)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds (e.g. --timeout 120)")
+    return value
 
 
 def _built(args: argparse.Namespace):  # noqa: ANN202 - a BuiltActivation (SymPy imported lazily)
@@ -85,13 +111,39 @@ def _print_derivation(derivation, reference) -> None:  # noqa: ANN001 - SymPy ob
 
 
 def run(args: argparse.Namespace) -> int:
-    from actlab.symbolic import derivations
+    from actlab.deadline import DeadlineExceededError, call_within
 
     if args.save is not None:  # a name that cannot be saved fails now, not after the derivation and its checks
         from actlab.activations import activation_names
         from actlab.symbolic.saved import check_name
 
         check_name(args.save, reserved=activation_names())
+    timeout = getattr(args, "timeout", DEFAULT_TIMEOUT)
+    try:
+        return call_within(lambda: _derive_bounded(args), timeout)
+    except DeadlineExceededError:
+        what = repr(args.name) if args.name else f"--pos {args.pos!r} --neg {args.neg!r}"
+        what += ", with its checks" if args.check else ""
+        raise ActlabError(
+            f"derivation did not finish in {timeout:g} s of computing: {what} "
+            f"(SymPy's integration and simplification have no time limit of their own)"
+            f"{'; nothing was saved' if args.save else ''}. Try a simpler gradient or raise --timeout "
+            f"(e.g. --timeout {4 * timeout:g})"
+        ) from None
+
+
+def _derive_bounded(args: argparse.Namespace) -> int:
+    """`_derive` with SymPy's own alarms off (`parser.bounded_outside`): `--timeout` alone bounds it."""
+    from actlab.symbolic.parser import bounded_outside
+
+    with bounded_outside():
+        return _derive(args)
+
+
+def _derive(args: argparse.Namespace) -> int:
+    """The derivation, its checks and its save: what `run` bounds in time."""
+    from actlab.symbolic import derivations
+
     built = _built(args)
     if built.derivation is None:
         return _numeric(args, built)

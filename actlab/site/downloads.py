@@ -1,7 +1,7 @@
 """The index's claims as downloads: `claims.json` (every claim whole, as `Claim.to_json` writes it) and `claims.csv`.
 
 Why: a reader who wants to re-analyse or cite the verdicts should not scrape HTML. A CSV text cell that a spreadsheet
-would run as a formula (starting with =, +, -, @, tab or return) is prefixed with an apostrophe.
+would run as a formula is prefixed with an apostrophe (`actlab.spreadsheet.neutralise_cell`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from actlab.claim import Claim
 from actlab.io import atomic_write_text
 from actlab.site.inputs import UnreadableClaim
 from actlab.site.summary import reported
+from actlab.spreadsheet import LINE_END, neutralise_cell
 
 # `verdict` is one of actlab.claim.VERDICTS (the primary verdict); `counted_as` adds "not after family-wise
 # control"; `robustness` is one of actlab.claim.ROBUSTNESS_STATUSES; `depends_on` lists the settings (if any) whose
@@ -31,7 +32,6 @@ CSV_COLUMNS = (
     "power_at_mde", "power_at_mde_se", "power_at_paper", "power_at_paper_se", "statement", "source", "paper",
     "evidence_page",
 )  # fmt: skip
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 CLAIM_FIELDS = frozenset(field.name for field in fields(Claim))
 
 
@@ -63,15 +63,13 @@ def claim_row(claim: Claim) -> dict[str, Any]:
 
 
 def _cell(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value
-    return "" if value is None else value
+    return "" if value is None else neutralise_cell(value)
 
 
 def claims_csv(claims: Sequence[Claim]) -> str:
     """The CSV text: a header of `CSV_COLUMNS`, then one row per claim."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator=LINE_END)
     writer.writeheader()
     for claim in claims:
         writer.writerow({name: _cell(value) for name, value in claim_row(claim).items()})

@@ -4,6 +4,8 @@ Why: the index publishes what claim files and `pages.json` say, and anyone who c
 those. So a link target becomes a link only if `safe_href` passes it (a relative path or an http(s) URL; the
 notebook pages use the same check, `actlab.sanitize`), and a claim file that `Claim.from_json` refuses, or whose
 name is not its claim's id, becomes an error row naming the file and the problem: one bad file never stops the index.
+A claim file is read by `actlab.io.read_bounded_bytes` (a regular file, at most `MAX_CLAIM_BYTES` read): a FIFO or a
+link to a device there is skipped at once, with a warning line on stderr, rather than hanging or filling memory.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from actlab.claim import Claim, ClaimError
+from actlab.io import UnsafeFileError, read_bounded_bytes, warn_skipped
 from actlab.sanitize import safe_href
 
 __all__ = ["MAX_CLAIM_BYTES", "UnreadableClaim", "load_claim", "safe_href"]
@@ -49,9 +52,7 @@ def load_claim(path: Path) -> Claim | UnreadableClaim:
     one file per id and the index never lists two rows, perhaps with opposite verdicts, for one claim.
     """
     try:
-        if path.stat().st_size > MAX_CLAIM_BYTES:
-            raise ClaimError(f"it is {path.stat().st_size:,} bytes; a claim file is at most {MAX_CLAIM_BYTES:,}")
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded_bytes(path, MAX_CLAIM_BYTES).decode("utf-8")
         claim = Claim.from_json(json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float))
         if path.name != f"{claim.claim_id}.json":
             raise ClaimError(
@@ -59,6 +60,9 @@ def load_claim(path: Path) -> Claim | UnreadableClaim:
                 "its claim_id (rename or remove this one)"
             )
         return claim
+    except UnsafeFileError as error:
+        warn_skipped(path, error.reason)
+        return UnreadableClaim(claim_id=path.stem, file=path.name, error=error.reason)
     except (OSError, ValueError, RecursionError) as error:  # JSONDecodeError and ClaimError are ValueErrors
         problem = str(error) if isinstance(error, ClaimError) else f"{type(error).__name__}: {error}"
         return UnreadableClaim(claim_id=path.stem, file=path.name, error=problem)

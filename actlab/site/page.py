@@ -12,7 +12,6 @@ Strings a notebook did not write itself (anything read from run records) go into
 from __future__ import annotations
 
 import html
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -24,6 +23,7 @@ from matplotlib.figure import Figure
 
 from actlab import figure_style
 from actlab.claim import Claim
+from actlab.io import read_json
 from actlab.site import claim_text, summary
 from actlab.site.headline import headline_alt, headline_figure
 
@@ -202,7 +202,7 @@ def sequential_block(runs_dir: str | Path) -> HTMLBlock | None:
         return None
     parts = ['<section class="actlab-sequential"><h2>Sequential decisions (actlab decide)</h2>']
     for path in records:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = read_json(path)  # a regular file of bounded size: a FIFO or a device link there is refused, named
         looks = pd.DataFrame(record["looks"]).rename(columns={"n": "seeds", "level": "nominal level", "mde": "MDE"})
         looks["interval"] = [f"[{format_number(a)}, {format_number(b)}]" for a, b in looks.pop("ci")]
         looks = looks[[c for c in ("seeds", "nominal level", "estimate", "interval", "MDE", "verdict") if c in looks]]

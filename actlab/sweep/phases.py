@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from actlab.io import read_json
+from actlab.io import MAX_TABLE_BYTES, read_json
 from actlab.timing import MARKED, PHASES_FILE, RUN_PHASES
 
 TRAINING = "training"
@@ -84,7 +84,7 @@ def read_run_phases(folder: Path, executed: Path, launched: float, ended: float)
     """`run_phases` from a run folder's files: the executed notebook and the kernel's `phases.json`."""
     span = None
     try:
-        span = cell_span(read_json(executed)) if executed.is_file() else None
+        span = cell_span(read_json(executed, MAX_TABLE_BYTES)) if executed.is_file() else None
     except (OSError, ValueError, AttributeError):
         span = None
     kernel = None

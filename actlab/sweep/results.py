@@ -8,6 +8,7 @@ the runs' named activations stood for when they ran (`activation_formulas`).
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,7 +17,8 @@ from typing import Any
 import pandas as pd
 
 from actlab.errors import ActlabError
-from actlab.io import read_json
+from actlab.io import MAX_TABLE_BYTES, read_bounded_bytes, read_json
+from actlab.spreadsheet import restore_frame
 from actlab.sweep import phases
 from actlab.sweep.runner import (
     FORMULAS,
@@ -42,7 +44,7 @@ def _record_of(run_folder: Path) -> tuple[dict[str, Any], dict[str, Any], dict[s
     status = read_status(run_folder) or {"status": "not run"}
     params: dict[str, Any] = {}
     path = run_folder / PARAMS_FILE
-    if path.is_file():
+    if os.path.lexists(path):  # a FIFO or a link there makes the run corrupt (named), not parameter-less
         try:
             params = read_json(path)
         except (OSError, ValueError, RecursionError) as error:
@@ -91,9 +93,10 @@ def load_results(runs_dir: str | os.PathLike[str], sweep: str, statuses: Sequenc
     """
     folder = sweep_folder(runs_dir, sweep)
     csv = folder / RESULTS_CSV
-    if csv.is_file():
+    if os.path.lexists(csv):
         try:
-            frame = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+            table = read_bounded_bytes(csv, MAX_TABLE_BYTES)
+            frame = restore_frame(pd.read_csv(io.BytesIO(table), keep_default_na=False, na_values=[""]))
         except (OSError, ValueError) as error:  # pandas' ParserError and EmptyDataError are ValueErrors
             raise ActlabError(f"{csv} is unreadable ({error}); run `actlab sweep SPEC` again to rewrite it") from None
     else:  # interrupted before the table was written: rebuild it from the folders

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from actlab.io import _json_default, atomic_write_json, atomic_write_text, read_json
+from actlab.io import _json_default, atomic_write_json, atomic_write_text, inside, read_json
 from actlab.record import RESULTS_FILE
 from actlab.sweep.executors import ExecutorOptions, make_executor
 from actlab.sweep.formulas import SourceLookup
@@ -127,7 +127,7 @@ def stale_reason(status: dict[str, Any] | None, producer: dict[str, Any] | None)
 def read_run_results(folder: Path) -> tuple[dict[str, Any], str | None]:
     """(results.json's record, None), or ({}, why it cannot be used): missing, unreadable, or without metrics."""
     path = Path(folder) / RESULTS_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):  # a FIFO or a link there is unreadable (named below), not missing
         return {}, f"{path} is missing"
     try:
         results = read_json(path)
@@ -261,9 +261,14 @@ def run_sweeps(
 
 
 def _plan_outcome(spec: SweepSpec, runs_dir: Path, retry_failed: bool) -> SweepOutcome:
-    """The spec's runs, each marked to run or skipped (done, by the same producer) with its status so far."""
+    """The spec's runs, each marked to run or skipped (done, by the same producer) with its status so far.
+
+    Refused (`actlab.io.OutsideRootError`, naming the folder) before anything is written when the sweep's folder or
+    a run folder leads out of `runs_dir` through a symlink: the sweep would write wherever the link points."""
     runs = plan(spec, spec.runs_root(runs_dir))
     outcome = SweepOutcome(spec=spec, folder=spec.runs_root(runs_dir) / spec.name, runs=runs)
+    for folder in (outcome.folder, *(run.folder for run in runs)):
+        inside(folder, runs_dir)
     outcome.producers = run_producers(spec, runs)
     for run in runs:
         status = read_status(run.folder)
@@ -444,8 +449,11 @@ def _cell(value: Any) -> Any:
 
 
 def write_results_csv(runs: list[Run], path: Path, producers: dict[str, dict[str, Any]] | None = None) -> Path:
-    """Write the tidy table atomically (a reader never sees half a CSV)."""
+    """Write the tidy table atomically (a reader never sees half a CSV), its formula-like text neutralised
+    (`actlab.spreadsheet`; `load_results` restores it)."""
     import pandas as pd
 
+    from actlab.spreadsheet import LINE_END, neutralise_frame
+
     frame = pd.DataFrame(tidy_rows(runs, producers))
-    return atomic_write_text(path, frame.to_csv(index=False))
+    return atomic_write_text(path, neutralise_frame(frame).to_csv(index=False, lineterminator=LINE_END))

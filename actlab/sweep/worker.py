@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from actlab.environ import temporary_environment
-from actlab.io import atomic_write_json, atomic_write_text, read_json
+from actlab.io import MAX_TABLE_BYTES, atomic_write_json, atomic_write_text, read_bounded_tail, read_json
 from actlab.record import RESULTS_FILE, RUN_MARKER, read_results
 from actlab.sweep import kept_kernel
 from actlab.sweep.phases import read_run_phases
@@ -75,7 +75,7 @@ def read_status(folder: Path) -> dict[str, Any] | None:
     interrupted and runs again, and `--status` shows the file and the problem instead of the sweep aborting.
     """
     path = Path(folder) / STATUS_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):  # a FIFO or a link there is read as corrupt (named, rerun), never as "not started"
         return None
     try:
         record = read_json(path)
@@ -217,8 +217,8 @@ def _failing_cell(executed: Path) -> tuple[int | None, str]:
     if not executed.is_file():
         return None, ""
     try:
-        cells = read_json(executed).get("cells", [])
-    except (OSError, ValueError):
+        cells = read_json(executed, MAX_TABLE_BYTES).get("cells", [])
+    except (OSError, ValueError, AttributeError):
         return None, ""
     marks = [cell.get("metadata", {}).get("papermill", {}) for cell in cells]
     flagged = [i for i, mark in enumerate(marks) if mark.get("exception")]
@@ -234,7 +234,7 @@ def _failing_cell(executed: Path) -> tuple[int | None, str]:
 
 def _tail(path: Path, lines: int = 5) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+        return read_bounded_tail(path, 64_000).decode("utf-8", errors="replace").splitlines()[-lines:]
     except OSError:
         return []
 

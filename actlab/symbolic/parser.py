@@ -214,6 +214,21 @@ class _Builder:
         raise self.refuse(node, "condition")
 
 
+_bounded_outside = False  # set by `bounded_outside`: the caller's own bound stops the work, not these alarms
+
+
+@contextlib.contextmanager
+def bounded_outside() -> Iterator[None]:
+    """Within the block `time_bound` does nothing: the caller bounds the work itself, in a process it kills at its
+    deadline (`actlab derive --timeout`, `actlab.deadline`), so that bound alone decides, with its own message."""
+    global _bounded_outside
+    before, _bounded_outside = _bounded_outside, True
+    try:
+        yield
+    finally:
+        _bounded_outside = before
+
+
 class _TimeUp(BaseException):
     """Raised by the alarm: a BaseException, so that SymPy's own `except Exception`/`ValueError` blocks pass it on."""
 
@@ -224,25 +239,43 @@ def time_bound(seconds: float, what: str) -> Iterator[None]:
 
     Why a signal: SymPy's integration and simplification are Python loops no argument bounds. After the first
     alarm it rings every `_AGAIN_SECONDS`, because an exception raised in a finaliser or a garbage-collector callback
-    is dropped. Off the main thread, or under an outer bound, this is a no-op (the outer bound stops the work).
+    is dropped. Off the main thread, or under an outer bound (an alarm already set, or `bounded_outside`), this is a
+    no-op (the outer bound stops the work).
     """
-    if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+    outer = _bounded_outside or signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    if outer or threading.current_thread() is not threading.main_thread():
         yield
         return
 
+    armed = [True]
+
     def expire(signum: int, frame: Any) -> None:
-        raise _TimeUp
+        if armed[0]:
+            raise _TimeUp
+
+    def disarm() -> None:
+        """Stop the alarm; a ring that lands while stopping it (on a loaded machine the next one can come before
+        the first `_TimeUp` is handled) is absorbed here, so no `_TimeUp` ever leaves this block."""
+        while True:
+            try:
+                armed[0] = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+                return
+            except _TimeUp:
+                continue
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds, _AGAIN_SECONDS)
     timed_out = False
     try:
-        yield
-    except _TimeUp:
+        try:
+            yield
+        finally:
+            disarm()
+    except _TimeUp:  # from the block, or a ring that came before `disarm` started
         timed_out = True
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        disarm()
     if timed_out:
         raise ExpressionError(f"{what} took more than {seconds:g} s; simplify the formula")
 

@@ -56,7 +56,10 @@ def check_name(name: str, reserved: Iterable[str] = ()) -> str:
     """`name` if a derivation may be saved and found under it, else one error saying why and what to do.
 
     Built-in derivations' names and `reserved` (the activation registry's, passed in from a layer above) are
-    refused: `resolve` looks in the registry first, so a derivation saved as 'relu' would never be built.
+    refused: `resolve` looks in the registry first, so a derivation saved as 'relu' would never be built. A name
+    that differs from one of those in case only ('RELU') is refused too, for its own reason: `resolve('RELU')`
+    would build the saved one, but a page, a table or a sweep file would show two activations whose names read the
+    same.
     """
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ActlabError(
@@ -65,10 +68,17 @@ def check_name(name: str, reserved: Iterable[str] = ()) -> str:
     from actlab.symbolic.derivations import BUILTINS
 
     taken = [*reserved, *BUILTINS]
-    if name in taken or name.lower() in taken:
+    if name in taken:
         raise ActlabError(
-            f"derivation name {name!r} is taken by a built-in activation ({', '.join(dict.fromkeys(taken))}); "
-            f"resolve({name!r}) would build that one: choose another name, e.g. 'my_{name.lower()}'"
+            f"derivation name {name!r} is taken by a built-in activation of that name; resolve({name!r}) builds the "
+            f"built-in, never a saved derivation: choose another name, e.g. 'my_{name.lower()}'"
+        )
+    same = [other for other in taken if other.casefold() == name.casefold()]
+    if same:
+        raise ActlabError(
+            f"derivation name {name!r} differs only in case from the built-in activation {same[0]!r}; names that "
+            f"read the same would be confused on pages, tables and sweep files: choose another "
+            f"name, e.g. 'my_{name.lower()}'"
         )
     return name
 
