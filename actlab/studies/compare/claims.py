@@ -161,9 +161,9 @@ def candidate_claim(
         context.update(beats_every.component_context(ev, named), **beats_every.spread_context(data))
         context["past_margin"] = beats_every.past_margin(ev, data.margins)
         p_value = beats_every.deciding_p(ev, verdict, data.diverged)
-        evidence = Evidence(
-            estimate, ci, data.n, inputs, mde=float(ev.smaller.mde[0]), context=context, p_value=p_value
-        )
+        mde, undecided = beats_every.claim_mde(data, ev, confidence=confidence)
+        context["mde_comparisons"] = [named[i] for i in undecided]
+        evidence = Evidence(estimate, ci, data.n, inputs, mde=mde, context=context, p_value=p_value)
         units, supports = task.unit, "above"
     else:  # diverged on every seed (or all but one): nothing to pair, the divergence decides
         share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)

@@ -28,7 +28,6 @@ from actlab.stats.sequential import (
     prefix_draws,
     simulate,
 )
-from actlab.stats.tdist import standardised_mde
 from actlab.studies.compare.claims import SEQUENTIAL
 
 POWER = 0.8
@@ -49,10 +48,9 @@ def decider(margins: Sequence[float] | None) -> BatchDecide:
 
 def mde_at(data: Comparisons, n: int, alpha: float = 0.05) -> float:
     """The fixed design's MDE at n seeds (every improvement past 0 together with 80% power, Bonferroni over the
-    baselines), at the spread observed in `data`."""
-    k = data.values.shape[1]
-    d = standardised_mde(n, alpha / k, POWER ** (1 / k))
-    return float(d * data.values.std(axis=0, ddof=1).max())
+    baselines), at the spread and correlation observed in `data` (`beats_every.joint_mde`)."""
+    sd, correlation = beats_every.observed_spread(data.values)
+    return beats_every.joint_mde(sd, correlation, n, confidence=1 - alpha, power=POWER)
 
 
 def operating(
@@ -161,7 +159,8 @@ def look_at(data: Comparisons, n: int, level: float, supports: str) -> Look:
     ev = beats_every.statistics(data.values[None], confidence=1 - level, margins=data.margins, alpha=level)
     estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports=supports, alpha=level, diverged=data.diverged)
     verdict = beats_every.rule_beats_baselines(estimate, ci, **inputs)
-    return Look(n, level, float(estimate), (float(ci[0]), float(ci[1])), verdict, float(ev.smaller.mde[0]))
+    mde = beats_every.claim_mde(data, ev, confidence=1 - level)[0] if data.testable else None
+    return Look(n, level, float(estimate), (float(ci[0]), float(ci[1])), verdict, mde)
 
 
 def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
