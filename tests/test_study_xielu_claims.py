@@ -74,6 +74,9 @@ def test_an_inconclusive_verdict_quotes_the_mde_of_the_comparison_that_keeps_it_
     relu2_only = joint_mde(sd, correlation, N_SEEDS, confidence=0.95, which=[0])
     assert claim.mde == pytest.approx(relu2_only) and claim.mde < 0.5 * SDS[1]
     assert claim.context["mde_comparisons"] == ["ReLU²"]
+    both = joint_mde(sd, correlation, N_SEEDS, confidence=0.95)  # what the operating "MDE" truth uses, said so
+    assert claim.context["mde_every_comparison"] == pytest.approx(both) and both > claim.mde
+    assert any(f"every comparison {both:.3g} past the threshold" in line for line in claim_text.operating_lines(claim))
     lines = claim_text.detection_lines(claim)
     assert lines[0].startswith("the paper's effect is ruled out at this scale: xIELU − ReLU²")
     assert any("for ReLU², which keeps it undecided" in line for line in lines)

@@ -146,7 +146,9 @@ def operating_lines(claim: Claim) -> list[str]:
     false_rate = _per_100(operating.false_decisive_rate)
     if false_rate:
         lines.append(f"this rule gives a wrong decisive verdict {false_rate} at the {operating.worst_null.name}")
-    for name, where in (("MDE, supporting", "one MDE past the threshold"), ("paper's effect", "the paper's effect")):
+    every = claim.context.get("mde_every_comparison")
+    past = f"every comparison {every:.{claim.digits}g} past the threshold" if every else "one MDE past the threshold"
+    for name, where in (("MDE, supporting", past), ("paper's effect", "the paper's effect")):
         power = _per_100(operating.power_at(name))
         if power:
             lines.append(f"it says 'supported' {power} when the truth is {where}")

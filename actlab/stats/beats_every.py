@@ -6,8 +6,12 @@ seeds where all of them trained; and how many seeds the candidate diverged on wh
 
 Statistics (`statistics`, via `actlab.stats.smaller_effect`): the estimate is the smallest improvement; its interval
 is simultaneous over the claim's own k comparisons (Bonferroni), so "supported" and "not supported" each err at most
-(1 - c)/2 at the null boundary; the MDE is at that level and family; TOST is intersection-union. The same function
-reads one data set (a claim: batch 1) or a thousand simulated ones.
+(1 - c)/2 at the null boundary; TOST is intersection-union. The same function reads one data set (a claim: batch 1)
+or a thousand simulated ones. The MDE a claim quotes (`claim_mde`) is at that level and family, for the joint win
+at the comparisons' observed correlation (`joint_mde`), over the comparisons that keep the verdict undecided.
+
+What the data rule out (`ruled_out`): when a deciding comparison's simultaneous interval lies short of the paper's
+effect, the claim says so (`actlab.claim.RuledOut`), with its test, p and simulated error rate (`ruled_out_rate`).
 
 "Supported" means better than every comparator *by any amount*. Whether the improvement also clears the margin is
 shown beside the verdict (`past_margin`), and the simulations report how often "supported" comes when every true
@@ -324,6 +328,20 @@ def claim_mde(data: Comparisons, ev: Statistics, *, confidence: float) -> tuple[
     sd, correlation = observed_spread(data.values)
     which = undecided(ev)
     return joint_mde(sd, correlation, data.n, confidence=confidence, which=which), which
+
+
+def mde_context(
+    data: Comparisons, ev: Statistics, names: Sequence[str], *, confidence: float
+) -> tuple[float, dict[str, object]]:
+    """`claim_mde` and what the page says about it: the comparisons it is for (`mde_comparisons`) and, where that is
+    not all of them, the MDE of all at once (`mde_every_comparison`: the one the operating characteristics' "MDE"
+    truths use)."""
+    mde, which = claim_mde(data, ev, confidence=confidence)
+    context: dict[str, object] = {"mde_comparisons": [names[i] for i in which]}
+    if len(which) < len(names):
+        sd, correlation = observed_spread(data.values)
+        context["mde_every_comparison"] = joint_mde(sd, correlation, data.n, confidence=confidence)
+    return mde, context
 
 
 # ---------------------------------------------------------------- what the data rule out

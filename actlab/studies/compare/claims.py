@@ -162,8 +162,8 @@ def candidate_claim(
         context.update(beats_every.component_context(ev, named), **beats_every.spread_context(data))
         context["past_margin"] = beats_every.past_margin(ev, data.margins)
         p_value = beats_every.deciding_p(ev, verdict, data.diverged)
-        mde, undecided = beats_every.claim_mde(data, ev, confidence=confidence)
-        context["mde_comparisons"] = [named[i] for i in undecided]
+        mde, about_mde = beats_every.mde_context(data, ev, named, confidence=confidence)
+        context.update(about_mde)
         evidence = Evidence(estimate, ci, data.n, inputs, mde=mde, context=context, p_value=p_value)
         units, supports = task.unit, "above"
     else:  # diverged on every seed (or all but one): nothing to pair, the divergence decides

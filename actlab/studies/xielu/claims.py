@@ -176,8 +176,8 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
         parts = beats_every.parts(ev, names, verdict=verdict, supports="below", units="bits/byte", margins=margins)
         context.update(beats_every.component_context(ev, CLAIM_COMPARATORS), **beats_every.spread_context(data))
         context["past_margin"] = beats_every.past_margin(ev, margins)
-        mde, undecided = beats_every.claim_mde(data, ev, confidence=confidence)
-        context["mde_comparisons"] = [label(CLAIM_COMPARATORS[i]) for i in undecided]
+        mde, about_mde = beats_every.mde_context(data, ev, [label(o) for o in CLAIM_COMPARATORS], confidence=confidence)
+        context.update(about_mde)
         evidence = Evidence(
             estimate,
             ci,
