@@ -180,8 +180,9 @@ def test_a_candidate_that_never_trained_errs_never_and_sees_divergence():
 # ---------------------------------------------------------------- issue AE: the MDE's label, what the data rule out
 @pytest.mark.parametrize(("n", "correlation"), [(8, 0.78), (10, 0.78), (10, 0.3)])
 def test_the_quoted_mde_has_80_percent_power_for_the_joint_win_at_the_observed_correlation(n, correlation):
-    """The quoted "MDE (80% power)" is the effect at which the rule says "supported" (every improvement above 0 together) 80%
-    of the time, simulated at the observed SDs and correlation: within 0.80 +- 0.03 (4,000 data sets, 3 SE 0.019).
+    """The quoted "MDE (80% power)" is the effect at which the rule says "supported" (every improvement above 0
+    together) 80% of the time, simulated at the observed SDs and correlation: within 0.80 +- 0.03 (4,000 data sets,
+    3 SE 0.019).
     Before, 0.8^(1/k) per comparison gave the 90% effect at the correlation of two baselines on the same seeds."""
     data = be.Comparisons(("a", "b"), _sample(n, (1.0, 1.3), correlation), 0, n)
     ev = be.statistics(data.values[None], confidence=0.95, margins=None)
