@@ -160,6 +160,106 @@ class Part:
             raise ClaimError(f"{where}: an equivalence margin must be > 0 and have a threshold to centre on")
 
 
+RULED_OUT_SIDES = ("short of", "beyond")  # the data lie short of the paper's effect (towards the null) or beyond it
+
+
+@dataclass(frozen=True)
+class RuledOut:
+    """The paper's own effect lies outside the interval of the comparison that decides the claim: a decisive outcome
+    about the paper's effect, shown beside the verdict (which answers the claim's own question, e.g. "better by any
+    amount"). `paper_value` is the paper's effect on this part, on this run's scale; `side`: the estimate lies
+    `short of` it (towards the null or past it) or `beyond` it. With a simultaneous interval at confidence c it errs
+    (rules out a true paper's effect) at most 1 - c of the time; `error_rate` is that simulated (rate, MC SE)."""
+
+    part: str
+    paper_value: float
+    estimate: float
+    ci: tuple[float, float]
+    side: str
+    units: str = ""
+    test: str = ""
+    p_value: float | None = None
+    alpha: float | None = None  # the bound on its error rate: 1 - the interval's (simultaneous) confidence
+    error_rate: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        where = f"ruled-out part {self.part!r}"
+        for name in ("part", "units", "test", "side"):
+            _text(where, name, getattr(self, name))
+        for name in ("paper_value", "estimate"):
+            object.__setattr__(self, name, _number(where, name, getattr(self, name)))
+        object.__setattr__(self, "ci", _interval(where, self.ci, where))
+        for name in ("p_value", "alpha"):
+            object.__setattr__(self, name, _number(where, name, getattr(self, name), optional=True))
+        if self.side not in RULED_OUT_SIDES:
+            raise ClaimError(f"{where}: side must be one of {RULED_OUT_SIDES}, got {self.side!r}")
+        if self.ci[0] <= self.paper_value <= self.ci[1]:
+            raise ClaimError(f"{where}: the paper's value {self.paper_value} lies inside {self.ci}: nothing ruled out")
+        if self.error_rate is not None:
+            if not (isinstance(self.error_rate, Sequence) and len(self.error_rate) == 2):
+                raise ClaimError(f"{where}: error_rate must be (probability, Monte-Carlo SE), got {self.error_rate!r}")
+            object.__setattr__(self, "error_rate", tuple(_number(where, "error_rate", v) for v in self.error_rate))
+
+    def text(self, digits: int = 3) -> str:
+        """'the paper's effect is ruled out at this scale: xIELU − ReLU² 0.0029 [-0.0118, 0.0177] bits/byte excludes
+        the paper's -0.023'."""
+        unit = f" {self.units}" if self.units else ""
+        interval = f"{self.estimate:.{digits}g}{unit} [{self.ci[0]:.{digits}g}, {self.ci[1]:.{digits}g}]"
+        if self.side == "beyond":
+            return (
+                f"the data exceed the paper's effect at this scale: {self.part} {interval} lies beyond the paper's "
+                f"{self.paper_value:.{digits}g}"
+            )
+        return (
+            f"the paper's effect is ruled out at this scale: {self.part} {interval} excludes the paper's "
+            f"{self.paper_value:.{digits}g}"
+        )
+
+
+def rule_out(
+    parts: Sequence[Part],
+    paper_values: Mapping[str, float],
+    *,
+    deciding: Sequence[str] | None = None,
+    sides: Sequence[str] = RULED_OUT_SIDES,
+) -> RuledOut | None:
+    """The paper's effect ruled out by the deciding parts' intervals, or None: among the `deciding` parts (default:
+    all) that have a paper value and whose interval excludes it on one of `sides`, the one whose interval lies
+    farthest from it, in half widths of the interval.
+
+    >>> parts = [Part("a - b", 0.003, (-0.012, 0.018), 0.0, "below"), Part("a - c", -0.17, (-0.23, -0.1), 0.0)]
+    >>> found = rule_out(parts, {"a - b": -0.023, "a - c": -0.05}, deciding=["a - b"])
+    >>> found.part, found.side
+    ('a - b', 'short of')
+    >>> rule_out(parts, {"a - b": -0.01}) is None
+    True
+    """
+    best, distance = None, 0.0
+    for part in parts:
+        if (deciding is not None and part.name not in deciding) or part.name not in paper_values:
+            continue
+        value = float(paper_values[part.name])
+        low, high = part.ci
+        half = max((high - low) / 2, 1e-300)
+        outside = max(low - value, value - high) / half
+        if outside > 0 and outside > distance and _side(part, value) in sides:
+            best, distance = (part, value), outside
+    if best is None:
+        return None
+    part, value = best
+    return RuledOut(part.name, value, part.estimate, part.ci, _side(part, value), part.units)
+
+
+def _side(part: Part, value: float) -> str:
+    """ "short of": the estimate lies between the paper's value and the null (the part's threshold), or past the
+    null; "beyond": farther from the null than the paper's value, on its side."""
+    if part.threshold is None:
+        return "beyond"
+    towards_null = abs(part.estimate - part.threshold) < abs(value - part.threshold)
+    wrong_side = (part.estimate - part.threshold) * (value - part.threshold) < 0
+    return "short of" if towards_null or wrong_side else "beyond"
+
+
 @dataclass(frozen=True)
 class SpecificationCheck:
     """One alternative specification of a claim (a setting the paper leaves open).
@@ -389,6 +489,7 @@ class Claim:
     robustness: Robustness | None = None  # the verdict at the other specifications, beside the primary one
     operating: OperatingCharacteristics | None = None
     parts: tuple[Part, ...] = ()  # what the rule decides on, each drawn in the forest plot (none: the estimate)
+    ruled_out: RuledOut | None = None  # the paper's own effect lies outside the deciding comparison's interval
     decided_by: str = ""  # what else decided the verdict when its parts alone do not show it (e.g. divergence)
     p_value: float | None = None  # the p of the test that decided the verdict (`deciding_test` names it)
     deciding_test: str = ""  # that test and the direction it points, in words
@@ -456,6 +557,8 @@ class Claim:
             raise ClaimError(f"claim {cid}: an 'equivalent' verdict needs its equivalence_margin (TOST's margin)")
         if isinstance(self.digits, bool) or not isinstance(self.digits, int) or not 1 <= self.digits <= 12:
             raise ClaimError(f"claim {cid}: digits must be a whole number in 1..12, got {self.digits!r}")
+        if self.ruled_out is not None and not isinstance(self.ruled_out, RuledOut):
+            raise ClaimError(f"claim {cid}: ruled_out must be an actlab.claim.RuledOut value")
         if not all(isinstance(part, Part) for part in self.parts):
             raise ClaimError(f"claim {cid}: parts must be actlab.claim.Part values")
         set_(self, "parts", tuple(self.parts))
@@ -491,6 +594,9 @@ class Claim:
         data["mde_text"] = self.mde_text
         data["margin_sensitivity"] = [list(pair) for pair in self.margin_sensitivity]
         data["primary_verdict"] = self.verdict
+        if self.ruled_out is not None:
+            data["ruled_out"]["ci"] = list(self.ruled_out.ci)
+            data["ruled_out"]["text"] = self.ruled_out.text(self.digits)
         data["p"] = self.p_value
         if self.robustness is not None:
             data["robustness"]["status"] = self.robustness.status
@@ -514,6 +620,9 @@ class Claim:
             if values.get("operating") is not None:
                 values["operating"] = _operating_from_json(values["operating"])
             values["parts"] = tuple(Part(**part) for part in values.get("parts") or ())
+            if values.get("ruled_out") is not None:
+                ruled = {key: value for key, value in values["ruled_out"].items() if key != "text"}  # text: derived
+                values["ruled_out"] = RuledOut(**ruled)
             return cls(**values)
         except TypeError as error:  # a wrong or missing field inside a nested object, or in the claim itself
             raise ClaimError(f"claim {data.get('claim_id', '?')!r}: {error}") from error

@@ -18,11 +18,13 @@ from actlab.claim import (
     OperatingCharacteristics,
     Part,
     Robustness,
+    RuledOut,
     RuleError,
     Scenario,
     SpecificationCheck,
     decide,
     format_estimate,
+    rule_out,
 )
 from actlab.stats.family import adjust_family
 
@@ -197,3 +199,39 @@ def test_holm_over_a_study_family_matches_statsmodels_and_skips_claims_without_p
                                                 pytest.approx(expected[2])]  # fmt: skip
     assert adjusted[0].family == "toy: Holm over 3 claims" and adjusted[1].family == ""
     assert all(a.verdict == c.verdict for a, c in zip(adjusted, family, strict=True))  # the policy shows, never flips
+
+
+# ---------------------------------------------------------------- what the data rule out (issue AE, item 5)
+def _ab_parts():
+    return [
+        Part("xIELU − ReLU²", 0.0029, (-0.0118, 0.0177), 0.0, "below", "bits/byte"),
+        Part("xIELU − SwiGLU", -0.166, (-0.225, -0.108), 0.0, "below", "bits/byte"),
+    ]
+
+
+def test_a_deciding_interval_that_excludes_the_papers_effect_rules_it_out():
+    """The issue's numbers: +0.0029 [-0.0118, 0.0177] against the paper's -0.023 is ruled out (short of it)."""
+    found = rule_out(_ab_parts(), {"xIELU − ReLU²": -0.023, "xIELU − SwiGLU": -0.052}, deciding=["xIELU − ReLU²"])
+    assert found == RuledOut("xIELU − ReLU²", -0.023, 0.0029, (-0.0118, 0.0177), "short of", "bits/byte")
+    assert found.text().startswith("the paper's effect is ruled out at this scale: xIELU − ReLU² 0.0029 bits/byte")
+
+
+def test_an_interval_that_holds_the_papers_effect_rules_nothing_out():
+    assert rule_out(_ab_parts(), {"xIELU − ReLU²": -0.01}) is None
+    # a comparison that is not deciding is not read, whatever its interval
+    assert rule_out(_ab_parts(), {"xIELU − SwiGLU": -0.05}, deciding=["xIELU − ReLU²"]) is None
+    # beyond the paper's effect (a larger win than the paper's) is not "short of" it
+    assert rule_out(_ab_parts(), {"xIELU − SwiGLU": -0.05}, sides=("short of",)) is None
+    assert rule_out(_ab_parts(), {"xIELU − SwiGLU": -0.05}).side == "beyond"
+
+
+def test_a_ruled_out_outcome_round_trips_and_refuses_a_value_inside_its_interval():
+    ruled = RuledOut(
+        "d", -0.023, 0.0029, (-0.0118, 0.0177), "short of", "bits/byte", "t test", 0.003, 0.05, (0.01, 0.003)
+    )
+    claim = decide("c-ruled", Evidence(0.0029, (-0.0118, 0.0177), 8, mde=0.02), _rule, **META, ruled_out=ruled)
+    data = json.loads(json.dumps(claim.to_json()))
+    assert data["ruled_out"]["text"].startswith("the paper's effect is ruled out at this scale")
+    assert Claim.from_json(data) == claim
+    with pytest.raises(ClaimError, match="lies inside"):
+        RuledOut("d", 0.0, 0.0029, (-0.0118, 0.0177), "short of")

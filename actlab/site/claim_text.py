@@ -148,7 +148,9 @@ def operating_lines(claim: Claim) -> list[str]:
     false_rate = _per_100(operating.false_decisive_rate)
     if false_rate:
         lines.append(f"this rule gives a wrong decisive verdict {false_rate} at the {operating.worst_null.name}")
-    for name, where in (("MDE, supporting", "one MDE past the threshold"), ("paper's effect", "the paper's effect")):
+    every = claim.context.get("mde_every_comparison")
+    past = f"every comparison {every:.{claim.digits}g} past the threshold" if every else "one MDE past the threshold"
+    for name, where in (("MDE, supporting", past), ("paper's effect", "the paper's effect")):
         power = _per_100(operating.power_at(name))
         if power:
             lines.append(f"it says 'supported' {power} when the truth is {where}")
@@ -161,15 +163,38 @@ def operating_lines(claim: Claim) -> list[str]:
         )
     for verdict, why in operating.unreachable.items():
         lines.append(f"'{verdict}' cannot be reached at this n: {why}")
+    lines.extend(ruled_out_lines(claim))
     return lines
+
+
+def ruled_out_lines(claim: Claim) -> list[str]:
+    """The ruled-out outcome's test, p and error rate, as a property of the rule: how often it rules out the
+    paper's effect when the paper's effect is true."""
+    ruled = claim.ruled_out
+    if ruled is None:
+        return []
+    lines = [f"ruled out: {ruled.test}, p = {ruled.p_value:.2g}" if ruled.p_value is not None else ""]
+    rate = _per_100(ruled.error_rate)
+    if rate:
+        bound = f" (at most {100 * ruled.alpha:.0f} by its interval)" if ruled.alpha is not None else ""
+        lines.append(f"it rules out the paper's effect wrongly {rate} when the paper's effect is true{bound}")
+    return [line for line in lines if line]
 
 
 def detection_lines(claim: Claim) -> list[str]:
     """What the run could detect and the margins it used: the MDE, the equivalence margin, whether the effect also
     clears its margin (for "better by any amount" claims)."""
     lines = []
+    if claim.ruled_out is not None:
+        lines.append(claim.ruled_out.text(claim.digits))
     if claim.mde_text:
-        lines.append(f"MDE {claim.mde_text} (80% power)")
+        which = claim.context.get("mde_comparisons")
+        undecided = (
+            f"; for {' and '.join(which)}, which keeps it undecided"
+            if which and claim.verdict == "inconclusive"
+            else ""
+        )
+        lines.append(f"MDE {claim.mde_text} (80% power{undecided})")
     if claim.equivalence_margin is not None:
         lines.append(f"equivalence margin ±{claim.equivalence_margin:.{claim.digits}g}")
     past = claim.context.get("past_margin")

@@ -26,6 +26,7 @@ from actlab.claim import Claim
 from actlab.io import read_json
 from actlab.site import claim_text, summary
 from actlab.site.headline import headline_alt, headline_figure
+from actlab.stats import sequential
 
 DIGITS = 3  # significant digits of every float in a page's tables
 POST_HOC_STYLE = "font-size:.8em;font-weight:700;color:#7a4a00;border:1px solid #7a4a00;padding:0 .25em"
@@ -206,32 +207,17 @@ def sequential_block(runs_dir: str | Path) -> HTMLBlock | None:
         looks = pd.DataFrame(record["looks"]).rename(columns={"n": "seeds", "level": "nominal level", "mde": "MDE"})
         looks["interval"] = [f"[{format_number(a)}, {format_number(b)}]" for a, b in looks.pop("ci")]
         looks = looks[[c for c in ("seeds", "nominal level", "estimate", "interval", "MDE", "verdict") if c in looks]]
-        rows = []
-        for scenario in record["operating"]:
-            fixed = scenario.get("fixed_seeds")
-            saving = f"{1 - scenario['expected_seeds'] / fixed:.0%}" if fixed else "-"
-            probabilities = scenario["probabilities"]
-            rows.append(
-                {
-                    "truth": scenario["name"],
-                    "effect": scenario["effect"],
-                    **{
-                        f"P({v})": probabilities.get(v, 0.0)
-                        for v in ("supported", "not supported", "equivalent", "inconclusive")
-                    },
-                    "expected seeds": scenario["expected_seeds"],
-                    "fixed-n design, same power": fixed or "-",
-                    "seeds saved": saving,
-                }
-            )
+        rows = sequential.cost_rows(record["operating"])
+        costlier = " ".join(sequential.cost_sentences(record["operating"]))
         registered = "registered with the claim" if record.get("registered") else "set by the command's flags"
         parts.append(
             f"<h3>{html.escape(record['claim_id'])}: {html.escape(record['verdict'] or 'not finished')}</h3>"
             f"<p>{html.escape(record['why'])}. Design ({registered}, fixed before the first look; new seeds from "
             f"{int(record['first_seed'])}): {html.escape(record['design_text'])}.</p>"
             f"{table_html(looks)}<p>How this design errs and what it costs, simulated at the spread of the claim's "
-            "runs (a decisive verdict at the null boundary is an error):</p>"
-            f"{table_html(pd.DataFrame(rows))}"
+            "runs (a decisive verdict at the null boundary is an error), beside the fixed design of the power it "
+            "is built for:</p>"
+            f"{table_html(pd.DataFrame(rows))}" + (f"<p>{html.escape(costlier)}</p>" if costlier else "")
         )
     parts.append("</section>")
     return HTMLBlock("\n".join(parts))

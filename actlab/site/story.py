@@ -83,7 +83,9 @@ def kind_sentence(kind: str, claims: Sequence[Claim]) -> str:
         if not found:
             continue
         if verdict == "inconclusive":
-            details = [_item(c, f"could detect {c.mde_text}" if c.mde_text else "no MDE") for c in found]
+            details = [
+                _item(c, (f"could detect {c.mde_text}" if c.mde_text else "no MDE") + _ruled_out(c)) for c in found
+            ]
         elif verdict == "not run":
             details = [_item(c, c.decided_by or "nothing to decide") for c in found]
         else:
@@ -91,6 +93,11 @@ def kind_sentence(kind: str, claims: Sequence[Claim]) -> str:
         shown = details if len(details) <= LISTED else [*details[:LISTED], f"and {len(details) - LISTED} more"]
         parts.append(f"{len(found)} {label}: " + "; ".join(shown))
     return f"{words.capitalize()}, at the registered default settings ({len(claims)}): " + ". ".join(parts) + "."
+
+
+def _ruled_out(claim: Claim) -> str:
+    """'; the paper's effect is ruled out at this scale' where the data exclude it (`Claim.ruled_out`)."""
+    return "; the paper's effect is ruled out at this scale" if claim.ruled_out is not None else ""
 
 
 def robustness_sentence(claims: Sequence[Claim]) -> str:

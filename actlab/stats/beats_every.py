@@ -6,8 +6,12 @@ seeds where all of them trained; and how many seeds the candidate diverged on wh
 
 Statistics (`statistics`, via `actlab.stats.smaller_effect`): the estimate is the smallest improvement; its interval
 is simultaneous over the claim's own k comparisons (Bonferroni), so "supported" and "not supported" each err at most
-(1 - c)/2 at the null boundary; the MDE is at that level and family; TOST is intersection-union. The same function
-reads one data set (a claim: batch 1) or a thousand simulated ones.
+(1 - c)/2 at the null boundary; TOST is intersection-union. The same function reads one data set (a claim: batch 1)
+or a thousand simulated ones. The MDE a claim quotes (`claim_mde`) is at that level and family, for the joint win
+at the comparisons' observed correlation (`joint_mde`), over the comparisons that keep the verdict undecided.
+
+What the data rule out (`ruled_out`): when a deciding comparison's simultaneous interval lies short of the paper's
+effect, the claim says so (`actlab.claim.RuledOut`), with its test, p and simulated error rate (`ruled_out_rate`).
 
 "Supported" means better than every comparator *by any amount*. Whether the improvement also clears the margin is
 shown beside the verdict (`past_margin`), and the simulations report how often "supported" comes when every true
@@ -21,17 +25,18 @@ improvements, `"below"` differences in a lower-is-better metric (`oriented` turn
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
-from actlab.claim import OperatingCharacteristics, Part
+from actlab.claim import OperatingCharacteristics, Part, RuledOut, rule_out
 from actlab.errors import require_finite
 from actlab.stats import smaller_effect as se
 from actlab.stats.binomial import clopper_pearson
 from actlab.stats.calibrate import ScenarioSpec, Truth, batched_operating_characteristics, operating_characteristics
 from actlab.stats.sample_size import smallest_n
+from actlab.stats.tdist import standardised_mde, t_quantile
 
 POWER = 0.8  # the power an MDE and an "n needed" are stated at
 HALF_MARGIN = "every improvement half its margin"  # the scenario that shows what "by any amount" means
@@ -40,6 +45,8 @@ HALF_MARGIN = "every improvement half its margin"  # the scenario that shows wha
 REACHABLE = POWER
 N_NEEDED_SIMULATIONS = 2000  # per n tried when searching for the n an unreachable outcome needs
 N_NEEDED_LIMIT = 2000  # seeds: beyond this the page says "more than" (a CPU study's budget is far below it)
+MDE_DRAWS = 20_000  # simulated data sets behind a joint MDE: its 80% quantile to about 0.5% of itself
+MDE_CHUNK = 2_000
 _NOT_FINITE = "a claim needs finite numbers; a diverged arm is counted in `diverged`, never passed as NaN"
 
 
@@ -251,6 +258,186 @@ def parts(
     return found
 
 
+# ---------------------------------------------------------------- what the claim could detect
+def observed_spread(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(SD (k,), correlation (k, k)) of the per-seed improvements `values` (n, k): what the MDE is computed at."""
+    values = np.asarray(values, dtype=float)
+    sd = values.std(axis=0, ddof=1)
+    k = values.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        correlation = np.cov(values, rowvar=False, ddof=1).reshape(k, k) / np.outer(sd, sd)
+    return sd, np.where(np.isfinite(correlation), correlation, np.eye(k))
+
+
+def joint_mde(
+    sd: Sequence[float],
+    correlation: np.ndarray,
+    n: int,
+    *,
+    confidence: float,
+    which: Sequence[int] | None = None,
+    power: float = POWER,
+    seed: int = 0,
+) -> float:
+    """The improvement delta, the same over the comparisons `which` (default all), at which every one of them
+    clears 0 together (each Bonferroni interval over all k comparisons above 0) with probability `power`, at SDs
+    `sd` (k,) and the comparisons' `correlation` (k, k) on n seeds.
+
+    Why joint: the rule says "supported" only when all clear 0 at once; 0.8^(1/k) per comparison gives 80% jointly
+    only for independent comparisons, and at the correlation of the same seeds (about 0.8) it was the 90% effect.
+    One comparison: exact (noncentral t). Several: data set s needs delta_s = max_i sd_i (t_crit s_i / sqrt(n) -
+    zbar_i) (zbar, s: its standardised means and SDs), so the MDE is the `power` quantile of delta_s over
+    `MDE_DRAWS` draws (common random numbers from `seed`: a deterministic number).
+
+    >>> round(joint_mde([1.0], np.eye(1), 10, confidence=0.95), 4)  # one comparison: d(10, 0.05, 0.8)
+    0.996
+    >>> independent = joint_mde([1.0, 1.0], np.eye(2), 10, confidence=0.95)
+    >>> abs(independent / standardised_mde(10, 0.025, 0.8**0.5) - 1) < 0.01  # 0.8^(1/k) is right when independent
+    True
+    """
+    sd = np.asarray(sd, dtype=float)
+    k = sd.size
+    chosen = list(range(k)) if which is None else sorted({int(i) for i in which})
+    if not chosen or n < 2:
+        raise ValueError(f"joint_mde: need n >= 2 and at least one comparison, got n={n}, which={which}")
+    each = 1 - (1 - confidence) / k  # the Bonferroni level the rule's intervals use, over all k comparisons
+    if len(chosen) == 1:
+        return float(standardised_mde(n, 1 - each, power) * sd[chosen[0]])
+    critical = t_quantile(0.5 + each / 2, n - 1)
+    factor = covariance_factor(np.asarray(correlation, dtype=float)[np.ix_(chosen, chosen)])
+    rng = np.random.default_rng(seed)
+    needed = []
+    for start in range(0, MDE_DRAWS, MDE_CHUNK):
+        z = rng.standard_normal((min(MDE_CHUNK, MDE_DRAWS - start), n, len(chosen))) @ factor.T
+        shortfall = critical * z.std(axis=1, ddof=1) / np.sqrt(n) - z.mean(axis=1)
+        needed.append((sd[chosen] * shortfall).max(axis=-1))
+    return float(np.quantile(np.concatenate(needed), power))
+
+
+def undecided(ev: Statistics, index: int = 0) -> list[int]:
+    """The comparisons of data set `index` that keep "supported" from being said (interval not above 0), all when
+    none does: those an MDE is quoted for, and where the paper's effect is looked for."""
+    low = ev.smaller.component_low[index]
+    found = [i for i, value in enumerate(low) if value <= 0]
+    return found or list(range(low.size))
+
+
+def claim_mde(data: Comparisons, ev: Statistics, *, confidence: float) -> tuple[float, list[int]]:
+    """(MDE, the comparisons it is for): the joint 80% effect of the comparisons that keep the verdict undecided
+    (`undecided`): an inconclusive verdict quotes what would decide it, not a comparison already won."""
+    sd, correlation = observed_spread(data.values)
+    which = undecided(ev)
+    return joint_mde(sd, correlation, data.n, confidence=confidence, which=which), which
+
+
+def mde_context(
+    data: Comparisons, ev: Statistics, names: Sequence[str], *, confidence: float
+) -> tuple[float, dict[str, object]]:
+    """`claim_mde` and what the page says about it: the comparisons it is for (`mde_comparisons`) and, where that is
+    not all of them, the MDE of all at once (`mde_every_comparison`: the one the operating characteristics' "MDE"
+    truths use)."""
+    mde, which = claim_mde(data, ev, confidence=confidence)
+    context: dict[str, object] = {"mde_comparisons": [names[i] for i in which]}
+    if len(which) < len(names):
+        sd, correlation = observed_spread(data.values)
+        context["mde_every_comparison"] = joint_mde(sd, correlation, data.n, confidence=confidence)
+    return mde, context
+
+
+# ---------------------------------------------------------------- what the data rule out
+RULED_OUT_TEST = (
+    "a paired t test of the deciding comparison's mean against the paper's effect, Bonferroni over the baselines "
+    "(its simultaneous interval excludes the paper's effect)"
+)
+
+
+def ruled_out(
+    ev: Statistics,
+    names: Sequence[str],
+    paper_effect: Sequence[float],
+    *,
+    supports: str,
+    units: str,
+    index: int = 0,
+) -> RuledOut | None:
+    """Does the interval of a deciding comparison (`undecided`) of data set `index` lie short of the paper's effect
+    on it (`paper_effect`: improvements, one per comparison)? Decided by `actlab.claim.rule_out` on the comparisons'
+    simultaneous intervals, so with the paper's effect true it says so at most 1 - confidence of the time (about
+    half that: one side). An improvement larger than the paper's does not rule out its claim, so only "short of"
+    counts."""
+    low, high, mean = ev.smaller.component_low[index], ev.smaller.component_high[index], ev.component_mean[index]
+    parts, values = [], {}
+    for i, name in enumerate(names):
+        estimate, ci = oriented(float(mean[i]), float(low[i]), float(high[i]), supports)
+        parts.append(Part(name, estimate, ci, 0.0, supports, units))
+        values[name] = oriented(float(paper_effect[i]), 0.0, 0.0, supports)[0]
+    deciding = [names[i] for i in undecided(ev, index)]
+    return rule_out(parts, values, deciding=deciding, sides=("short of",))
+
+
+def ruled_out_p(ev: Statistics, names: Sequence[str], found: RuledOut, *, index: int = 0) -> float:
+    """The Bonferroni-adjusted two-sided p of the deciding comparison's mean against the paper's effect: below
+    1 - confidence exactly when its simultaneous interval excludes it."""
+    from scipy import stats
+
+    i = list(names).index(found.part)
+    k, n = ev.component_mean.shape[-1], ev.n
+    half = (ev.smaller.component_high[index, i] - ev.smaller.component_low[index, i]) / 2
+    se = half / t_quantile(0.5 + ev.smaller.component_confidence / 2, n - 1)
+    t = abs(found.estimate - found.paper_value) / se  # the same distance in either orientation
+    return float(min(1.0, k * 2 * stats.t.sf(t, n - 1)))
+
+
+def ruled_out_rate(
+    data: Comparisons,
+    paper_effect: Sequence[float],
+    *,
+    confidence: float,
+    n_simulations: int,
+    seed: int,
+) -> tuple[float, float]:
+    """(P(the paper's effect is ruled out), Monte-Carlo SE) when the paper's effect is true: data drawn at it with
+    the observed covariance, decided by `ruled_out` (the code the claim uses). At most 1 - confidence."""
+    n, k = data.values.shape
+    factor = covariance_factor(np.cov(data.values, rowvar=False, ddof=1).reshape(k, k))
+    rng = np.random.default_rng([seed, 7])
+    draws = normal_draws(rng, paper_effect, factor, n_simulations, n)
+    ev = statistics(draws, confidence=confidence, margins=None)
+    names = [f"comparison {i}" for i in range(k)]
+    hits = sum(
+        ruled_out(ev, names, paper_effect, supports="above", units="", index=i) is not None
+        for i in range(n_simulations)
+    )
+    rate = hits / n_simulations
+    return rate, float(np.sqrt(rate * (1 - rate) / n_simulations))
+
+
+def ruled_out_outcome(
+    data: Comparisons,
+    ev: Statistics,
+    names: Sequence[str],
+    paper_effect: Sequence[float],
+    *,
+    supports: str,
+    units: str,
+    confidence: float,
+    n_simulations: int,
+    seed: int,
+) -> RuledOut | None:
+    """The claim's ruled-out outcome with its test, p, bound and simulated error rate (None: nothing ruled out)."""
+    found = ruled_out(ev, names, paper_effect, supports=supports, units=units)
+    if found is None:
+        return None
+    rate = ruled_out_rate(data, paper_effect, confidence=confidence, n_simulations=n_simulations, seed=seed)
+    return replace(
+        found,
+        test=RULED_OUT_TEST,
+        p_value=ruled_out_p(ev, names, found),
+        alpha=1 - confidence,
+        error_rate=rate,
+    )
+
+
 # ---------------------------------------------------------------- divergence
 @lru_cache(maxsize=1024)
 def divergence_share(diverged: int, seeds: int, confidence: float) -> tuple[float, tuple[float, float]]:
@@ -322,7 +509,8 @@ def operating(
     """
     n, k = data.values.shape
     covariance = np.cov(data.values, rowvar=False, ddof=1).reshape(k, k)
-    mde = float(statistics(data.values[None], confidence=confidence, margins=data.margins).smaller.mde[0])
+    sd, correlation = observed_spread(data.values)
+    mde = joint_mde(sd, correlation, n, confidence=confidence)  # every comparison clears 0 together, 80%
     sign = 1.0 if supports == "above" else -1.0
 
     factor = covariance_factor(covariance)

@@ -16,10 +16,11 @@ check a published table. "obrien-fleming" spends almost nothing early; "pocock" 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy import optimize, stats
@@ -149,11 +150,15 @@ def crossing_probability(
 
 @dataclass(frozen=True)
 class SequentialDesign:
-    """Looks (seed counts; the last is the most seeds), alpha and spending, fixed before the first look."""
+    """Looks (seed counts; the last is the most seeds), alpha and spending, fixed before the first look; and, by
+    Jennison & Turnbull's convention, the `power` it is built for at a stated effect: the effect a fixed design of
+    `fixed_seeds` seeds detects with that power (`design_for`), so its expected seeds compare with `fixed_seeds`."""
 
     looks: tuple[int, ...]
     alpha: float = 0.05
     spending: str = "obrien-fleming"
+    power: float | None = None
+    fixed_seeds: int | None = None
 
     def __post_init__(self) -> None:
         looks = tuple(int(n) for n in self.looks)
@@ -163,7 +168,20 @@ class SequentialDesign:
             raise ValueError(f"alpha must lie in (0, 0.5), got {self.alpha}")
         if self.spending not in SPENDING:
             raise ValueError(f"spending must be one of {', '.join(SPENDING)}, got {self.spending!r}")
+        if (self.power is None) != (self.fixed_seeds is None):
+            raise ValueError("a design's power and its fixed design's seeds come together (the effect it is built for)")
+        if self.power is not None and not (self.alpha < self.power < 1 and int(self.fixed_seeds) >= 2):
+            raise ValueError(f"need alpha < power < 1 and fixed_seeds >= 2, got {self.power}, {self.fixed_seeds}")
         object.__setattr__(self, "looks", looks)
+
+    @property
+    def built_for(self) -> str:
+        """'80% power at the effect a fixed 24-seed design detects with 80% power' ('' for a design stating none)."""
+        if self.power is None:
+            return ""
+        return (
+            f"{self.power:.0%} power at the effect a fixed {self.fixed_seeds}-seed design detects with {self.power:.0%}"
+        )
 
     @property
     def max_seeds(self) -> int:
@@ -185,13 +203,65 @@ class SequentialDesign:
 
     def describe(self) -> str:
         levels = ", ".join(f"{n} seeds at {a:.3g}" for n, a in zip(self.looks, self.nominal_levels, strict=True))
+        built = f", built for {self.built_for}" if self.built_for else ""
         return (
             f"group-sequential, {self.spending} alpha spending (Lan-DeMets), alpha {self.alpha:g} over "
-            f"{len(self.looks)} looks, at most {self.max_seeds} seeds; each look's nominal level: {levels}"
+            f"{len(self.looks)} looks, at most {self.max_seeds} seeds{built}; each look's nominal level: {levels}"
         )
 
     def as_json(self) -> dict[str, object]:
-        return {"looks": list(self.looks), "alpha": self.alpha, "spending": self.spending}
+        found: dict[str, object] = {"looks": list(self.looks), "alpha": self.alpha, "spending": self.spending}
+        if self.power is not None:
+            found.update(power=self.power, fixed_seeds=self.fixed_seeds)
+        return found
+
+    def normal_power(self) -> float | None:
+        """Its power at the effect it is built for, by normal theory (`crossing_probability` at that drift)."""
+        if self.power is None:
+            return None
+        drift = fixed_drift(self.alpha, self.power) * math.sqrt(self.max_seeds / self.fixed_seeds)
+        return crossing_probability(self.fractions, self.boundaries, drift=drift)
+
+
+def fixed_drift(alpha: float, power: float) -> float:
+    """theta: the mean of a fixed design's z statistic at which its two-sided test at `alpha` has `power`
+    (both tails counted), i.e. the effect in units of that design's standard error.
+
+    >>> round(fixed_drift(0.05, 0.8), 4)  # z_0.975 + z_0.8, the lower tail adds ~1e-4
+    2.8016
+    """
+    z = stats.norm.isf(alpha / 2)
+    return float(optimize.brentq(lambda t: stats.norm.sf(z - t) + stats.norm.cdf(-z - t) - power, 0.0, 40.0))
+
+
+def inflation_factor(fractions: Sequence[float], bounds: Sequence[float], alpha: float, power: float) -> float:
+    """R = n_max / n_fixed: how many more seeds at most a sequential test with these looks and bounds needs to
+    reach `power` at the effect a fixed design of n_fixed seeds detects with `power` (Jennison & Turnbull 2000,
+    Tables 2.2 and 2.4, by normal theory: the drift at full information grows as sqrt(n_max))."""
+    target = fixed_drift(alpha, power)
+    # R lies in [1, 2.6) for any spending in use (J&T's largest, Pocock at K = 20, is 1.4): drift to 1e-5, R to ~1e-5
+    drift = optimize.brentq(
+        lambda d: crossing_probability(fractions, bounds, drift=d) - power, target, target * 1.6, xtol=1e-5
+    )
+    return float((drift / target) ** 2)
+
+
+def design_for(
+    power: float, fixed_seeds: int, *, alpha: float = 0.05, spending: str = "pocock", first: int = 8, batch: int = 4
+) -> SequentialDesign:
+    """The design built for `power` at the effect a fixed `fixed_seeds`-seed design detects with `power`: looks at
+    `first`, `first` + `batch`, ... up to the fewest most-seeds whose normal-theory power reaches `power` there
+    (each candidate's own looks and boundaries, since the fractions move with the most seeds). For Pocock spending,
+    80% power and the effect of 24 fixed seeds: looks at 8, 12, ..., 32 (about 10 CPU-s: the studies register the
+    result, and a test checks it)."""
+    most = first + max(0, math.ceil((fixed_seeds - first) / batch)) * batch  # R >= 1: never below the fixed design
+    while most <= 100 * fixed_seeds:
+        looks = tuple(range(first, most, batch)) + (most,)
+        candidate = SequentialDesign(looks, alpha, spending, power, fixed_seeds)
+        if candidate.normal_power() >= power:
+            return candidate
+        most += batch
+    raise ValueError(f"design_for: no design up to {100 * fixed_seeds} seeds reaches power {power}")
 
 
 # ---------------------------------------------------------------- a claim decided look by look
@@ -238,7 +308,9 @@ class SequentialScenario:
     n_simulations: int
     errors: tuple[str, ...] = ()
     target: str | None = None
-    fixed_seeds: float | None = None  # the fixed design's seeds for the same power here, interpolated (None: not asked)
+    fixed_seeds: float | None = None  # the fixed design of the registered power at the registered effect: its seeds
+    at_most_seeds: float | None = None  # P(it runs to the design's most seeds): how often the worst case comes
+    most_seeds: int | None = None  # the worst case: the design's most seeds
 
     def rate(self, verdicts: Sequence[str]) -> float:
         return float(sum(self.probabilities.get(v, 0.0) for v in verdicts))
@@ -248,6 +320,57 @@ class SequentialScenario:
 
     def as_json(self) -> dict[str, object]:
         return {**asdict(self), "errors": list(self.errors)}
+
+
+# The effects a design's cost is tabulated at (Jennison & Turnbull): the scenarios' names, in the table's order
+COST_EFFECTS = ("null boundary", "half the MDE", "MDE", "observed effect")
+COST_VERDICTS = ("supported", "not supported", "equivalent", "inconclusive")
+
+
+def cost_rows(scenarios: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The page's table of what a design costs (`SequentialScenario.as_json` dicts, e.g. a decision record's): per
+    simulated truth, each final verdict's share, the expected seeds, how often it runs to its most seeds (the worst
+    case), and the fixed design of the registered power to compare with (a record without them shows '-')."""
+    rows = []
+    for scenario in scenarios:
+        fixed, expected = scenario.get("fixed_seeds"), scenario["expected_seeds"]
+        probabilities = scenario["probabilities"]
+        most = scenario.get("most_seeds")
+        at_most = scenario.get("at_most_seeds")
+        rows.append(
+            {
+                "truth": scenario["name"],
+                "effect": scenario["effect"],
+                **{f"P({v})": probabilities.get(v, 0.0) for v in COST_VERDICTS},
+                "expected seeds": expected,
+                "worst case (most seeds)": most if most is not None else "-",
+                "P(runs to the most)": at_most if at_most is not None else "-",
+                "fixed design, registered power": fixed or "-",
+                "expected seeds against it": f"{expected / fixed - 1:+.0%}" if fixed else "-",
+            }
+        )
+    return rows
+
+
+def cost_sentences(scenarios: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Where the design costs more than the fixed design of its registered power, in words (generated, one per
+    such truth): 'At the observed effect the design expects 33.6 seeds and runs to its 36 in 84% of cases: 40% more
+    than the 24 seeds of the fixed design of the same power.'"""
+    found = []
+    for scenario in scenarios:
+        fixed, expected = scenario.get("fixed_seeds"), scenario["expected_seeds"]
+        if not fixed or expected <= fixed:
+            continue
+        worst = ""
+        if scenario.get("most_seeds") is not None and scenario.get("at_most_seeds") is not None:
+            worst = f" and runs to its {scenario['most_seeds']} in {scenario['at_most_seeds']:.0%} of cases"
+        name = scenario["name"]
+        where = name.replace(",", "") if name.startswith("half") else "the " + name.replace(",", "")
+        found.append(
+            f"At {where} the design expects {expected:.1f} seeds{worst}: {expected / fixed - 1:.0%} "
+            f"more than the {fixed:g} seeds of the fixed design of the same power."
+        )
+    return found
 
 
 BatchDecide = Callable[[np.ndarray, float], list[str]]  # (data of n seeds, batch first; level) -> verdicts
@@ -354,4 +477,4 @@ class SequentialTarget:
         if most < first:
             raise UsageError(f"--max-seeds {most} is below the first look's {first} seeds")
         looks = list(range(first, most, batch)) + [most]
-        return SequentialDesign(tuple(dict.fromkeys(looks)), self.design.alpha, self.design.spending)
+        return replace(self.design, looks=tuple(dict.fromkeys(looks)))  # the stated power and effect kept

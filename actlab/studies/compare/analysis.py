@@ -223,12 +223,13 @@ def _diverged_alone(part: pd.DataFrame, candidate: str, baseline: str) -> int:
 
 
 def _power(row: dict[str, Any], confidence: float, alpha: float, k: int, margin: float | None) -> dict[str, float]:
-    """The MDE at level alpha / k, power 0.8^(1/k) (all k clear 0 together with >= 80% power) and the TOST p
-    where the task has a margin; NaN without an interval (fewer than two pairs, or differences without spread)."""
+    """This comparison's own MDE at level alpha / k (the claim's family) and 80% power, and the TOST p where the
+    task has a margin; NaN without an interval (fewer than two pairs, or differences without spread). The claim's
+    MDE, every comparison at once, is `beats_every.joint_mde`'s."""
     low, high, n = row["ci_low"], row["ci_high"], row["n"]
     power = {"mde": math.nan, "margin": math.nan if margin is None else float(margin), "tost_p": math.nan}
     if n >= 2 and math.isfinite(low) and high > low:
-        power["mde"] = mde_from_t_interval(low, high, n, confidence=confidence, alpha=alpha / k, power=POWER ** (1 / k))
+        power["mde"] = mde_from_t_interval(low, high, n, confidence=confidence, alpha=alpha / k, power=POWER)
         if margin is not None:
             power["tost_p"] = tost_from_t_interval(low, high, n, margin, confidence=confidence).pvalue
     return power

@@ -36,10 +36,11 @@ from actlab.studies.compare.tasks import get_task
 
 STUDY = "compare"
 # The sequential design `actlab decide` uses, registered with the claim (fixed before any look): new seeds from
-# FIRST_SEED, a look every 4 seeds from 8 to 36, Pocock spending. Why: at the MDE of a fixed 24-seed design
-# (`compare.sequential.REFERENCE_SEEDS`), looks up to 36 seeds buy power for few expected seeds more, so the expected
-# seeds fall well below the fixed design's of that power; the price is the worst case, 36 seeds.
-SEQUENTIAL = SequentialDesign(looks=tuple(range(8, 37, 4)), alpha=0.05, spending="pocock")
+# FIRST_SEED, Pocock spending, a look every 4 seeds from 8. Built by Jennison & Turnbull's convention for 80% power at
+# the effect a fixed 24-seed design detects with 80% power (`stats.sequential.design_for(0.8, 24)`, checked by
+# tests/test_stats_sequential.py): its most seeds, 32, are the fewest whose power reaches 80% there, so its expected
+# seeds compare with those 24. (Before: looks to 36 seeds, 94% power at that effect, a by-product of the cap.)
+SEQUENTIAL = SequentialDesign(tuple(range(8, 33, 4)), alpha=0.05, spending="pocock", power=0.8, fixed_seeds=24)
 SOURCE = "actlab compare study: a user's activation against named baselines"
 # Per task, in its unit: differences a user would not act on at these budgets (docs/compare.md). Fixed before the
 # runs, never fitted to them; a margin the runs' spread cannot pass is reported as such on the claim.
@@ -161,9 +162,9 @@ def candidate_claim(
         context.update(beats_every.component_context(ev, named), **beats_every.spread_context(data))
         context["past_margin"] = beats_every.past_margin(ev, data.margins)
         p_value = beats_every.deciding_p(ev, verdict, data.diverged)
-        evidence = Evidence(
-            estimate, ci, data.n, inputs, mde=float(ev.smaller.mde[0]), context=context, p_value=p_value
-        )
+        mde, about_mde = beats_every.mde_context(data, ev, named, confidence=confidence)
+        context.update(about_mde)
+        evidence = Evidence(estimate, ci, data.n, inputs, mde=mde, context=context, p_value=p_value)
         units, supports = task.unit, "above"
     else:  # diverged on every seed (or all but one): nothing to pair, the divergence decides
         share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)

@@ -4,7 +4,8 @@ Why: adding seeds until something is decisive inflates the false decisive rate w
 alpha and spending function are the claim's registered design (`actlab.stats.sequential.SequentialDesign`), each
 look applies the claim's own rule (`beats_every.rule_beats_baselines`) at its nominal level, and the first decisive
 look ends it. The same code decides the runs and the simulations of its error rates, power and expected seeds,
-beside the fixed-n design of the same power. xIELU's and the zoo's claims are this rule too.
+beside the fixed design of the power and effect the design is built for (Jennison & Turnbull's convention).
+xIELU's and the zoo's claims are this rule too.
 """
 
 from __future__ import annotations
@@ -24,17 +25,12 @@ from actlab.stats.sequential import (
     SequentialDesign,
     SequentialScenario,
     SequentialTarget,
-    fixed_seeds_for,
-    prefix_draws,
     simulate,
 )
-from actlab.stats.tdist import standardised_mde
 from actlab.studies.compare.claims import SEQUENTIAL
 
 POWER = 0.8
-FIXED_SEEDS_LIMIT = 400
-# The effect of interest of the simulated "MDE" truths: the MDE of the fixed design a sequential decision replaces,
-# 24 seeds. Fixed apart from the design's most seeds, so that a design with more looks is judged at the same effect.
+# The fixed design a design that states none is judged against (a design built by `design_for` states its own).
 REFERENCE_SEEDS = 24
 
 
@@ -47,12 +43,11 @@ def decider(margins: Sequence[float] | None) -> BatchDecide:
     return decide
 
 
-def mde_at(data: Comparisons, n: int, alpha: float = 0.05) -> float:
-    """The fixed design's MDE at n seeds (every improvement past 0 together with 80% power, Bonferroni over the
-    baselines), at the spread observed in `data`."""
-    k = data.values.shape[1]
-    d = standardised_mde(n, alpha / k, POWER ** (1 / k))
-    return float(d * data.values.std(axis=0, ddof=1).max())
+def mde_at(data: Comparisons, n: int, alpha: float = 0.05, power: float = POWER) -> float:
+    """The fixed design's MDE at n seeds (every improvement past 0 together with `power`, Bonferroni over the
+    baselines), at the spread and correlation observed in `data` (`beats_every.joint_mde`)."""
+    sd, correlation = beats_every.observed_spread(data.values)
+    return beats_every.joint_mde(sd, correlation, n, confidence=1 - alpha, power=power)
 
 
 def operating(
@@ -64,19 +59,24 @@ def operating(
     seed: int = 0,
 ) -> list[SequentialScenario]:
     """The sequential rule at the claim's observed covariance (improvements drawn jointly normal, as in
-    `beats_every.operating`): at the null boundary (a decisive verdict is wrong), at the MDE of `REFERENCE_SEEDS`
-    fixed seeds on either side and at the paper's effect; each with its expected seeds and, where a verdict is the
-    target, the seeds the fixed-n design needs for the same power (its power curve on common random numbers,
-    `prefix_draws`, so it rises smoothly rather than by the noise of fresh draws at every n)."""
+    `beats_every.operating`), at the four effects Jennison & Turnbull tabulate a design's cost at: the null
+    boundary (a decisive verdict is wrong), half the MDE, the MDE (the effect the design is built for: the one its
+    fixed design of `design.fixed_seeds` seeds detects with its power) and the observed effect; and the MDE against,
+    and the paper's effect where there is one. Each with its expected seeds, how often it runs to its most seeds,
+    and the fixed design of the same power (`design.fixed_seeds`) to compare with."""
     k = data.values.shape[1]
     covariance = np.cov(data.values, rowvar=False, ddof=1).reshape(k, k)
     factor = beats_every.covariance_factor(covariance)
     decide = decider(data.margins)
-    mde = mde_at(data, REFERENCE_SEEDS, design.alpha)
+    fixed = design.fixed_seeds or REFERENCE_SEEDS
+    mde = mde_at(data, fixed, design.alpha, design.power or POWER)
+    observed = [float(v) for v in data.values.mean(axis=0)]
     truths = [
         ("null boundary", [0.0] * k, ("supported", "not supported"), None),
-        (f"MDE of {REFERENCE_SEEDS} fixed seeds, supporting", [mde] * k, (), "supported"),
-        (f"MDE of {REFERENCE_SEEDS} fixed seeds, against", [-mde] * k, (), "not supported"),
+        ("half the MDE", [mde / 2] * k, (), "supported"),
+        ("MDE", [mde] * k, (), "supported"),
+        ("observed effect", observed, (), "supported" if min(observed) > 0 else None),
+        ("MDE, against", [-mde] * k, (), "not supported"),
     ]
     if paper_effect is not None:
         truths.append(("paper's effect", list(paper_effect), (), "supported" if min(paper_effect) > 0 else None))
@@ -86,17 +86,18 @@ def operating(
         draws = beats_every.normal_draws(rng, mean, factor, n_simulations, design.max_seeds)
         final, stops = simulate(design, draws, decide)
         probabilities = {v: final.count(v) / n_simulations for v in sorted(set(final))}
-        fixed = None
-        if target is not None and probabilities.get(target, 0.0) > 0:
-            fixed_rng = np.random.default_rng([seed, index, 1])
-            longest = beats_every.normal_draws(fixed_rng, mean, factor, n_simulations, FIXED_SEEDS_LIMIT)
-            draw = prefix_draws(longest)
-            fixed = fixed_seeds_for(
-                probabilities[target], target, draw, decide, design.alpha, start=2, limit=FIXED_SEEDS_LIMIT
-            )
         scenarios.append(
             SequentialScenario(
-                name, float(min(mean)), probabilities, float(stops.mean()), n_simulations, errors, target, fixed
+                name,
+                float(min(mean)),
+                probabilities,
+                float(stops.mean()),
+                n_simulations,
+                errors,
+                target,
+                float(fixed),
+                float(np.mean(stops == design.max_seeds)),
+                design.max_seeds,
             )
         )
     return scenarios
@@ -161,7 +162,8 @@ def look_at(data: Comparisons, n: int, level: float, supports: str) -> Look:
     ev = beats_every.statistics(data.values[None], confidence=1 - level, margins=data.margins, alpha=level)
     estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports=supports, alpha=level, diverged=data.diverged)
     verdict = beats_every.rule_beats_baselines(estimate, ci, **inputs)
-    return Look(n, level, float(estimate), (float(ci[0]), float(ci[1])), verdict, float(ev.smaller.mde[0]))
+    mde = beats_every.claim_mde(data, ev, confidence=1 - level)[0] if data.testable else None
+    return Look(n, level, float(estimate), (float(ci[0]), float(ci[1])), verdict, mde)
 
 
 def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:

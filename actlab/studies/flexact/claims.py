@@ -29,7 +29,10 @@ from actlab.studies.flexact.rules import MATERIAL_MSE_FACTOR, MSE_MARGIN
 STUDY = "flexact"
 # The sequential design `actlab decide` uses for this claim, registered with it (fixed before any look):
 # new seeds from FIRST_SEED, looks at these seed counts, O'Brien-Fleming-type alpha spending
-SEQUENTIAL = {"flexact-2-table1-recovery": SequentialDesign((10, 15, 20, 25, 30), 0.05, "obrien-fleming")}
+# Built for 80% power at the effect a fixed 28-seed design detects with 80% (`stats.sequential.design_for`, tested)
+SEQUENTIAL = {
+    "flexact-2-table1-recovery": SequentialDesign((10, 15, 20, 25, 30), 0.05, "obrien-fleming", 0.8, 28),
+}
 SECTIONS = ("table1", "alpha", "table6", "scale", "prior", "speccurve")
 
 

@@ -1,8 +1,9 @@
 """Flex-Act's Table 1 recovery decided look by look (`actlab decide`): a rate rule under a sequential design.
 
 The claim's rule (`rules.rule_recovery`) at each look's nominal level over the networks of the seeds taken so
-far. Error rates come from binomial draws at the threshold and one fixed-design MDE (at the most seeds) either
-side: a rate rule's spread is its rate, so nothing is read from the runs.
+far. Error rates come from binomial draws at the threshold, half the MDE and the MDE (of the fixed design the
+registered one is built against) and the observed rate: a rate rule's spread is its rate, so only that rate is read
+from the runs.
 """
 
 from __future__ import annotations
@@ -11,14 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
+from actlab.errors import ActlabError
 from actlab.stats.binomial import clopper_pearson, rate_mde
 from actlab.stats.sequential import (
     Look,
     SequentialDesign,
     SequentialScenario,
     SequentialTarget,
-    fixed_seeds_for,
-    prefix_draws,
     simulate,
 )
 from actlab.studies.flexact import analysis, units
@@ -29,7 +29,6 @@ CLAIM_ID = "flexact-2-table1-recovery"
 SWEEP = "table1"
 DESIGN = SEQUENTIAL[CLAIM_ID]  # registered with the claim (flexact.claims.definitions)
 TRUTHS = 5  # networks per seed: one per ground truth
-FIXED_SEEDS_LIMIT = 400  # the most seeds the fixed design of the same power is searched up to
 
 
 def table_at(runs_dir: Path, sweep: str, seeds: list[int] | None) -> np.ndarray:
@@ -57,14 +56,24 @@ def _look(runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
     return Look(len(seeds), level, *_decide(table_at(runs_dir, sweep, seeds), level))
 
 
-def operating(design: SequentialDesign, n_simulations: int, seed: int = 0) -> list[SequentialScenario]:
-    """The design's verdicts and stopping times at each truth of the module docstring."""
-    n_max = design.max_seeds * TRUTHS
-    up = rate_mde(n_max, RECOVERY_THRESHOLD, 1 - design.alpha, 0.8, "above")
-    down = rate_mde(n_max, RECOVERY_THRESHOLD, 1 - design.alpha, 0.8, "below")
+def operating(
+    design: SequentialDesign, n_simulations: int, seed: int = 0, observed: float | None = None
+) -> list[SequentialScenario]:
+    """The design's verdicts and stopping times at the four effects its cost is tabulated at (Jennison & Turnbull):
+    the threshold (null boundary), half the MDE and the MDE past it (the MDE: the rise a fixed design of
+    `design.fixed_seeds` seeds detects with the design's power, the effect it is built for) and the `observed`
+    rate; and the MDE below the threshold. Each with how often it runs to its most seeds, beside that fixed design."""
+    fixed = design.fixed_seeds or design.max_seeds
+    power = design.power or 0.8
+    up = rate_mde(fixed * TRUTHS, RECOVERY_THRESHOLD, 1 - design.alpha, power, "above")
+    down = rate_mde(fixed * TRUTHS, RECOVERY_THRESHOLD, 1 - design.alpha, power, "below")
     truths = [("null boundary", RECOVERY_THRESHOLD, ("supported", "not supported"), None)]
     if up is not None:
-        truths.append(("MDE, supporting", RECOVERY_THRESHOLD + up, (), "supported"))
+        truths.append(("half the MDE", RECOVERY_THRESHOLD + up / 2, (), "supported"))
+        truths.append(("MDE", RECOVERY_THRESHOLD + up, (), "supported"))
+    if observed is not None:
+        target = "supported" if observed > RECOVERY_THRESHOLD else "not supported"
+        truths.append(("observed effect", float(observed), (), target if observed != RECOVERY_THRESHOLD else None))
     if down is not None:
         truths.append(("MDE, against", RECOVERY_THRESHOLD - down, (), "not supported"))
     scenarios = []
@@ -73,23 +82,37 @@ def operating(design: SequentialDesign, n_simulations: int, seed: int = 0) -> li
         draws = (rng.random((n_simulations, design.max_seeds, TRUTHS)) < rate).astype(float)
         final, stops = simulate(design, draws, decide_batch)
         probabilities = {v: final.count(v) / n_simulations for v in sorted(set(final))}
-        fixed = None
-        if target and probabilities.get(target, 0.0) > 0:
-            fixed_rng = np.random.default_rng([seed, index, 1])
-            longest = (fixed_rng.random((n_simulations, FIXED_SEEDS_LIMIT, TRUTHS)) < rate).astype(float)
-            draw = prefix_draws(longest)
-            fixed = fixed_seeds_for(
-                probabilities[target], target, draw, decide_batch, design.alpha, 2, FIXED_SEEDS_LIMIT
-            )
         scenarios.append(
             SequentialScenario(
-                name, float(rate), probabilities, float(stops.mean()), n_simulations, errors, target, fixed
+                name,
+                float(rate),
+                probabilities,
+                float(stops.mean()),
+                n_simulations,
+                errors,
+                target,
+                float(fixed),
+                float(np.mean(stops == design.max_seeds)),
+                design.max_seeds,
             )
         )
     return scenarios
 
 
+def observed_rate(runs_dir: Path) -> float | None:
+    """The recovery rate of the claim's default runs (None: none there, and the table has no observed row)."""
+    try:
+        table = table_at(runs_dir, SWEEP, None)
+    except ActlabError:  # no such sweep yet
+        return None
+    values = table[np.isfinite(table)]
+    return float(values.mean()) if values.size else None
+
+
 def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
     """Table 1's recovery as `actlab decide` runs it."""
-    # a rate rule's spread is its rate: the simulation reads nothing from the runs
-    return {CLAIM_ID: SequentialTarget(CLAIM_ID, "flexact", SWEEP, DESIGN, _look, lambda _, d, n: operating(d, n))}
+    return {CLAIM_ID: SequentialTarget(CLAIM_ID, "flexact", SWEEP, DESIGN, _look, _simulate)}
+
+
+def _simulate(runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list[SequentialScenario]:
+    return operating(design, n_simulations, observed=observed_rate(runs_dir))

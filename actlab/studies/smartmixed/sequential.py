@@ -12,16 +12,14 @@ from pathlib import Path
 
 import numpy as np
 
+from actlab.stats.beats_every import joint_mde
 from actlab.stats.sequential import (
     Look,
     SequentialDesign,
     SequentialScenario,
     SequentialTarget,
-    fixed_seeds_for,
-    prefix_draws,
     simulate,
 )
-from actlab.stats.tdist import standardised_mde
 from actlab.studies.smartmixed import evidence as ev
 from actlab.studies.smartmixed import preference
 from actlab.studies.smartmixed.claims import SEQUENTIAL, Settings, layer_values, layerwise_design
@@ -30,7 +28,6 @@ CLAIM_ID = "smartmixed-layerwise-preference"
 SWEEP = "preference"
 DESIGN = SEQUENTIAL  # registered with the claim (smartmixed.claims.definitions)
 CELLS = 4  # networks per seed: one per (dataset, architecture) cell of the preference sweep
-FIXED_SEEDS_LIMIT = 200  # the most seeds the fixed design of the same power is searched up to
 
 
 def _rule(level: float) -> ev.TwoComponentClaim:
@@ -66,39 +63,45 @@ def _look(runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
 def operating(
     observed: np.ndarray, design: SequentialDesign, n_simulations: int, seed: int = 0
 ) -> list[SequentialScenario]:
-    """Networks drawn jointly normal at the covariance of `observed` (networks, 2), `CELLS` per seed: on the
-    margin (a decisive verdict is wrong), one fixed-design MDE past it (both shifts), and no change at all (the
-    "equivalent" truth)."""
+    """Networks drawn jointly normal at the covariance of `observed` (networks, 2), `CELLS` per seed, at the four
+    effects a design's cost is tabulated at (Jennison & Turnbull): on the margin (null boundary: a decisive verdict
+    is wrong), half the MDE and the MDE past it (the MDE: what a fixed design of `design.fixed_seeds` seeds detects
+    with the design's power, both components together), and the observed effect; and no change at all (the
+    "equivalent" truth). Each beside that fixed design, with how often it runs to its most seeds."""
     covariance = np.cov(observed, rowvar=False)
     factor = np.linalg.cholesky(covariance + 1e-12 * np.eye(2))
     margin = Settings().preference_margin
-    n_max = design.max_seeds * CELLS
-    mde = float(standardised_mde(n_max, design.alpha / 2, 0.8**0.5) * np.sqrt(np.diag(covariance)).max())
+    fixed = design.fixed_seeds or design.max_seeds
+    sd = np.sqrt(np.diag(covariance))
+    correlation = covariance / np.outer(sd, sd)
+    mde = joint_mde(sd, correlation, fixed * CELLS, confidence=1 - design.alpha, power=design.power or 0.8)
+    seen = tuple(float(v) for v in observed.mean(axis=0))
     truths = [
         ("null boundary", (margin, margin), ("supported", "not supported"), None),
-        ("MDE, supporting", (margin + mde, margin + mde), (), "supported"),
+        ("half the MDE", (margin + mde / 2, margin + mde / 2), (), "supported"),
+        ("MDE", (margin + mde, margin + mde), (), "supported"),
+        ("observed effect", seen, (), "supported" if min(seen) > margin else None),
         ("no change in either component", (0.0, 0.0), ("supported",), "equivalent"),
     ]
+    looks = replace(design, looks=tuple(n * CELLS for n in design.looks))  # looks counted in networks
     scenarios = []
     for index, (name, mean, errors, target) in enumerate(truths):
         rng = np.random.default_rng([seed, index])
-
-        def draws(n_seeds: int, mean: tuple[float, float] = mean, rng: np.random.Generator = rng) -> np.ndarray:
-            return np.asarray(mean) + rng.standard_normal((n_simulations, n_seeds * CELLS, 2)) @ factor.T
-
-        data = draws(design.max_seeds)
-        looks = replace(design, looks=tuple(n * CELLS for n in design.looks))  # looks counted in networks
+        data = np.asarray(mean) + rng.standard_normal((n_simulations, design.max_seeds * CELLS, 2)) @ factor.T
         final, stops = simulate(looks, data, decide_batch)
         probabilities = {v: final.count(v) / n_simulations for v in sorted(set(final))}
-        fixed = None
-        if target and probabilities.get(target, 0.0) > 0:
-            draw = prefix_draws(draws(FIXED_SEEDS_LIMIT), rows_per_seed=CELLS)
-            fixed = fixed_seeds_for(
-                probabilities[target], target, draw, decide_batch, design.alpha, 2, FIXED_SEEDS_LIMIT
-            )
         scenarios.append(
             SequentialScenario(
-                name, float(min(mean)), probabilities, float(stops.mean()) / CELLS, n_simulations, errors, target, fixed
+                name,
+                float(min(mean)),
+                probabilities,
+                float(stops.mean()) / CELLS,
+                n_simulations,
+                errors,
+                target,
+                float(fixed),
+                float(np.mean(stops == looks.max_seeds)),
+                design.max_seeds,
             )
         )
     return scenarios

@@ -10,7 +10,12 @@ SwiGLU, Bonferroni over those two comparisons (xIPReLU and GELU are in no claim)
 - supported: lower than both (both intervals below 0), by any amount: whether the difference also clears the
   margin below is shown beside it (`beats_every.past_margin`);
 - equivalent: within +-margin of both (TOST, intersection-union);
-- inconclusive: anything else, with the MDE.
+- inconclusive: anything else, with the MDE of the comparisons that keep it undecided (`beats_every.claim_mde`:
+  the joint 80% effect at the comparisons' observed correlation, not a comparison xIELU already wins).
+
+Beside the verdict, token-matched: whether the data rule out the paper's own effect (`beats_every.ruled_out`: the
+simultaneous interval of a deciding comparison excludes the paper's gap on this run's scale), with its test, p and
+simulated error rate (at most alpha when the paper's effect is true).
 
 Why the margin is derived, not typed: the paper's own effect is a perplexity gap at 1.1B parameters (Table 2). As a
 share of the log-perplexity, ln(ppl_other / ppl_xielu) / ln(ppl_xielu), it is ~0.6% against ReLU² and ~1.3% against
@@ -163,7 +168,7 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
     context: dict[str, Any] = {"seeds": data.seeds, "complete_seeds": data.n, "diverged": data.diverged}
     if margins:
         context["equivalence_margins"] = dict(zip(CLAIM_COMPARATORS, margins, strict=True))
-    parts = []
+    parts, ruled_out = [], None
     if data.testable:
         ev = beats_every.statistics(data.values[None], confidence=confidence, margins=margins, alpha=alpha)
         estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports="below", alpha=alpha, diverged=data.diverged)
@@ -171,15 +176,29 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
         parts = beats_every.parts(ev, names, verdict=verdict, supports="below", units="bits/byte", margins=margins)
         context.update(beats_every.component_context(ev, CLAIM_COMPARATORS), **beats_every.spread_context(data))
         context["past_margin"] = beats_every.past_margin(ev, margins)
+        mde, about_mde = beats_every.mde_context(data, ev, [label(o) for o in CLAIM_COMPARATORS], confidence=confidence)
+        context.update(about_mde)
         evidence = Evidence(
             estimate,
             ci,
             data.n,
             inputs,
-            mde=float(ev.smaller.mde[0]),
+            mde=mde,
             context=context,
             p_value=beats_every.deciding_p(ev, verdict, data.diverged),
         )
+        if budget == "tokens":  # the paper's effect is token-matched: is it ruled out at this scale?
+            ruled_out = beats_every.ruled_out_outcome(
+                data,
+                ev,
+                names,
+                gaps,
+                supports="below",
+                units="bits/byte",
+                confidence=confidence,
+                n_simulations=settings.n_simulations,
+                seed=settings.seed,
+            )
         units = "bits/byte"
     elif data.diverged:  # xIELU diverged on every seed (or all but one): the divergence decides
         share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
@@ -217,6 +236,7 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
         if data.testable and margins
         else (),
         parts=parts,
+        ruled_out=ruled_out,
         decided_by=beats_every.divergence_text("xIELU", data, [label(o) for o in CLAIM_COMPARATORS]),
         provenance=settings.provenance,
     )
