@@ -23,6 +23,7 @@ from actlab.site.report import (
     CLAIMS_FOLDER,
     STUDY_REPORT,
     SiteConfig,
+    keep_last_good,
     one_line,
     refresh_index,
     render_page,
@@ -107,15 +108,15 @@ def run_study_sweeps(study_dir: Path, config: SiteConfig, sweeps: SweepSettings,
             spec = load_spec(spec_path)
             specs.append(sweeps.prepare_spec(spec) if sweeps.prepare_spec is not None else spec)
         except Exception as error:  # a malformed spec: the study cannot be reported honestly
-            page.status, page.error, page.html = "failed", f"sweep {spec_path.name}: {one_line(error)}", ""
-            return page
+            page.status, page.error = "failed", f"sweep {spec_path.name}: {one_line(error)}"
+            return keep_last_good(page, config)
     try:
         outcomes = run_sweeps(
             specs, runs_dir=config.runs_dir, options=sweeps.executor_options(), progress=sweeps.progress
         )
     except Exception as error:
-        page.status, page.error, page.html = "failed", f"sweeps of {page.name}: {one_line(error)}", ""
-        return page
+        page.status, page.error = "failed", f"sweeps of {page.name}: {one_line(error)}"
+        return keep_last_good(page, config)
     for outcome in outcomes:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(outcome.counts().items()))
         page.sweeps.append(f"{outcome.spec.name}: {counts}")

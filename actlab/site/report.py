@@ -113,8 +113,9 @@ def render_page(
     """Execute `template` into `executed` and render it into the site if its output is clean (`actlab.site.clean`);
     a failure marks the page, never stops the site.
 
-    A page that is not clean (or raised) fails with its problems named, machine paths redacted, and nothing is
-    published for it: no HTML (an earlier build's goes too); the executed notebook stays under the runs folder.
+    A page that is not clean (or raised) fails with its problems named, machine paths redacted, and nothing new is
+    published for it: an earlier build's page stays, marked stale (`keep_last_good`); the executed notebook stays
+    under the runs folder.
     `interrupted()`, asked once the notebook has stopped, fails the page and leaves an earlier build's in place.
     """
     executed.unlink(missing_ok=True)  # never render a stale copy from an earlier build
@@ -132,13 +133,25 @@ def render_page(
             page.status, page.error = "failed", clean.refusal(found)
         elif found:
             page.error += f"; not published (the executed notebook: pages/{executed.name} in the runs folder)"
-        if page.html:
-            (config.out_dir / page.html).unlink(missing_ok=True)
-        page.html = ""
-        return page
+        return keep_last_good(page, config)
     target = config.out_dir / page.html
     notebooks.to_html(executed, target, config.show_code, title=page_title(page), css=chrome.SITE_CSS)
     add_footer(target, source=shown_source(page.source, paths))
+    return page
+
+
+def keep_last_good(page: Page, config: SiteConfig) -> Page:
+    """A failed page: the last good build's HTML, if the site built one, stays listed and linked with a stale banner
+    (`chrome.mark_stale`), so the index's links, and the claims kept from that build, still reach it; with none
+    (or a file the site did not build under that name, which goes) the page is listed unlinked."""
+    path = manifest.page_file(config.out_dir, page.html) if page.html else None
+    if path is None:
+        if page.html and manifest.PAGE_NAME.fullmatch(page.html):
+            (config.out_dir / page.html).unlink(missing_ok=True)
+        page.html = ""
+        return page
+    chrome.mark_stale(path, page.error or "it failed", built_at())
+    page.error += "; the last good page is kept, marked stale"
     return page
 
 
