@@ -46,6 +46,9 @@ class SiteConfig:
     profile: str = "default"
     only: tuple[str, ...] = ()
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # each claim file checked against the code before it is listed (`actlab.site.verify`); off only for an index of
+    # hand-made claims that carry no rule or inputs (tests of the layout)
+    recheck_claims: bool = True
 
 
 def standalone_notebooks(notebooks_dir: Path) -> list[Path]:
@@ -191,9 +194,12 @@ def write_index(
     claims: list[Claim | UnreadableClaim],
     config: SiteConfig,
     links: list[tuple[str, str]] | None = None,
+    notes: dict[str, list[str]] | None = None,
+    left_out: list[Any] | None = None,
 ) -> Path:
     """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped); the profile shown is
-    the listed study pages' (which may come from different builds), else the config's."""
+    the listed study pages' (which may come from different builds), else the config's. `notes`: lines shown beside
+    a claim's verdict (claim id -> lines); `left_out`: runs no claim could read (`actlab.commands.published`)."""
     from markupsafe import Markup
 
     from actlab.figure_style import VERDICT_COLORS
@@ -210,6 +216,8 @@ def write_index(
             pages=pages,
             answers=answers,
             unreadable=[claim for claim in claims if isinstance(claim, UnreadableClaim)],
+            notes=notes or {},
+            left_out=left_out or [],
             summary=summary.summarise(claims),
             forest_uri=forest.svg_data_uri(ordered),
             forest_phone_uri=forest.svg_data_uri(ordered, phone=True),
@@ -235,13 +243,26 @@ def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
     pages = manifest.merge_pages(manifest.load_pages(config.out_dir), fresh, config.out_dir)
     manifest.save_pages(config.out_dir, pages)
     claims = load_claims(config.runs_dir / CLAIMS_FOLDER)
+    notes: dict[str, list[str]] = {}
+    left_out: list[Any] = []
+    if config.recheck_claims and any(isinstance(claim, Claim) for claim in claims):
+        from actlab.commands import published  # the check reads the studies' code and their runs: the command's
+
+        checked = published.check(claims, config.runs_dir, config.profile, site_studies(config.notebooks_dir))
+        claims, notes, left_out = checked.rows, checked.notes, checked.left_out
     write_downloads(claims, config.out_dir)
     links = site_links(pages, config.out_dir)
     for page in pages:
         path = manifest.page_file(config.out_dir, page.html)
         if path is not None:
             chrome.decorate(path, title=page_title(page), links=links, current=page.html)
-    return write_index(pages, claims, config, links)
+    return write_index(pages, claims, config, links, notes=notes, left_out=left_out)
+
+
+def site_studies(notebooks_dir: Path) -> set[str]:
+    """The studies the site's pages decide claims of: each study folder, and each standalone `NN_name`'s name."""
+    names = {folder.name for folder in study_folders(notebooks_dir)}
+    return names | {path.stem.split("_", 1)[1] for path in standalone_notebooks(notebooks_dir) if "_" in path.stem}
 
 
 def page_title(page: Page) -> str:
