@@ -17,6 +17,7 @@ from toy_site import unwrapped
 
 from actlab import cli, registry, save_claims
 from actlab.claim import Evidence, decide
+from actlab.commands import published
 from actlab.io import atomic_write_json
 from actlab.site import verify
 from actlab.site.report import SiteConfig, refresh_index
@@ -72,7 +73,7 @@ def lost_arms(tmp_path, monkeypatch):
     sweep_record = {"name": "s", "reads": ["arms"], "run_ids": [r.run_id for r in runs]}
     atomic_write_json(spec.runs_root(runs_dir) / "s" / "sweep.json", sweep_record)
     reference = verify.Reference([_definition()], {"toy-beats": ENTRY}, page_studies=frozenset({"toystudy"}))
-    monkeypatch.setattr(verify, "reference", lambda page_studies=(): reference)
+    monkeypatch.setattr(published, "reference", lambda page_studies=(): reference)
     lost = next(run for run in runs if run.labels["seed"] == LOST)
     return spec, spec_path, runs_dir, lost
 
@@ -100,7 +101,7 @@ def test_the_index_states_the_smaller_n_beside_the_verdict_and_lists_the_run_as_
     claim = claim.with_changes(registry_hash="0123456789ab", fixed_on="2026-01-01", registration="registered")
     save_claims([claim], runs_dir / "claims")
     config = SiteConfig(notebooks_dir=runs_dir.parent / "notebooks", runs_dir=runs_dir, out_dir=runs_dir.parent / "s")
-    index = unwrapped(refresh_index(config).read_text(encoding="utf-8"))
+    index = unwrapped(refresh_index(config, check=published.check).read_text(encoding="utf-8"))
     row = re.search(r'<tr id="claim-toy-beats">(.*?)</tr>', index, flags=re.S).group(1)
     verdict = re.search(r'<td class="[^"]*">supported(.*?)</td>', row, flags=re.S).group(1)
     assert f"computed on {SEEDS - 1} of the {SEEDS} runs its registered design plans" in verdict
@@ -120,7 +121,7 @@ def test_a_claim_on_every_registered_run_carries_no_such_line(lost_arms):
     save_claims([claim.with_changes(registry_hash="0123456789ab", fixed_on="2026-01-01", registration="registered")],
                 runs_dir / "claims")  # fmt: skip
     config = SiteConfig(notebooks_dir=runs_dir.parent / "notebooks", runs_dir=runs_dir, out_dir=runs_dir.parent / "s")
-    index = refresh_index(config).read_text(encoding="utf-8")
+    index = refresh_index(config, check=published.check).read_text(encoding="utf-8")
     assert "computed on" not in index and "run-error" not in index
     assert '<tr id="claim-toy-beats">' in index
 

@@ -1,8 +1,8 @@
 """What the index shows of the published claims: each checked against the code and against the runs it read.
 
 Why here, in the command layer: the check needs every study's registered claims (`actlab.commands.registry`) and
-the sweeps' run records (`actlab.sweep.results`); `actlab.site` renders and reads neither. `refresh_index` calls
-`check` whenever `SiteConfig.recheck_claims` holds, so every index refresh (`report`, `zoo`, `bench`) checks.
+the sweeps' run records (`actlab.sweep.results`); `actlab.site` renders and reads neither. Every command that
+rewrites the index (`report`, `zoo`, `bench`) passes `check` to `refresh_index`.
 
 - A claim file the code does not give back (`actlab.site.verify.recheck`) becomes an error row.
 - A claim whose sweeps hold fewer usable runs than its registered design plans says so beside its verdict
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,36 +21,33 @@ from actlab.claim import Claim
 from actlab.errors import ActlabError
 from actlab.site import verify
 from actlab.site.inputs import UnreadableClaim
+from actlab.site.report import SiteConfig, site_studies
 
 
-@dataclass(frozen=True)
-class LeftOut:
-    """A planned run that no claim could read: where it is (`<study>/<profile>/<sweep>/<run id>`), why, and the
-    claims that read its sweep."""
+def reference(page_studies: Iterable[str] = ()) -> verify.Reference:
+    """The checkout's studies and registry, and the studies of the site's pages (`page_studies`). A registry that
+    cannot be read is kept as a problem, so registered claims become error rows saying so, while the rest of the
+    index still builds."""
+    from actlab import registry
+    from actlab.commands.registry import all_definitions
 
-    run: str
-    why: str
-    claims: tuple[str, ...] = ()
-
-
-@dataclass
-class Checked:
-    """The index's claims after the checks: rows (claims and error rows), lines to show beside a claim's verdict
-    (claim id -> lines), and the runs left out of their claims."""
-
-    rows: list[Claim | UnreadableClaim]
-    notes: dict[str, list[str]] = field(default_factory=dict)
-    left_out: list[LeftOut] = field(default_factory=list)
+    pages = frozenset(page_studies)
+    try:
+        entries = registry.load()
+        if not isinstance(entries, Mapping):
+            raise ValueError("it is not a JSON object of claim id -> entry")
+        return verify.Reference(all_definitions(), entries, page_studies=pages)
+    except (OSError, ValueError, RecursionError) as error:
+        problem = f"{registry.REGISTRY_FILE.name} is unreadable ({type(error).__name__}: {error})"
+        return verify.Reference(all_definitions(), None, problem, page_studies=pages)
 
 
-def check(
-    claims: Sequence[Claim | UnreadableClaim], runs_dir: Path, profile: str, page_studies: Iterable[str] = ()
-) -> Checked:
-    """`claims` rechecked against the code and registry (`page_studies`: the studies of the site's pages), with
-    what their runs under `runs_dir` left out."""
-    ref = verify.reference(page_studies)
-    checked = Checked(verify.checked(claims, ref))
-    lost: dict[str, LeftOut] = {}
+def check(claims: Sequence[Claim | UnreadableClaim], config: SiteConfig) -> verify.Checked:
+    """`claims` rechecked against the code and registry, with what their runs under the config's runs folder (its
+    profile) left out: what `refresh_index` shows (pass it as its `check`)."""
+    ref = reference(site_studies(config.notebooks_dir))
+    checked = verify.Checked(verify.checked(claims, ref))
+    lost: dict[str, verify.LeftOut] = {}
     for claim in checked.rows:
         if not isinstance(claim, Claim):
             continue
@@ -62,12 +58,12 @@ def check(
         entry = (ref.registry or {}).get(claim.claim_id)
         if definition is None or not definition.sweeps or not isinstance(entry, Mapping):
             continue
-        line, left = coverage(definition, entry, Path(runs_dir), profile)
+        line, left = coverage(definition, entry, Path(config.runs_dir), config.profile)
         if line:
             checked.notes.setdefault(claim.claim_id, []).append(line)
         for run, why in left:
-            found = lost.setdefault(run, LeftOut(run, why))
-            lost[run] = LeftOut(run, why, (*found.claims, claim.claim_id))
+            found = lost.setdefault(run, verify.LeftOut(run, why))
+            lost[run] = verify.LeftOut(run, why, (*found.claims, claim.claim_id))
     checked.left_out = sorted(lost.values(), key=lambda item: item.run)
     return checked
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from actlab.commands import publish_claims
+from actlab.commands import publish_claims, published
 from actlab.site.pages import Page
 from actlab.site.report import (
     CLAIMS_FOLDER,
@@ -75,7 +75,7 @@ def build_site(config: SiteConfig, sweeps: SweepSettings | None = None) -> list[
 
         bench = site_page(config.out_dir)
         pages.extend([bench] if bench is not None else [])
-    refresh_index(config, pages)
+    refresh_index(config, pages, check=published.check)
     return pages
 
 

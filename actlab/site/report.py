@@ -29,6 +29,7 @@ from actlab.io import atomic_write_text
 from actlab.site import chrome, clean, manifest
 from actlab.site.inputs import UnreadableClaim, load_claim
 from actlab.site.pages import Page, add_footer, built_at, jinja_environment
+from actlab.site.verify import Checked
 
 STANDALONE_PATTERN = re.compile(r"^\d\d_[\w-]+\.ipynb$")
 STUDY_REPORT = "report.ipynb"
@@ -46,9 +47,12 @@ class SiteConfig:
     profile: str = "default"
     only: tuple[str, ...] = ()
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # each claim file checked against the code before it is listed (`actlab.site.verify`); off only for an index of
-    # hand-made claims that carry no rule or inputs (tests of the layout)
+    # each claim file checked against the code before it is listed (`refresh_index`'s `check`); off only for an
+    # index of hand-made claims that carry no rule or inputs (tests of the layout)
     recheck_claims: bool = True
+
+
+ClaimCheck = Callable[[list[Claim | UnreadableClaim], SiteConfig], Checked]
 
 
 def standalone_notebooks(notebooks_dir: Path) -> list[Path]:
@@ -233,10 +237,11 @@ def write_index(
     return atomic_write_text(config.out_dir / "index.html", chrome.whole_tokens(html))
 
 
-def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
+def refresh_index(config: SiteConfig, fresh: Iterable[Page] = (), check: ClaimCheck | None = None) -> Path:
     """Rewrite the index (and `pages.json`) from the pages listed so far plus `fresh` ones, with every claim under
     `runs/claims`; executes nothing. A page is decorated only if `manifest.page_file` finds it, so no entry of
-    `pages.json` can make this rewrite a file elsewhere."""
+    `pages.json` can make this rewrite a file elsewhere. `check` (the commands pass
+    `actlab.commands.published.check`) rechecks the claims against the code and their runs before they are listed."""
     from actlab.site.downloads import write_downloads
 
     config.out_dir.mkdir(parents=True, exist_ok=True)
@@ -245,10 +250,8 @@ def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
     claims = load_claims(config.runs_dir / CLAIMS_FOLDER)
     notes: dict[str, list[str]] = {}
     left_out: list[Any] = []
-    if config.recheck_claims and any(isinstance(claim, Claim) for claim in claims):
-        from actlab.commands import published  # the check reads the studies' code and their runs: the command's
-
-        checked = published.check(claims, config.runs_dir, config.profile, site_studies(config.notebooks_dir))
+    if check is not None and config.recheck_claims and any(isinstance(claim, Claim) for claim in claims):
+        checked = check(claims, config)
         claims, notes, left_out = checked.rows, checked.notes, checked.left_out
     write_downloads(claims, config.out_dir)
     links = site_links(pages, config.out_dir)

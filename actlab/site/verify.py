@@ -3,8 +3,8 @@
 Why: anyone who can write to `runs/claims` can edit a verdict ("supported" beside an interval that spans its
 threshold) or forge a claim of a study that does not exist, with a "registered definition" it never had. The index
 published what the files said. So, before the index lists a claim, `recheck` asks:
-- does its study exist (a study that registers claims, `actlab.commands.registry.all_definitions`, or a page of the
-  site), and is the claim, if registered, registered under that study;
+- does its study exist (a study that registers claims, or a page of the site), and is the claim, if registered,
+  registered under that study;
 - does the registry agree with what it says of its registration (hash, date, post-hoc mark);
 - is its stored rule one of its study's rules as the code has it, and does that rule, applied again to the claim's
   stored estimate, interval and inputs, give its stored verdict?
@@ -29,7 +29,8 @@ RECHECK_FAILED = "it does not match the code"  # how an error row of this module
 @dataclass(frozen=True)
 class Reference:
     """What claims are checked against: each study's registered claims (their rules), and the registry file's
-    entries (None with `registry_problem` when it cannot be read)."""
+    entries (None with `registry_problem` when it cannot be read). The command line makes it
+    (`actlab.commands.published.reference`): the site imports no study."""
 
     definitions: Sequence[Any]  # actlab.registry.Definition values
     registry: Mapping[str, Any] | None
@@ -57,24 +58,6 @@ class Reference:
                     if not any(rule is other or rule == other for other in found):
                         found.append(rule)
         return self._rules.get(study, {}).get(name, [])
-
-
-def reference(page_studies: Iterable[str] = ()) -> Reference:
-    """The checkout's studies and registry, and the studies of the site's pages (`page_studies`). A registry that
-    cannot be read is kept as a problem, so registered claims become error rows saying so, while the rest of the
-    index still builds."""
-    from actlab import registry
-    from actlab.commands.registry import all_definitions
-
-    pages = frozenset(page_studies)
-    try:
-        entries = registry.load()
-        if not isinstance(entries, Mapping):
-            raise ValueError("it is not a JSON object of claim id -> entry")
-        return Reference(all_definitions(), entries, page_studies=pages)
-    except (OSError, ValueError, RecursionError) as error:
-        problem = f"{registry.REGISTRY_FILE.name} is unreadable ({type(error).__name__}: {error})"
-        return Reference(all_definitions(), None, problem, page_studies=pages)
 
 
 def _name(rule: Callable[..., Any]) -> str:
@@ -164,6 +147,26 @@ def not_rechecked(claim: Claim, ref: Reference) -> str:
         f"not rechecked: study {claim.study} registers no claims, so its rule {claim.rule_name} is its notebook's "
         "and this verdict is as its page saved it"
     )
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A planned run that no claim could read: where it is (`<study>/<profile>/<sweep>/<run id>`), why, and the
+    claims that read its sweep."""
+
+    run: str
+    why: str
+    claims: tuple[str, ...] = ()
+
+
+@dataclass
+class Checked:
+    """The index's claims after the checks: rows (claims and error rows), lines to show beside a claim's verdict
+    (claim id -> lines), and the runs left out of their claims."""
+
+    rows: list[Claim | UnreadableClaim]
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    left_out: list[LeftOut] = field(default_factory=list)
 
 
 def checked(claims: Iterable[Claim | UnreadableClaim], ref: Reference) -> list[Claim | UnreadableClaim]:
