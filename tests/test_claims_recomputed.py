@@ -91,3 +91,13 @@ def test_a_rule_that_differs_from_the_code_is_refused_and_a_users_own_study_is_s
     claiming = mine.with_changes(fixed_on="2026-01-01", registration="registered", registry_hash="abc")
     assert "the registry has no entry for it" in verify.recheck(claiming, ref)
     assert "does not exist" in verify.recheck(mine.with_changes(study="theirs"), ref)
+
+
+def test_with_no_readable_registry_a_registered_claim_is_shown_with_its_registration_marked_unchecked():
+    claim = _proposition("propositions-1-prop1", (0.0, 1e-9))
+    ref = verify.Reference(theory.definitions(), None, "registry.json is unreadable (JSONDecodeError: ...)")
+    assert verify.recheck(claim, ref) is None  # its rule still gives its verdict: the site stays whole
+    assert verify.caveats(claim, ref) == [
+        "registration not checked: registry.json is unreadable (JSONDecodeError: ...)"
+    ]
+    assert "stored verdict" in verify.recheck(claim.with_changes(verdict="not supported"), ref)

@@ -51,9 +51,7 @@ def check(claims: Sequence[Claim | UnreadableClaim], config: SiteConfig) -> veri
     for claim in checked.rows:
         if not isinstance(claim, Claim):
             continue
-        note = verify.not_rechecked(claim, ref)
-        if note:
-            checked.notes.setdefault(claim.claim_id, []).append(note)
+        checked.notes[claim.claim_id] = verify.caveats(claim, ref)
         definition = ref.definition(claim.claim_id)
         entry = (ref.registry or {}).get(claim.claim_id)
         if definition is None or not definition.sweeps or not isinstance(entry, Mapping):

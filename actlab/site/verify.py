@@ -81,8 +81,8 @@ def _registration_problem(claim: Claim, definition: Any | None, ref: Reference) 
     says_registered = bool(claim.fixed_on) or claim.registration == "registered"
     if not says_registered and definition is None:
         return None
-    if ref.registry is None:
-        return f"its registration cannot be checked: {ref.registry_problem}" if says_registered else None
+    if ref.registry is None:  # nothing to compare with: `caveats` says so beside the verdict
+        return None
     entry = ref.registry.get(claim.claim_id)
     if not isinstance(entry, Mapping):
         if says_registered:
@@ -136,6 +136,15 @@ def _rule_problem(claim: Claim, ref: Reference) -> str | None:
             f"estimate, interval and inputs ({verdict!r})"
         )
     return None
+
+
+def caveats(claim: Claim, ref: Reference) -> list[str]:
+    """What `recheck` could not check of a claim it passed, to show beside its verdict: a rule that is its
+    notebook's own (`not_rechecked`), a registration with no readable registry to compare with."""
+    lines = [not_rechecked(claim, ref)]
+    if ref.registry is None and (claim.fixed_on or claim.registration == "registered"):
+        lines.append(f"registration not checked: {ref.registry_problem}")
+    return [line for line in lines if line]
 
 
 def not_rechecked(claim: Claim, ref: Reference) -> str:
