@@ -26,8 +26,8 @@ from actlab.site.report import SiteConfig, site_studies
 
 def reference(page_studies: Iterable[str] = ()) -> verify.Reference:
     """The checkout's studies and registry, and the studies of the site's pages (`page_studies`). A registry that
-    cannot be read is kept as a problem, so registered claims become error rows saying so, while the rest of the
-    index still builds."""
+    cannot be read is kept as a problem: registered claims are still rechecked against their rules and shown with
+    their registration marked unchecked (`verify.caveats`), so the rest of the index still builds."""
     from actlab import registry
     from actlab.commands.registry import all_definitions
 
