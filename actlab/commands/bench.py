@@ -64,9 +64,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"{key:12s} {row['what']:55s} {row['ratio']:.3f}x{target}")
     atomic_write_json(args.out, results)
     page = write_page(results, args.out.parent / PAGE_NAME, source=str(args.out))
+    from actlab.commands import published
     from actlab.site.report import SiteConfig, refresh_index  # the site's code (Jinja2, notebooks) only once needed
 
-    index = refresh_index(SiteConfig(out_dir=args.out.parent, runs_dir=args.runs), fresh=[index_entry(args.out)])
+    config = SiteConfig(out_dir=args.out.parent, runs_dir=args.runs)
+    index = refresh_index(config, fresh=[index_entry(args.out)], check=published.check)
     print(f"wrote {args.out} and {page}, linked from {index}")
     return 0
 

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from actlab.commands import publish_claims
+from actlab.commands import publish_claims, published
 from actlab.site.pages import Page
 from actlab.site.report import (
     CLAIMS_FOLDER,
     STUDY_REPORT,
     SiteConfig,
+    keep_last_good,
     one_line,
     refresh_index,
     render_page,
@@ -74,7 +75,7 @@ def build_site(config: SiteConfig, sweeps: SweepSettings | None = None) -> list[
 
         bench = site_page(config.out_dir)
         pages.extend([bench] if bench is not None else [])
-    refresh_index(config, pages)
+    refresh_index(config, pages, check=published.check)
     return pages
 
 
@@ -107,15 +108,15 @@ def run_study_sweeps(study_dir: Path, config: SiteConfig, sweeps: SweepSettings,
             spec = load_spec(spec_path)
             specs.append(sweeps.prepare_spec(spec) if sweeps.prepare_spec is not None else spec)
         except Exception as error:  # a malformed spec: the study cannot be reported honestly
-            page.status, page.error, page.html = "failed", f"sweep {spec_path.name}: {one_line(error)}", ""
-            return page
+            page.status, page.error = "failed", f"sweep {spec_path.name}: {one_line(error)}"
+            return keep_last_good(page, config)
     try:
         outcomes = run_sweeps(
             specs, runs_dir=config.runs_dir, options=sweeps.executor_options(), progress=sweeps.progress
         )
     except Exception as error:
-        page.status, page.error, page.html = "failed", f"sweeps of {page.name}: {one_line(error)}", ""
-        return page
+        page.status, page.error = "failed", f"sweeps of {page.name}: {one_line(error)}"
+        return keep_last_good(page, config)
     for outcome in outcomes:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(outcome.counts().items()))
         page.sweeps.append(f"{outcome.spec.name}: {counts}")

@@ -24,6 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from actlab.commands import published
     from actlab.commands.options import check_zoo_args
     from actlab.commands.site_build import SweepSettings, print_pages, render_study
     from actlab.errors import ActlabError
@@ -54,5 +55,5 @@ def run(args: argparse.Namespace) -> int:
     sweeps = SweepSettings(options=options, progress=True, prepare_spec=smoke_spec if args.smoke else None)
     args.out.mkdir(parents=True, exist_ok=True)
     page = render_study(study_dir, config, sweeps, report=PAGE_NOTEBOOK)
-    refresh_index(config, [page])
+    refresh_index(config, [page], check=published.check)
     return print_pages(config, [page])

@@ -160,6 +160,33 @@ def decorate(html_path: Path, *, title: str, links: Sequence[tuple[str, str]], c
     return atomic_write_text(html_path, body)
 
 
+STALE_CLASS = "actlab-stale"
+STALE_PATTERN = re.compile(r'<div class="actlab-stale".*?</div>', flags=re.S)
+STALE_STYLE = (
+    "background:#fff4e5;border:2px solid #b35900;color:#5c2e00;padding:.6rem 1rem;margin:.5rem;font:1rem system-ui"
+)
+
+
+def stale_banner(reason: str, when: str) -> str:
+    """The banner a page keeps while its rebuild fails: what it is, since when, and why (escaped)."""
+    return (
+        f'<div class="{STALE_CLASS}" role="alert" style="{STALE_STYLE}"><strong>Stale page.</strong> This is the '
+        f"last good build of this page; its rebuild on {html.escape(when)} failed: {html.escape(reason)}. Its "
+        "numbers and claims are that earlier build's, not the current runs'.</div>"
+    )
+
+
+def mark_stale(html_path: Path, reason: str, when: str) -> Path:
+    """Put `stale_banner` at the top of a page the site built earlier (one banner: a later failure replaces it;
+    a successful rebuild writes the page anew, without it). Why keep the page at all: the index's claims, kept from
+    the last good build too (`actlab.commands.publish_claims`), link to it; deleting it breaks those links."""
+    body = STALE_PATTERN.sub("", html_path.read_text(encoding="utf-8"))
+    banner = stale_banner(" ".join(reason.split()), when)
+    opening = re.search(r"<body[^>]*>", body)
+    body = body[: opening.end()] + banner + body[opening.end() :] if opening else banner + body
+    return atomic_write_text(html_path, body)
+
+
 def _into_head(body: str, element: str) -> str:
     at = body.find("</head>")
     return body[:at] + element + body[at:] if at >= 0 else element + body

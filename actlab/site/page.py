@@ -82,12 +82,26 @@ def flat_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def table_html(frame: pd.DataFrame, digits: int = DIGITS) -> str:
-    """`frame` as an HTML table without an index column, numbers to `digits` significant digits."""
+MISSING = "\u2014"  # what an empty cell shows (pandas' default is "NaN", which reads as a computed number)
+MISSING_NOTE = "not simulated or not applicable to its row"  # the default reason an empty cell is given
+
+
+def table_html(frame: pd.DataFrame, digits: int = DIGITS, missing: str = MISSING_NOTE) -> str:
+    """`frame` as an HTML table without an index column, numbers to `digits` significant digits.
+
+    An empty cell (NaN or None: e.g. the verdict shares of an outcome that was out of reach, so never simulated)
+    shows `MISSING` and the table is followed by one line saying what it means (`missing`), never "NaN"."""
     flat = flat_frame(frame)
-    return flat.to_html(
-        index=False, border=0, classes="dataframe actlab-table", float_format=lambda v: format_number(v, digits)
+    table = flat.to_html(
+        index=False,
+        border=0,
+        classes="dataframe actlab-table",
+        float_format=lambda v: format_number(v, digits),
+        na_rep=MISSING,
     )
+    if not bool(flat.isna().to_numpy().any()):
+        return table
+    return f'{table}\n<p class="actlab-missing">{MISSING}: {html.escape(missing)}</p>'
 
 
 def _html_of(item: Any) -> str:

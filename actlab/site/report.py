@@ -29,6 +29,7 @@ from actlab.io import atomic_write_text
 from actlab.site import chrome, clean, manifest
 from actlab.site.inputs import UnreadableClaim, load_claim
 from actlab.site.pages import Page, add_footer, built_at, jinja_environment
+from actlab.site.verify import Checked
 
 STANDALONE_PATTERN = re.compile(r"^\d\d_[\w-]+\.ipynb$")
 STUDY_REPORT = "report.ipynb"
@@ -46,6 +47,12 @@ class SiteConfig:
     profile: str = "default"
     only: tuple[str, ...] = ()
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # each claim file checked against the code before it is listed (`refresh_index`'s `check`); off only for an
+    # index of hand-made claims that carry no rule or inputs (tests of the layout)
+    recheck_claims: bool = True
+
+
+ClaimCheck = Callable[[list[Claim | UnreadableClaim], SiteConfig], Checked]
 
 
 def standalone_notebooks(notebooks_dir: Path) -> list[Path]:
@@ -113,8 +120,9 @@ def render_page(
     """Execute `template` into `executed` and render it into the site if its output is clean (`actlab.site.clean`);
     a failure marks the page, never stops the site.
 
-    A page that is not clean (or raised) fails with its problems named, machine paths redacted, and nothing is
-    published for it: no HTML (an earlier build's goes too); the executed notebook stays under the runs folder.
+    A page that is not clean (or raised) fails with its problems named, machine paths redacted, and nothing new is
+    published for it: an earlier build's page stays, marked stale (`keep_last_good`); the executed notebook stays
+    under the runs folder.
     `interrupted()`, asked once the notebook has stopped, fails the page and leaves an earlier build's in place.
     """
     executed.unlink(missing_ok=True)  # never render a stale copy from an earlier build
@@ -132,13 +140,25 @@ def render_page(
             page.status, page.error = "failed", clean.refusal(found)
         elif found:
             page.error += f"; not published (the executed notebook: pages/{executed.name} in the runs folder)"
-        if page.html:
-            (config.out_dir / page.html).unlink(missing_ok=True)
-        page.html = ""
-        return page
+        return keep_last_good(page, config)
     target = config.out_dir / page.html
     notebooks.to_html(executed, target, config.show_code, title=page_title(page), css=chrome.SITE_CSS)
     add_footer(target, source=shown_source(page.source, paths))
+    return page
+
+
+def keep_last_good(page: Page, config: SiteConfig) -> Page:
+    """A failed page: the last good build's HTML, if the site built one, stays listed and linked with a stale banner
+    (`chrome.mark_stale`), so the index's links, and the claims kept from that build, still reach it; with none
+    (or a file the site did not build under that name, which goes) the page is listed unlinked."""
+    path = manifest.page_file(config.out_dir, page.html) if page.html else None
+    if path is None:
+        if page.html and manifest.PAGE_NAME.fullmatch(page.html):
+            (config.out_dir / page.html).unlink(missing_ok=True)
+        page.html = ""
+        return page
+    chrome.mark_stale(path, page.error or "it failed", built_at())
+    page.error += "; the last good page is kept, marked stale"
     return page
 
 
@@ -178,9 +198,12 @@ def write_index(
     claims: list[Claim | UnreadableClaim],
     config: SiteConfig,
     links: list[tuple[str, str]] | None = None,
+    notes: dict[str, list[str]] | None = None,
+    left_out: list[Any] | None = None,
 ) -> Path:
     """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped); the profile shown is
-    the listed study pages' (which may come from different builds), else the config's."""
+    the listed study pages' (which may come from different builds), else the config's. `notes`: lines shown beside
+    a claim's verdict (claim id -> lines); `left_out`: runs no claim could read (`actlab.commands.published`)."""
     from markupsafe import Markup
 
     from actlab.figure_style import VERDICT_COLORS
@@ -197,6 +220,8 @@ def write_index(
             pages=pages,
             answers=answers,
             unreadable=[claim for claim in claims if isinstance(claim, UnreadableClaim)],
+            notes=notes or {},
+            left_out=left_out or [],
             summary=summary.summarise(claims),
             forest_uri=forest.svg_data_uri(ordered),
             forest_phone_uri=forest.svg_data_uri(ordered, phone=True),
@@ -212,23 +237,35 @@ def write_index(
     return atomic_write_text(config.out_dir / "index.html", chrome.whole_tokens(html))
 
 
-def refresh_index(config: SiteConfig, fresh: Iterable[Page] = ()) -> Path:
+def refresh_index(config: SiteConfig, fresh: Iterable[Page] = (), check: ClaimCheck | None = None) -> Path:
     """Rewrite the index (and `pages.json`) from the pages listed so far plus `fresh` ones, with every claim under
     `runs/claims`; executes nothing. A page is decorated only if `manifest.page_file` finds it, so no entry of
-    `pages.json` can make this rewrite a file elsewhere."""
+    `pages.json` can make this rewrite a file elsewhere. `check` (the commands pass
+    `actlab.commands.published.check`) rechecks the claims against the code and their runs before they are listed."""
     from actlab.site.downloads import write_downloads
 
     config.out_dir.mkdir(parents=True, exist_ok=True)
     pages = manifest.merge_pages(manifest.load_pages(config.out_dir), fresh, config.out_dir)
     manifest.save_pages(config.out_dir, pages)
     claims = load_claims(config.runs_dir / CLAIMS_FOLDER)
+    notes: dict[str, list[str]] = {}
+    left_out: list[Any] = []
+    if check is not None and config.recheck_claims and any(isinstance(claim, Claim) for claim in claims):
+        checked = check(claims, config)
+        claims, notes, left_out = checked.rows, checked.notes, checked.left_out
     write_downloads(claims, config.out_dir)
     links = site_links(pages, config.out_dir)
     for page in pages:
         path = manifest.page_file(config.out_dir, page.html)
         if path is not None:
             chrome.decorate(path, title=page_title(page), links=links, current=page.html)
-    return write_index(pages, claims, config, links)
+    return write_index(pages, claims, config, links, notes=notes, left_out=left_out)
+
+
+def site_studies(notebooks_dir: Path) -> set[str]:
+    """The studies the site's pages decide claims of: each study folder, and each standalone `NN_name`'s name."""
+    names = {folder.name for folder in study_folders(notebooks_dir)}
+    return names | {path.stem.split("_", 1)[1] for path in standalone_notebooks(notebooks_dir) if "_" in path.stem}
 
 
 def page_title(page: Page) -> str:

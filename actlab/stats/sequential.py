@@ -327,13 +327,19 @@ COST_EFFECTS = ("null boundary", "half the MDE", "MDE", "observed effect")
 COST_VERDICTS = ("supported", "not supported", "equivalent", "inconclusive")
 
 
+def _finite(value: Any) -> float | None:
+    """`value` when it is a finite number, else None (a record from a run that simulated nothing): a page shows a
+    missing value as such, never as NaN."""
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
 def cost_rows(scenarios: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The page's table of what a design costs (`SequentialScenario.as_json` dicts, e.g. a decision record's): per
     simulated truth, each final verdict's share, the expected seeds, how often it runs to its most seeds (the worst
     case), and the fixed design of the registered power to compare with (a record without them shows '-')."""
     rows = []
     for scenario in scenarios:
-        fixed, expected = scenario.get("fixed_seeds"), scenario["expected_seeds"]
+        fixed, expected = scenario.get("fixed_seeds"), _finite(scenario["expected_seeds"])
         probabilities = scenario["probabilities"]
         most = scenario.get("most_seeds")
         at_most = scenario.get("at_most_seeds")
@@ -346,7 +352,7 @@ def cost_rows(scenarios: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "worst case (most seeds)": most if most is not None else "-",
                 "P(runs to the most)": at_most if at_most is not None else "-",
                 "fixed design, registered power": fixed or "-",
-                "expected seeds against it": f"{expected / fixed - 1:+.0%}" if fixed else "-",
+                "expected seeds against it": f"{expected / fixed - 1:+.0%}" if fixed and expected is not None else "-",
             }
         )
     return rows
@@ -358,8 +364,8 @@ def cost_sentences(scenarios: Sequence[Mapping[str, Any]]) -> list[str]:
     than the 24 seeds of the fixed design of the same power.'"""
     found = []
     for scenario in scenarios:
-        fixed, expected = scenario.get("fixed_seeds"), scenario["expected_seeds"]
-        if not fixed or expected <= fixed:
+        fixed, expected = scenario.get("fixed_seeds"), _finite(scenario["expected_seeds"])
+        if not fixed or expected is None or expected <= fixed:
             continue
         worst = ""
         if scenario.get("most_seeds") is not None and scenario.get("at_most_seeds") is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,13 @@ _STATUS_FIELDS = ("status", "ename", "evalue", "cell_index", "kernel_died", "dur
 INCOMPLETE = "incomplete"  # finished ok or diverged, but its results.json is missing, unreadable or empty
 
 
-def _record_of(run_folder: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def _record_of(run_folder: Path, reads: Sequence[str] = ()) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(params, status, results) of one run folder, never raising for its files.
 
-    A corrupt status.json or params.json reads as status "corrupt", a finished run whose results.json is missing
-    or unreadable as "incomplete"; either way `record_error` names the file and the problem (the runner reruns
-    such runs), so a report counts them instead of failing on them or silently dropping their seeds.
+    A corrupt status.json or params.json reads as status "corrupt"; a finished run whose results.json is missing,
+    unreadable, or without a key of `reads` (what the study's claims read) as "incomplete". Either way
+    `record_error` names the file and the problem (the runner reruns such runs), so a report counts them instead of
+    failing on them or silently dropping their seeds.
     """
     status = read_status(run_folder) or {"status": "not run"}
     params: dict[str, Any] = {}
@@ -53,7 +55,7 @@ def _record_of(run_folder: Path) -> tuple[dict[str, Any], dict[str, Any], dict[s
             params = {"record_error": f"{path}: not a JSON object"}
         if "record_error" in params:
             status = {"status": "corrupt", "record_error": params.pop("record_error")}
-    problem = results_problem(status, run_folder)
+    problem = results_problem(status, run_folder, reads)
     if problem is not None:
         status = {**status, "status": INCOMPLETE, "record_error": problem}
     results = read_run_results(run_folder)[0] if status["status"] != "not run" else {}
@@ -72,17 +74,24 @@ def sweep_folder(runs_dir: str | os.PathLike[str], sweep: str) -> Path:
 
 def _run_folders(folder: Path) -> list[Path]:
     """The spec's runs in plan order (from sweep.json), so stale folders of an older grid are ignored."""
+    return _sweep_plan(folder)[0]
+
+
+def _sweep_plan(folder: Path) -> tuple[list[Path], tuple[str, ...]]:
+    """(the spec's run folders in plan order, the results keys its claims read), from sweep.json."""
     path = folder / SWEEP_FILE
     try:
         record = read_json(path)
-        run_ids = record["run_ids"]
+        run_ids, reads = record["run_ids"], record.get("reads") or []
         if not isinstance(run_ids, list) or not all(isinstance(run_id, str) for run_id in run_ids):
             raise TypeError("run_ids is not a list of run ids")
+        if not isinstance(reads, list) or not all(isinstance(key, str) for key in reads):
+            raise TypeError("reads is not a list of results keys")
     except (OSError, ValueError, RecursionError, KeyError, TypeError) as error:
         raise ActlabError(
             f"{path} is unreadable ({type(error).__name__}: {error}); run `actlab sweep SPEC` again to rewrite it"
         ) from None
-    return [folder / Path(run_id).name for run_id in run_ids]
+    return [folder / Path(run_id).name for run_id in run_ids], tuple(reads)
 
 
 def load_results(runs_dir: str | os.PathLike[str], sweep: str, statuses: Sequence[str] | None = None) -> pd.DataFrame:
@@ -117,8 +126,9 @@ def load_results(runs_dir: str | os.PathLike[str], sweep: str, statuses: Sequenc
 def load_status(runs_dir: str | os.PathLike[str], sweep: str) -> pd.DataFrame:
     """One row per planned run: parameters, status and, for failures, the error and its cell."""
     rows = []
-    for run_folder in _run_folders(sweep_folder(runs_dir, sweep)):
-        params, status, _ = _record_of(run_folder)
+    folders, reads = _sweep_plan(sweep_folder(runs_dir, sweep))
+    for run_folder in folders:
+        params, status, _ = _record_of(run_folder, reads)
         rows.append({"run_id": run_folder.name, **params, **{k: status.get(k) for k in _STATUS_FIELDS}})
     return pd.DataFrame(rows)
 
@@ -129,10 +139,40 @@ def load_run_results(runs_dir: str | os.PathLike[str], sweep: str) -> dict[str, 
     A run whose files cannot be used has status "corrupt" or "incomplete" (see `_record_of`), so `run_counts`
     shows it and the analyses, which read ok runs, leave it out visibly."""
     out = {}
-    for run_folder in _run_folders(sweep_folder(runs_dir, sweep)):
-        params, status, results = _record_of(run_folder)
+    folders, reads = _sweep_plan(sweep_folder(runs_dir, sweep))
+    for run_folder in folders:
+        params, status, results = _record_of(run_folder, reads)
         out[run_folder.name] = {"params": params, "status": status["status"], "results": results}
+        if status.get("record_error"):
+            out[run_folder.name]["record_error"] = status["record_error"]
     return out
+
+
+USABLE = ("ok", "diverged")  # a run whose numbers a claim reads (a diverged run's last loss is a result too)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many of a sweep's planned runs a claim can read, and why each other one is left out (run id, why)."""
+
+    sweep: str
+    planned: int
+    usable: int
+    left_out: tuple[tuple[str, str], ...] = ()
+
+
+def sweep_coverage(runs_dir: str | os.PathLike[str], sweep: str) -> Coverage:
+    """The runs of `sweep` under `runs_dir` that its claims can read (`USABLE`, with every key the spec `reads`),
+    and why each other planned run cannot be read: what a page states beside a claim computed on fewer units."""
+    folders, reads = _sweep_plan(sweep_folder(runs_dir, sweep))
+    left_out = []
+    for run_folder in folders:
+        status = _record_of(run_folder, reads)[1]
+        if status["status"] not in USABLE:
+            why = str(status.get("record_error") or status.get("evalue") or "")
+            why = why.replace(f"{run_folder}{os.sep}", "")  # the run is named beside it: no machine path on a page
+            left_out.append((run_folder.name, f"{status['status']}{f': {why}' if why else ''}"))
+    return Coverage(sweep, len(folders), len(folders) - len(left_out), tuple(left_out))
 
 
 def run_counts(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:

@@ -23,6 +23,7 @@ import hashlib
 import itertools
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,8 +125,9 @@ def stale_reason(status: dict[str, Any] | None, producer: dict[str, Any] | None)
     return f"{' and '.join(changed)} changed since it ran" if changed else None
 
 
-def read_run_results(folder: Path) -> tuple[dict[str, Any], str | None]:
-    """(results.json's record, None), or ({}, why it cannot be used): missing, unreadable, or without metrics."""
+def read_run_results(folder: Path, reads: Sequence[str] = ()) -> tuple[dict[str, Any], str | None]:
+    """(results.json's record, None), or ({}, why it cannot be used): missing, unreadable, without metrics, or
+    without a key in `reads` (what the study's claims read, `SweepSpec.reads`; the record is returned then)."""
     path = Path(folder) / RESULTS_FILE
     if not os.path.lexists(path):  # a FIFO or a link there is unreadable (named below), not missing
         return {}, f"{path} is missing"
@@ -137,15 +139,20 @@ def read_run_results(folder: Path) -> tuple[dict[str, Any], str | None]:
         return {}, f"{path} is not a JSON object"
     if not any(key != "status" for key in results):
         return results, f"{path} records no metrics"
+    missing = [key for key in reads if key not in results]
+    if missing:
+        keys = ", ".join(repr(key) for key in missing)
+        return results, f"{path} has no {keys}, which the study's claims read"
     return results, None
 
 
-def results_problem(status: dict[str, Any] | None, folder: Path) -> str | None:
-    """Why a run that finished ok or diverged has no usable results (a finished run always recorded some), else
-    None. Such a run is incomplete: it runs again rather than silently dropping its seed from the analysis."""
+def results_problem(status: dict[str, Any] | None, folder: Path, reads: Sequence[str] = ()) -> str | None:
+    """Why a run that finished ok or diverged has no usable results (a finished run always recorded some, and
+    every key in `reads`), else None. Such a run is incomplete: it runs again rather than silently dropping its seed
+    from the analysis."""
     if status is None or status.get("status") not in ("ok", "diverged"):
         return None
-    return read_run_results(folder)[1]
+    return read_run_results(folder, reads)[1]
 
 
 def needs_run(
@@ -174,7 +181,7 @@ def run_states(spec: SweepSpec, runs_dir: Path) -> list[tuple[Run, str, str]]:
     for run in runs:
         status = read_status(run.folder)
         reason = stale_reason(status, producers[run.run_id])
-        problem = results_problem(status, run.folder)
+        problem = results_problem(status, run.folder, spec.reads)
         if status is None:
             states.append((run, "missing", "never started"))
         elif status["status"] == CORRUPT:
@@ -275,7 +282,7 @@ def _plan_outcome(spec: SweepSpec, runs_dir: Path, retry_failed: bool) -> SweepO
         if status is not None:
             outcome.statuses[run.run_id] = status
         producer = outcome.producers[run.run_id]
-        rerun = needs_run(status, retry_failed, producer, results_problem(status, run.folder))
+        rerun = needs_run(status, retry_failed, producer, results_problem(status, run.folder, spec.reads))
         (outcome.to_run if rerun else outcome.skipped).append(run.run_id)
     return outcome
 
@@ -415,6 +422,7 @@ def _write_sweep_record(spec: SweepSpec, folder: Path, runs: list[Run]) -> None:
             "seeds": spec.seeds,
             "fixed": spec.fixed,
             "seed_param": spec.seed_param,
+            "reads": list(spec.reads),
             "run_ids": [run.run_id for run in runs],
         },
     )

@@ -45,6 +45,7 @@ KEYS = (
     "description",
     "time_limit",
     "smoke",
+    "reads",
 )
 SEED_LIMIT = 2**32  # seeds lie in [0, 2**32): numpy's legacy seeding and most libraries take no more
 MAX_SEEDS = 10_000
@@ -68,6 +69,9 @@ class SweepSpec:
     description: str = ""
     time_limit: float | None = None  # minutes per run on the machine the sweep is meant for (cluster time limit)
     smoke: dict[str, Any] = field(default_factory=dict)  # parameter overrides of the smoke run (actlab.sweep.smoke)
+    # the results.json keys the study's claims read: a finished run without one is incomplete (it runs again, and
+    # `--status` and the pages say so) rather than silently leaving its seed out of the claims
+    reads: tuple[str, ...] = ()
 
     @property
     def study(self) -> str | None:
@@ -163,6 +167,10 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
                 listing = ", ".join(declared) or "no parameters (tag a cell 'parameters')"
                 raise fail(f"unknown parameter '{key}' in {section}: {hint}{notebook.name} declares {listing}")
 
+    reads = raw.get("reads") or []
+    if not isinstance(reads, list) or not all(isinstance(key, str) and key.strip() for key in reads):
+        raise fail(f"reads must be a list of the results.json keys the study's claims read, got {reads!r}")
+
     report = None
     if raw.get("report") is not None:
         report = _notebook_path(raw["report"], path, "report", fail)
@@ -182,6 +190,7 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
         description=str(raw.get("description", "")),
         time_limit=_positive(raw, "time_limit", "minutes", fail),
         smoke={str(k): v for k, v in smoke.items()},
+        reads=tuple(reads),
     )
 
 
