@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actlab.claim import Claim, ClaimError, Evidence, RuleError, apply_rule, rule_source
+from actlab.registry import fixed_on_text
 from actlab.site.inputs import UnreadableClaim
 
 RECHECK_FAILED = "it does not match the code"  # how an error row of this module begins
@@ -97,7 +98,7 @@ def _registration_problem(claim: Claim, definition: Any | None, ref: Reference) 
                 f"its registered definition {claim.registry_hash or '(none)'} is not one the registry holds for it "
                 f"({', '.join(sorted(map(str, hashes))) or 'none'})"
             )
-        if claim.fixed_on != entry.get("fixed_on", ""):
+        if claim.fixed_on != fixed_on_text(entry):
             return f"it says its definition was fixed on {claim.fixed_on}, the registry on {entry.get('fixed_on')}"
     if entry.get("post_hoc") and not claim.post_hoc:
         return "the registry marks its definition post hoc; the claim file does not"
