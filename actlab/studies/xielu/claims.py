@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from actlab import measured_on, registry
-from actlab.claim import Claim, Evidence, decide
+from actlab.claim import Claim, Evidence, decide, rule_out
 from actlab.stats import beats_every
 from actlab.stats.beats_every import Comparisons, rule_beats_baselines
 from actlab.stats.family import adjust_family
@@ -88,7 +88,8 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
             "relative gap x the other arm's mean bits/byte",
             margin_source=MARGIN_SOURCE,
             alpha=settings.alpha,
-            rules=(rule_beats_baselines, beats_every.statistics, equivalence_margin),
+            # the 'ruled out' outcome's rules too: whether the data rule out the paper's effect is decided, not seen
+            rules=(rule_beats_baselines, beats_every.statistics, equivalence_margin, beats_every.ruled_out, rule_out),
             sweeps=("lm",),
             extra={
                 "paper_relative_gaps": gaps,
