@@ -261,7 +261,11 @@ def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings
     }
     if isinstance(design, designs.EveryTruth):
         context["worst_truth"] = design.truths[design.focus]
-    mde = stated_mde(design, detection)
+    elif isinstance(design, designs.Recovery):
+        context["strata"] = design.strata(base)
+    parts = testable_elsewhere(design.parts(base, alpha), design, curve, alpha)
+    untestable = any(part.untestable for part in parts)
+    mde = None if untestable and verdict == "inconclusive" else stated_mde(design, detection)
     evidence = Evidence(estimate, ci, design.n_units(base), inputs, mde, context, p_value=detection.p_for(verdict))
     results = specification.specification_results(
         design, tables, curve.plan, alpha=alpha, primary=verdict, towards_support=detection.mde is not None
@@ -276,7 +280,7 @@ def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings
         supports=design.supports,
         confidence=1 - alpha,
         provenance=settings.provenance,
-        parts=design.parts(base, alpha),
+        parts=parts,
         kind="experiment",
         robustness=assess(verdict, mde, results, family=f"Bonferroni over the {len(results)} alternatives"),
         deciding_test=design.deciding_test(verdict),
@@ -284,16 +288,79 @@ def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings
     )
     sim = operating.simulation_design(design, tables, curve.plan, detection, alpha)
     characteristics = operating.operating(
-        sim, text.paper_value, n_simulations=settings.n_simulations, seed=settings.seed + 1000 * index
+        sim, text.paper_value, n_simulations=settings.n_simulations, seed=settings.seed + 1000 * index, reversal=False
     )
-    false_rate, reversal_power = simulated_rates(characteristics.scenarios, operating.REVERSED)
-    robustness = replace(
-        claim.robustness,
-        false_contradiction=false_rate,
-        reversal_power=reversal_power,
-        reversal=operating.REVERSED if reversal_power is not None else "",
+    false_rate, _ = simulated_rates(characteristics.scenarios)
+    factorial = specification.factorial_analysis(
+        design, tables, curve.plan, alpha=alpha, seed=settings.seed + 1000 * index + 500, units=text.units
     )
+    robustness = replace(claim.robustness, false_contradiction=false_rate, **_reversal_fields(factorial))
+    if factorial is not None:
+        context = {**claim.context, "factorial": factorial.line(), "factorial_effects": _effects_json(factorial)}
+        claim = claim.with_changes(context=context)
     return claim.with_changes(operating=characteristics, robustness=robustness, decided_by=decided_by(claim))
+
+
+def _reversal_fields(factorial: specification.FactorialAnalysis | None) -> dict[str, Any]:
+    """The robustness fields of the factorial's reversal power (none without a factorial)."""
+    if factorial is None or factorial.reversal is None:
+        return {}
+    found = factorial.reversal
+    return {
+        "reversal": found.words(),
+        "reversal_power": (found.power, found.standard_error),
+        "reversal_smallest": found.smallest_words() if found.power < found.target else "",
+    }
+
+
+def _effects_json(factorial: specification.FactorialAnalysis) -> list[dict[str, Any]]:
+    return [
+        {
+            "factor": test.factor,
+            "aliases": test.aliases,
+            "estimate": test.estimate,
+            "ci_bonferroni": [test.ci_low, test.ci_high],
+            "p_adjusted": test.p_adjusted,
+            "found": test.found,
+        }
+        for test in factorial.tests
+    ]
+
+
+def testable_elsewhere(
+    parts: tuple[Part, ...], design: ClaimDesign, curve: specification.Curve, alpha: float
+) -> tuple[Part, ...]:
+    """Each part untestable at the baseline, told the design that would test it: the curve's specifications where
+    the rule finds it testable (`slope_testable`), or, where none does, what such a design needs."""
+    if not any(part.untestable for part in parts):
+        return parts
+    tables = curve.tables[design.claim_id]
+    where = []
+    for spec in curve.plan.alternatives:
+        table = tables.get(spec)
+        if table is None or len(table) < 2:
+            continue
+        try:
+            _, _, inputs = design.decision(table, alpha)
+        except ValueError:
+            continue
+        if inputs.get("slope_testable", True):
+            low, high = float(np.nanmin(table[:, 2])), float(np.nanmax(table[:, 3]))
+            where.append(f"{specification.label(curve.plan.changes(spec))} (mass {low:.2g} to {high:.2g})")
+    if where:
+        shown = "; ".join(where[:3]) + (f"; and {len(where) - 3} more" if len(where) > 3 else "")
+        design_text = f"testable where the mass has room to move over k, as at {len(where)} of the curve's " + (
+            f"specifications: {shown}"
+        )
+    else:
+        design_text = (
+            "testable only where the mass has room to move over k: no specification of the curve gives it; a design "
+            "that stops training before the mass saturates (fewer epochs, a smaller learning rate) or a k grid that "
+            "reaches where it is unsaturated would"
+        )
+    return tuple(
+        replace(part, untestable=f"{part.untestable}; {design_text}") if part.untestable else part for part in parts
+    )
 
 
 def sensitivity(
@@ -309,6 +376,9 @@ def decided_by(claim: Claim) -> str:
     the Bonferroni intervals of "not supported", or the plateau's margin."""
     parts = claim.parts or ()
     sides = [_side(part) for part in parts]
+    described = [part for part in parts if part.threshold is None and part.margin is None]
+    if described and claim.verdict == "supported":
+        return "the rows with a threshold; the others (each truth's rate) describe and decide nothing"
     if claim.verdict == "inconclusive" and "against" in sides:
         return "the rule's intervals: a part fails only at 1 - alpha/k confidence, k the ways the claim can fail"
     if claim.verdict == "not supported" and parts and "against" not in sides:
