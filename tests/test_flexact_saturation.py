@@ -9,7 +9,7 @@ import pytest
 
 from actlab.claim import Claim, Evidence, decide
 from actlab.site import claim_text
-from actlab.studies.flexact import designs, rules, saturation
+from actlab.studies.flexact import claims, designs, rules, saturation
 
 N_SEEDS = 5
 SIMULATIONS = 4000
@@ -109,6 +109,8 @@ def test_pinned_slope_is_untestable_at_this_design():
     assert lines[0].startswith("untestable at this design: its slope on log k") and not any("MDE" in x for x in lines)
     assert claim_text.undecided_text(claim).startswith("untestable at this design")
     assert Claim.from_json(claim.to_json()) == claim
+    # the forest plot's parts are both "for": what keeps it undecided is named
+    assert claims.decided_by(claim).startswith("a part untestable at this design decides nothing")
 
 
 def test_unpinned_slope_stays_testable():

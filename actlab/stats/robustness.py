@@ -165,12 +165,15 @@ def factorial_reversal_power(
     rng = np.random.default_rng(seed)
     runs = model.X.shape[0]
     df = runs - model.X.shape[1]
+    if df < 1:
+        raise ValueError("factorial_reversal_power: the design leaves no residual degrees of freedom; add seeds")
     # the effect sits at +distance at the low level and -distance at the high one: values = -distance * coded
     values = -distance * model.X[:, index][:, None] + sigma * rng.standard_normal((runs, n_simulations))
     coef = model.inverse @ (model.X.T @ values)
     residual = values - model.X @ coef
     se = 2 * np.sqrt(model.inverse[index, index] * (residual * residual).sum(axis=0) / df)
-    t = 2 * coef[index] / se
+    with np.errstate(divide="ignore", invalid="ignore"):  # sigma = 0: an exact fit, any effect is found
+        t = 2 * coef[index] / se
     critical = two_sided_t(1 - alpha / len(columns), df)
     found = (np.abs(t) > critical) & (np.sign(t) == -np.sign(distance))
     power = float(found.mean())

@@ -378,6 +378,9 @@ def decided_by(claim: Claim) -> str:
     """What decided the verdict when its parts' 95% intervals alone do not show it (the index's forest plot asks):
     the Bonferroni intervals of "not supported", or the plateau's margin."""
     parts = claim.parts or ()
+    untestable = [part.name for part in parts if part.untestable]
+    if untestable and claim.verdict == "inconclusive":
+        return "a part untestable at this design decides nothing: " + "; ".join(untestable)
     sides = [_side(part) for part in parts]
     described = [part for part in parts if part.threshold is None and part.margin is None]
     if described and claim.verdict == "supported":
