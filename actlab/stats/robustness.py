@@ -128,11 +128,12 @@ class ReversalPower:
     units: str = ""
 
     def words(self) -> str:
-        """'a choice whose high level moves the effect from 0.49 past the threshold to 0.49 short of it'."""
-        unit = f" {self.units}" if self.units else ""
+        """'one choice's high level moving the effect from 0.49 past the threshold to as far short of it (units),
+        ...'."""
+        unit = f" ({self.units})" if self.units else ""
         return (
-            f"one choice's high level moving the effect from {self.distance:.3g}{unit} past the threshold to as far "
-            "short of it, tested by the factorial's main effects at alpha/m over the choices (Bonferroni)"
+            f"one choice's high level moving the effect from {self.distance:.3g} past the threshold to as far short "
+            f"of it{unit}, found by the factorial's main-effect test at alpha/m over the choices (Bonferroni)"
         )
 
     def smallest_words(self) -> str:

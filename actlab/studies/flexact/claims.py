@@ -349,7 +349,10 @@ def testable_elsewhere(
             continue
         if inputs.get("slope_testable", True):
             low, high = float(np.nanmin(table[:, 2])), float(np.nanmax(table[:, 3]))
-            where.append(f"{specification.label(curve.plan.changes(spec))} (mass {low:.2g} to {high:.2g})")
+            label = specification.label(curve.plan.changes(spec))
+            where.append((min(low, 1 - high), f"{label} (mass {low:.2g} to {high:.2g})"))
+    # first the specifications whose mass keeps farthest from both bounds at every k and seed
+    where = [text for _, text in sorted(where, key=lambda found: -found[0])]
     if where:
         shown = "; ".join(where[:3]) + (f"; and {len(where) - 3} more" if len(where) > 3 else "")
         design_text = f"testable where the mass has room to move over k, as at {len(where)} of the curve's " + (

@@ -14,6 +14,7 @@ claim that reads that trend is *untestable at this design* (`actlab.claim.Part.u
 from __future__ import annotations
 
 import numpy as np
+from scipy import special as scipy_special
 
 # Continuity correction: masses are clipped to [c, 1 - c] before the logit. A routing mass is a softmax
 # probability, never exactly 0 or 1 in exact arithmetic, but float32 rounds 1 - 1e-8 to 1; at c = 1e-3 a mass
@@ -34,8 +35,9 @@ def logit(mass: np.ndarray | float) -> np.ndarray:
 
 
 def expit(value: np.ndarray | float) -> np.ndarray:
-    """The inverse of `logit` (inside the clip): 1 / (1 + exp(-value))."""
-    return 1.0 / (1.0 + np.exp(-np.asarray(value, dtype=float)))
+    """The inverse of `logit` (inside the clip): 1 / (1 + exp(-value)), without overflow warnings at the wide
+    intervals of 2 seeds."""
+    return scipy_special.expit(np.asarray(value, dtype=float))
 
 
 def mass_distance(threshold: float, logit_distance: float, side: float) -> float:
