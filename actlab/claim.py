@@ -219,7 +219,7 @@ class Robustness:
     false_contradiction: tuple[float, float] | None = None
     reversal: str = ""
     reversal_power: tuple[float, float] | None = None
-    reversal_smallest: str = ""  # the smallest reversal found with 80% power, in words (where the power is below)
+    reversal_smallest: str = ""  # the smallest reversal the curve finds with 80% power, in words
 
     def __post_init__(self) -> None:
         if not is_verdict(self.primary):

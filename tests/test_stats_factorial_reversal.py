@@ -72,3 +72,25 @@ def test_reversal_of_an_effect_below_the_threshold_looks_the_other_way():
 def test_an_unknown_factor_is_refused():
     with pytest.raises(ValueError, match="not an estimable main effect"):
         factorial_reversal_power(MODEL, "momentum", 1.0, 0.3)
+
+
+def test_the_robustness_line_names_the_smallest_reversal_found_with_80_percent_power():
+    from actlab.claim import Claim, Robustness
+    from actlab.site import claim_text
+
+    found = factorial_reversal_power(MODEL, "tau_end", 0.05, 0.4, n_simulations=500, seed=5, units="log10 MSE")
+    assert found.power < 0.8  # a reversal smaller than the fraction can find
+    robustness = Robustness(
+        "supported",
+        (),
+        reversal=found.words(),
+        reversal_power=(found.power, found.standard_error),
+        reversal_smallest=found.smallest_words(),
+    )
+    words = {"claim_id": "x", "study": "flexact", "title": "t", "statement": "s", "source": "", "units": ""}
+    claim = Claim(**words, n=10, budget="", estimate=1.0, ci=(0.5, 1.5), verdict="supported", rule="r",
+                  rule_name="r", robustness=robustness)  # fmt: skip
+    line = next(line for line in claim_text.robustness_lines(claim) if "planted reversal" in line)
+    assert "too few runs to rely on it" in line
+    assert f"the smallest reversal it finds with 80% power: +-{found.smallest:.3g} log10 MSE" in line
+    assert Claim.from_json(claim.to_json()) == claim

@@ -106,9 +106,11 @@ def robustness_lines(claim: Claim) -> list[str]:
         found = f"it would find a planted reversal ({robustness.reversal}) {power}"
         if robustness.reversal_power[0] < 0.8:
             found += ": too few runs to rely on it to find one"
-            if robustness.reversal_smallest:
-                found += f"; {robustness.reversal_smallest}"
+        if robustness.reversal_smallest:
+            found += f"; {robustness.reversal_smallest}"
         lines.append(found)
+    elif robustness.reversal_smallest:  # no effect at the baseline to reverse: only what the curve could find
+        lines.append(f"a planted reversal at one choice: {robustness.reversal_smallest}")
     return lines
 
 

@@ -309,10 +309,12 @@ def _reversal_fields(factorial: specification.FactorialAnalysis | None) -> dict[
     if factorial is None or factorial.reversal is None:
         return {}
     found = factorial.reversal
+    if found.distance == 0:  # the baseline sits on the threshold: nothing to reverse, only what could be found
+        return {"reversal_smallest": found.smallest_words()}
     return {
         "reversal": found.words(),
         "reversal_power": (found.power, found.standard_error),
-        "reversal_smallest": found.smallest_words() if found.power < found.target else "",
+        "reversal_smallest": found.smallest_words(),
     }
 
 

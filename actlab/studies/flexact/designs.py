@@ -466,6 +466,7 @@ class Recovery(ClaimDesign):
         "not supported": "exact binomial test: selection rate below the threshold",
     }
     margin_grid: ClassVar[tuple[float, ...]] = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+    factorial_units: ClassVar[str] = "selection rate per seed"
 
     def units(self, rows: pd.DataFrame) -> np.ndarray:
         return units.selection(rows)
@@ -574,6 +575,7 @@ class EveryTruth(Recovery):
     }
     truths: tuple[str, ...] = paper.GROUND_TRUTHS
     focus: int = 0
+    factorial_units: ClassVar[str] = "the worst truth selected, per seed"
 
     def decisions(self, stack: np.ndarray, alpha: float) -> list[Decision]:
         finite_entries = np.isfinite(stack)
@@ -654,6 +656,7 @@ class Table6(NormalRows):
     margin_input: ClassVar[str] = "margin"
     margin_grid: ClassVar[tuple[float, ...]] = tuple(math.log10(f) for f in (1.25, 1.5, 2.0, 3.0, 4.0))
     alternatives: tuple[str, ...] = units.TABLE6_ALTERNATIVES
+    factorial_units: ClassVar[str] = "log10 MSE ratio vs no correction"
 
     def units(self, rows: pd.DataFrame) -> np.ndarray:
         return units.table6(rows)
@@ -729,6 +732,7 @@ class AppendixB(ClaimDesign):
     margin_grid: ClassVar[tuple[float, ...]] = tuple(math.log10(f) for f in (1.25, 1.5, 2.0, 3.0, 4.0))
     margin: ClassVar[float] = rules.MSE_MARGIN
     n_parts: ClassVar[int] = 3
+    factorial_units: ClassVar[str] = "Sigmoid selection rate per seed"
 
     def units(self, rows: pd.DataFrame) -> np.ndarray:
         return units.appendix_b(rows)[0]

@@ -289,6 +289,8 @@ def factorial_analysis(
         return None
     base = design.factorial_value(tables[plan.baseline])
     distance = design.sign * (float(np.nanmean(base)) - design.factorial_threshold)
+    if abs(distance) < 1e-9 * max(1.0, abs(design.factorial_threshold)):  # on the threshold, up to rounding
+        distance = 0.0
     reversals = [
         factorial_reversal_power(
             model,
