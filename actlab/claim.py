@@ -145,11 +145,13 @@ class Part:
     supports: str | None = None
     units: str = ""
     margin: float | None = None
+    untestable: str = ""
 
     def __post_init__(self) -> None:
         where = f"part {self.name!r}"
         _text(where, "name", self.name)
         _text(where, "units", self.units)
+        _text(where, "untestable", self.untestable)
         object.__setattr__(self, "estimate", _number(where, "estimate", self.estimate))
         object.__setattr__(self, "ci", _interval(where, self.ci, where))
         for name in ("threshold", "margin"):
@@ -308,7 +310,7 @@ class Robustness:
     """Whether a claim's primary verdict holds at the other specifications: beside the verdict, never instead.
 
     Only adequate specifications count. `false_contradiction` is the largest simulated P(contradicted) when every
-    specification shares one effect, `reversal_power` that when `reversal` reverses it; each (p, Monte-Carlo SE).
+    specification shares one effect, `reversal_power` the power to find `reversal`; each (p, Monte-Carlo SE).
     """
 
     primary: str
@@ -317,6 +319,7 @@ class Robustness:
     false_contradiction: tuple[float, float] | None = None
     reversal: str = ""
     reversal_power: tuple[float, float] | None = None
+    reversal_smallest: str = ""  # the smallest reversal the curve finds with 80% power, in words
 
     def __post_init__(self) -> None:
         if not is_verdict(self.primary):
@@ -548,10 +551,15 @@ class Claim:
             raise ClaimError(f"claim {cid}: supports must be 'above', 'below' or None, got {self.supports!r}")
         if not is_verdict(self.verdict):
             raise ClaimError(f"claim {cid}: verdict {self.verdict!r} is not one of {VERDICTS}")
-        if self.verdict == "inconclusive" and self.mde is None:
+        if (
+            self.verdict == "inconclusive"
+            and self.mde is None
+            and not any(getattr(p, "untestable", "") for p in self.parts)
+        ):
             raise ClaimError(
                 f"claim {cid}: an 'inconclusive' verdict must say what the run could have detected; give the "
-                "evidence an mde (the minimum detectable effect in the claim's units, see actlab.stats.power)"
+                "evidence an mde (the minimum detectable effect in the claim's units, see actlab.stats.power), or mark "
+                "the part that cannot move at this design `Part.untestable`"
             )
         if self.verdict == "equivalent" and self.equivalence_margin is None:
             raise ClaimError(f"claim {cid}: an 'equivalent' verdict needs its equivalence_margin (TOST's margin)")

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from actlab.stats.binomial import rule_power
-from actlab.studies.flexact import designs, operating, rules, specification
+from actlab.studies.flexact import designs, operating, rules, saturation, specification
 from actlab.studies.flexact.run import RunSettings, describe
 
 S, N, I = "supported", "not supported", "inconclusive"
@@ -116,7 +116,7 @@ def test_router_on_the_best_fitting_unbounded_candidate_is_not_a_bias():
     """Planted: the router favours Identity more and more with k, and Identity fits best: no bias beyond fit."""
     rows = _scale_rows(mass_on="identity", best_fit="identity")
     table = designs.ScaleBias("sigmoid").units(rows)
-    assert table.shape == (6, 2) and table[:, 0].max() < 0.2  # beyond fit: only the rest of the mass
+    assert table.shape == (6, 4) and table[:, 0].max() < 0.2  # beyond fit: only the rest of the mass
     assert _verdict(rows) == N
 
 
@@ -165,7 +165,8 @@ def test_scale_bias_mde_matches_its_t_test():
     rng = np.random.default_rng(0)
     table = np.column_stack([rng.normal(0.6, 0.05, 5), rng.normal(0.02, 0.01, 5)])
     detection = designs.ScaleBias("sigmoid").detection(table, 0.05)
-    d = detection.mde / table[:, 0].std(ddof=1)
+    logit = saturation.logit  # the mass is tested on the logit scale
+    d = float(logit(0.5 + detection.mde)) / logit(table[:, 0]).std(ddof=1)
     power = TTestPower().power(effect_size=d, nobs=5, alpha=0.05)
     assert power == pytest.approx(0.9, abs=1e-3)  # each of the two parts at 90%: joint power >= 80%
 

@@ -56,6 +56,8 @@ def part_text(part: Part, claim: Claim) -> str:
     """'gain over alpha = 0: -0.7 log10 MSE [-0.784, -0.616], needed above 0'."""
     text = f"{part.name}: " + format_estimate(part.estimate, part.ci, claim.confidence, part.units, claim.digits)
     text = text.removesuffix(f" ({claim.confidence:.0%} CI)")
+    if part.untestable:
+        return text + ", untestable at this design"
     if part.threshold is not None and part.supports in ("above", "below"):
         text += f", needed {part.supports} {part.threshold:.{claim.digits}g}"
     elif part.margin is not None:
@@ -104,7 +106,11 @@ def robustness_lines(claim: Claim) -> list[str]:
         found = f"it would find a planted reversal ({robustness.reversal}) {power}"
         if robustness.reversal_power[0] < 0.8:
             found += ": too few runs to rely on it to find one"
+        if robustness.reversal_smallest:
+            found += f"; {robustness.reversal_smallest}"
         lines.append(found)
+    elif robustness.reversal_smallest:  # no effect at the baseline to reverse: only what the curve could find
+        lines.append(f"a planted reversal at one choice: {robustness.reversal_smallest}")
     return lines
 
 
@@ -181,10 +187,25 @@ def ruled_out_lines(claim: Claim) -> list[str]:
     return [line for line in lines if line]
 
 
+def untestable_lines(claim: Claim) -> list[str]:
+    """'untestable at this design: its slope on log k: <why, and the design that would test it>' per part that
+    cannot move at its design: such a part is never "inconclusive" with an MDE (its estimate cannot move)."""
+    return [f"untestable at this design: {part.name}: {part.untestable}" for part in claim.parts if part.untestable]
+
+
+def undecided_text(claim: Claim) -> str:
+    """Why an inconclusive claim is undecided, in a few words: a part untestable at this design, or its MDE."""
+    untestable = [part.name for part in claim.parts if part.untestable]
+    if untestable:
+        return "untestable at this design: " + "; ".join(untestable)
+    return f"could detect {claim.mde_text}" if claim.mde_text else "no MDE"
+
+
 def detection_lines(claim: Claim) -> list[str]:
     """What the run could detect and the margins it used: the MDE, the equivalence margin, whether the effect also
-    clears its margin (for "better by any amount" claims)."""
-    lines = []
+    clears its margin (for "better by any amount" claims), whether the data rule out the paper's effect, and each
+    part that is untestable at this design."""
+    lines = untestable_lines(claim)
     if claim.ruled_out is not None:
         lines.append(claim.ruled_out.text(claim.digits))
     if claim.mde_text:

@@ -50,6 +50,7 @@ def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
         "failed_line",
         "robustness_lines",
         "registry_line",
+        "undecided_text",
     ):
         env.filters[name] = getattr(claim_text, name)
     env.filters["sensitivity_line"] = claim_text.sensitivity_line

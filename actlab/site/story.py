@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from actlab.claim import Claim, is_decisive
-from actlab.site.claim_text import failed_parts, part_text
+from actlab.site.claim_text import failed_parts, part_text, undecided_text
 from actlab.site.headline import paper_row, parts_of
 from actlab.site.summary import reported
 
@@ -83,9 +83,7 @@ def kind_sentence(kind: str, claims: Sequence[Claim]) -> str:
         if not found:
             continue
         if verdict == "inconclusive":
-            details = [
-                _item(c, (f"could detect {c.mde_text}" if c.mde_text else "no MDE") + _ruled_out(c)) for c in found
-            ]
+            details = [_item(c, undecided_text(c) + _ruled_out(c)) for c in found]
         elif verdict == "not run":
             details = [_item(c, c.decided_by or "nothing to decide") for c in found]
         else:

@@ -181,3 +181,89 @@ def effects(coded: np.ndarray, values: np.ndarray, factors: Sequence[str], confi
 
 def _same_up_to_sign(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(a, b) or np.array_equal(a, -b))
+
+
+# ---------------------------------------------------------------- main effects, tested as the factorial they are
+@dataclass(frozen=True)
+class MainEffectTest:
+    """One factor's main effect (high minus low) against the pooled residual variance of every run, tested two-sided
+    at alpha / m over the m factors (Bonferroni); `aliases`: what the estimate also carries (in a resolution IV
+    fraction, three-factor interactions only)."""
+
+    factor: str
+    estimate: float
+    se: float
+    ci_low: float  # at 1 - alpha / m
+    ci_high: float
+    p: float  # unadjusted
+    p_adjusted: float  # Bonferroni over the m factors
+    found: bool
+    aliases: str = ""
+
+
+def main_effect_tests(
+    model: EffectsModel, values: np.ndarray, alpha: float = 0.05, design: Design | None = None
+) -> tuple[list[MainEffectTest], float, int]:
+    """(the main-effect tests, the pooled residual SD, its degrees of freedom) of `values` (n_runs,) on `model`.
+
+    The residual variance pools every run's residual from the model of main effects and two-way chains (two seeds
+    per specification of a 2^(6-2) fraction: 32 runs - 14 columns = 18 df), so a factor's test does not rest on
+    the few seeds of one specification.
+    """
+    values = np.asarray(values, dtype=float)
+    mains = [k for k in range(1, model.X.shape[1]) if len(model.terms[k][0]) == 1]
+    if not mains:
+        return [], math.nan, 0
+    coef = model.inverse @ (model.X.T @ values)
+    df = len(values) - model.X.shape[1]
+    residual = values - model.X @ coef
+    sigma = math.sqrt(float(residual @ residual) / df) if df > 0 else math.nan
+    m = len(mains)
+    t = two_sided_t(1 - alpha / m, df) if df > 0 else math.nan
+    found = []
+    for k in mains:
+        factor = model.terms[k][0][0]
+        estimate = 2 * float(coef[k])
+        se = 2 * math.sqrt(float(model.inverse[k, k])) * sigma
+        if se > 0:
+            p = float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
+        else:
+            p = math.nan if not math.isfinite(se) else (0.0 if estimate != 0 else 1.0)
+        p_adjusted = min(1.0, m * p) if math.isfinite(p) else math.nan
+        aliases = alias_chain(design, factor) if design is not None else ""
+        found.append(
+            MainEffectTest(
+                factor, estimate, se, estimate - t * se, estimate + t * se, p, p_adjusted, p_adjusted < alpha, aliases
+            )
+        )
+    return found, sigma, df
+
+
+def alias_chain(design: Design, factor: str) -> str:
+    """The interactions a main effect is aliased with, up to three factors (I = ABCE = ADEF: A = BCE = DEF).
+
+    >>> alias_chain(fractional_factorial(["lr", "ep", "tau", "x1", "bs", "init"], {"E": "ABC", "F": "BCD"}), "lr")
+    'lr = ep x tau x bs = x1 x bs x init'
+    """
+    letter = design.letter(factor)
+    chain = [factor]
+    for word in design.words:
+        product = sorted(set(word) ^ {letter})
+        if len(product) <= 3:
+            chain.append(" x ".join(design.factors[LETTERS.index(part)] for part in product))
+    return " = ".join(chain)
+
+
+def main_effect_mde(model: EffectsModel, sigma: float, alpha: float, power: float) -> float:
+    """The smallest main effect (high minus low) that the Bonferroni main-effect test finds with `power`, exactly
+    (noncentral t): the test's t has df = residual df and noncentrality effect / se, the same as a one-sample t
+    test on df + 1 units with d = effect / (se sqrt(df + 1)); the largest over the factors."""
+    from actlab.stats.tdist import standardised_mde
+
+    mains = [k for k in range(1, model.X.shape[1]) if len(model.terms[k][0]) == 1]
+    df = model.X.shape[0] - model.X.shape[1]
+    if not mains or df < 1 or not math.isfinite(sigma):
+        return math.nan
+    d = standardised_mde(df + 1, alpha / len(mains), power)
+    se = max(2 * math.sqrt(float(model.inverse[k, k])) * sigma for k in mains)
+    return d * math.sqrt(df + 1) * se

@@ -17,7 +17,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from actlab.claim import DECISIVE, Robustness, SpecificationCheck, opposite
+from actlab.stats.factorial import EffectsModel, main_effect_mde
+from actlab.stats.tdist import two_sided_t
 
 POWER = 0.8  # "adequately powered": at least this power at the claim's MDE
 _SAME_MDE = 1e-9  # relative slack when a specification's MDE equals the claim's (same n and spread)
@@ -105,3 +109,74 @@ def simulated_rates(
     found = next((s for s in scenarios if s.name == reversal and s.contradicted is not None), None)
     power = None if found is None else (found.contradicted, found.standard_error(found.contradicted))
     return false_rate, power
+
+
+# ---------------------------------------------------------------- can the factorial find a reversal?
+@dataclass(frozen=True)
+class ReversalPower:
+    """How well the curve's factorial finds one choice reversing a claim: a reversal of size `distance` (the effect
+    at `distance` past the threshold at the choice's low level, as far on the other side at its high level: a main
+    effect of 2 x distance), found when the main-effect test at alpha / m (Bonferroni over the m choices) is
+    significant in the reversing direction. `power` is simulated (with its Monte-Carlo SE) at the pooled residual
+    SD; `smallest` is the distance found with `target` power, exact (noncentral t)."""
+
+    distance: float
+    power: float
+    standard_error: float
+    smallest: float
+    target: float
+    units: str = ""
+
+    def words(self) -> str:
+        """'one choice's high level moving the effect from 0.49 past the threshold to as far short of it (units),
+        ...'."""
+        unit = f" ({self.units})" if self.units else ""
+        return (
+            f"one choice's high level moving the effect from {self.distance:.3g} past the threshold to as far short "
+            f"of it{unit}, found by the factorial's main-effect test at alpha/m over the choices (Bonferroni)"
+        )
+
+    def smallest_words(self) -> str:
+        unit = f" {self.units}" if self.units else ""
+        return (
+            f"the smallest reversal it finds with {self.target:.0%} power: +-{self.smallest:.3g}{unit} about the "
+            "threshold"
+        )
+
+
+def factorial_reversal_power(
+    model: EffectsModel,
+    factor: str,
+    distance: float,
+    sigma: float,
+    *,
+    alpha: float = 0.05,
+    target: float = POWER,
+    n_simulations: int = 2000,
+    seed: int = 0,
+    units: str = "",
+) -> ReversalPower:
+    """Simulate runs of the design at the pooled residual SD `sigma` with `factor`'s high level reversing an effect
+    `distance` past the threshold, fit the effects model and test every main effect at alpha / m: the share of
+    simulations where `factor`'s effect is significant in the reversing direction."""
+    columns = [k for k in range(1, model.X.shape[1]) if len(model.terms[k][0]) == 1]
+    index = next((k for k in columns if model.terms[k][0][0] == factor), None)
+    if index is None:
+        raise ValueError(f"factorial_reversal_power: {factor!r} is not an estimable main effect of this design")
+    rng = np.random.default_rng(seed)
+    runs = model.X.shape[0]
+    df = runs - model.X.shape[1]
+    if df < 1:
+        raise ValueError("factorial_reversal_power: the design leaves no residual degrees of freedom; add seeds")
+    # the effect sits at +distance at the low level and -distance at the high one: values = -distance * coded
+    values = -distance * model.X[:, index][:, None] + sigma * rng.standard_normal((runs, n_simulations))
+    coef = model.inverse @ (model.X.T @ values)
+    residual = values - model.X @ coef
+    se = 2 * np.sqrt(model.inverse[index, index] * (residual * residual).sum(axis=0) / df)
+    with np.errstate(divide="ignore", invalid="ignore"):  # sigma = 0: an exact fit, any effect is found
+        t = 2 * coef[index] / se
+    critical = two_sided_t(1 - alpha / len(columns), df)
+    found = (np.abs(t) > critical) & (np.sign(t) == -np.sign(distance))
+    power = float(found.mean())
+    smallest = main_effect_mde(model, sigma, alpha, target) / 2
+    return ReversalPower(abs(distance), power, math.sqrt(power * (1 - power) / n_simulations), smallest, target, units)

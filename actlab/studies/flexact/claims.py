@@ -187,7 +187,10 @@ def curve_of(data: Mapping[str, analysis.SweepRows]) -> specification.Curve:
 ROBUSTNESS = (
     "the claim's rule at each of the curve's specifications (a 2^(6-2) factorial of lr, epochs, tau end, x_1, batch "
     "and router start in the default profile); only decisive or adequately powered ones count; contradicted only "
-    "by an opposite decisive verdict at alpha / m (Bonferroni over the m alternatives)"
+    "by an opposite decisive verdict at alpha / m (Bonferroni over the m alternatives). The curve analysed as the "
+    "factorial: each choice's main effect against the residual variance pooled over every run, Bonferroni over the "
+    "choices, with the simulated power to find one choice reversing the effect (and the smallest reversal found "
+    "with 80% power)"
 )
 
 
@@ -264,7 +267,11 @@ def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings
     }
     if isinstance(design, designs.EveryTruth):
         context["worst_truth"] = design.truths[design.focus]
-    mde = stated_mde(design, detection)
+    elif isinstance(design, designs.Recovery):
+        context["strata"] = design.strata(base)
+    parts = testable_elsewhere(design.parts(base, alpha), design, curve, alpha)
+    untestable = any(part.untestable for part in parts)
+    mde = None if untestable and verdict == "inconclusive" else stated_mde(design, detection)
     evidence = Evidence(estimate, ci, design.n_units(base), inputs, mde, context, p_value=detection.p_for(verdict))
     results = specification.specification_results(
         design, tables, curve.plan, alpha=alpha, primary=verdict, towards_support=detection.mde is not None
@@ -279,7 +286,7 @@ def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings
         supports=design.supports,
         confidence=1 - alpha,
         provenance=settings.provenance,
-        parts=design.parts(base, alpha),
+        parts=parts,
         kind="experiment",
         robustness=assess(verdict, mde, results, family=f"Bonferroni over the {len(results)} alternatives"),
         deciding_test=design.deciding_test(verdict),
@@ -287,16 +294,84 @@ def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings
     )
     sim = operating.simulation_design(design, tables, curve.plan, detection, alpha)
     characteristics = operating.operating(
-        sim, text.paper_value, n_simulations=settings.n_simulations, seed=settings.seed + 1000 * index
+        sim, text.paper_value, n_simulations=settings.n_simulations, seed=settings.seed + 1000 * index, reversal=False
     )
-    false_rate, reversal_power = simulated_rates(characteristics.scenarios, operating.REVERSED)
-    robustness = replace(
-        claim.robustness,
-        false_contradiction=false_rate,
-        reversal_power=reversal_power,
-        reversal=operating.REVERSED if reversal_power is not None else "",
+    false_rate, _ = simulated_rates(characteristics.scenarios)
+    factorial = specification.factorial_analysis(
+        design, tables, curve.plan, alpha=alpha, seed=settings.seed + 1000 * index + 500, units=text.units
     )
+    robustness = replace(claim.robustness, false_contradiction=false_rate, **_reversal_fields(factorial))
+    if factorial is not None:
+        context = {**claim.context, "factorial": factorial.line(), "factorial_effects": _effects_json(factorial)}
+        claim = claim.with_changes(context=context)
     return claim.with_changes(operating=characteristics, robustness=robustness, decided_by=decided_by(claim))
+
+
+def _reversal_fields(factorial: specification.FactorialAnalysis | None) -> dict[str, Any]:
+    """The robustness fields of the factorial's reversal power (none without a factorial)."""
+    if factorial is None or factorial.reversal is None:
+        return {}
+    found = factorial.reversal
+    if found.distance == 0:  # the baseline sits on the threshold: nothing to reverse, only what could be found
+        return {"reversal_smallest": found.smallest_words()}
+    return {
+        "reversal": found.words(),
+        "reversal_power": (found.power, found.standard_error),
+        "reversal_smallest": found.smallest_words(),
+    }
+
+
+def _effects_json(factorial: specification.FactorialAnalysis) -> list[dict[str, Any]]:
+    return [
+        {
+            "factor": test.factor,
+            "aliases": test.aliases,
+            "estimate": test.estimate,
+            "ci_bonferroni": [test.ci_low, test.ci_high],
+            "p_adjusted": test.p_adjusted,
+            "found": test.found,
+        }
+        for test in factorial.tests
+    ]
+
+
+def testable_elsewhere(
+    parts: tuple[Part, ...], design: ClaimDesign, curve: specification.Curve, alpha: float
+) -> tuple[Part, ...]:
+    """Each part untestable at the baseline, told the design that would test it: the curve's specifications where
+    the rule finds it testable (`slope_testable`), or, where none does, what such a design needs."""
+    if not any(part.untestable for part in parts):
+        return parts
+    tables = curve.tables[design.claim_id]
+    where = []
+    for spec in curve.plan.alternatives:
+        table = tables.get(spec)
+        if table is None or len(table) < 2:
+            continue
+        try:
+            _, _, inputs = design.decision(table, alpha)
+        except ValueError:
+            continue
+        if inputs.get("slope_testable", True):
+            low, high = float(np.nanmin(table[:, 2])), float(np.nanmax(table[:, 3]))
+            label = specification.label(curve.plan.changes(spec))
+            where.append((min(low, 1 - high), f"{label} (mass {low:.2g} to {high:.2g})"))
+    # first the specifications whose mass keeps farthest from both bounds at every k and seed
+    where = [text for _, text in sorted(where, key=lambda found: -found[0])]
+    if where:
+        shown = "; ".join(where[:3]) + (f"; and {len(where) - 3} more" if len(where) > 3 else "")
+        design_text = f"testable where the mass has room to move over k, as at {len(where)} of the curve's " + (
+            f"specifications: {shown}"
+        )
+    else:
+        design_text = (
+            "testable only where the mass has room to move over k: no specification of the curve gives it; a design "
+            "that stops training before the mass saturates (fewer epochs, a smaller learning rate) or a k grid that "
+            "reaches where it is unsaturated would"
+        )
+    return tuple(
+        replace(part, untestable=f"{part.untestable}; {design_text}") if part.untestable else part for part in parts
+    )
 
 
 def sensitivity(
@@ -311,7 +386,13 @@ def decided_by(claim: Claim) -> str:
     """What decided the verdict when its parts' 95% intervals alone do not show it (the index's forest plot asks):
     the Bonferroni intervals of "not supported", or the plateau's margin."""
     parts = claim.parts or ()
+    untestable = [part.name for part in parts if part.untestable]
+    if untestable and claim.verdict == "inconclusive":
+        return "a part untestable at this design decides nothing: " + "; ".join(untestable)
     sides = [_side(part) for part in parts]
+    described = [part for part in parts if part.threshold is None and part.margin is None]
+    if described and claim.verdict == "supported":
+        return "the rows with a threshold; the others (each truth's rate) describe and decide nothing"
     if claim.verdict == "inconclusive" and "against" in sides:
         return "the rule's intervals: a part fails only at 1 - alpha/k confidence, k the ways the claim can fail"
     if claim.verdict == "not supported" and parts and "against" not in sides:

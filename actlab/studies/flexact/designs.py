@@ -23,7 +23,7 @@ from scipy import stats as scipy_stats
 from actlab.claim import Part
 from actlab.stats.binomial import binomial_p, clopper_pearson, deciding_count, n_for_power, n_reachable, rate_mde
 from actlab.stats.tdist import standardised_mde, two_sided_t
-from actlab.studies.flexact import paper, rules, units
+from actlab.studies.flexact import paper, rules, saturation, units
 
 POWER = 0.8
 Decision = tuple[float, tuple[float, float], dict[str, Any]]
@@ -259,6 +259,17 @@ class ClaimDesign(ABC):
     @abstractmethod
     def per_run(self, table: np.ndarray) -> np.ndarray: ...
 
+    factorial_units: ClassVar[str] = ""  # the scale the factorial analysis reads (`factorial_value`), if not per_run's
+
+    @property
+    def factorial_threshold(self) -> float:
+        """The threshold on the scale of `factorial_value`."""
+        return self.threshold
+
+    def factorial_value(self, table: np.ndarray) -> np.ndarray:
+        """Each run's value as the factorial analysis of the specification curve reads it (default: `per_run`)."""
+        return self.per_run(table)
+
     def components(self, table: np.ndarray) -> np.ndarray:
         return self.per_run(table)[:, None]
 
@@ -296,7 +307,9 @@ class NormalRows(ClaimDesign):
 # ---------------------------------------------------------------- scale bias (one bounded truth)
 @dataclass(frozen=True)
 class ScaleBias(NormalRows):
-    """Cor. D.3 beyond fit: table = seeds x [beyond-fit mass at k = 5, its slope on log k]."""
+    """Cor. D.3 beyond fit: table = seeds x [beyond-fit mass at k = 5, its slope on log k, its lowest and highest
+    value over the k grid]. The mass is tested on the logit scale (`saturation`: valid near 0 and 1); the slope is
+    untestable when the mass is pinned at 0 or 1 at every k."""
 
     truth_name: str
     section: ClassVar[str] = "scale"
@@ -304,10 +317,13 @@ class ScaleBias(NormalRows):
     supports: ClassVar[str] = "above"
     rule: ClassVar[Callable[..., str]] = staticmethod(rules.rule_bias_beyond_fit)
     tests: ClassVar[dict[str, str]] = {
-        "supported": "t tests: mass beyond fit above the threshold and its slope on log k above 0 (the larger p)",
-        "not supported": "t tests: mass below the threshold or slope below 0 (the smaller p, Bonferroni over 2)",
+        "supported": "t tests: logit of the mass beyond fit above logit(threshold) and its slope on log k above 0 "
+        "(the larger p)",
+        "not supported": "t tests: logit mass below logit(threshold) or slope below 0 (the smaller p, Bonferroni "
+        "over 2)",
     }
     margin_grid: ClassVar[tuple[float, ...]] = (0.3, 0.4, 0.5, 0.6, 0.7)
+    factorial_units: ClassVar[str] = "logit mass beyond fit"
 
     @property
     def claim_id(self) -> str:  # type: ignore[override]
@@ -316,47 +332,91 @@ class ScaleBias(NormalRows):
     def units(self, rows: pd.DataFrame) -> np.ndarray:
         return units.scale_bias(rows, self.truth_name)
 
+    @staticmethod
+    def _logit_rows(stack: np.ndarray) -> np.ndarray:
+        """The stack's [logit mass, slope] columns: the quantities the rule's t tests read."""
+        found = np.array(stack[..., :2], dtype=float)
+        found[..., 0] = saturation.logit(found[..., 0])
+        return found
+
     def decisions(self, stack: np.ndarray, alpha: float) -> list[Decision]:
-        moments = StackMoments.of(stack)
-        low, high = moments.interval(0, 1 - alpha)
+        stack = _with_extremes(stack)
+        moments = StackMoments.of(self._logit_rows(stack))
+        low, high = (saturation.expit(bound) for bound in moments.interval(0, 1 - alpha))
         slope_low = moments.interval(1, 1 - alpha)[0]
-        mass_high_against = moments.interval(0, 1 - alpha / 2)[1]
+        mass_high_against = saturation.expit(moments.interval(0, 1 - alpha / 2)[1])
         slope_high_against = moments.interval(1, 1 - alpha / 2)[1]
-        return [
-            (
-                float(moments.mean[i, 0]),
-                (float(low[i]), float(high[i])),
-                {
-                    "threshold": self.threshold,
-                    "slope_low": float(slope_low[i]),
-                    "mass_high_against": float(mass_high_against[i]),
-                    "slope_high_against": float(slope_high_against[i]),
-                },
-            )
-            for i in range(len(stack))
-        ]
+        found = []
+        for i in range(len(stack)):
+            testable = not saturation.pinned(stack[i, :, 2], stack[i, :, 3])
+            inputs = {
+                "threshold": self.threshold,
+                "slope_low": float(slope_low[i]),
+                "mass_high_against": float(mass_high_against[i]),
+                "slope_high_against": float(slope_high_against[i]),
+                "slope_testable": testable,
+            }
+            estimate = float(saturation.expit(moments.mean[i, 0]))
+            found.append((estimate, (float(low[i]), float(high[i])), inputs))
+        return found
 
     def detection(self, table: np.ndarray, alpha: float) -> Detection:
-        mass, slope = table[:, 0], table[:, 1]
-        n = int(np.isfinite(mass).sum())
+        table = _with_extremes(np.asarray(table, dtype=float)[None])[0]
+        logit_mass, slope = saturation.logit(table[:, 0]), table[:, 1]
+        null = float(saturation.logit(self.threshold))
+        n = int(np.isfinite(logit_mass).sum())
         towards = standardised_mde(n, alpha, 1 - (1 - POWER) / 2)  # both parts: Bonferroni bound on joint power
         away = standardised_mde(n, alpha / 2, POWER)  # either part, at alpha / 2
+        sd = sd_of(logit_mass)
+        side = saturation.pinned(table[:, 2], table[:, 3])
+        unreachable = {}
+        if side:
+            unreachable["supported"] = "its slope on log k is untestable at this design: " + self.pinned_text(
+                table, side
+            )
         return Detection(
-            mde=towards * sd_of(mass),
-            mde_against=away * sd_of(mass),
-            p_support=max(t_p(mass, self.threshold, "above"), t_p(slope, 0.0, "above")),
-            p_against=min(1.0, 2 * min(t_p(mass, self.threshold, "below"), t_p(slope, 0.0, "below"))),
-            parts={"slope": towards * sd_of(slope), "slope_against": away * sd_of(slope)},
-            note="MDE of the mass with the slope at its own MDE (each part at 90% power, joint power >= 80%)",
+            mde=None if side else saturation.mass_distance(self.threshold, towards * sd, +1.0),
+            mde_against=saturation.mass_distance(self.threshold, away * sd, -1.0),
+            p_support=1.0 if side else max(t_p(logit_mass, null, "above"), t_p(slope, 0.0, "above")),
+            p_against=min(1.0, 2 * min(t_p(logit_mass, null, "below"), 1.0 if side else t_p(slope, 0.0, "below"))),
+            parts={"slope": towards * sd_of(slope), "slope_against": away * sd_of(slope), "logit_sd": sd},
+            unreachable=unreachable,
+            note="MDE of the mass on the logit scale (mapped back to mass) with the slope at its own MDE (each part "
+            "at 90% power, joint power >= 80%)",
         )
 
+    def pinned_text(self, table: np.ndarray, side: str) -> str:
+        return saturation.pinned_text(side, table[:, 2], table[:, 3], "k of the grid")
+
     def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        table = _with_extremes(np.asarray(table, dtype=float)[None])[0]
         estimate, ci, _ = self.decision(table, alpha)
         slope = mean_ci(table[:, 1], 1 - alpha)
+        side = saturation.pinned(table[:, 2], table[:, 3])
         return (
-            Part("mass beyond fit at k = 5", estimate, ci, self.threshold, "above", "routing mass"),
-            Part("its slope on log k (per seed)", *slope, 0.0, "above", "mass per log k"),
+            Part(f"mass beyond fit at k = {paper.PAPER_K:g}", estimate, ci, self.threshold, "above", "routing mass"),
+            Part(
+                "its slope on log k (per seed)",
+                *slope,
+                0.0,
+                "above",
+                "mass per log k",
+                untestable=self.pinned_text(table, side) if side else "",
+            ),
         )
+
+    def factorial_value(self, table: np.ndarray) -> np.ndarray:
+        return saturation.logit(np.asarray(table, dtype=float)[:, 0])
+
+    @property
+    def factorial_threshold(self) -> float:
+        return float(saturation.logit(self.threshold))
+
+    def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]:
+        tables = [_with_extremes(np.asarray(t, dtype=float)[None])[0] for t in tables]
+        stacked = np.concatenate(tables)
+        extremes = np.nanmean(stacked[:, 2:], axis=0)
+        return {"root": square_root(pooled_covariance([self._logit_rows(t) for t in tables])), "extremes": extremes}
 
     def truth(self, effect: float, detection: Detection) -> dict[str, float]:
         z = _position(effect, self.threshold, detection.mde, detection.mde_against, self.sign)
@@ -364,14 +424,37 @@ class ScaleBias(NormalRows):
         return {"mass": effect, "slope": float(np.clip(z, -1, 1)) * slope_mde}
 
     def draw(self, truth: dict[str, float], n: int, rng: np.random.Generator, spread: dict[str, Any]) -> np.ndarray:
+        """Seeds drawn on the logit scale at the pooled spread, mapped back to mass; the extremes over k held at
+        their observed means (whether the mass can move is a property of the design, not of the truth)."""
         noise = rng.standard_normal((n, 2)) @ spread["root"].T
-        return noise + np.array([truth["mass"], truth["slope"]])
+        table = np.empty((n, 4))
+        table[:, 0] = saturation.expit(float(saturation.logit(truth["mass"])) + noise[:, 0])
+        table[:, 1] = truth["slope"] + noise[:, 1]
+        table[:, 2:] = spread["extremes"]
+        return table
+
+
+def _with_extremes(stack: np.ndarray) -> np.ndarray:
+    """A scale-bias stack with its extremes columns (a two-column table, mass and slope only, reads as unpinned)."""
+    if stack.shape[-1] >= 4:
+        return stack
+    extremes = np.broadcast_to(np.array([0.5, 0.5]), (*stack.shape[:-1], 2))
+    return np.concatenate([stack, extremes], axis=-1)
 
 
 # ---------------------------------------------------------------- selection rates (Table 1, every truth)
 @dataclass(frozen=True)
 class Recovery(ClaimDesign):
-    """Table 1: table = seeds x truths of 0/1 (selected the truth); the pooled rate against the threshold."""
+    """Table 1: table = seeds x truths of 0/1 (selected the truth); the rate over the truths as strata against the
+    threshold, with each truth's rate beside it (the paper's table is per truth).
+
+    The truths are strata, not draws of one rate: the estimate is the mean of the truths' rates (weights n_h / N,
+    equal when every truth has its n), and its standard error the stratified one (0 for a truth selected always or
+    never). The interval inverts the exact test of the total count, whose null distribution over strata is
+    Poisson-binomial; by Hoeffding (1956, Thm. 4) the binomial with the same mean is its least favourable case in
+    the tails a 95% bound reads, so the Clopper-Pearson bound on the total is exact-conservative for the truths'
+    mean rate however much the truths differ (`tests/test_flexact_strata.py` checks the false "supported" rate at
+    the threshold by simulation with unequal truths)."""
 
     claim_id: ClassVar[str] = "flexact-2-table1-recovery"
     section: ClassVar[str] = "table1"
@@ -383,6 +466,7 @@ class Recovery(ClaimDesign):
         "not supported": "exact binomial test: selection rate below the threshold",
     }
     margin_grid: ClassVar[tuple[float, ...]] = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+    factorial_units: ClassVar[str] = "selection rate per seed"
 
     def units(self, rows: pd.DataFrame) -> np.ndarray:
         return units.selection(rows)
@@ -419,6 +503,25 @@ class Recovery(ClaimDesign):
     def n_units(self, table: np.ndarray) -> int:
         return int(np.isfinite(table).sum())
 
+    def parts(self, table: np.ndarray, alpha: float) -> tuple[Part, ...]:
+        """The rate over the truths as strata (decides), then each truth's rate (describes: no threshold)."""
+        estimate, ci, _ = self.decision(table, alpha)
+        found = [Part("rate over the truths (strata)", estimate, ci, self.threshold, "above", "selection accuracy")]
+        for j, name in enumerate(paper.GROUND_TRUTHS[: table.shape[1]]):
+            k, n, truth_ci = rate_and_interval(table[:, j], 1 - alpha)
+            found.append(Part(f"{name}: {k} of {n} selected", k / n, truth_ci, units="selection accuracy"))
+        return tuple(found)
+
+    def strata(self, table: np.ndarray) -> dict[str, Any]:
+        """Per truth: k of n selected; the stratified rate and its stratified SE beside the SE the pooled count would
+        have if the networks were identical draws."""
+        counts = [rate_and_interval(table[:, j], 0.95)[:2] for j in range(table.shape[1])]
+        return stratified_rate(
+            np.array([k for k, _ in counts]),
+            np.array([n for _, n in counts]),
+            paper.GROUND_TRUTHS[: table.shape[1]],
+        )
+
     def per_run(self, table: np.ndarray) -> np.ndarray:
         return row_means(table)
 
@@ -430,6 +533,26 @@ class Recovery(ClaimDesign):
 
     def draw(self, truth: dict[str, float], n: int, rng: np.random.Generator, spread: dict[str, Any]) -> np.ndarray:
         return (rng.random((n, spread["columns"])) < truth["rate"]).astype(float)
+
+
+def stratified_rate(k: np.ndarray, n: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
+    """The rate over strata (weights n_h / N) and its stratified SE, sqrt(sum w_h^2 p_h (1 - p_h) / n_h), beside the
+    SE of the same count read as N identical draws, sqrt(p (1 - p) / N); and each stratum's k of n.
+
+    >>> found = stratified_rate(np.array([0, 10, 0, 0, 6]), np.array([10] * 5), "abcde")
+    >>> round(found["rate"], 2), round(found["se_stratified"], 3), round(found["se_identical_draws"], 3)
+    (0.32, 0.031, 0.066)
+    """
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    weights = n / n.sum()
+    rates = k / n
+    rate = float(weights @ rates)
+    return {
+        "rate": rate,
+        "se_stratified": float(np.sqrt(np.sum(weights**2 * rates * (1 - rates) / n))),
+        "se_identical_draws": float(np.sqrt(rate * (1 - rate) / n.sum())),
+        "per_truth": {name: f"{int(a)} of {int(b)}" for name, a, b in zip(names, k, n, strict=True)},
+    }
 
 
 def rate_power(n: int, threshold: float, rate: float, confidence: float) -> float:
@@ -452,6 +575,7 @@ class EveryTruth(Recovery):
     }
     truths: tuple[str, ...] = paper.GROUND_TRUTHS
     focus: int = 0
+    factorial_units: ClassVar[str] = "the worst truth selected, per seed"
 
     def decisions(self, stack: np.ndarray, alpha: float) -> list[Decision]:
         finite_entries = np.isfinite(stack)
@@ -532,6 +656,7 @@ class Table6(NormalRows):
     margin_input: ClassVar[str] = "margin"
     margin_grid: ClassVar[tuple[float, ...]] = tuple(math.log10(f) for f in (1.25, 1.5, 2.0, 3.0, 4.0))
     alternatives: tuple[str, ...] = units.TABLE6_ALTERNATIVES
+    factorial_units: ClassVar[str] = "log10 MSE ratio vs no correction"
 
     def units(self, rows: pd.DataFrame) -> np.ndarray:
         return units.table6(rows)
@@ -607,6 +732,7 @@ class AppendixB(ClaimDesign):
     margin_grid: ClassVar[tuple[float, ...]] = tuple(math.log10(f) for f in (1.25, 1.5, 2.0, 3.0, 4.0))
     margin: ClassVar[float] = rules.MSE_MARGIN
     n_parts: ClassVar[int] = 3
+    factorial_units: ClassVar[str] = "Sigmoid selection rate per seed"
 
     def units(self, rows: pd.DataFrame) -> np.ndarray:
         return units.appendix_b(rows)[0]

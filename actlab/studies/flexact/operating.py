@@ -94,10 +94,12 @@ def scenarios(design: ClaimDesign, detection: Detection, paper_value: float | No
 
 
 def operating(
-    sim: SimulationDesign, paper_value: float | None, *, n_simulations: int, seed: int
+    sim: SimulationDesign, paper_value: float | None, *, n_simulations: int, seed: int, reversal: bool = True
 ) -> OperatingCharacteristics:
-    """The shared-effect scenarios, then (where the curve has specifications above the baseline's tau end and both
-    MDEs exist) the planted reversal, on its own seed stream."""
+    """The shared-effect scenarios, then (with `reversal`, where the curve has specifications above the baseline's
+    tau end and both MDEs exist) the planted reversal as the per-specification rule sees it, on its own seed stream.
+    The claims read a reversal from the factorial instead (`specification.factorial_analysis`): the report leaves
+    this one out."""
     design, detection = sim.design, sim.detection
     shared = operating_characteristics(
         simulator(sim),
@@ -108,7 +110,7 @@ def operating(
         unreachable=detection.unreachable,
     )
     above = reversed_specifications(sim.plan)
-    if not above or not detection.mde or not detection.mde_against:
+    if not reversal or not above or not detection.mde or not detection.mde_against:
         return shared
     supporting = design.threshold + design.sign * detection.mde
     reversed_at = design.threshold - design.sign * detection.mde_against

@@ -14,6 +14,7 @@ import pandas as pd
 
 from actlab.figure_style import activation_color, verdict_color
 from actlab.routing.flexact import DEFAULT_CANDIDATES
+from actlab.studies.flexact import saturation
 
 
 def _interval_errorbar(ax: Any, x: Any, mid: pd.Series, low: pd.Series, high: pd.Series, **style: Any) -> None:
@@ -158,7 +159,8 @@ def signal_vs_scale(probes: pd.DataFrame, predictions: pd.DataFrame) -> plt.Figu
 
 def mass_beyond_fit(summary: pd.DataFrame) -> plt.Figure:
     """Per bounded truth, against k (`scale.fit_summary`): the mass on unbounded candidates and the part of it on
-    those that do not fit best; the fit-optimal candidate (most seeds) written above each k."""
+    those that do not fit best; the fit-optimal candidate (most seeds) written above each k; grey bands where a mass
+    is saturated (within `saturation.SATURATION` of 0 or 1: a trend cannot show there)."""
     truths = list(dict.fromkeys(summary["ground_truth"]))
     fig, axes = plt.subplots(1, len(truths), figsize=(4.0 * len(truths), 3.2), squeeze=False, sharey=True)
     for ax, truth in zip(axes[0], truths, strict=True):
@@ -172,6 +174,8 @@ def mass_beyond_fit(summary: pd.DataFrame) -> plt.Figure:
         for k, best, seeds in zip(part["k"], part["fit_optimal"], part["fit_optimal_seeds"], strict=True):
             ax.text(k, 1.08, f"{best}\n{seeds}", ha="center", va="bottom", fontsize=6, color=activation_color(best))
         ax.axhline(0.5, color="gray", lw=0.8, ls=":")
+        for low, high in ((0.0, saturation.SATURATION), (1 - saturation.SATURATION, 1.0)):  # no room to move
+            ax.axhspan(low, high, color="gray", alpha=0.15, lw=0)
         ax.set_xscale("log")
         ax.set_ylim(-0.05, 1.3)
         ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])

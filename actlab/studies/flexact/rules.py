@@ -34,15 +34,18 @@ def rule_bias_beyond_fit(
     slope_low: float,
     mass_high_against: float,
     slope_high_against: float,
+    slope_testable: bool = True,
 ) -> str:
     """The estimate is the routing mass on unbounded candidates that do NOT fit best (bounded truth, alpha = 0).
-    Supported if most of it ends there (95% CI above `threshold`) and it grows with the input scale (95% CI of the
-    per-seed slope on log k above 0). Not supported if the mass lies below the threshold or the slope below 0,
-    each at 97.5% confidence (`*_against`: the two ways to fail, Bonferroni). Otherwise inconclusive."""
+    Supported if most of it ends there (95% CI above `threshold`, on the logit scale) and it grows with the input
+    scale (95% CI of the per-seed slope on log k above 0). Not supported if the mass lies below the threshold or
+    the slope below 0, each at 97.5% confidence (`*_against`: the two ways to fail, Bonferroni). The slope decides
+    nothing when it is untestable (`slope_testable` False: the mass pinned at 0 or 1 at every k). Otherwise
+    inconclusive."""
     _finite("rule_bias_beyond_fit", (estimate, *ci, slope_low, mass_high_against, slope_high_against))
-    if mass_high_against < threshold or slope_high_against < 0:
+    if mass_high_against < threshold or (slope_testable and slope_high_against < 0):
         return "not supported"
-    if ci[0] > threshold and slope_low > 0:
+    if slope_testable and ci[0] > threshold and slope_low > 0:
         return "supported"
     return "inconclusive"
 

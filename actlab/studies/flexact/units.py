@@ -25,8 +25,10 @@ def _seeds(frame: pd.DataFrame) -> list[int]:
 
 
 def scale_bias(rows: pd.DataFrame, truth: str, k: float = paper.PAPER_K, alpha: float = 0.0) -> np.ndarray:
-    """seeds x [beyond-fit mass at k, slope of the beyond-fit mass on log k over the k grid] for one bounded truth
-    without correction; the slope is each seed's own least-squares line (NaN with fewer than two k)."""
+    """seeds x [beyond-fit mass at k, slope of the beyond-fit mass on log k over the k grid, its lowest and its
+    highest value over the grid] for one bounded truth without correction; the slope is each seed's own
+    least-squares line (NaN with fewer than two k); the extremes say whether the mass can move at all
+    (`saturation.pinned`)."""
     fitted = scale.beyond_fit(rows)
     part = fitted[(fitted.alpha == alpha) & (fitted.ground_truth == truth)]
     if part.empty:
@@ -37,12 +39,14 @@ def scale_bias(rows: pd.DataFrame, truth: str, k: float = paper.PAPER_K, alpha: 
     if k not in wide.columns:
         raise ValueError(f"no runs at k = {k:g} for ground truth {truth!r} (k in {sorted(wide.columns)})")
     log_k = np.log(wide.columns.to_numpy(dtype=float))
-    table = np.full((len(wide), 2), math.nan)
+    table = np.full((len(wide), 4), math.nan)
     for i, masses in enumerate(wide.to_numpy(dtype=float)):
         table[i, 0] = masses[list(wide.columns).index(k)]
         finite = np.isfinite(masses)
         if finite.sum() >= 2:
             table[i, 1] = np.polyfit(log_k[finite], masses[finite], 1)[0]
+        if finite.any():
+            table[i, 2:] = masses[finite].min(), masses[finite].max()
     return table
 
 
