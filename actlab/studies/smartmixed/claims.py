@@ -87,9 +87,9 @@ TWO_COMPONENT_TESTS = {
 NEARER_TWO_COMPONENT_TEST = "nearer of: " + "; ".join(TWO_COMPONENT_TESTS.values())
 LAYERWISE_MARGIN_SOURCE = (
     "3 points was set on 2026-12-04 for the committed-router design after that design's default run had been seen "
-    "(docs/smartmixed.md); it was kept unchanged when the reference code's procedure became the primary design on "
-    "2026-12-05, and that design's n was registered from a pilot before its runs, but the curve's 3 "
-    "reference-procedure networks (+11.8 points of ELU+SELU) and the pilot had been seen: not blind"
+    "(docs/smartmixed.md); it was kept unchanged when the reference code's procedure became the primary design, "
+    "registered on 2026-12-06 with its n from a pilot of 2026-12-05, before the reference sweep ran; not blind: "
+    "the speccurve's 3 reference-procedure networks (ELU+SELU +11.8 points) and the pilot's 8 had been seen"
 )
 LAYERWISE_MARGINS = (1.0, 2.0, 3.0, 4.0, 5.0)  # points: the sensitivity strip around the registered 3
 LEARNED_MARGINS = (0.0, 0.25, 0.5, 1.0, 1.5)  # accuracy points around the registered 0.5
@@ -288,8 +288,8 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
             threshold=settings.preference_margin,
             supports="above",
             margin=f"{settings.preference_margin:g} points of a layer's neurons (the layer-wise claim's)",
-            margin_source="the layer-wise claim's margin (LAYERWISE_MARGIN_SOURCE), fixed for this claim on "
-            "2026-12-05 after a 2-network-per-profile pilot had been seen (docs/smartmixed.md)",
+            margin_source="the layer-wise claim's margin, fixed for this claim on 2026-12-06 after a pilot of 2-3 "
+            "networks per width profile (seeds 1000-1002, not the sweep's) had been seen (docs/smartmixed.md)",
             rules=(depth_rule, pattern.depth_verdicts),
             sweeps=("reference",),
             extra={"min_networks": settings.min_networks, "profiles": list(pattern.PROFILES)},
