@@ -30,7 +30,7 @@ from actlab.claim import Claim, Evidence, decide
 from actlab.stats import t_interval
 from actlab.stats.family import adjust_family
 from actlab.stats.robustness import simulated_rates
-from actlab.stats.sequential import SequentialDesign
+from actlab.stats.sequential import FIRST_SEED, SequentialDesign
 from actlab.stats.top_k import detectable_margins
 from actlab.studies.smartmixed import analysis, contrasts, paper, pattern, power, preference, speccurve
 from actlab.studies.smartmixed import evidence as ev
@@ -262,6 +262,7 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
                 "network's noise-free argmax",
                 "power_analysis": reference_design(settings).as_json(),
                 "sensitivity": MODIFIED_METHOD,
+                "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED},  # `actlab decide` (reference sweep)
             },
             **common,
         ),
