@@ -108,6 +108,7 @@ seeds: [0, 1, 2]
 fixed:
   dataset: digits
   architecture: "10-8-6"
+  width_scale: 1.0
   strategy: smartmixed
   phase1_only: true
   mode: reference
@@ -121,7 +122,7 @@ fixed:
     - {{claim: reference, label: "digits / 10-8-6", choice: dataset x architecture}}
     - {{claim: reference, label: "digits / 12-6-4", choice: dataset x architecture, architecture: "12-6-4"}}
     - {{claim: depthwidth, label: "constant", choice: width profile, architecture: "8-8-8"}}
-    - {{claim: depthwidth, label: "growing", choice: width profile, architecture: "4-8-12"}}
+    - {{claim: depthwidth, label: "growing", choice: width profile, architecture: "6-10-14"}}
 """,
         encoding="utf-8",
     )

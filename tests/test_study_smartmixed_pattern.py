@@ -118,3 +118,8 @@ def test_the_stratified_baseline_is_not_widened_by_the_cells_levels():
     assert np.allclose(pooled.mean(axis=0), means)  # the equal-weight mean of the cell means
     assert np.allclose(pooled.std(axis=0, ddof=1), 2.0, rtol=0.1)  # the within-cell SD, not ~10 with the levels
     assert ev.Specifications(cells).pooled()[0].std(axis=0, ddof=1).min() > 9  # unstratified: the levels count
+
+
+def test_too_few_networks_in_a_width_profile_is_not_run():
+    claim = claims.depth_claim(_reference_runs(seeds=1), SETTINGS)
+    assert claim.verdict == "not run" and claim.mde is None and claim.operating is None

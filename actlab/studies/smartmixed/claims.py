@@ -597,7 +597,7 @@ def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
         estimate, sd = float(interval.mean[0]), float(interval.sd[0])
         ci = (float(interval.low[0]), float(interval.high[0]))
         p = float(2 * stats_t.sf(abs(estimate - COMMITTED) / (sd / np.sqrt(n)), n - 1)) if sd > 0 else 0.0
-    mde = power.t_mde(n, sd, settings.alpha) if n >= 2 else float("inf")
+    mde = power.t_mde(n, sd, settings.alpha) if n >= 2 else None
     excess = pattern.t_interval(values - pattern.UNIFORM, settings.confidence) if n >= 2 else None
     evidence = Evidence(
         estimate=estimate,
@@ -684,7 +684,7 @@ def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
             ci=(estimate, estimate),
             n=n,
             inputs={"margin": margin, "networks": n, "min_networks": settings.min_networks},
-            mde=float("inf"),
+            mde=None,
             context={"architectures": architectures},
         )
         return _depth_decided(evidence, pref, settings)
