@@ -111,3 +111,15 @@ def test_contrasts_flag_only_a_shift_against_the_primary_direction():
     assert found.reversed()[0] and found.level == pytest.approx(0.05 / 4)
     up = contrasts.contrasts(_specs(30, -12.0, sd=2.0))
     assert not up.reversed()[0]  # a larger effect is no reversal
+
+
+def test_the_ranking_contrasts_find_an_architecture_where_smartmixed_falls_behind():
+    from actlab.studies.smartmixed import claims
+
+    rng = np.random.default_rng(0)
+    levels = np.array([90.0, 89.0, 88.0, 87.0, 86.0, 85.0, 84.0])  # SmartMixed first, then the fixed ones
+    cube = levels[None, None, :, None] + rng.normal(0, 0.3, (1, 3, 7, 12))
+    cube[0, 2, 0] -= 6.0  # SmartMixed falls from first to last on the third architecture
+    found = claims.ranking_contrasts(cube, np.array([12, 12, 12]), ["a", "b", "c"], 1.0, claims.Settings())
+    assert found["reversed_at"] == ["c"] and "reversed at c" in found["line"]
+    assert found["power"][0] >= 0.8  # a planted 2-point reversal at one architecture, 12 seeds, SD ~0.4

@@ -365,6 +365,9 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
         ),
         provenance=settings.provenance,
     )
+    claim = claim.with_changes(
+        context={**claim.context, "contrasts": ranking_contrasts(cube, seeds, architectures, mde, settings)}
+    )
     if claim.verdict == "not run":
         return claim
     operating = top_k_operating(
@@ -379,6 +382,19 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
         seed=settings.seed,
     )
     return claim.with_changes(operating=operating)
+
+
+def ranking_contrasts(
+    cube: np.ndarray, seeds: np.ndarray, architectures: list[str], mde: float, settings: Settings
+) -> dict[str, Any]:
+    """The ranking's robustness as contrasts: per architecture, per seed, SmartMixed minus the k-th best fixed
+    activation there (by seed means), each architecture contrasted with the others (`contrast_summary`)."""
+    cells = {}
+    for architecture, differences in zip(architectures, ev.ranking_differences(cube, seeds, 0), strict=True):
+        means = differences[0].mean(axis=-1)  # (competitors,): SmartMixed minus each, over seeds
+        kth = int(np.argsort(means)[settings.k - 1])  # the k-th best competitor: the k-th smallest difference
+        cells[architecture] = differences[:, kth, :, None]  # (1, seeds, 1)
+    return contrast_summary(ev.Specifications(cells), mde, settings, "accuracy points", 0.0)
 
 
 def routers_committed(results: analysis.StudyResults) -> bool:
