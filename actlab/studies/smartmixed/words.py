@@ -97,6 +97,11 @@ def depth(claim: Claim | None) -> str:
         f"with depth {_interval(growing)} (growing minus constant {_interval(difference)}); verdict on "
         f'"the preference follows depth, not layer width": *{claim.verdict}*'
         + (" (the rise reverses where the width grows)" if reversed_ else "")
+        + (
+            f" (both rises would need to lie {claim.mde:.1f} points past the margin to be found with 80% power)"
+            if claim.verdict == "inconclusive" and claim.mde is not None
+            else ""
+        )
         + "."
     )
 
