@@ -3,6 +3,7 @@ curve), then report.ipynb decides its four claims and saves them where `claims_d
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from actlab.sweep import ExecutorOptions, load_run_results, load_spec, run_sweep
 
 STUDY = Path(__file__).resolve().parent.parent / "notebooks" / "smartmixed"
 CLAIMS = {"smartmixed-top3-step-matched", "smartmixed-top3-compute-time-matched", "smartmixed-layerwise-preference",
-          "smartmixed-learned-beats-controls"}  # fmt: skip
+          "smartmixed-learned-beats-controls", "smartmixed-routers-commit",
+          "smartmixed-preference-follows-depth"}  # fmt: skip
 
 
 def _tiny_spec(folder: Path) -> Path:
@@ -96,6 +98,37 @@ fixed:
     return spec
 
 
+def _tiny_reference_spec(folder: Path) -> Path:
+    notebook = os.path.relpath(STUDY / "run.ipynb", folder)
+    spec = folder / "tinyref.yml"
+    spec.write_text(
+        f"""name: tinyref
+notebook: {notebook}
+seeds: [0, 1, 2]
+fixed:
+  dataset: digits
+  architecture: "10-8-6"
+  width_scale: 1.0
+  strategy: smartmixed
+  phase1_only: true
+  mode: reference
+  router_lr_scale: 1
+  total: 2
+  n_train: 300
+  n_val: 100
+  n_test: 100
+  batch: 64
+  specifications:
+    - {{claim: reference, label: "digits / 10-8-6", choice: dataset x architecture}}
+    - {{claim: reference, label: "digits / 12-6-4", choice: dataset x architecture, architecture: "12-6-4"}}
+    - {{claim: depthwidth, label: "constant", choice: width profile, architecture: "8-8-8"}}
+    - {{claim: depthwidth, label: "growing", choice: width profile, architecture: "6-10-14"}}
+""",
+        encoding="utf-8",
+    )
+    return spec
+
+
 def test_a_tiny_sweep_records_every_arm_and_the_report_decides_four_claims(tmp_path):
     runs = tmp_path / "runs"
     outcome = run_sweep(
@@ -133,10 +166,14 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_four_claims(tmp_p
     entries = [e["results"]["specifications"] for e in load_run_results(runs, "tinycurve").values()]
     assert sorted(map(len, entries)) == [1, 2]  # the controls entry runs on seed 1 only
 
+    reference = run_sweep(load_spec(_tiny_reference_spec(tmp_path)), runs_dir=runs,
+                          options=ExecutorOptions(workers=2), progress=False)  # fmt: skip
+    assert reference.counts() == {"ok": 3}
+
     # the tiny step-matched sweep stands in for the compute-time one: it exercises the section, not the matching
     parameters = {"runs_dir": str(runs), "claims_dir": str(tmp_path / "claims"), "sweep": "tiny",
                   "preference_sweep": "tinypref", "wallclock_sweep": "tiny", "curve_sweep": "tinycurve",
-                  "n_resamples": 100, "n_simulations": 50}  # fmt: skip
+                  "reference_sweep": "tinyref", "n_resamples": 100, "n_simulations": 50}  # fmt: skip
     notebooks.execute(STUDY / "report.ipynb", tmp_path / "report.ipynb", parameters, cwd=tmp_path)
     report = read_json(tmp_path / "report.ipynb")
     outputs = [output for cell in report["cells"] for output in cell.get("outputs", [])]
@@ -152,7 +189,8 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_four_claims(tmp_p
         # a claim that did not run tested nothing: no p, so no part in the family (and no survival to claim)
         assert claim.verdict == "not run" or (claim.p_adjusted is not None and "Holm" in claim.family)
         assert claim.verdict != "not run" or (claim.p_value is None and claim.survives_family is None)
-        if claim.claim_id != "smartmixed-layerwise-preference":
+        if claim.claim_id in ("smartmixed-top3-step-matched", "smartmixed-top3-compute-time-matched",
+                              "smartmixed-learned-beats-controls"):  # fmt: skip
             assert "n = 2 seeds per cell" in claim.budget
             assert claim.budget.split(";")[0] in ("step-matched", "compute-time-matched")
     # the tiny compare sweep's routers (1 phase-1 epoch at the weights' lr) do not commit: nothing is ranked
@@ -161,10 +199,16 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_four_claims(tmp_p
 
     # The verdicts are the runs' verdicts: the same pure function on the same runs gives the same claims.
     runs_read = study_claims.load_runs(runs, sweep="tiny", preference_sweep="tinypref", wallclock_sweep="tiny",
-                                       curve_sweep="tinycurve")  # fmt: skip
+                                       curve_sweep="tinycurve", reference_sweep="tinyref")  # fmt: skip
     again = {c.claim_id: c for c in study_claims.claims(runs_read, study_claims.Settings(n_simulations=50))}
     for claim_id, claim in saved.items():
         assert (again[claim_id].verdict, again[claim_id].estimate, again[claim_id].ci) == (
             claim.verdict, claim.estimate, claim.ci)  # fmt: skip
     layerwise = saved["smartmixed-layerwise-preference"]
-    assert layerwise.robustness is not None and len(layerwise.robustness.specifications) >= 2  # cells + the tau entry
+    # the primary design reads the reference sweep: its two cells are its specifications, every network counts
+    assert layerwise.n == 6 and layerwise.context["power_analysis"]["networks"] == 20
+    assert layerwise.robustness is not None and len(layerwise.robustness.specifications) == 2
+    assert layerwise.context["modified_method"]["label"].startswith("modified method")
+    assert saved["smartmixed-routers-commit"].kind == saved["smartmixed-preference-follows-depth"].kind == "reviewer"
+    page_text = json.dumps(report)
+    assert "a modified method" in page_text and "What this means" in page_text

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as stats_t
 
 from actlab import measured_on, registry
 from actlab.claim import Claim, Evidence, decide
@@ -31,7 +32,7 @@ from actlab.stats.family import adjust_family
 from actlab.stats.robustness import simulated_rates
 from actlab.stats.sequential import FIRST_SEED, SequentialDesign
 from actlab.stats.top_k import detectable_margins
-from actlab.studies.smartmixed import analysis, paper, preference, speccurve
+from actlab.studies.smartmixed import analysis, contrasts, paper, pattern, power, preference, speccurve
 from actlab.studies.smartmixed import evidence as ev
 from actlab.studies.smartmixed.config import INITS
 from actlab.studies.smartmixed.layers import DEEP_GROUP, EARLY_GROUP
@@ -42,9 +43,20 @@ from actlab.studies.smartmixed.operating import (
     top_k_operating,
     two_component_operating,
 )
-from actlab.studies.smartmixed.rules import layerwise_rule, learned_rule, top3_rule
+from actlab.studies.smartmixed.rules import commitment_rule, depth_rule, layerwise_rule, learned_rule, top3_rule
+from actlab.studies.smartmixed.run import COMMITTED
 
-__all__ = ["Settings", "StudyRuns", "claims", "from_runs", "layerwise_rule", "learned_rule", "top3_rule"]
+__all__ = [
+    "Settings",
+    "StudyRuns",
+    "claims",
+    "commitment_rule",
+    "depth_rule",
+    "from_runs",
+    "layerwise_rule",
+    "learned_rule",
+    "top3_rule",
+]
 
 STUDY = "smartmixed"
 # The sequential design `actlab decide` uses for this claim, registered with it (fixed before any look):
@@ -54,6 +66,15 @@ SEQUENTIAL = SequentialDesign((8, 12, 16, 20, 24), alpha=0.05, spending="obrien-
 LAYERWISE = ("ELU+SELU rise", "ReLU+LeakyReLU fall")
 LEARNED = ("win over random", "win over reversed")
 REFERENCE_CHOICE = "the reference code's procedure"  # the speccurve entries that run it as a whole
+LAYERWISE_ID = "smartmixed-layerwise-preference"
+SENSITIVITY_KEY = "smartmixed-layerwise-committed-routers"  # the modified method's table (not a claim of the family)
+COMMITMENT_ID = "smartmixed-routers-commit"
+DEPTH_ID = "smartmixed-preference-follows-depth"
+REFERENCE_CELLS = 2  # the reference sweep's layer-wise cells: Fashion-MNIST and MNIST-5k x 512-256-128 (half width)
+MODIFIED_METHOD = (
+    "modified method (sensitivity analysis, not a primary verdict): routers at 100x the weights' learning rate, "
+    "corrected Gumbel mode, 10-epoch phase 1, committed networks only"
+)
 TOP3_TESTS = {
     "supported": "paired t tests over seeds, simultaneous over architectures and competitors: the majority "
     "margin over the k-th best above 0",
@@ -65,6 +86,12 @@ TWO_COMPONENT_TESTS = {
     "equivalent": "TOST: both components within +-margin (the largest of the one-sided p's)",
 }
 NEARER_TWO_COMPONENT_TEST = "nearer of: " + "; ".join(TWO_COMPONENT_TESTS.values())
+LAYERWISE_MARGIN_SOURCE = (
+    "3 points was set on 2026-12-04 for the committed-router design after that design's default run had been seen "
+    "(docs/smartmixed.md); it was kept unchanged when the reference code's procedure became the primary design, "
+    "registered on 2026-12-06 with its n from a pilot of 2026-12-05, before the reference sweep ran; not blind: "
+    "the speccurve's 3 reference-procedure networks (ELU+SELU +11.8 points) and the pilot's 8 had been seen"
+)
 LAYERWISE_MARGINS = (1.0, 2.0, 3.0, 4.0, 5.0)  # points: the sensitivity strip around the registered 3
 LEARNED_MARGINS = (0.0, 0.25, 0.5, 1.0, 1.5)  # accuracy points around the registered 0.5
 
@@ -95,6 +122,17 @@ class StudyRuns:
     preference: preference.Preference
     wallclock: analysis.StudyResults | None = None
     curve: speccurve.CurveRuns | None = None
+    reference: speccurve.CurveRuns | None = None  # the reference procedure: the layer-wise cells and the width profiles
+
+    def reference_networks(self, claim: str = "reference") -> preference.Preference | None:
+        """Every network of the reference sweep that serves `claim` (reference: the layer-wise cells; depthwidth:
+        the width profiles), as one preference frame; None when the sweep or its entries are absent."""
+        if self.reference is None:
+            return None
+        records = {}
+        for label in self.reference.labels(claim):
+            records.update(self.reference.records[label])
+        return preference.from_records(records) if records else None
 
 
 def load_runs(
@@ -104,6 +142,7 @@ def load_runs(
     preference_sweep: str = "preference",
     wallclock_sweep: str = "compare_wallclock",
     curve_sweep: str = "speccurve",
+    reference_sweep: str = "reference",
 ) -> StudyRuns:
     """The sweeps as the report notebook reads them; an empty name (or a sweep this profile lacks) is skipped."""
     has_wallclock = bool(wallclock_sweep) and (Path(runs_dir) / wallclock_sweep).is_dir()
@@ -113,6 +152,7 @@ def load_runs(
         preference=preference.load(runs_dir, preference_sweep),
         wallclock=wall,
         curve=speccurve.load_curve(runs_dir, curve_sweep),
+        reference=speccurve.load_curve(runs_dir, reference_sweep),
     )
 
 
@@ -138,6 +178,8 @@ class StudyClaims:
     claims: list[Claim]
     curves: dict[str, Any]  # claim id -> DataFrame
     not_run: dict[str, list[str]]  # claim id -> specifications with fewer than two committed networks
+    # the committed-router design: a modified method, shown as a sensitivity analysis, never a primary verdict
+    sensitivity: Claim | None = None
 
     def by_id(self) -> dict[str, Claim]:
         return {claim.claim_id: claim for claim in self.claims}
@@ -150,13 +192,23 @@ def decide_all(
     found = [ranking_claim(runs.compare, settings, wallclock=False)]
     if runs.wallclock is not None:
         found.append(ranking_claim(runs.wallclock, settings, wallclock=True))
-    curves = [layerwise_claim(runs, settings), learned_claim(runs, settings)]
+    sensitivity = committed_sensitivity(runs, settings) if runs.reference is not None else None
+    layerwise = layerwise_claim(runs, settings)
+    if sensitivity is not None:
+        layerwise.claim = layerwise.claim.with_changes(
+            context={**layerwise.claim.context, "modified_method": sensitivity_summary(sensitivity.claim)}
+        )
+    curves = [layerwise, learned_claim(runs, settings)]
     found += [decided.claim for decided in curves]
+    found += [claim for claim in (commitment_claim(runs, settings), depth_claim(runs, settings)) if claim is not None]
     adjusted = adjust_family(found, "SmartMixed", alpha=settings.alpha)
     stamped = registry.stamp(adjusted, definitions(settings), profile=profile, runs_dir=runs_dir)
     stamped = measured_on.label(stamped, runs_dir)
     tables = {d.claim.claim_id: d.table for d in curves}
-    return StudyClaims(stamped, tables, {d.claim.claim_id: d.not_run for d in curves})
+    not_run = {d.claim.claim_id: d.not_run for d in curves}
+    if sensitivity is not None:
+        tables[SENSITIVITY_KEY], not_run[SENSITIVITY_KEY] = sensitivity.table, sensitivity.not_run
+    return StudyClaims(stamped, tables, not_run, sensitivity.claim if sensitivity is not None else None)
 
 
 # ---------------------------------------------------------------- the registry
@@ -191,23 +243,58 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
             **top3,
         ),
         registry.Definition(
-            claim_id="smartmixed-layerwise-preference",
+            claim_id=LAYERWISE_ID,
             kind="experiment",
             statement=paper.CLAIM_LAYERWISE,
             units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
             threshold=settings.preference_margin,
             supports="above",
             margin=f"{settings.preference_margin:g} points of a layer's neurons (also the TOST margin)",
-            margin_source="set on 2026-12-04 after the default run's layer-wise numbers had been seen "
-            "(docs/smartmixed.md)",
+            margin_source=LAYERWISE_MARGIN_SOURCE,
             rules=(layerwise_rule, ev.decide_two_component, layer_values),
-            sweeps=("preference", "speccurve"),
-            robustness=curve,
+            sweeps=("reference",),
+            robustness="the rule at each (dataset, architecture) cell of the reference sweep; each cell contrasted "
+            "with the others at the pooled variance (Bonferroni over cells x components); the committed-router "
+            "design (the preference sweep and its curve) is a modified method, shown as a sensitivity analysis",
             extra={
                 "min_networks": settings.min_networks,
-                "committed_only": True,
-                "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED},
+                "committed_only": False,
+                "design": "the reference code's procedure: routers at 1x, mode reference, 50-epoch phase 1, every "
+                "network's noise-free argmax",
+                "power_analysis": reference_design(settings).as_json(),
+                "sensitivity": MODIFIED_METHOD,
+                "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED},  # `actlab decide` (reference sweep)
             },
+            **common,
+        ),
+        registry.Definition(
+            claim_id=COMMITMENT_ID,
+            kind="reviewer",
+            statement=paper.CLAIM_COMMITMENT,
+            units="mean largest routing probability of a network's lowest layer at the freeze (uniform: 1/6)",
+            threshold=COMMITTED,
+            supports="above",
+            margin=f"{COMMITTED:g}: on average a layer's neurons put half their routing probability on one choice",
+            margin_source="the project's commitment threshold (`run.COMMITTED`, fixed with issue 19, 2026-12-03), "
+            "before any reference-procedure run",
+            rules=(commitment_rule, pattern.commitment_verdicts),
+            sweeps=("reference",),
+            extra={"min_networks": settings.min_networks, "uniform": pattern.UNIFORM},
+            **common,
+        ),
+        registry.Definition(
+            claim_id=DEPTH_ID,
+            kind="reviewer",
+            statement=paper.CLAIM_DEPTH,
+            units="points of a layer's neurons (the smaller of the ELU+SELU rises at constant and at growing width)",
+            threshold=settings.preference_margin,
+            supports="above",
+            margin=f"{settings.preference_margin:g} points of a layer's neurons (the layer-wise claim's)",
+            margin_source="the layer-wise claim's margin, fixed for this claim on 2026-12-06 after a pilot of 2-3 "
+            "networks per width profile (seeds 1000-1002, not the sweep's) had been seen (docs/smartmixed.md)",
+            rules=(depth_rule, pattern.depth_verdicts),
+            sweeps=("reference",),
+            extra={"min_networks": settings.min_networks, "profiles": list(pattern.PROFILES)},
             **common,
         ),
         registry.Definition(
@@ -279,6 +366,9 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
         ),
         provenance=settings.provenance,
     )
+    claim = claim.with_changes(
+        context={**claim.context, "contrasts": ranking_contrasts(cube, seeds, architectures, mde, settings)}
+    )
     if claim.verdict == "not run":
         return claim
     operating = top_k_operating(
@@ -293,6 +383,19 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
         seed=settings.seed,
     )
     return claim.with_changes(operating=operating)
+
+
+def ranking_contrasts(
+    cube: np.ndarray, seeds: np.ndarray, architectures: list[str], mde: float, settings: Settings
+) -> dict[str, Any]:
+    """The ranking's robustness as contrasts: per architecture, per seed, SmartMixed minus the k-th best fixed
+    activation there (by seed means), each architecture contrasted with the others (`contrast_summary`)."""
+    cells = {}
+    for architecture, differences in zip(architectures, ev.ranking_differences(cube, seeds, 0), strict=True):
+        means = differences[0].mean(axis=-1)  # (competitors,): SmartMixed minus each, over seeds
+        kth = int(np.argsort(means)[settings.k - 1])  # the k-th best competitor: the k-th smallest difference
+        cells[architecture] = differences[:, kth, :, None]  # (1, seeds, 1)
+    return contrast_summary(ev.Specifications(cells), mde, settings, "accuracy points", 0.0)
 
 
 def routers_committed(results: analysis.StudyResults) -> bool:
@@ -369,13 +472,88 @@ def layerwise_design(settings: Settings, alpha: float, confidence: float) -> ev.
 
 
 def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
-    """Both trends of Fig. 3 over committed networks (the registered primary design); the baseline's cells and
-    the alternative settings are its specifications, the reference code's procedure read by its own argmax."""
+    """Both trends of Fig. 3: at the reference code's procedure (the `reference` sweep, every network, its registered
+    power analysis) when the runs have it; else, as in runs folders from before it, the committed-router design."""
+    reference = runs.reference_networks("reference")
+    if reference is None:
+        return _committed_layerwise(runs, settings, LAYERWISE_ID)
+    return _reference_layerwise(reference, settings)
+
+
+def committed_sensitivity(runs: StudyRuns, settings: Settings) -> Decided:
+    """The committed-router design (the `preference` sweep and its curve): a modified method, decided by the same
+    rule as a sensitivity analysis of the primary verdict, never one of the family's verdicts."""
+    return _committed_layerwise(runs, settings, SENSITIVITY_KEY)
+
+
+def sensitivity_summary(claim: Claim) -> dict[str, Any]:
+    """What the primary claim records of the modified method: its label, verdict, estimate and each component."""
+    return {
+        "label": MODIFIED_METHOD,
+        "verdict": claim.verdict,
+        "estimate": claim.estimate,
+        "ci": list(claim.ci),
+        "n": claim.n,
+        **{name: claim.context.get(name) for name in LAYERWISE},
+    }
+
+
+def reference_design(settings: Settings) -> power.PowerDesign:
+    """The layer-wise claim's registered number of networks (`power.registered_design`)."""
+    return power.registered_design(settings.preference_margin, settings.alpha, REFERENCE_CELLS)
+
+
+def _cells_of(layers: pd.DataFrame) -> dict[str, np.ndarray]:
+    return {f"{d} / {a}": layer_values(block) for (d, a), block in layers.groupby(list(preference.CELL), sort=False)}
+
+
+def _reference_layerwise(pref: preference.Preference, settings: Settings) -> Decided:
+    """The primary design: the reference code's procedure on the preference cells, every network's argmax read (the
+    reference freezes it whatever the commitment), n fixed by the registered power analysis."""
+    cells = _cells_of(pref.layers)
+    specs = ev.Specifications(cells, {}, {label: "dataset x architecture" for label in cells}, stratified=True)
+    rule = layerwise_design(settings, settings.alpha, settings.confidence)
+    n = int(pref.runs.network.nunique())
+    design = reference_design(settings)
+    interval = t_interval(specs.pooled()[0].sum(axis=1), settings.confidence)
+    context = {
+        "relative_contrast": {"estimate": interval.estimate, "ci": [interval.low, interval.high]},
+        "design": "the reference code's procedure (routers at the weights' learning rate, its Gumbel mode, the "
+        "noise-free argmax frozen whatever the commitment, 50-epoch phase 1); every network counts",
+        "power_analysis": {**design.as_json(), "networks_run": n, "meets_registered_n": n >= design.networks},
+        "commitment_mean": float(pref.runs.commitment_mean.mean()),
+    }
+    return _two_component_claim(
+        LAYERWISE_ID,
+        specs,
+        rule,
+        LAYERWISE,
+        settings,
+        [],
+        context=context,
+        margins=LAYERWISE_MARGINS,
+        parts_units="points of a layer's neurons, first to last hidden layer",
+        not_run_reason=f"{n} networks, fewer than {settings.min_networks}",
+        statement=paper.CLAIM_LAYERWISE,
+        source="arXiv 2510.22450, Fig. 3 and Sec. IV-C",
+        units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
+        budget=f"reference sweep (the reference code's procedure), {n} networks, registered n {design.networks}; "
+        f"{pref.budget}",
+        title="Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
+        paper="early layers ReLU/LeakyReLU, deep layers ELU/SELU (one network shown)",
+        equivalence_margin=settings.preference_margin,
+        kind="experiment",
+    )
+
+
+def _committed_layerwise(runs: StudyRuns, settings: Settings, claim_id: str) -> Decided:
+    """Both trends over committed networks of the `preference` sweep (routers at 100x), the baseline's cells and the
+    curve's layer-wise settings its specifications, the curve's reference procedure read by its own argmax."""
     pref = runs.preference
     committed = pref.committed_layers
     n_committed = int(committed.network.nunique())
     source = committed if n_committed >= settings.min_networks else pref.layers  # shown, never tested
-    cells = {f"{d} / {a}": layer_values(block) for (d, a), block in source.groupby(list(preference.CELL), sort=False)}
+    cells = _cells_of(source)
     alternatives, not_run = {}, []
     curve = runs.curve
     for label in curve.labels("layerwise") if curve else []:
@@ -392,14 +570,15 @@ def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
     # rise of ELU+SELU minus change of ReLU+LeakyReLU: the relative preference
     interval = t_interval(specs.pooled()[0].sum(axis=1), settings.confidence)
     contrast = {"estimate": interval.estimate, "ci": [interval.low, interval.high]}
+    sensitivity = claim_id != LAYERWISE_ID
     return _two_component_claim(
-        "smartmixed-layerwise-preference",
+        claim_id,
         specs,
         rule,
         LAYERWISE,
         settings,
         not_run,
-        context={"relative_contrast": contrast},
+        context={"relative_contrast": contrast, "design": MODIFIED_METHOD if sensitivity else "committed routers"},
         n=n_committed if n_committed < settings.min_networks else None,
         margins=LAYERWISE_MARGINS,
         parts_units="points of a layer's neurons, first to last hidden layer",
@@ -408,11 +587,268 @@ def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
         source="arXiv 2510.22450, Fig. 3 and Sec. IV-C",
         units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
         budget=f"preference sweep, {n_committed} committed networks; {pref.budget}",
-        title="Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
+        title="Committed routers (modified method): early ReLU/LeakyReLU, deep ELU/SELU"
+        if sensitivity
+        else "Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
         paper="early layers ReLU/LeakyReLU, deep layers ELU/SELU (one network shown)",
         equivalence_margin=settings.preference_margin,
-        kind="experiment",
+        kind="reviewer" if sensitivity else "experiment",
     )
+
+
+# ---------------------------------------------------------------- what the pattern is
+def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
+    """Do the neurons choose under the reference procedure? Each network's lowest layer commitment at the freeze,
+    their mean against 0.5 (`pattern` module docstring); None without the reference sweep."""
+    pref = runs.reference_networks("reference")
+    if pref is None:
+        return None
+    values = pattern.commitment_values(pref)
+    n = values.shape[1]
+    by_layer = pattern.commitment_by_layer(pref, settings.confidence)
+    if n < 2:
+        mean = float(values[0].mean())
+        estimate, ci, sd, p = mean, (mean, mean), 0.0, None
+    else:
+        interval, _ = pattern.commitment_verdicts(values, settings.confidence, settings.min_networks)
+        estimate, sd = float(interval.mean[0]), float(interval.sd[0])
+        ci = (float(interval.low[0]), float(interval.high[0]))
+        p = float(2 * stats_t.sf(abs(estimate - COMMITTED) / (sd / np.sqrt(n)), n - 1)) if sd > 0 else 0.0
+    mde = power.t_mde(n, sd, settings.alpha) if n >= 2 else None
+    excess = pattern.t_interval(values - pattern.UNIFORM, settings.confidence) if n >= 2 else None
+    evidence = Evidence(
+        estimate=estimate,
+        ci=ci,
+        n=n,
+        inputs={"threshold": COMMITTED, "networks": n, "min_networks": settings.min_networks},
+        mde=mde,
+        context={
+            "uniform": pattern.UNIFORM,
+            "lowest_layer_excess_over_uniform": None
+            if excess is None
+            else {"estimate": float(excess.mean[0]), "ci": [float(excess.low[0]), float(excess.high[0])]},
+            "by_layer": by_layer.to_dict("records"),
+            "contrasts": contrast_summary(
+                ev.Specifications({cell: block[:, :, None] for cell, block in _commitment_cells(pref).items()}),
+                mde,
+                settings,
+                "(routing probability)",
+                COMMITTED,
+            ),
+        },
+        p_value=p,
+    )
+    claim = decide(
+        COMMITMENT_ID,
+        evidence,
+        commitment_rule,
+        study=STUDY,
+        statement=paper.CLAIM_COMMITMENT,
+        source="issue 56 (what the reproduced pattern is); arXiv 2510.22450, Sec. III-B",
+        units="mean largest routing probability of a network's lowest layer at the freeze (uniform: 1/6)",
+        budget=f"reference sweep, {n} networks; {pref.budget}",
+        title="Neurons choose: the routers commit under the reference procedure",
+        paper="each neuron learns its activation (the argmax of converged logits)",
+        threshold=COMMITTED,
+        supports="above",
+        confidence=settings.confidence,
+        kind="reviewer",
+        deciding_test="t test of the networks' mean lowest-layer commitment against 0.5",
+        provenance=settings.provenance,
+    )
+    if claim.verdict == "not run" or n < 2:
+        return claim
+    operating = pattern.commitment_operating(
+        values,
+        confidence=settings.confidence,
+        min_networks=settings.min_networks,
+        mde=mde,
+        n_simulations=settings.n_simulations,
+        seed=settings.seed,
+    )
+    return claim.with_changes(operating=operating)
+
+
+def _commitment_cells(pref: preference.Preference) -> dict[str, np.ndarray]:
+    return {
+        f"{d} / {a}": block.commitment_min.to_numpy(dtype=float)[None]
+        for (d, a), block in pref.runs.groupby(list(preference.CELL), sort=False)
+    }
+
+
+def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
+    """Does the preference follow depth, not width? The ELU+SELU rise at the reference procedure on networks of
+    constant width and of growing width (`pattern` module docstring); None without those runs."""
+    pref = runs.reference_networks("depthwidth")
+    if pref is None:
+        return None
+    rises = {}
+    for profile in pattern.PROFILES:
+        networks = set(pref.runs.network[pref.runs.width_profile == profile])
+        layers = pref.layers[pref.layers.network.isin(networks)]
+        rises[profile] = layer_values(layers)[:, :, 0] if networks else np.empty((1, 0))
+    n = min(values.shape[1] for values in rises.values())
+    margin = settings.preference_margin
+    architectures = {
+        profile: ", ".join(sorted(set(pref.runs.architecture[pref.runs.width_profile == profile])))
+        for profile in pattern.PROFILES
+    }
+    if n < 2:
+        means = [float(v.mean()) if v.size else float("nan") for v in rises.values()]
+        estimate = float(np.nanmin(means)) if any(np.isfinite(means)) else 0.0
+        evidence = Evidence(
+            estimate=estimate,
+            ci=(estimate, estimate),
+            n=n,
+            inputs={"margin": margin, "networks": n, "min_networks": settings.min_networks},
+            mde=None,
+            context={"architectures": architectures},
+        )
+        return _depth_decided(evidence, pref, settings)
+    decision = pattern.depth_verdicts(rises, margin=margin, alpha=settings.alpha, min_networks=settings.min_networks)
+    mde = pattern.depth_mde(rises, settings.alpha)
+    groups = decision.groups
+    difference = t_interval_welch(rises["growing"][0], rises["constant"][0], settings.confidence)
+    context: dict[str, Any] = {
+        f"{profile} width": {
+            "estimate": float(groups[profile].mean[0]),
+            "ci": [float(groups[profile].low[0]), float(groups[profile].high[0])],
+            "n": groups[profile].n,
+            "sd": float(groups[profile].sd[0]),
+            "architectures": architectures[profile],
+        }
+        for profile in pattern.PROFILES
+    }
+    context["growing minus constant"] = difference
+    context["reversed where the width grows"] = bool(groups["growing"].high[0] < 0)
+    p_each = [
+        min(1.0, len(rises) * float(2 * stats_t.sf(abs(g.mean[0] - margin) / (g.sd[0] / np.sqrt(g.n)), g.n - 1)))
+        for g in groups.values()
+    ]
+    verdict = decision.verdicts[0]
+    evidence = Evidence(
+        estimate=float(decision.estimate[0]),
+        ci=(float(decision.low[0]), float(decision.high[0])),
+        n=int(sum(v.shape[1] for v in rises.values())),
+        inputs={"margin": margin, "networks": n, "min_networks": settings.min_networks},
+        mde=mde,
+        context=context,
+        p_value=max(p_each) if verdict == "supported" else min(p_each),
+    )
+    claim = _depth_decided(evidence, pref, settings)
+    operating = pattern.depth_operating(
+        rises,
+        margin=margin,
+        alpha=settings.alpha,
+        min_networks=settings.min_networks,
+        mde=mde,
+        n_simulations=settings.n_simulations,
+        seed=settings.seed,
+    )
+    width = operating.scenario(pattern.WIDTH_SCENARIO)
+    reversal = {
+        "line": "the planted reversal is the width reading itself (flat at constant width, a fall of the margin "
+        f"where the width grows): found ('not supported') with power {width.power:.2f}"
+        if width is not None and width.power is not None
+        else ""
+    }
+    return claim.with_changes(operating=operating, context={**claim.context, "contrasts": reversal})
+
+
+def _depth_decided(evidence: Evidence, pref: preference.Preference, settings: Settings) -> Claim:
+    return decide(
+        DEPTH_ID,
+        evidence,
+        depth_rule,
+        study=STUDY,
+        statement=paper.CLAIM_DEPTH,
+        source="issue 56 (depth and width change together in the paper's networks); arXiv 2510.22450, Fig. 3",
+        units="points of a layer's neurons (the smaller of the ELU+SELU rises at constant and at growing width)",
+        budget=f"reference sweep, width profiles; {evidence.n} networks; {pref.budget}",
+        title="The preference follows depth, not layer width",
+        paper="the preference is a matter of depth (early vs deep layers)",
+        threshold=settings.preference_margin,
+        supports="above",
+        confidence=settings.confidence,
+        kind="reviewer",
+        deciding_test="t tests of both width profiles' rises against the margin (Bonferroni over the two)",
+        decided_by="fewer than two networks in a width profile" if evidence.n < 2 * settings.min_networks else "",
+        provenance=settings.provenance,
+    )
+
+
+def t_interval_welch(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, Any]:
+    """mean(a) - mean(b) with its Welch t interval (independent networks)."""
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    se = float(np.sqrt(va + vb))
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1)) if se > 0 else 1.0
+    half = float(stats_t.ppf(0.5 + confidence / 2, df)) * se
+    estimate = float(a.mean() - b.mean())
+    return {"estimate": estimate, "ci": [estimate - half, estimate + half]}
+
+
+def contrast_summary(
+    specs: ev.Specifications, mde: float | None, settings: Settings, units: str = "points", threshold: float = 0.0
+) -> dict[str, Any]:
+    """The contrasts of every specification against its baseline (pooled variance), whether one reverses the
+    primary direction, the simulated power to find a planted reversal of one factor (the MDE's distance on either
+    side of the margin: 2 x MDE) and, below 80%, the smallest reversal the contrasts find with 80% power."""
+    found = contrasts.contrasts(specs, settings.alpha)
+    if found is None:
+        return {"line": "one group only: no contrast to test"}
+    group = contrasts.reversal_group(specs)
+    planted = 2 * float(mde) if mde is not None and np.isfinite(mde) and mde > 0 else None
+    result = (
+        contrasts.reversal_power(
+            specs, planted, alpha=settings.alpha, n_simulations=settings.n_simulations, seed=settings.seed
+        )
+        if planted
+        else None
+    )
+    smallest = contrasts.smallest_reversal(specs, alpha=settings.alpha)
+    moved = [c for c in found.contrasts if bool((c.high[0] < 0).any())]
+    groups = {**specs.cells, **specs.alternatives}
+    reversed_at = [c.label for c in moved if bool((groups[c.label][0].mean(axis=0) < threshold).any())]
+    smaller_at = [c.label for c in moved if c.label not in reversed_at]
+    rows = [
+        {
+            "specification": c.label,
+            "n": c.n,
+            "against n": c.reference_n,
+            "difference": c.difference[0].tolist(),
+            "ci": [c.low[0].tolist(), c.high[0].tolist()],
+        }
+        for c in found.contrasts
+    ]
+    k = int(found.pooled_sd.shape[-1])
+    words = [
+        f"{len(found.contrasts)} contrast(s) against the baseline, pooled SD over every group (df {found.df}), "
+        f"Bonferroni over {len(found.contrasts)} x {k}: "
+        + (
+            "; ".join(
+                [f"reversed at {', '.join(reversed_at)}"] * bool(reversed_at)
+                + [f"a smaller effect, still past the threshold, at {', '.join(smaller_at)}"] * bool(smaller_at)
+            )
+            or "none lies against the primary direction"
+        )
+    ]
+    if result is not None:
+        words.append(
+            f"a planted reversal of {planted:.3g} {units} at {group} is found with power {result[0]:.2f} "
+            f"(simulated, +-{result[1]:.2f})"
+        )
+    if smallest is not None and (result is None or result[0] < contrasts.POWER):
+        words.append(f"the smallest reversal found with 80% power there: {smallest:.3g} {units}")
+    return {
+        "rows": rows,
+        "group": group,
+        "planted": planted,
+        "power": None if result is None else list(result),
+        "smallest_reversal_80": smallest,
+        "reversed_at": reversed_at,
+        "smaller_at": smaller_at,
+        "line": "; ".join(words),
+    }
 
 
 def control_values(results: analysis.StudyResults, init: str) -> dict[str, np.ndarray]:
@@ -528,6 +964,9 @@ def _two_component_claim(
         **described,
     )
     claim = _with_operating(claim, specs, rule, evidence, names, settings)
+    if claim.verdict != "not run":
+        summary = contrast_summary(specs, evidence.mde, settings, parts_units.split(",")[0], rule.margin)
+        claim = claim.with_changes(context={**claim.context, "contrasts": summary})
     return Decided(claim, ev.specification_table(decision, names), not_run)
 
 
@@ -541,7 +980,7 @@ def _init_of(results: analysis.StudyResults, preferred: str) -> str:
 
 def _sensitivity(specs: ev.Specifications, rule: ev.TwoComponentClaim, margins: tuple[float, ...]) -> list:
     """The primary verdict (the pooled baseline) at each margin of the strip, everything else as registered."""
-    baseline = ev.Specifications(specs.cells)
+    baseline = ev.Specifications(specs.cells, stratified=specs.stratified)
     found = []
     for margin in margins:
         verdict = ev.decide_two_component(baseline, replace(rule, margin=margin)).verdicts[0]

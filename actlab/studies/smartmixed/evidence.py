@@ -53,13 +53,23 @@ class Specifications:
     cells: Mapping[str, np.ndarray]
     alternatives: Mapping[str, np.ndarray] = field(default_factory=dict)
     choice_of: Mapping[str, str] = field(default_factory=dict)
+    # True: the cells are strata (fixed factors of the design, e.g. two datasets), so the baseline is read on
+    # cell-centred units: each unit minus its cell's mean plus the mean of the cell means. Their mean is that
+    # equal-weight mean and their SD the within-cell SD, so a difference between the cells' levels does not inflate
+    # the interval (with equal cells exactly the stratified t interval, but for df: n - 1 instead of n - cells).
+    stratified: bool = False
 
     @property
     def batch(self) -> int:
         return int(next(iter(self.cells.values())).shape[0])
 
     def pooled(self) -> np.ndarray:
-        return np.concatenate(list(self.cells.values()), axis=1)
+        if not self.stratified or len(self.cells) < 2:
+            return np.concatenate(list(self.cells.values()), axis=1)
+        means = [values.mean(axis=1, keepdims=True) for values in self.cells.values()]
+        grand = np.mean(means, axis=0)  # (batch, 1, k): the equal-weight mean of the cell means
+        centred = [values - mean + grand for values, mean in zip(self.cells.values(), means, strict=True)]
+        return np.concatenate(centred, axis=1)
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ def two_component_operating(
             cells={label: drawn[label] for label in specs.cells},
             alternatives={label: drawn[label] for label in specs.alternatives},
             choice_of=specs.choice_of,
+            stratified=specs.stratified,
         )
         decision = ev.decide_two_component(simulated, claim)
         return list(zip(decision.verdicts, decision.contradicted, strict=True))

@@ -19,6 +19,17 @@ CLAIM_LEARNED = (
     "depth-reversed assignments (the review's falsifier)."
 )
 
+CLAIM_COMMITMENT = (
+    "Under the paper's procedure the neurons choose their activations: at the freeze each layer's routers have left "
+    "uniform, a mean largest routing probability of at least 0.5 (uniform over six: 1/6) (the reading of Sec. III-B "
+    "that Fig. 3 relies on)."
+)
+CLAIM_DEPTH = (
+    "The layer-wise preference follows depth, not layer width: the ELU+SELU share rises from the first to the last "
+    "hidden layer by at least the margin both where the width stays constant and where it grows with depth (the "
+    "paper's networks halve their width with depth, so its Fig. 3 cannot tell them apart)."
+)
+
 
 def paper_phase_row() -> dict[str, float]:
     """Table I as a row for the phase table's 'paper' column (fractions, not percent)."""

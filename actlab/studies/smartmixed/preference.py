@@ -49,6 +49,7 @@ def from_records(records: dict[str, dict[str, Any]]) -> Preference:
             "architecture": data["architecture"],
             "seed": int(config["seed"]),
         }
+        widths = data.get("widths") or []
         commitment = [float(v) for v in phase1["commitment_by_layer"]]
         committed = min(commitment) >= COMMITTED
         run_rows.append(
@@ -56,9 +57,11 @@ def from_records(records: dict[str, dict[str, Any]]) -> Preference:
                 **base,
                 "layers": len(commitment),
                 "commitment_min": min(commitment),
+                "commitment_by_layer": commitment,
                 "commitment_mean": float(np.mean(commitment)),
                 "committed": committed,
                 "steps": int(phase1.get("steps", 0)),
+                "width_profile": width_profile(widths),
                 "test_accuracy": phase1.get("test_accuracy"),
             }
         )
@@ -121,3 +124,18 @@ def stacked_shares(layers: pd.DataFrame, confidence: float = 0.95) -> pd.DataFra
             }
         )
     return pd.DataFrame(rows)
+
+
+def width_profile(widths: list[int] | tuple[int, ...]) -> str:
+    """'constant', 'growing' or 'shrinking' (the paper's networks) hidden widths from the first layer to the last;
+    'mixed' otherwise, '' when unknown."""
+    steps = [b - a for a, b in zip(widths, widths[1:], strict=False)]
+    if not steps:
+        return ""
+    if all(step == 0 for step in steps):
+        return "constant"
+    if all(step >= 0 for step in steps):
+        return "growing"
+    if all(step <= 0 for step in steps):
+        return "shrinking"
+    return "mixed"

@@ -87,3 +87,43 @@ def top3_rule(estimate: float, ci: Sequence[float], *, budget_matched: bool, com
     if ci[1] < 0:
         return "not supported"
     return "inconclusive"
+
+
+def commitment_rule(
+    estimate: float, ci: Sequence[float], *, threshold: float, networks: int, min_networks: int, **shown: Any
+) -> str:
+    """The reading tested: the neurons choose. `estimate` is the mean over networks of each network's lowest layer
+    mean largest routing probability at the freeze (uniform over six: 1/6), `ci` its t interval; `threshold` the
+    commitment at which a layer's neurons have, on average, chosen (0.5).
+
+    'not run' with fewer than `min_networks` networks; 'supported' when the interval lies above `threshold`; 'not
+    supported' when it lies below (the routers stay nearer uniform than chosen); else 'inconclusive'."""
+    if networks < min_networks:
+        return "not run"
+    require_finite("commitment_rule", "commitment is a probability", estimate=estimate, low=ci[0], high=ci[1])
+    if ci[0] > threshold:
+        return "supported"
+    if ci[1] < threshold:
+        return "not supported"
+    return "inconclusive"
+
+
+def depth_rule(
+    estimate: float, ci: Sequence[float], *, margin: float, networks: int, min_networks: int, **shown: Any
+) -> str:
+    """The reading tested: the layer-wise preference follows depth, not layer width. `estimate` is the smaller of the
+    ELU+SELU rises (first to last hidden layer, points) on constant-width and on growing-width networks, `ci` its
+    simultaneous interval. Depth predicts the rise at both profiles; width predicts none at constant width and a fall
+    where the width grows.
+
+    'not run' with fewer than `min_networks` networks in a profile; 'supported' when the interval lies above
+    `margin` (the rise is there whatever the widths do); 'not supported' when it lies below (at one profile the rise
+    is smaller than the margin, or reversed); else 'inconclusive'."""
+    if networks < min_networks:
+        return "not run"
+    require_finite("depth_rule", _NOT_FINITE, estimate=estimate, ci_low=ci[0], ci_high=ci[1], margin=margin)
+    if ci[0] > margin:
+        return "supported"
+    if ci[1] < margin:
+        return "not supported"
+    return "inconclusive"

@@ -1,7 +1,8 @@
 """SmartMixed's layer-wise preference decided look by look (`actlab decide`): the two-component rule, sequential.
 
-A new seed trains one network per (dataset, architecture) cell of the preference sweep; each look pools the committed
-networks so far as the registered claim does and applies its rule at the look's nominal level. Error rates are
+A new seed trains one network per (dataset, architecture) cell of the reference sweep (the claim's primary design: the
+reference code's procedure, every network counts); each look pools the networks so far as the registered claim does
+and applies its rule at the look's nominal level. Error rates are
 simulated with per-network (rise, fall) drawn at the covariance the default runs show.
 """
 
@@ -21,13 +22,13 @@ from actlab.stats.sequential import (
     simulate,
 )
 from actlab.studies.smartmixed import evidence as ev
-from actlab.studies.smartmixed import preference
+from actlab.studies.smartmixed import preference, speccurve
 from actlab.studies.smartmixed.claims import SEQUENTIAL, Settings, layer_values, layerwise_design
 
 CLAIM_ID = "smartmixed-layerwise-preference"
-SWEEP = "preference"
+SWEEP = "reference"
 DESIGN = SEQUENTIAL  # registered with the claim (smartmixed.claims.definitions)
-CELLS = 4  # networks per seed: one per (dataset, architecture) cell of the preference sweep
+CELLS = 2  # networks per seed: one per (dataset, architecture) cell of the reference sweep
 
 
 def _rule(level: float) -> ev.TwoComponentClaim:
@@ -35,9 +36,16 @@ def _rule(level: float) -> ev.TwoComponentClaim:
 
 
 def values_at(runs_dir: Path, sweep: str, seeds: list[int] | None) -> np.ndarray:
-    """(networks, 2): each committed network's ELU+SELU rise and ReLU+LeakyReLU fall, from the runs of `seeds`."""
-    pref = preference.load(runs_dir, sweep)
-    layers = pref.committed_layers
+    """(networks, 2): each network's ELU+SELU rise and ReLU+LeakyReLU fall, from the runs of `seeds` (every network
+    of the reference sweep's layer-wise cells; a grid sweep such as `preference`: its committed networks)."""
+    curve = speccurve.load_curve(runs_dir, sweep)
+    if curve is not None and curve.labels("reference"):
+        records = {}
+        for label in curve.labels("reference"):
+            records.update(curve.records[label])
+        layers = preference.from_records(records).layers
+    else:
+        layers = preference.load(runs_dir, sweep).committed_layers
     if seeds is not None:
         layers = layers[layers["seed"].isin(seeds)]
     if layers.network.nunique() < 2:

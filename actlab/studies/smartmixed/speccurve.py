@@ -22,7 +22,7 @@ from actlab.studies.smartmixed.config import RENAMED, RunConfig, parse_architect
 from actlab.studies.smartmixed.data import StudyData
 from actlab.studies.smartmixed.run import load_data, run
 
-CLAIMS = ("layerwise", "controls")
+CLAIMS = ("layerwise", "controls", "reference", "depthwidth")  # the last two: the `reference` sweep
 RESERVED = ("claim", "label", "choice", "seeds")
 FIXED_BY_THE_RUN = ("seed", "device", "num_threads", "extra")  # a specification never changes these
 FLAT_SUFFIX = ".test_accuracy"  # the per-arm numbers a single run flattens into results.csv; not per specification

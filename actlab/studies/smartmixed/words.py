@@ -1,0 +1,148 @@
+"""The SmartMixed page's words about the layer-wise pattern, generated from the decided claims (never typed numbers).
+
+The layer-wise verdict alone does not say what was reproduced: under the reference procedure the routers may barely
+leave uniform (the commitment claim), and the paper's networks halve their width with depth (the depth-or-width
+claim). `reading` puts the three together, each component of the layer-wise claim with its own verdict, and the
+committed-router design beside them, labelled as the modified method it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from actlab.claim import Claim, Part
+
+
+def component_verdict(part: Part) -> str:
+    """A component's own verdict against the claim's margin, from its simultaneous interval: 'supported' above it,
+    'not supported' below it, else 'inconclusive'."""
+    low, high = part.ci
+    threshold = part.threshold if part.threshold is not None else 0.0
+    if low > threshold:
+        return "supported"
+    if high < threshold:
+        return "not supported"
+    return "inconclusive"
+
+
+def _interval(value: Mapping[str, Any] | None, digits: int = 1) -> str:
+    if not value:
+        return "not measured"
+    low, high = value["ci"]
+    return f"{value['estimate']:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+def components(claim: Claim) -> str:
+    """'the ELU+SELU rise +21.3 points [18.6, 24.0] (supported); the ReLU+LeakyReLU fall ... (supported)'."""
+    words = []
+    for part in claim.parts:
+        low, high = part.ci
+        words.append(
+            f"the {part.name} {part.estimate:+.1f} points [{low:+.1f}, {high:+.1f}] against the "
+            f"{part.threshold:g}-point margin: *{component_verdict(part)}*"
+        )
+    return "; ".join(words)
+
+
+def layerwise(claim: Claim) -> str:
+    """The primary layer-wise verdict with its design, n against the registered n, and each component's verdict."""
+    analysis = claim.context.get("power_analysis") or {}
+    design = claim.context.get("design", "")
+    registered = analysis.get("networks")
+    n_text = f"{claim.n} networks" + (
+        f" (the registered power analysis asked for {registered}: {'met' if claim.n >= registered else 'NOT met'})"
+        if registered
+        else ""
+    )
+    return (
+        f"**Layer-wise preference, primary design** ({design}): {n_text}; verdict *{claim.verdict}* "
+        f"({claim.estimate_text}). Each component: {components(claim)}."
+    )
+
+
+def modified_method(summary: Mapping[str, Any] | None) -> str:
+    """The committed-router design's verdict, labelled as a modified method."""
+    if not summary:
+        return "The committed-router design (a modified method) was not run."
+    return (
+        f"Sensitivity analysis, **a modified method** ({summary['label']}): {summary['n']} committed networks, "
+        f"verdict *{summary['verdict']}* (smaller shift {summary['estimate']:+.2f} points "
+        f"[{summary['ci'][0]:+.2f}, {summary['ci'][1]:+.2f}]; ELU+SELU rise "
+        f"{_interval(summary.get('ELU+SELU rise'))}, ReLU+LeakyReLU fall "
+        f"{_interval(summary.get('ReLU+LeakyReLU fall'))}). It is not one of the study's primary verdicts."
+    )
+
+
+def commitment(claim: Claim | None) -> str:
+    if claim is None:
+        return "The commitment claim was not run (no reference sweep)."
+    excess = claim.context.get("lowest_layer_excess_over_uniform")
+    return (
+        f"**Do the neurons choose?** Each network's lowest layer's mean largest routing probability at the freeze: "
+        f"{claim.estimate:.3f} [{claim.ci[0]:.3f}, {claim.ci[1]:.3f}] over {claim.n} networks (uniform over six: "
+        f"{1 / 6:.3f}; above uniform by {_interval(excess, 4)}); against the 0.5 of a committed layer the verdict is "
+        f"*{claim.verdict}*."
+    )
+
+
+def depth(claim: Claim | None) -> str:
+    if claim is None:
+        return "The depth-or-width claim was not run (no width-profile runs)."
+    constant, growing = claim.context.get("constant width"), claim.context.get("growing width")
+    difference = claim.context.get("growing minus constant")
+    reversed_ = claim.context.get("reversed where the width grows")
+    return (
+        f"**Depth or width?** The ELU+SELU rise at constant width {_interval(constant)} points, where the width grows "
+        f"with depth {_interval(growing)} (growing minus constant {_interval(difference)}); verdict on "
+        f'"the preference follows depth, not layer width": *{claim.verdict}*'
+        + (" (the rise reverses where the width grows)" if reversed_ else "")
+        + (
+            f" (both rises would need to lie {claim.mde:.1f} points past the margin to be found with 80% power)"
+            if claim.verdict == "inconclusive" and claim.mde is not None
+            else ""
+        )
+        + "."
+    )
+
+
+def meaning(layer: Claim, commit: Claim | None, depth_claim: Claim | None, *, bold: bool = True) -> str:
+    """What the reproduction means in the light of the two pattern claims, chosen by their verdicts."""
+    if commit is not None and commit.verdict == "not supported":
+        choice = (
+            "the routers stay near uniform, so the frozen argmax reads a small drift of the logits, not choices "
+            "neurons have made"
+        )
+    elif commit is not None and commit.verdict == "supported":
+        choice = "the routers commit, so the frozen argmax reads choices the neurons have made"
+    else:
+        choice = "whether the routers commit is undecided"
+    if depth_claim is None:
+        cause = "whether the pattern follows depth or width was not tested"
+    elif depth_claim.verdict == "supported":
+        cause = "the rise holds at constant and at growing width, so it follows depth"
+    elif depth_claim.verdict == "not supported":
+        cause = "the rise does not hold at every width profile" + (
+            " and reverses where the width grows, so it follows layer width, not depth"
+            if depth_claim.context.get("reversed where the width grows")
+            else ", so depth alone does not explain it"
+        )
+    else:
+        cause = "whether it follows depth or width is undecided at this n"
+    pattern = {
+        "supported": "The paper's layer-wise pattern is reproduced",
+        "not supported": "The paper's layer-wise pattern is not reproduced",
+        "equivalent": "No layer-wise pattern is found",
+        "inconclusive": "Whether the paper's layer-wise pattern is reproduced is undecided",
+    }.get(layer.verdict, "The paper's layer-wise pattern was not tested")
+    lead = "**What this means.** " if bold else ""
+    return f"{lead}{pattern} at the reference procedure (*{layer.verdict}*); {choice}; {cause}."
+
+
+def reading(by_id: Mapping[str, Claim], layerwise_id: str, commitment_id: str, depth_id: str) -> str:
+    """Every sentence above, in the page's order."""
+    layer = by_id[layerwise_id]
+    commit, depth_claim = by_id.get(commitment_id), by_id.get(depth_id)
+    parts = [layerwise(layer), commitment(commit), depth(depth_claim), meaning(layer, commit, depth_claim)]
+    parts.append(modified_method(layer.context.get("modified_method")))
+    return "\n\n".join(parts)
