@@ -5,7 +5,9 @@ kernel compiled in one run is gone for the next. A kernel is traced with symboli
 cached by (plan or spec, dtype, rank, device, thread count), never by a run's data or seed, so building it in the
 template gives every fork the kernel the run would have built, bit for bit, and no run's result depends on what
 ran before it (`tests/test_prebuild.py` checks both). The same holds for the generated or parsed data sets
-(`actlab.data.images` caches their arrays per process and copies them out).
+(`actlab.data.images` caches their arrays per process and copies them out) and for the comparison's derived
+activations, whose SymPy derivation is kept per process (`actlab.symbolic.build`): a run still derives, checks and
+saves its own into its folder, from the same cached work, and finds its kernels built.
 
 Built only where torch runs one CPU thread, float32 on CPU: a kernel run at more threads starts OpenMP's thread
 pool, which a forked process cannot use (it hangs). A run at another thread count or dtype compiles its own. The
