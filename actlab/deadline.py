@@ -63,6 +63,7 @@ class _PipeWriter(io.TextIOBase):
 
 def _child(call: Callable[[], Any], connection: Connection) -> None:
     sys.stdout = _PipeWriter(connection)
+    _one_thread_after_fork()
     try:
         outcome: tuple[str, Any] = ("return", call())
     except BaseException as error:  # noqa: BLE001 - every outcome goes back to the parent
@@ -75,6 +76,15 @@ def _child(call: Callable[[], Any], connection: Connection) -> None:
         outcome = ("raise", ActlabError(text) if outcome[0] == "raise" else RuntimeError(f"unpicklable result: {text}"))
     connection.send(outcome)
     connection.close()
+
+
+def _one_thread_after_fork() -> None:
+    """A forked child computes on one thread. Why: a parent that has run torch's OpenMP pool (a test suite's worker,
+    a notebook) forks a child whose pool threads are gone; its first parallel region then waits for them forever
+    (libgomp is not fork-safe). One thread runs every region inline; a derivation is SymPy work and small tensors."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def call_within(call: Callable[[], T], seconds: float, wall_factor: float = WALL_FACTOR) -> T:

@@ -84,3 +84,25 @@ def test_call_within_returns_values_raises_the_call_s_errors_and_kills_what_runs
     with pytest.raises(DeadlineExceededError):
         call_within(spin, 0.5)
     assert time.monotonic() - start < 0.5 * 4 + 2
+
+
+@pytest.mark.timeout(120)
+def test_a_child_forked_after_torch_s_thread_pool_ran_still_computes_in_parallel_code():
+    """A test worker or notebook that has run torch's OpenMP pool forks a child whose pool threads are gone; its first
+    parallel region waited for them until the clock bound (the full suite's `exp(x**2)` derivation "did not finish
+    in 30 s of computing" after the codegen tests ran in the same worker; alone it takes about 4 s)."""
+    import torch
+
+    from actlab.deadline import call_within
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        big = torch.randn(512, 512)
+        (big @ big).sum().item()  # the parent's pool has run
+        start = time.monotonic()
+        total = call_within(lambda: float((big @ big).sum() + torch.exp(big).sum()), seconds=20, wall_factor=2)
+        assert total == pytest.approx(float((big @ big).sum() + torch.exp(big).sum()), rel=1e-4)
+        assert time.monotonic() - start < 20
+    finally:
+        torch.set_num_threads(threads)
