@@ -108,8 +108,14 @@ def call_within(call: Callable[[], T], seconds: float, wall_factor: float = WALL
     try:
         while True:
             if not receiver.poll(_POLL_SECONDS):
-                if _cpu_seconds(watched) >= seconds or time.monotonic() - started >= wall_factor * seconds:
-                    raise DeadlineExceededError(f"did not finish in {seconds:g} s")
+                computed, waited = _cpu_seconds(watched), time.monotonic() - started
+                if computed >= seconds:
+                    raise DeadlineExceededError(f"did not finish in {seconds:g} s of computing")
+                if waited >= wall_factor * seconds:
+                    raise DeadlineExceededError(
+                        f"did not finish in {waited:.0f} s on the clock (it computed for {computed:.0f} s of them: "
+                        "it waited on something, or the machine is busy)"
+                    )
                 continue
             try:
                 kind, payload = receiver.recv()

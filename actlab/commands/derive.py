@@ -121,11 +121,11 @@ def run(args: argparse.Namespace) -> int:
     timeout = getattr(args, "timeout", DEFAULT_TIMEOUT)
     try:
         return call_within(lambda: _derive_bounded(args), timeout)
-    except DeadlineExceededError:
+    except DeadlineExceededError as stopped:
         what = repr(args.name) if args.name else f"--pos {args.pos!r} --neg {args.neg!r}"
         what += ", with its checks" if args.check else ""
         raise ActlabError(
-            f"derivation did not finish in {timeout:g} s of computing: {what} "
+            f"derivation {stopped}: {what} "
             f"(SymPy's integration and simplification have no time limit of their own)"
             f"{'; nothing was saved' if args.save else ''}. Try a simpler gradient or raise --timeout "
             f"(e.g. --timeout {4 * timeout:g})"
