@@ -158,7 +158,7 @@ def test_a_saved_derivation_or_a_sweeps_derive_with_a_huge_exponent_is_refused(t
     (tmp_path / "huge.json").write_text(json.dumps(record))
     with pytest.raises(ActlabError, match=r"exponent 10\*\*8 = 100000000"):
         load_derivation("huge")
-    from actlab.studies.compare.specs import save_derived  # a sweep's `derive:` (the comparison's run notebook)
+    from actlab.activation_specs import save_derived  # a sweep's `derive:` (the comparison's run notebook)
 
     with pytest.raises(ValueError, match=r"exponent 9\*\*9 = 387420489"):
         save_derived({"huge": {"pos": "9**9**9", "neg": "exp(x)"}}, tmp_path / "run")

@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kernels", ("kernels",)),
     ("symbolic", ("symbolic",)),
     ("nn", ("nn",)),
-    ("activations, routing, models", ("activations", "routing", "models")),
+    ("activations, routing, models", ("activations", "activation_specs", "routing", "models")),
     ("train, data", ("train", "data")),
     ("sweep, stats, registry", ("sweep", "stats", "registry", "registry_history", "measured_on")),
     ("theory", ("theory",)),

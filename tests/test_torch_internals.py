@@ -18,7 +18,8 @@ from actlab.symbolic.build import build_activation
 from actlab.symbolic.defaults import XIELU_DEFAULTS
 
 ACTLAB = Path(__file__).resolve().parent.parent / "actlab"
-PRIVATE = re.compile(r"torch\._|torch\.utils\._|current_callable")
+# a private name (`torch._inductor`, `torch.utils._pytree`); `torch.__version__` is public
+PRIVATE = re.compile(r"torch\.(?!__version__)_|torch\.utils\._|current_callable")
 THE_ONE_MODULE = ACTLAB / "kernels" / "torch_internals.py"
 
 

@@ -69,12 +69,11 @@ def _forward_backward(activation: torch.nn.Module, rank: int) -> None:
 def _derived_activations() -> list[str]:
     """The comparison's default derivations, derived, checked and saved as its runs do (into a folder removed after),
     and their kernels: a run's own derivation then finds SymPy's work and the kernels of the same spec done."""
-    from actlab.studies.compare import specs
-    from actlab.studies.compare.run import DEFAULT_DERIVE
+    from actlab import activation_specs as specs
 
     built = []
     with tempfile.TemporaryDirectory() as folder:
-        derived = specs.save_derived(DEFAULT_DERIVE, folder)
+        derived = specs.save_derived(specs.DEFAULT_DERIVE, folder)
         for name in derived:
             module = specs.factory(name, folder, set(derived))()
             for rank in DERIVED_RANKS:

@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from actlab.studies.compare import engine, specs
+from actlab import activation_specs as specs
+from actlab.studies.compare import engine
 from actlab.studies.compare.engine import matching_label as matching_label  # the report and claims import it here
 from actlab.studies.compare.engine import run_status as run_status  # the run notebook calls run.run_status
 from actlab.studies.compare.tasks import TASKS, get_task
@@ -29,7 +30,7 @@ from actlab.train import TrainConfig
 
 MATCHINGS = ("steps", "seconds")  # what a comparison matches (the engine also knows tokens)
 DEFAULT_ACTIVATIONS = ("cubic", "xielu", "relu", "gelu")
-DEFAULT_DERIVE = {"cubic": {"pos": "x**3", "neg": "exp(x)"}}  # the README's `actlab derive` example
+DEFAULT_DERIVE = specs.DEFAULT_DERIVE  # the README's `actlab derive` example
 
 
 @dataclass(frozen=True)

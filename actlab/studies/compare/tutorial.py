@@ -16,7 +16,8 @@ import pandas as pd
 import torch
 from torch import nn
 
-from actlab.studies.compare import analysis, claims, specs
+from actlab import activation_specs as specs
+from actlab.studies.compare import analysis, claims
 from actlab.studies.compare.run import CompareRunConfig, train_arms
 
 

@@ -1,5 +1,5 @@
 """Zoo entries to modules, through the comparison's specs, so the zoo trains what a user would: derived entries are
-derived, checked and saved into the caller's folder (`compare.specs.save_derived`), then resolved there.
+derived, checked and saved into the caller's folder (`activation_specs.save_derived`), then resolved there.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 from torch import nn
 
+from actlab import activation_specs as specs
 from actlab.environ import temporary_environment
 from actlab.kernels.paths import set_module_paths
-from actlab.studies.compare import specs
 from actlab.studies.zoo.entries import derive_table, get_entry
 from actlab.symbolic.saved import ENV_DIR
 

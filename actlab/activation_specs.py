@@ -1,4 +1,5 @@
-"""The activations a comparison names, and the derivations it creates for itself.
+"""The activations a study names, and the derivations it creates for itself (the comparison, the zoo, and the kernel
+template that prebuilds the comparison's default derivation: `actlab.train.prebuild`).
 
 Why a study creates its own derivations: `resolve("cubic")` reads `$ACTLAB_DERIVATIONS_DIR` (default: the home
 folder), so a sweep relying on it would train whatever that machine holds under that name, or fail on a fresh clone.
@@ -19,6 +20,8 @@ from actlab.environ import temporary_environment
 from actlab.symbolic.saved import ENV_DIR
 
 Derived = Mapping[str, Mapping[str, str]]
+# The comparison's default derived arm: the README's `actlab derive` example.
+DEFAULT_DERIVE: dict[str, dict[str, str]] = {"cubic": {"pos": "x**3", "neg": "exp(x)"}}
 
 
 def parse_names(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
