@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 import torch
 
-from actlab.studies.compare import analysis, run, specs
+from actlab import activation_specs as specs
+from actlab.studies.compare import analysis, run
 from actlab.studies.compare.tasks import get_task
 from actlab.train import Budget
 
