@@ -137,3 +137,15 @@ def test_a_spec_refuses_reads_that_are_not_a_list_of_keys(tmp_path):
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("spec_file", sorted(REPOSITORY.glob("notebooks/*/sweeps/*/*.yml")), ids=lambda p: p.stem)
+def test_every_study_sweep_declares_what_its_claims_read(spec_file):
+    """Every committed sweep names the results.json keys its study's claims read (`reads:`), so a finished run
+    without them is incomplete on `sweep --status` and on the page, never dropped: Flex-Act's loader skipped a run
+    without 'rows', SmartMixed's read a missing 'phase1' as empty, with no sweep declaring either."""
+    spec = load_spec(spec_file)
+    assert spec.reads, f"{spec_file.relative_to(REPOSITORY)} declares no `reads:`"
