@@ -402,6 +402,39 @@ def simulate(design: SequentialDesign, data: np.ndarray, decide: BatchDecide) ->
     return final, stops
 
 
+def scenario(
+    name: str,
+    effect: float,
+    design: SequentialDesign,
+    data: np.ndarray,
+    decide: BatchDecide,
+    *,
+    errors: Sequence[str] = (),
+    target: str | None = None,
+    fixed_seeds: float | None = None,
+    units_per_seed: int = 1,
+) -> SequentialScenario:
+    """The sequential rule on `data` (simulations, units, ...) at one truth, as a `SequentialScenario`: each final
+    verdict's share, the expected seeds, how often it runs to its most seeds, beside the fixed design's seeds.
+    `units_per_seed`: units one seed adds (a study whose seed trains several networks); `data`'s second axis
+    counts units, the design's looks count seeds."""
+    units = design if units_per_seed == 1 else replace(design, looks=tuple(n * units_per_seed for n in design.looks))
+    final, stops = simulate(units, data, decide)
+    n_simulations = data.shape[0]
+    return SequentialScenario(
+        name,
+        float(effect),
+        {v: final.count(v) / n_simulations for v in sorted(set(final))},
+        float(stops.mean()) / units_per_seed,
+        n_simulations,
+        tuple(errors),
+        target,
+        None if fixed_seeds is None else float(fixed_seeds),
+        float(np.mean(stops == units.max_seeds)),
+        design.max_seeds,
+    )
+
+
 def fixed_seeds_for(
     power: float,
     target: str,

@@ -25,7 +25,7 @@ from actlab.stats.sequential import (
     SequentialDesign,
     SequentialScenario,
     SequentialTarget,
-    simulate,
+    scenario,
 )
 from actlab.studies.compare.claims import SEQUENTIAL
 
@@ -84,21 +84,8 @@ def operating(
     for index, (name, mean, errors, target) in enumerate(truths):
         rng = np.random.default_rng([seed, index])
         draws = beats_every.normal_draws(rng, mean, factor, n_simulations, design.max_seeds)
-        final, stops = simulate(design, draws, decide)
-        probabilities = {v: final.count(v) / n_simulations for v in sorted(set(final))}
         scenarios.append(
-            SequentialScenario(
-                name,
-                float(min(mean)),
-                probabilities,
-                float(stops.mean()),
-                n_simulations,
-                errors,
-                target,
-                float(fixed),
-                float(np.mean(stops == design.max_seeds)),
-                design.max_seeds,
-            )
+            scenario(name, min(mean), design, draws, decide, errors=errors, target=target, fixed_seeds=fixed)
         )
     return scenarios
 

@@ -19,7 +19,7 @@ from actlab.stats.sequential import (
     SequentialDesign,
     SequentialScenario,
     SequentialTarget,
-    simulate,
+    scenario,
 )
 from actlab.studies.flexact import analysis, units
 from actlab.studies.flexact.claims import SEQUENTIAL
@@ -80,21 +80,8 @@ def operating(
     for index, (name, rate, errors, target) in enumerate(truths):
         rng = np.random.default_rng([seed, index])
         draws = (rng.random((n_simulations, design.max_seeds, TRUTHS)) < rate).astype(float)
-        final, stops = simulate(design, draws, decide_batch)
-        probabilities = {v: final.count(v) / n_simulations for v in sorted(set(final))}
         scenarios.append(
-            SequentialScenario(
-                name,
-                float(rate),
-                probabilities,
-                float(stops.mean()),
-                n_simulations,
-                errors,
-                target,
-                float(fixed),
-                float(np.mean(stops == design.max_seeds)),
-                design.max_seeds,
-            )
+            scenario(name, rate, design, draws, decide_batch, errors=errors, target=target, fixed_seeds=fixed)
         )
     return scenarios
 

@@ -8,7 +8,6 @@ simulated with per-network (rise, fall) drawn at the covariance the default runs
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ from actlab.stats.sequential import (
     SequentialDesign,
     SequentialScenario,
     SequentialTarget,
-    simulate,
+    scenario,
 )
 from actlab.studies.smartmixed import evidence as ev
 from actlab.studies.smartmixed import preference, speccurve
@@ -91,25 +90,21 @@ def operating(
         ("observed effect", seen, (), "supported" if min(seen) > margin else None),
         ("no change in either component", (0.0, 0.0), ("supported",), "equivalent"),
     ]
-    looks = replace(design, looks=tuple(n * CELLS for n in design.looks))  # looks counted in networks
     scenarios = []
     for index, (name, mean, errors, target) in enumerate(truths):
         rng = np.random.default_rng([seed, index])
         data = np.asarray(mean) + rng.standard_normal((n_simulations, design.max_seeds * CELLS, 2)) @ factor.T
-        final, stops = simulate(looks, data, decide_batch)
-        probabilities = {v: final.count(v) / n_simulations for v in sorted(set(final))}
         scenarios.append(
-            SequentialScenario(
+            scenario(
                 name,
-                float(min(mean)),
-                probabilities,
-                float(stops.mean()) / CELLS,
-                n_simulations,
-                errors,
-                target,
-                float(fixed),
-                float(np.mean(stops == looks.max_seeds)),
-                design.max_seeds,
+                min(mean),
+                design,
+                data,
+                decide_batch,
+                errors=errors,
+                target=target,
+                fixed_seeds=fixed,
+                units_per_seed=CELLS,
             )
         )
     return scenarios
