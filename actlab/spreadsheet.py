@@ -63,22 +63,22 @@ def restore_cell(value: Any) -> Any:
 def neutralise_frame(frame: Any) -> Any:
     """A copy of the DataFrame `frame` whose text cells (header included) are `neutralise_cell`ed, for `to_csv`;
     numeric columns are left as they are."""
-    safe = frame.copy()
-    for column in safe.columns:
-        if _holds_text(safe[column]):
-            safe[column] = safe[column].map(neutralise_cell)
-    safe.columns = [neutralise_cell(column) for column in safe.columns]
-    return safe
+    return _map_text(frame, neutralise_cell)
 
 
 def restore_frame(frame: Any) -> Any:
     """`neutralise_frame` undone on a DataFrame read back from such a CSV."""
-    restored = frame.copy()
-    for column in restored.columns:
-        if _holds_text(restored[column]):
-            restored[column] = restored[column].map(restore_cell)
-    restored.columns = [restore_cell(column) for column in restored.columns]
-    return restored
+    return _map_text(frame, restore_cell)
+
+
+def _map_text(frame: Any, cell: Any) -> Any:
+    """A copy of `frame` with `cell` applied to every text cell and to the header; numeric columns untouched."""
+    mapped = frame.copy()
+    for column in mapped.columns:
+        if _holds_text(mapped[column]):
+            mapped[column] = mapped[column].map(cell)
+    mapped.columns = [cell(column) for column in mapped.columns]
+    return mapped
 
 
 def _holds_text(column: Any) -> bool:
