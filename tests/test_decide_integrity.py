@@ -121,10 +121,9 @@ def test_an_edited_run_of_a_finished_look_is_refused_and_named(toy, capsys):
     assert record_path.read_bytes() == before  # nothing recomputed, nothing rewritten
 
 
-def test_an_edited_run_of_an_unfinished_decision_stops_its_next_look(toy, capsys, monkeypatch):
-    """Interrupted after look 1 (its record written), a run of look 1 deleted: the resumed decision refuses before
-    training another seed."""
-    runs, trained = toy
+def _interrupted_after_the_first_look(runs, monkeypatch) -> None:
+    """A decision stopped by Ctrl-C as its second look's sweep starts (exit 130), look 1's record written; the
+    sweep is the real one again afterwards."""
     real = actlab.sweep.run_sweep
     calls = []
 
@@ -136,11 +135,18 @@ def test_an_edited_run_of_an_unfinished_decision_stops_its_next_look(toy, capsys
 
     monkeypatch.setattr(actlab.sweep, "run_sweep", interrupted)
     assert _decide(runs) == 130
+    monkeypatch.setattr(actlab.sweep, "run_sweep", real)
+
+
+def test_an_edited_run_of_an_unfinished_decision_stops_its_next_look(toy, capsys, monkeypatch):
+    """Interrupted after look 1 (its record written), a run of look 1 deleted: the resumed decision refuses before
+    training another seed."""
+    runs, trained = toy
+    _interrupted_after_the_first_look(runs, monkeypatch)
     record = json.loads(_record_path(runs).read_text())
     assert len(record["looks"]) == 1 and record["verdict"] == ""
     folder = _run_folders(runs, [1001])[0]
     (folder / "results.json").unlink()
-    monkeypatch.setattr(actlab.sweep, "run_sweep", real)
     trained.clear()
     capsys.readouterr()
     assert _decide(runs) == 1
@@ -280,21 +286,10 @@ def test_a_resumed_decision_never_reruns_a_run_an_earlier_look_read(toy, capsys,
     """Interrupted after look 1, then the notebook's code changed: its runs are stale and the next look's sweep
     would run them again, overwriting what look 1 decided on. The resume refuses before any sweep."""
     runs, trained = toy
-    real = actlab.sweep.run_sweep
-    calls = []
-
-    def interrupted(spec, runs_dir, options=None, **kw):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(spec, runs_dir, options, **kw)
-
-    monkeypatch.setattr(actlab.sweep, "run_sweep", interrupted)
-    assert _decide(runs) == 130
+    _interrupted_after_the_first_look(runs, monkeypatch)
     notebook = decide.find_target(CLAIM).spec("default").notebook
     cell = {"cell_type": "code", "source": "value = 1", "metadata": {}, "outputs": [], "execution_count": None}
     notebook.write_text(json.dumps({**json.loads(notebook.read_text()), "cells": [cell]}))
-    monkeypatch.setattr(actlab.sweep, "run_sweep", real)
     trained.clear()
     capsys.readouterr()
     assert _decide(runs) == 1
