@@ -169,8 +169,9 @@ _WARNED: set[tuple[str, str]] = set()
 
 def warn_skipped(path: str | os.PathLike[str], reason: str) -> None:
     """One line on stderr naming a file a reader skipped and why (once per file and reason in a process: a report
-    reads the claims folder once per page)."""
-    key = (os.fspath(path), reason)
+    reads the claims folder once per page, and its readers name one file by a relative or an absolute path: the
+    key is the absolute path, not following the file's own link)."""
+    key = (os.path.abspath(path), reason)
     if key not in _WARNED:
         _WARNED.add(key)
         print(f"actlab: warning: skipped {os.fspath(path)}: {reason}", file=sys.stderr)

@@ -162,3 +162,16 @@ def test_a_runs_folder_that_is_itself_a_link_is_the_root_and_allowed(tmp_path):
     (scratch / "s" / "out").symlink_to(tmp_path, target_is_directory=True)
     with pytest.raises(OutsideRootError):
         inside(tmp_path / "runs" / "s" / "out", tmp_path / "runs")
+
+
+def test_a_skipped_file_is_named_once_whether_its_reader_gives_a_relative_or_an_absolute_path(
+    tmp_path, monkeypatch, capsys
+):
+    """`actlab report` printed each skipped claim file twice: the page builder's staging named it by its absolute
+    path, the index by its relative one."""
+    from actlab.io import warn_skipped
+
+    monkeypatch.chdir(tmp_path)
+    warn_skipped("runs/claims/pipe.json", "it is a FIFO")
+    warn_skipped(tmp_path / "runs" / "claims" / "pipe.json", "it is a FIFO")
+    assert capsys.readouterr().err.count("skipped") == 1
