@@ -435,43 +435,6 @@ def scenario(
     )
 
 
-def fixed_seeds_for(
-    power: float,
-    target: str,
-    draw: Callable[[int], np.ndarray],
-    decide: BatchDecide,
-    alpha: float,
-    start: int,
-    limit: int,
-) -> float | None:
-    """The seeds at which the fixed design (one look at `alpha`) reaches `target` with probability `power` on
-    `draw(n)`, interpolated between the last n below and the first at or above; None beyond `limit`.
-
-    >>> hits = {2: 5, 3: 7, 4: 9}  # of 10 simulated data sets, at n = 2, 3, 4 seeds
-    >>> decide = lambda n, alpha: ["yes"] * hits[n] + ["no"] * (10 - hits[n])  # the data set stands in for its n
-    >>> fixed_seeds_for(0.8, "yes", lambda n: n, decide, 0.05, 2, 4)
-    3.5
-    """
-    below: tuple[int, float] | None = None
-    for n in range(max(start, 2), limit + 1):
-        verdicts = decide(draw(n), alpha)
-        reached = verdicts.count(target) / len(verdicts)
-        if reached >= power:  # below it, the power was under `power`: the slope is positive
-            return float(n) if below is None else below[0] + (power - below[1]) / (reached - below[1]) * (n - below[0])
-        below = (n, reached)
-    return None
-
-
-def prefix_draws(longest: np.ndarray, rows_per_seed: int = 1) -> Callable[[int], np.ndarray]:
-    """`draw(n)` for `fixed_seeds_for`: the first n seeds (n * `rows_per_seed` rows on axis 1) of one draw, so the
-    power curve rises with n on common random numbers rather than by a fresh draw's noise.
-
-    >>> prefix_draws(np.arange(12).reshape(1, 6, 2), rows_per_seed=2)(2).tolist()
-    [[[0, 1], [2, 3], [4, 5], [6, 7]]]
-    """
-    return lambda n: longest[:, : n * rows_per_seed]
-
-
 # ---------------------------------------------------------------- a claim as `actlab decide` runs it
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 FIRST_SEED = 1000  # a sequential decision trains new seeds from here: never the seeds whose verdict was seen
