@@ -22,14 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+
+from actlab.stats.tdist import standardised_mde, t_test_power
 
 MAX_NETWORKS = 10_000  # the search's ceiling: an sd this large against the margin means the design cannot decide
 
 
 def t_power(n: int, delta: float, sd: float, alpha: float) -> float:
     """Exact power of a two-sided one-sample t test at level `alpha` on `n` units when the true mean lies `delta`
-    from the tested value and the units' standard deviation is `sd` (noncentral t).
+    from the tested value and the units' standard deviation is `sd` (noncentral t: `tdist.t_test_power` at the
+    standardised effect delta / sd).
 
     >>> round(t_power(10, 1.0, 1.0, 0.05), 4)
     0.8031
@@ -38,28 +40,19 @@ def t_power(n: int, delta: float, sd: float, alpha: float) -> float:
         raise ValueError(f"a t test needs n >= 2 units, got {n}")
     if not sd > 0:
         raise ValueError(f"sd must be > 0, got {sd!r}")
-    df = n - 1
-    critical = stats.t.ppf(1 - alpha / 2, df)
-    noncentrality = abs(delta) * math.sqrt(n) / sd
-    upper = float(stats.nct.sf(critical, df, noncentrality))
-    lower = float(stats.nct.cdf(-critical, df, noncentrality))
-    # scipy's nct returns NaN for the far lower tail at some (df, noncentrality); that tail is then below 1e-9
-    return upper + (0.0 if math.isnan(lower) else lower)
+    return t_test_power(delta / sd, n, alpha)
 
 
 def t_mde(n: int, sd: float, alpha: float, power: float = 0.8) -> float:
-    """The true distance `t_power` detects with `power` at `n` units of spread `sd` (exact: root of the noncentral
-    t power, no cap on the standardised effect; `actlab.stats.tdist.standardised_mde` stops at d = 10).
+    """The true distance `t_power` detects with `power` at `n` units of spread `sd` (exact: `tdist.standardised_mde`,
+    no cap on the standardised effect, times `sd`).
 
     >>> round(t_mde(10, 1.0, 0.05, 0.8031), 3)
     1.0
     """
     if not sd > 0:
         return 0.0
-    upper = sd
-    while t_power(n, upper, sd, alpha) < power:
-        upper *= 2
-    return float(optimize.brentq(lambda delta: t_power(n, delta, sd, alpha) - power, 0.0, upper, xtol=1e-10))
+    return sd * standardised_mde(n, alpha, power)
 
 
 def networks_for_power(sd: float, delta: float, *, alpha: float = 0.05, power: float = 0.8, components: int = 2) -> int:
