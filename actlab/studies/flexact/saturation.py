@@ -44,7 +44,7 @@ def mass_distance(threshold: float, logit_distance: float, side: float) -> float
     """A distance `logit_distance` past logit(threshold) on `side` (+1 above, -1 below), in mass units: how far
     the mass must lie from the threshold for a logit-scale test to see it (an MDE in the claim's units).
 
-    >>> round(mass_distance(0.5, math.log(3), +1.0), 3)
+    >>> round(mass_distance(0.5, np.log(3), +1.0), 3)  # logit 0 + log 3: mass 3/4
     0.25
     """
     moved = float(expit(float(logit(threshold)) + side * logit_distance))

@@ -80,8 +80,10 @@ def pilot_sd(cells: Mapping[str, np.ndarray]) -> float:
     """The within-cell SD a stratified design's interval sees: per component the variances of each cell's
     (networks, components) values pooled with their degrees of freedom; the larger component's.
 
-    >>> pilot_sd({"a": np.array([[0.0, 0.0], [2.0, 1.0]]), "b": np.array([[5.0, 5.0], [5.0, 7.0]])})
-    1.5
+    Pooled variances (2 + 0) / 2 = 1 and (0.5 + 2) / 2 = 1.25, so sqrt(1.25):
+
+    >>> round(pilot_sd({"a": np.array([[0.0, 0.0], [2.0, 1.0]]), "b": np.array([[5.0, 5.0], [5.0, 7.0]])}), 4)
+    1.118
     """
     squares = sum(((v - v.mean(axis=0)) ** 2).sum(axis=0) for v in cells.values())
     df = sum(len(v) - 1 for v in cells.values())
