@@ -462,6 +462,38 @@ class OperatingCharacteristics:
         return found.power, found.standard_error(found.power)
 
 
+# How faithful a claim's test is to the paper (a closed set): the reader's first question after the verdict is
+# "was this the paper's method?". `detail` says what was reduced, what changed and why, or what the reviewer asked.
+FIDELITY_LEVELS = {
+    "paper-scale": "the paper's method at the paper's scale",
+    "reduced-scale": "the paper's method at reduced scale",
+    "modified-method": "a modified method",
+    "reviewer-test": "a reviewer's test",
+}
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """How faithful one claim's test is to the paper: a `FIDELITY_LEVELS` key and, in words, what differs."""
+
+    level: str
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if self.level not in FIDELITY_LEVELS:
+            raise ClaimError(f"fidelity level {self.level!r} is not one of {tuple(FIDELITY_LEVELS)}")
+        if not isinstance(self.detail, str) or len(self.detail) > MAX_TEXT:
+            raise ClaimError(f"fidelity detail must be text of at most {MAX_TEXT} characters")
+        if self.level in ("reduced-scale", "modified-method") and not self.detail.strip():
+            raise ClaimError(f"fidelity {self.level!r} must say what was reduced or changed, and why (detail)")
+
+    @property
+    def label(self) -> str:
+        """'the paper's method at reduced scale (2 epochs, 10k samples)': the level in words, with its detail."""
+        words = FIDELITY_LEVELS[self.level]
+        return f"{words} ({self.detail})" if self.detail else words
+
+
 @dataclass(frozen=True)
 class Claim:
     """One tested claim. Make it with `decide`; store it with `to_json`; read it with `from_json`."""
@@ -507,6 +539,8 @@ class Claim:
     margin_sensitivity: tuple[tuple[float, str], ...] = ()  # (margin, the verdict the rule gives at it)
     evidence_page: str = ""
     hardware: str = ""  # what a compute-time-matched verdict was measured on (`actlab.measured_on`): it holds there
+    finding: str = ""  # one plain sentence, generated from the parts: what the data show against the paper
+    fidelity: Fidelity | None = None  # how faithful the test is to the paper's own procedure
     digits: int = 3
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
@@ -516,7 +550,7 @@ class Claim:
             raise ClaimError(f"claim_id {cid!r} must be 1-120 letters, digits, '_', '.', '-' (it names a file)")
         texts = ("study", "title", "statement", "source", "units", "budget", "rule", "rule_name", "paper", "family")
         texts += ("evidence_page", "decided_by", "deciding_test", "registry_hash", "fixed_on", "post_hoc_reason")
-        texts += ("registration", "hardware")
+        texts += ("registration", "hardware", "finding")
         for name in texts:
             _text(cid, name, getattr(self, name))
         if self.kind not in KINDS:
@@ -565,6 +599,8 @@ class Claim:
             raise ClaimError(f"claim {cid}: an 'equivalent' verdict needs its equivalence_margin (TOST's margin)")
         if isinstance(self.digits, bool) or not isinstance(self.digits, int) or not 1 <= self.digits <= 12:
             raise ClaimError(f"claim {cid}: digits must be a whole number in 1..12, got {self.digits!r}")
+        if self.fidelity is not None and not isinstance(self.fidelity, Fidelity):
+            raise ClaimError(f"claim {cid}: fidelity must be an actlab.claim.Fidelity value")
         if self.ruled_out is not None and not isinstance(self.ruled_out, RuledOut):
             raise ClaimError(f"claim {cid}: ruled_out must be an actlab.claim.RuledOut value")
         if not all(isinstance(part, Part) for part in self.parts):
@@ -605,6 +641,8 @@ class Claim:
         if self.ruled_out is not None:
             data["ruled_out"]["ci"] = list(self.ruled_out.ci)
             data["ruled_out"]["text"] = self.ruled_out.text(self.digits)
+        if self.fidelity is not None:
+            data["fidelity"]["label"] = self.fidelity.label
         data["p"] = self.p_value
         if self.robustness is not None:
             data["robustness"]["status"] = self.robustness.status
@@ -628,6 +666,8 @@ class Claim:
             if values.get("operating") is not None:
                 values["operating"] = _operating_from_json(values["operating"])
             values["parts"] = tuple(Part(**part) for part in values.get("parts") or ())
+            if values.get("fidelity") is not None:
+                values["fidelity"] = Fidelity(**{k: v for k, v in values["fidelity"].items() if k != "label"})
             if values.get("ruled_out") is not None:
                 ruled = {key: value for key, value in values["ruled_out"].items() if key != "text"}  # text: derived
                 values["ruled_out"] = RuledOut(**ruled)

@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from statsmodels.stats.multitest import multipletests
 
 from actlab.claim import (
+    FIDELITY_LEVELS,
     Claim,
     ClaimError,
     Evidence,
+    Fidelity,
     OperatingCharacteristics,
     Part,
     Robustness,
@@ -235,3 +237,19 @@ def test_a_ruled_out_outcome_round_trips_and_refuses_a_value_inside_its_interval
     assert Claim.from_json(data) == claim
     with pytest.raises(ClaimError, match="lies inside"):
         RuledOut("d", 0.0, 0.0029, (-0.0118, 0.0177), "short of")
+
+
+def test_a_fidelity_tag_round_trips_with_its_words_and_refuses_an_unknown_level_or_missing_detail():
+    tag = Fidelity("modified-method", "routers at 100x the weights' learning rate, to make them commit")
+    claim = _full_claim().with_changes(finding="Only the ELU/SELU rise clears the margin.", fidelity=tag)
+    through_text = json.loads(json.dumps(claim.to_json(), allow_nan=False))
+    assert Claim.from_json(through_text) == claim
+    assert through_text["fidelity"]["label"] == (
+        "a modified method (routers at 100x the weights' learning rate, to make them commit)"
+    )
+    assert through_text["finding"] == "Only the ELU/SELU rise clears the margin."
+    with pytest.raises(ClaimError, match="not one of"):
+        Fidelity("close enough")
+    with pytest.raises(ClaimError, match="what was reduced or changed"):
+        Fidelity("reduced-scale")
+    assert set(FIDELITY_LEVELS) == {"paper-scale", "reduced-scale", "modified-method", "reviewer-test"}
