@@ -37,6 +37,7 @@ from actlab.errors import UsageError
 from actlab.stats import beats_every, sequential
 from actlab.stats.beats_every import rule_beats_baselines
 from actlab.stats.robustness import SpecificationResult, assess
+from actlab.stats.tdist import standardised_mde
 
 Run = Callable[[int, Mapping[str, Any]], Mapping[str, float]]  # (seed, params) -> metrics
 UnitTable = Callable[[pd.DataFrame], pd.DataFrame]  # runs (one row per seed) -> one row per unit
@@ -391,7 +392,8 @@ def decide_sequentially(
         if verdict:
             break
     spread = float(found.data.values[:, 0].std(ddof=1))
-    operating = _sequential_operating(definition, design, spread, looks[-1].mde or spread, n_simulations)
+    mde = standardised_mde(definition.n, definition.alpha, beats_every.POWER) * spread  # the fixed design's MDE
+    operating = _sequential_operating(definition, design, spread, mde, n_simulations)
     return {
         "claim_id": definition.claim_id,
         "study": definition.study,
@@ -410,8 +412,8 @@ def decide_sequentially(
 def _sequential_operating(
     definition: ClaimDefinition, design: sequential.SequentialDesign, sd: float, mde: float, n_simulations: int
 ) -> list[sequential.SequentialScenario]:
-    """The sequential rule on normal units at `sd`, at the null boundary and one MDE either side (distances from
-    the threshold, shown on the claim's scale), decided by the code the looks use."""
+    """The sequential rule on normal units at `sd`, at the null boundary and one MDE of the fixed n-seed design either
+    side (distances from the threshold, shown on the claim's scale), decided by the code the looks use."""
     margins = None if definition.margin is None else [float(definition.margin)]
     rng = np.random.default_rng(0)
     sign = 1.0 if definition.supports == "above" else -1.0
