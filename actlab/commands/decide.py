@@ -51,6 +51,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"simulated data sets per scenario, {MIN_SIMULATIONS}..{MAX_SIMULATIONS} (default 1000)",
     )
     parser.add_argument("--no-page", action="store_true", help="do not rebuild the study's page afterwards")
+    parser.add_argument(
+        "--claim-file",
+        type=Path,
+        default=None,
+        help="a claim of your own: a Python file defining DEFINITION, run and unit_table (docs/your_claim.md)",
+    )
 
 
 def check_args(args: argparse.Namespace) -> None:
@@ -94,6 +100,17 @@ def run(args: argparse.Namespace) -> int:
     from actlab.sweep.decisions import decision_lock
 
     check_args(args)
+    if args.claim_file is not None:  # a claim of the user's own (actlab.studies.your_claim): no sweep, no registry
+        from actlab.io import atomic_write_text
+        from actlab.site.page import sequential_block
+        from actlab.studies import your_claim
+
+        how = {"first": args.first, "batch": args.batch, "max_seeds": args.max_seeds, "n_simulations": args.simulations}
+        folder = your_claim.decide_command(args.claim_id, args.claim_file, runs=args.runs, **how)
+        if not args.no_page:
+            page = atomic_write_text(args.out / f"{args.claim_id}-decision.html", sequential_block(folder).body)
+            print(f"its page section: {page}")
+        return 0
     target = find_target(args.claim_id, args.profile)
     design = chosen_design(target, args)
     runs_dir = args.runs / target.study / args.profile
