@@ -94,14 +94,19 @@ def test_the_paragraph_names_what_is_distinguishable_from_relu_and_gelu_and_how_
     assert f"{analysis.separated_pairs(ranks)} of the 15 pairs of entries have rank intervals apart" in text
 
 
-def test_with_no_real_difference_nothing_is_distinguishable_and_first_place_is_not_settled():
-    level = {"relu": 90.0, "gelu": 90.0, "elu": 90.0, "mish": 90.0}
-    arms = compare_analysis.arms_frame(fake_runs(level, dict.fromkeys(level, 1.0), seeds=5, tasks=("digits",)))
-    pairs, ranks = _pairs(arms, list(level), ("digits",)), analysis.rank_intervals(arms, list(level), n_resamples=300)
-    assert (pairs["decision"] == "inconclusive").all()  # these draws: Holm rejects nothing (it may, 5% of the time)
+def test_with_nothing_decided_nothing_is_distinguishable_and_first_place_is_not_settled():
+    names = ["relu", "gelu", "elu", "mish"]
+    pairs = pd.DataFrame(
+        [{"task": "digits", "matching": "steps", "a": a, "b": b, "decision": "inconclusive"}
+         for i, a in enumerate(names) for b in names[i + 1:]]
+    )  # fmt: skip
+    ranks = pd.DataFrame({"activation": names, "mean_rank": [2.2, 2.4, 2.6, 2.8], "low": [1.5, 1.8, 2.0, 2.1],
+                          "high": [3.0, 3.1, 3.3, 3.5], "blocks": 5})  # fmt: skip
     text = conclusions.conclusion(pairs, ranks)
     assert "No entry is distinguishable from ReLU" in text and "No entry is distinguishable from GELU" in text
-    assert "First place is not settled" in text
+    assert "Of the 6 pairs across the matrices, 0 are decided better or worse and 0 equivalent; 6 are" in text
+    assert "First place is not settled: ReLU's rank interval [1.5, 3.0] overlaps 3 other entries'" in text
+    assert "0 of the 6 pairs of entries have rank intervals apart" in text
 
 
 def _budgets():
@@ -120,27 +125,23 @@ def test_spec_budgets_are_the_sweep_files_own():
     assert set(zoo) >= {"fashion_mnist", "mnist1d"}
 
 
-def test_where_the_pages_differ_the_zoo_names_each_difference_and_the_budgets_behind_it():
-    base = {"relu": 90.0, "gelu": 90.0, "xielu": 91.0}
-    tasks = ("fashion_mnist",)
-    # the comparison's runs: 8 quiet seeds, xIELU a point above both; the zoo's: 4 noisy seeds, nothing decided
-    compare_arms = compare_analysis.arms_frame(fake_runs(base, dict.fromkeys(base, 0.2), seeds=8, tasks=tasks))
-    zoo_arms = compare_analysis.arms_frame(fake_runs(base, dict.fromkeys(base, 3.0), seeds=4, tasks=tasks, seed=1))
-    paired = compare_analysis.paired_improvements(compare_arms, ["xielu"], ["relu", "gelu"], margins={})
-    pairs = _pairs(zoo_arms, list(base), tasks)
-    table = reconcile.reconcile(paired, pairs)
+def test_where_the_pages_differ_the_zoo_names_each_difference_and_the_budgets_behind_it(planted):
+    _, pairs, _ = planted  # in the zoo GoLU is noisy: undecided against ReLU and GELU
+    base = {"relu": 90.0, "gelu": 90.0, "golu": 91.0}  # the comparison's runs: 8 quiet seeds, GoLU a point above
+    compare_arms = compare_analysis.arms_frame(fake_runs(base, dict.fromkeys(base, 0.2), seeds=8, tasks=("mnist1d",)))
+    table = reconcile.shared_comparisons(compare_arms, pairs, ("relu", "gelu"))
     assert list(table["compare"]) == ["better", "better"] and list(table["zoo"]) == ["inconclusive"] * 2
     zoo, compare = _budgets()
     text = reconcile.sentence(table, pairs, zoo, compare)
     assert "the pages differ on 2 of these 2 comparisons" in text
-    assert "xIELU against ReLU, Fashion-MNIST step-matched: better there, inconclusive here" in text
-    expected = overlap.budget_difference("fashion_mnist", zoo["fashion_mnist"], compare["fashion_mnist"],
-                                         ("here", "there"))  # fmt: skip
-    assert expected in text and f"{zoo['fashion_mnist'].steps} steps" in expected
-    assert f"against {compare['fashion_mnist'].steps}, " in expected
-    assert "Holm over each matrix's 3 pairs here" in text and "No verdict reverses" in text
+    assert "GoLU against ReLU, MNIST-1D step-matched: better there, inconclusive here" in text
+    expected = overlap.budget_difference("mnist1d", zoo["mnist1d"], compare["mnist1d"], ("here", "there"))
+    assert expected in text and f"{zoo['mnist1d'].steps} steps" in expected
+    assert f"against {compare['mnist1d'].steps}, " in expected
+    assert "Holm over each matrix's 15 pairs here" in text and "No verdict reverses" in text
     agreeing = table.assign(zoo="better", agree=True)
     assert reconcile.sentence(agreeing, pairs, zoo, compare).endswith("agree on all 2 of these comparisons.")
+    assert reconcile.shared_comparisons(compare_arms[compare_arms.activation != "golu"], pairs).empty
 
 
 def test_the_comparison_page_points_to_the_zoo_with_the_budgets_of_both():
@@ -148,7 +149,7 @@ def test_the_comparison_page_points_to_the_zoo_with_the_budgets_of_both():
     text = overlap.zoo_sentence(
         ["xielu", "relu", "gelu"], ROOT / "notebooks" / "compare", ROOT / "notebooks" / "zoo", "default"
     )
-    assert "(zoo.html)" in text and "xielu, relu and gelu" in text
+    assert "its page zoo.html" in text and "xielu, relu and gelu" in text and "](" not in text  # named, not linked
     for task in set(zoo) & set(compare):
         assert overlap.budget_difference(task, compare[task], zoo[task], ("here", "in the zoo")) in text
     assert overlap.zoo_sentence([], ROOT / "notebooks" / "compare", ROOT / "notebooks" / "zoo", "default") == ""

@@ -58,11 +58,12 @@ def budget_difference(task: str, here: SpecBudget, there: SpecBudget, where: tup
 
 
 def zoo_sentence(
-    activations: Sequence[str], compare_dir: str | Path, zoo_dir: str | Path, profile: str, link: str = "zoo.html"
+    activations: Sequence[str], compare_dir: str | Path, zoo_dir: str | Path, profile: str, page: str = "zoo.html"
 ) -> str:
     """The comparison page's pointer to the zoo: which of its activations the zoo trains on which shared tasks, at
     which budget, and that the zoo's page reconciles any verdict that differs. `activations`: the comparison's
-    activations that are zoo entries (the caller's: this layer does not import the zoo)."""
+    activations that are zoo entries (the caller's: this layer does not import the zoo). `page` is named, not linked:
+    the zoo is opt-in, so its page may not exist beside this one."""
     here, there = spec_budgets(compare_dir, profile), spec_budgets(zoo_dir, profile)
     shared = [task for task in here if task in there]
     if not activations or not shared:
@@ -70,7 +71,7 @@ def zoo_sentence(
     differences = "; ".join(budget_difference(t, here[t], there[t], ("here", "in the zoo")) for t in shared)
     tasks = _and([get_task(t).label.split(",")[0] for t in shared])
     return (
-        f"The zoo ([{link}]({link}), `make zoo`) also trains {_and(list(activations))} on {tasks}, at other "
+        f"The activation zoo (`make zoo`, its page {page}) also trains {_and(list(activations))} on {tasks}, at other "
         f"budgets: {differences}. It decides each pair with Holm over all its entries' pairs, not Bonferroni over "
         "a candidate's baselines, so its verdicts can differ from this page's; its page names each that does."
     )
