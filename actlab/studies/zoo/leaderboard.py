@@ -1,5 +1,6 @@
-"""The zoo's leaderboard, the first thing its page shows: each entry on each task and matching, its IQM with an
-interval, its mean rank, and how it fares against ReLU and GELU after family-wise control.
+"""The zoo's leaderboard, the first thing its page shows: each entry's mean rank over every task, matching and seed
+with its bootstrap interval (`analysis.rank_intervals`, the rows' order), then on each task and matching its IQM with
+an interval, its mean rank there, and how it fares against ReLU and GELU after family-wise control.
 
 One table answers across the per-claim blocks, from the same runs and decisions: the IQM is over seeds in the task's
 own unit (tasks never pooled), with a bootstrap interval over seeds; the mean rank is among all entries in each seed's
