@@ -429,3 +429,31 @@ def test_the_zoo_page_opens_with_its_leaderboard_then_the_performance_profile(br
     assert board_bottom <= profile_top < board_bottom + 400  # the profile follows the leaderboard
     assert folded and not shown  # sixty blocks folded away
     assert setup == 1  # the shared setup sentence said once
+
+
+def test_the_zoo_page_shows_each_entrys_mean_rank_with_its_interval_and_what_to_conclude(browser):
+    """Issue 57 (AG, item 6): the zoo ranked by a mean rank it never showed, and no sentence said what to conclude.
+    The leaderboard's second column is the mean rank with its bootstrap interval, the rows follow it, the caption
+    says how the interval was drawn, and the generated paragraph follows the table on the first screens."""
+    import re
+
+    from zoo_site import zoo_site
+
+    config, page = zoo_site()
+    assert page.status == "ok", page.error
+    _at_1400x900(browser)
+    browser.get((config.out_dir / page.html).resolve().as_uri())
+    header, caption, ranks, paragraph = browser.execute_script(
+        "const board = document.querySelector('table.leaderboard');"
+        "const ranks = Array.from(board.querySelectorAll('tbody tr')).map(r => r.cells[1].textContent);"
+        "const said = Array.from(document.querySelectorAll('p'))"
+        "  .find(p => p.textContent.startsWith('What to conclude'));"
+        "return [board.querySelector('thead th:nth-child(2)').textContent, board.caption.textContent, ranks,"
+        "        said ? said.textContent : ''];"
+    )
+    assert header.startswith("mean rank") and "bootstrap over seeds, resampled within each task" in caption
+    found = [re.fullmatch(r"(\d+\.\d) \[(\d+\.\d), (\d+\.\d)\]", text) for text in ranks]
+    assert all(found), ranks
+    means = [float(match.group(1)) for match in found]
+    assert means == sorted(means) and all(float(m.group(2)) <= float(m.group(1)) <= float(m.group(3)) for m in found)
+    assert "Against ReLU" in paragraph and "Against GELU" in paragraph and "rank interval" in paragraph

@@ -104,6 +104,7 @@ def test_report_shows_tables_figures_and_what_it_can_detect(site):
     assert not [output for output in outputs if output.get("output_type") == "error"]
     markdown = " ".join("".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {}))
     assert "What this run can detect" in markdown and "`cubic` = derive(pos `x**3`, neg `exp(x)`)" in markdown
+    assert "The activation zoo (`make zoo`, its page zoo.html) also trains relu and gelu on" in markdown  # issue 57
     images = figure_images(outputs)
     assert len(images) >= 3 and all('alt="' in image for image in images)  # metric, improvements, throughput
 

@@ -1,5 +1,6 @@
-"""The zoo's leaderboard, the first thing its page shows: each entry on each task and matching, its IQM with an
-interval, its mean rank, and how it fares against ReLU and GELU after family-wise control.
+"""The zoo's leaderboard, the first thing its page shows: each entry's mean rank over every task, matching and seed
+with its bootstrap interval (`analysis.rank_intervals`, the rows' order), then on each task and matching its IQM with
+an interval, its mean rank there, and how it fares against ReLU and GELU after family-wise control.
 
 One table answers across the per-claim blocks, from the same runs and decisions: the IQM is over seeds in the task's
 own unit (tasks never pooled), with a bootstrap interval over seeds; the mean rank is among all entries in each seed's
@@ -126,12 +127,23 @@ def _number(value: float) -> str:
     return "-" if not math.isfinite(value) else f"{value:.3g}"
 
 
-def leaderboard_html(table: pd.DataFrame) -> str:
-    """The leaderboard as HTML: a row per entry (best mean rank first), a cell per task and matching (IQM, interval,
-    rank, words against ReLU and GELU); it scrolls in its own box, so the figures after it stay near."""
+def leaderboard_html(table: pd.DataFrame, ranks: pd.DataFrame | None = None, rank_method: str = "") -> str:
+    """The leaderboard as HTML: a row per entry, a cell per task and matching (IQM, interval, rank, words against ReLU
+    and GELU); it scrolls in its own box, so the figures after it stay near.
+
+    With `ranks` (`analysis.rank_intervals`) the rows follow its mean rank and a first column shows that rank with its
+    interval, `rank_method` (`analysis.rank_interval_method`) saying how the interval was drawn; without, the rows
+    follow `overall_order`.
+    """
     groups = list(dict.fromkeys(zip(table["task"], table["matching"], strict=True)))
     tasks = list(dict.fromkeys(task for task, _ in groups))
+    overall = {} if ranks is None else {row["activation"]: row for row in ranks.to_dict("records")}
     head = ['<tr><th rowspan="2" scope="col">activation</th>']
+    if overall:
+        head.append(
+            f'<th rowspan="2" scope="col" title="{html.escape(rank_method)}">mean rank<br>'
+            '<span class="muted">[interval]</span></th>'
+        )
     for task in tasks:
         span = sum(1 for t, _ in groups if t == task)
         unit = get_task(task).unit
@@ -140,10 +152,19 @@ def leaderboard_html(table: pd.DataFrame) -> str:
     head += [f'<th scope="col">{html.escape(matching_label(m))}</th>' for _, m in groups]
     head.append("</tr>")
     cells = {(row["activation"], row["task"], row["matching"]): row for row in table.to_dict("records")}
+    order = [name for name in overall if name in set(table["activation"])] if overall else []
+    order += [name for name in overall_order(table) if name not in order]
     body = []
-    for name in overall_order(table):
+    for name in order:
         label = ZOO[name].label if name in ZOO else name
         line = [f'<th scope="row">{html.escape(label)}</th>']
+        if overall:
+            mine = overall.get(name)
+            line.append(
+                "<td>-</td>"
+                if mine is None
+                else f"<td><strong>{mine['mean_rank']:.1f}</strong> [{mine['low']:.1f}, {mine['high']:.1f}]</td>"
+            )
         for task, matching in groups:
             row = cells.get((name, task, matching))
             if row is None:
@@ -158,7 +179,16 @@ def leaderboard_html(table: pd.DataFrame) -> str:
                 + "</td>"
             )
         body.append(f"<tr>{''.join(line)}</tr>")
+    caption = ""
+    if overall:
+        blocks = int(ranks["blocks"].iloc[0]) if len(ranks) else 0
+        caption = (
+            "<caption>Entries by mean rank, best first: each entry's rank among all entries (1 = best) averaged "
+            f"over {blocks} task, matching and seed blocks, with its {html.escape(rank_method)}. Each cell: IQM "
+            "[interval] in the task's unit, the mean rank in that column, and the verdict against ReLU and GELU."
+            "</caption>"
+        )
     return (
         '<div class="scroll leaderboard-box"><table class="dataframe actlab-table leaderboard">'
-        f"<thead>{''.join(head)}</thead><tbody>{''.join(body)}</tbody></table></div>"
+        f"{caption}<thead>{''.join(head)}</thead><tbody>{''.join(body)}</tbody></table></div>"
     )
