@@ -180,7 +180,7 @@ def _grid_text(data: Mapping[str, analysis.SweepRows]) -> str:
 def curve_of(data: Mapping[str, analysis.SweepRows]) -> specification.Curve:
     """Every claim's per-run tables at the baseline and at each specification of the curve; the every-truth
     claim's figure follows the truth that is worst at the baseline."""
-    main = {role: rows for role, rows in data.items() if role != "speccurve"}
+    main = {role: rows for role, rows in data.items() if role in SECTIONS and role != "speccurve"}  # not modified
     curve = specification.build_curve(main, data["speccurve"], designs.all_designs())
     every = curve.design("flexact-5-every-truth")
     base = curve.tables[every.claim_id][curve.plan.baseline]
