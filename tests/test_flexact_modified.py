@@ -117,3 +117,19 @@ def test_the_sweep_changes_exactly_what_the_page_says() -> None:
         assert {key: changed[key] for key in same} == {key: primary[key] for key in same}
         assert set(changed["ground_truth"]) == set(scale.BOUNDED_TRUTHS)
         assert changed["alpha"] in (0.0, [0.0])
+
+
+def test_the_specification_curve_reads_only_the_studys_own_sweeps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The modified method's sweep runs at another learning rate: were it a main sweep, the curve would find the
+    main sweeps' baselines disagreeing and refuse them all."""
+    seen: dict = {}
+
+    def capture(main: dict, curve_sweep: object, found_designs: object) -> None:
+        seen.update(main)
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(flexact_claims.specification, "build_curve", capture)
+    data = dict.fromkeys((*flexact_claims.SECTIONS, modified.SECTION), object())
+    with pytest.raises(RuntimeError, match="captured"):
+        flexact_claims.curve_of(data)
+    assert set(seen) == set(flexact_claims.SECTIONS) - {"speccurve"}
