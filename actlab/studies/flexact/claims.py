@@ -13,6 +13,7 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,9 +23,10 @@ from actlab.claim import Claim, Evidence, Part, decide
 from actlab.stats.family import adjust_family
 from actlab.stats.robustness import assess, simulated_rates
 from actlab.stats.sequential import FIRST_SEED, SequentialDesign
-from actlab.studies.flexact import analysis, designs, operating, paper, scale, specification
+from actlab.studies.flexact import analysis, designs, modified, operating, paper, scale, specification
 from actlab.studies.flexact.designs import ClaimDesign
 from actlab.studies.flexact.rules import MATERIAL_MSE_FACTOR, MSE_MARGIN
+from actlab.sweep.results import SWEEP_FILE
 
 STUDY = "flexact"
 # The sequential design `actlab decide` uses for this claim, registered with it (fixed before any look):
@@ -73,6 +75,10 @@ MARGIN_SOURCES = {
     "flexact-3-table6-strategies": "a factor of 2 in MSE, App. B's plateau margin, set on 2026-12-04 after runs",
     "flexact-4-appendix-b-alpha": "rate 0.8 as Table 1; the plateau a factor of 2 in MSE, fixed with the claim",
     "flexact-5-every-truth": "threshold 0.8 per truth, as Table 1, fixed with the claim",
+} | {
+    design.claim_id: "threshold 0.5 as the primary scale-bias claim; the modified method chosen after a probe had "
+    "seen data (2026-12-06)"
+    for design in modified.all_designs()
 }
 
 
@@ -174,7 +180,7 @@ def _grid_text(data: Mapping[str, analysis.SweepRows]) -> str:
 def curve_of(data: Mapping[str, analysis.SweepRows]) -> specification.Curve:
     """Every claim's per-run tables at the baseline and at each specification of the curve; the every-truth
     claim's figure follows the truth that is worst at the baseline."""
-    main = {role: rows for role, rows in data.items() if role != "speccurve"}
+    main = {role: rows for role, rows in data.items() if role in SECTIONS and role != "speccurve"}  # not modified
     curve = specification.build_curve(main, data["speccurve"], designs.all_designs())
     every = curve.design("flexact-5-every-truth")
     base = curve.tables[every.claim_id][curve.plan.baseline]
@@ -223,7 +229,36 @@ def definitions() -> list[registry.Definition]:
                 extra=_sequential_extra(design.claim_id),
             )
         )
+    for design in modified.all_designs():
+        text = _modified_text(texts[f"flexact-1-scale-bias-{design.truth_name}"])
+        found.append(
+            registry.Definition(
+                claim_id=design.claim_id,
+                study=STUDY,
+                kind="experiment",
+                statement=text.statement,
+                units=text.units,
+                threshold=design.threshold,
+                supports=design.supports,
+                margin=f"{design.threshold:g} ({design.supports} supports the claim)",
+                margin_source=MARGIN_SOURCES[design.claim_id],
+                alpha=ClaimSettings().alpha,
+                rules=(design.rule, type(design).decisions, type(design).detection),
+                sweeps=(design.section,),
+                extra={"fidelity": modified.fidelity().label, "family": modified.FAMILY},
+            )
+        )
     return found
+
+
+def _modified_text(text: Text) -> Text:
+    """A primary scale-bias claim's words for its modified method: labelled as such, with what changed."""
+    return replace(
+        text,
+        title=f"{text.title}: {modified.LABEL}",
+        statement=f"{text.statement} Tested under {modified.LABEL}: {modified.changed_text()}.",
+        budget=f"{text.budget}; {modified.changed_text()}",
+    )
 
 
 def _sequential_extra(claim_id: str) -> dict[str, Any]:
@@ -249,7 +284,75 @@ def claims(
         text = texts[design.claim_id]
         found.append(_claim(design, curve, replace(text, budget=text.budget + specs_note), settings, index))
     adjusted = adjust_family(found, "Flex-Act", alpha=settings.alpha)
+    if modified.SECTION in data and not data[modified.SECTION].frame.empty:
+        # the modified method: a sensitivity analysis in its own family, after the study's (never in its place)
+        tables = modified.tables_of(data[modified.SECTION].frame)
+        adjusted += modified_claims(tables, texts, settings, first_index=len(found))
     return registry.stamp(adjusted, definitions(), profile=settings.profile, runs_dir=runs_dir)
+
+
+def modified_claims(
+    tables: Mapping[str, np.ndarray], texts: Mapping[str, Text], settings: ClaimSettings, first_index: int
+) -> list[Claim]:
+    """The scale bias under the modified method (`modified`), one claim per bounded truth from its per-seed table
+    (claim id -> `design.units`), Holm-adjusted in a family of their own: never the study's."""
+    found = [
+        _modified_claim(design, tables[design.claim_id], texts, settings, index)
+        for index, design in enumerate(modified.all_designs(), start=first_index)
+    ]
+    return adjust_family(found, modified.FAMILY, alpha=settings.alpha)
+
+
+def _modified_claim(
+    design: modified.ModifiedScaleBias,
+    base: np.ndarray,
+    texts: Mapping[str, Text],
+    settings: ClaimSettings,
+    index: int,
+) -> Claim:
+    """One truth's scale bias under the modified method: the primary claim's rule and detection on its own sweep,
+    its error rates simulated at that sweep's n and spread (no specification curve: no robustness line). `base`:
+    the sweep's per-seed table (`design.units`)."""
+    alpha = settings.alpha
+    estimate, ci, inputs = design.decision(base, alpha)
+    detection = design.detection(base, alpha)
+    verdict = design.rule(estimate, ci, **inputs)
+    parts = design.parts(base, alpha)
+    untestable = any(part.untestable for part in parts)
+    mde = None if untestable and verdict == "inconclusive" else stated_mde(design, detection)
+    context = {
+        "mde_against": detection.mde_against,
+        "detection": detection.note,
+        "p_support": detection.p_support,
+        "p_against": detection.p_against,
+        "modified_method": modified.changed_text(),
+        "mass_range": list(modified.unsaturated_range(base)[:2]),
+    }
+    evidence = Evidence(estimate, ci, design.n_units(base), inputs, mde, context, p_value=detection.p_for(verdict))
+    text = _modified_text(texts[f"flexact-1-scale-bias-{design.truth_name}"])
+    claim = decide(
+        design.claim_id,
+        evidence,
+        design.rule,
+        study=STUDY,
+        **asdict(text),
+        threshold=design.threshold,
+        supports=design.supports,
+        confidence=1 - alpha,
+        provenance=settings.provenance,
+        parts=parts,
+        kind="experiment",
+        deciding_test=design.deciding_test(verdict),
+        margin_sensitivity=sensitivity(design, estimate, ci, inputs),
+        fidelity=modified.fidelity(),
+    )
+    # the sweep alone: a baseline and no alternatives (the plan only keys the simulated tables)
+    plan = specification.Plan(baseline=(modified.SECTION,), alternatives=(), coded=((),))
+    sim = operating.simulation_design(design, {plan.baseline: base}, plan, detection, alpha)
+    characteristics = operating.operating(
+        sim, text.paper_value, n_simulations=settings.n_simulations, seed=settings.seed + 1000 * index, reversal=False
+    )
+    return claim.with_changes(operating=characteristics, decided_by=decided_by(claim))
 
 
 def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings: ClaimSettings, index: int) -> Claim:
@@ -423,8 +526,12 @@ def stated_mde(design: ClaimDesign, detection: designs.Detection) -> float:
 
 def load(runs_dir: str | os.PathLike[str], sweeps: Mapping[str, str] | None = None) -> dict[str, analysis.SweepRows]:
     """Every section's sweep rows, as the report notebook loads them (`sweeps`: section -> sweep name)."""
-    names = {section: section for section in SECTIONS} | dict(sweeps or {})
-    return {section: analysis.load_rows(runs_dir, names[section]) for section in SECTIONS}
+    names = {section: section for section in (*SECTIONS, modified.SECTION)} | dict(sweeps or {})
+    found = {section: analysis.load_rows(runs_dir, names[section]) for section in SECTIONS}
+    # the modified method (a sensitivity analysis) only where its sweep ran: the page then says it did not
+    if (Path(runs_dir) / names[modified.SECTION] / SWEEP_FILE).is_file():
+        found[modified.SECTION] = analysis.load_rows(runs_dir, names[modified.SECTION])
+    return found
 
 
 def from_runs(runs_dir: os.PathLike[str] | str, *, n_simulations: int, seed: int) -> list[Claim]:
