@@ -157,3 +157,29 @@ def test_stacked_shares_sum_to_one_per_layer():
     assert np.allclose(totals, 1.0)
     assert set(shares.choice) == set(SMARTMIXED_POOL)
     assert (shares.low <= shares.share).all() and (shares.share <= shares.high).all()
+
+
+def test_the_committed_router_design_is_a_modified_method_claim_outside_the_family():
+    runs = claims.StudyRuns(compare=None, preference=preference.from_records(_records(0.04, -0.04)))
+    settings = claims.Settings(n_simulations=50)
+    committed = claims.committed_sensitivity(runs, settings).claim
+    assert committed.claim_id == claims.COMMITTED_ID and committed.kind == "experiment"
+    assert committed.fidelity.level == "modified-method" and "100x" in committed.fidelity.detail
+    assert "sensitivity analysis" in committed.statement.lower() and "never the primary verdict" in committed.statement
+    assert Claim.from_json(committed.to_json()) == committed
+    # Holm over the family alone: p 0.01 and 0.04 adjust to 0.02 and 0.04 (over 3 with the modified method's p,
+    # 0.03 and 0.04); the modified method keeps its own p, unadjusted, placed after the layer-wise claim
+    primary = committed.with_changes(claim_id=claims.LAYERWISE_ID, p_value=0.04)
+    other = committed.with_changes(claim_id="smartmixed-routers-commit", p_value=0.01)
+    found = claims.study_family([primary, other], [committed.with_changes(p_value=0.001)], 0.05)
+    assert [c.claim_id for c in found] == [claims.LAYERWISE_ID, claims.COMMITTED_ID, "smartmixed-routers-commit"]
+    adjusted = {c.claim_id: c for c in found}
+    assert adjusted[claims.LAYERWISE_ID].p_adjusted == pytest.approx(0.04)
+    assert adjusted["smartmixed-routers-commit"].p_adjusted == pytest.approx(0.02)
+    assert "Holm over 2 claims" in adjusted[claims.LAYERWISE_ID].family
+    outside = adjusted[claims.COMMITTED_ID]
+    assert outside.p_adjusted is None and outside.survives_family is None and outside.p_value == 0.001
+    assert outside.family == claims.OUTSIDE_FAMILY
+    # registered as a claim of its own, with what the family and the fidelity say
+    definition = {d.claim_id: d for d in claims.definitions()}[claims.COMMITTED_ID]
+    assert definition.extra["sensitivity_of"] == claims.LAYERWISE_ID and definition.kind == "experiment"

@@ -18,7 +18,7 @@ from actlab.sweep import ExecutorOptions, load_run_results, load_spec, run_sweep
 STUDY = Path(__file__).resolve().parent.parent / "notebooks" / "smartmixed"
 CLAIMS = {"smartmixed-top3-step-matched", "smartmixed-top3-compute-time-matched", "smartmixed-layerwise-preference",
           "smartmixed-learned-beats-controls", "smartmixed-routers-commit",
-          "smartmixed-preference-follows-depth"}  # fmt: skip
+          "smartmixed-preference-follows-depth", "smartmixed-layerwise-committed"}  # fmt: skip
 
 
 def _tiny_spec(folder: Path) -> Path:
@@ -187,6 +187,10 @@ def test_a_tiny_sweep_records_every_arm_and_the_report_decides_four_claims(tmp_p
         assert is_verdict(claim.verdict) and claim.rule.startswith("def ") and claim.study == "smartmixed"
         assert Claim.from_json(claim.to_json()) == claim
         # a claim that did not run tested nothing: no p, so no part in the family (and no survival to claim)
+        if claim.claim_id == study_claims.COMMITTED_ID:  # the modified method: outside the family, never adjusted
+            assert claim.p_adjusted is None and claim.survives_family is None
+            assert claim.family == study_claims.OUTSIDE_FAMILY and claim.fidelity.level == "modified-method"
+            continue
         assert claim.verdict == "not run" or (claim.p_adjusted is not None and "Holm" in claim.family)
         assert claim.verdict != "not run" or (claim.p_value is None and claim.survives_family is None)
         if claim.claim_id in ("smartmixed-top3-step-matched", "smartmixed-top3-compute-time-matched",

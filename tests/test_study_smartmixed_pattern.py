@@ -84,6 +84,10 @@ def test_depth_follows_depth_when_the_rise_holds_at_both_width_profiles():
     claim = claims.depth_claim(_reference_runs(constant=0.05, growing=0.05), SETTINGS)
     assert claim.verdict == "supported" and claim.ci[0] > 3.0
     assert not claim.context["reversed where the width grows"]
+    analysis = claim.context["power_analysis"]  # 10 networks a profile, fewer than its power analysis asks: said
+    assert analysis["networks_run_per_profile"] == 10 and not analysis["meets_registered_n"]
+    assert f"fewer than the {analysis['networks']} networks a profile" in claim.budget
+    assert "fewer than the" in words.depth(claim)
     width = claims.depth_claim(_reference_runs(constant=0.05, growing=-0.03), SETTINGS)
     assert width.verdict == "not supported" and width.context["reversed where the width grows"]
     assert "follows layer width" in words.meaning(

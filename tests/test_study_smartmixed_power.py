@@ -123,3 +123,20 @@ def test_the_ranking_contrasts_find_an_architecture_where_smartmixed_falls_behin
     found = claims.ranking_contrasts(cube, np.array([12, 12, 12]), ["a", "b", "c"], 1.0, claims.Settings())
     assert found["reversed_at"] == ["c"] and "reversed at c" in found["line"]
     assert found["power"][0] >= 0.8  # a planted 2-point reversal at one architecture, 12 seeds, SD ~0.4
+
+
+def test_the_depth_design_n_is_the_noncentral_t_solution_and_the_sweep_runs_fewer():
+    design = power.depth_design(3.0, 0.05, profiles=2)
+    sd, each_alpha, each_power = power.DEPTH_PLANNING.sd, 0.05 / 2, 0.8**0.5
+
+    def exact(n: int) -> float:  # two-sided one-sample t test, noncentral t, written out here
+        critical, nc = stats.t.ppf(1 - each_alpha / 2, n - 1), 3.0 / sd * math.sqrt(n)
+        return float(stats.nct.sf(critical, n - 1, nc) + stats.nct.cdf(-critical, n - 1, nc))
+
+    assert exact(design.networks) >= each_power > exact(design.networks - 1)
+    assert design.total == 2 * design.networks and design.as_json()["planning"]["sd"] == sd
+    spec = yaml.safe_load((SWEEPS / "default" / "reference.yml").read_text(encoding="utf-8"))
+    profiles = [e for e in spec["fixed"]["specifications"] if e["claim"] == "depthwidth"]
+    per_profile = min(len(e.get("seeds", spec["seeds"])) for e in profiles)
+    # the 3-network pilot's SD asked for what the sweep runs; the sweep's own SD asks for more, and the claim says so
+    assert design.pilot_networks <= per_profile < design.networks

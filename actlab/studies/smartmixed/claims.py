@@ -1,7 +1,7 @@
 """SmartMixed's claims as typed values: `claims(runs, settings)`, one pure function of the runs.
 
 One function, so the report notebook, `actlab calibrate` and the tests get the same verdicts from the same runs, and
-a rule can be simulated because nothing about a claim is put together in a notebook. Four claims:
+a rule can be simulated because nothing about a claim is put together in a notebook. The claims:
 
 - `smartmixed-top3-step-matched` / `-compute-time-matched`: SmartMixed ranks in the top 3 of the 7 strategies on
   most architectures; estimate: the majority margin over the 3rd-best fixed activation (accuracy points).
@@ -9,9 +9,15 @@ a rule can be simulated because nothing about a claim is put together in a noteb
   the last hidden layer, each by at least `preference_margin` points; the network is the unit.
 - `smartmixed-learned-beats-controls`: SmartMixed beats the random AND the reversed control by at least
   `accuracy_margin` points; the run (architecture x seed) is the unit.
+- `smartmixed-routers-commit`, `smartmixed-preference-follows-depth`: what the layer-wise pattern is (`pattern.py`).
+- `smartmixed-layerwise-committed`: the layer-wise rule on the committed-router design, a modified method (its
+  `Fidelity` says what changed). A sensitivity analysis of the layer-wise claim: published so the index lists it
+  beside the others, but kept out of the study's Holm family (`study_family`), so it neither adjusts nor replaces
+  the primary verdict.
 
-Each carries its operating characteristics (`operating.py`), the last two their robustness across the specification
-curve (`speccurve.py`); Holm over the study's family is applied and each is stamped with its registry entry.
+Each carries its operating characteristics (`operating.py`), the two-component ones their robustness across the
+specification curve (`speccurve.py`); Holm over the study's family is applied and each is stamped with its registry
+entry.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import pandas as pd
 from scipy.stats import t as stats_t
 
 from actlab import measured_on, registry
-from actlab.claim import Claim, Evidence, decide
+from actlab.claim import Claim, Evidence, Fidelity, decide
 from actlab.stats import t_interval
 from actlab.stats.family import adjust_family
 from actlab.stats.robustness import simulated_rates
@@ -45,6 +51,7 @@ from actlab.studies.smartmixed.operating import (
 )
 from actlab.studies.smartmixed.rules import commitment_rule, depth_rule, layerwise_rule, learned_rule, top3_rule
 from actlab.studies.smartmixed.run import COMMITTED
+from actlab.studies.smartmixed.words import depth_power
 
 __all__ = [
     "Settings",
@@ -67,7 +74,8 @@ LAYERWISE = ("ELU+SELU rise", "ReLU+LeakyReLU fall")
 LEARNED = ("win over random", "win over reversed")
 REFERENCE_CHOICE = "the reference code's procedure"  # the speccurve entries that run it as a whole
 LAYERWISE_ID = "smartmixed-layerwise-preference"
-SENSITIVITY_KEY = "smartmixed-layerwise-committed-routers"  # the modified method's table (not a claim of the family)
+COMMITTED_ID = "smartmixed-layerwise-committed"  # the modified method: a claim of its own, outside the family
+SENSITIVITY_KEY = COMMITTED_ID  # its specification table in `StudyClaims.curves`
 COMMITMENT_ID = "smartmixed-routers-commit"
 DEPTH_ID = "smartmixed-preference-follows-depth"
 REFERENCE_CELLS = 2  # the reference sweep's layer-wise cells: Fashion-MNIST and MNIST-5k x 512-256-128 (half width)
@@ -75,6 +83,14 @@ MODIFIED_METHOD = (
     "modified method (sensitivity analysis, not a primary verdict): routers at 100x the weights' learning rate, "
     "corrected Gumbel mode, 10-epoch phase 1, committed networks only"
 )
+MODIFIED_FIDELITY = Fidelity(
+    "modified-method",
+    "routers at 100x the weights' learning rate (at the reference code's 1x they stay near uniform in a CPU budget, "
+    "so none commits), the corrected Gumbel mode, a 10-epoch phase 1, and committed networks only (the reference "
+    "code freezes every network's argmax); a sensitivity analysis of smartmixed-layerwise-preference, whose verdict "
+    "at the reference code's procedure stays the primary one",
+)
+OUTSIDE_FAMILY = "outside the SmartMixed family: a sensitivity analysis (modified method), never adjusted with it"
 TOP3_TESTS = {
     "supported": "paired t tests over seeds, simultaneous over architectures and competitors: the majority "
     "margin over the k-th best above 0",
@@ -201,19 +217,32 @@ def decide_all(
     curves = [layerwise, learned_claim(runs, settings)]
     found += [decided.claim for decided in curves]
     found += [claim for claim in (commitment_claim(runs, settings), depth_claim(runs, settings)) if claim is not None]
-    adjusted = adjust_family(found, "SmartMixed", alpha=settings.alpha)
+    adjusted = study_family(found, [sensitivity.claim] if sensitivity is not None else [], settings.alpha)
     stamped = registry.stamp(adjusted, definitions(settings), profile=profile, runs_dir=runs_dir)
     stamped = measured_on.label(stamped, runs_dir)
     tables = {d.claim.claim_id: d.table for d in curves}
     not_run = {d.claim.claim_id: d.not_run for d in curves}
     if sensitivity is not None:
         tables[SENSITIVITY_KEY], not_run[SENSITIVITY_KEY] = sensitivity.table, sensitivity.not_run
-    return StudyClaims(stamped, tables, not_run, sensitivity.claim if sensitivity is not None else None)
+    committed = next((claim for claim in stamped if claim.claim_id == COMMITTED_ID), None)
+    return StudyClaims(stamped, tables, not_run, committed)
+
+
+def study_family(family: list[Claim], outside: list[Claim], alpha: float) -> list[Claim]:
+    """Holm over `family` alone. Each `outside` claim, a sensitivity analysis of a family claim by a modified method,
+    keeps its own p unadjusted and takes no part in the family's size: it re-asks the layer-wise question, so counting
+    it would spend the family's alpha twice on one question and let it stand beside the primary verdict as an equal.
+    It is placed after the layer-wise claim, which it is a sensitivity analysis of."""
+    adjusted = adjust_family(family, "SmartMixed", alpha=alpha)
+    apart = [claim.with_changes(p_adjusted=None, survives_family=None, family=OUTSIDE_FAMILY) for claim in outside]
+    ids = [claim.claim_id for claim in adjusted]
+    at = ids.index(LAYERWISE_ID) + 1 if LAYERWISE_ID in ids else len(adjusted)
+    return adjusted[:at] + apart + adjusted[at:]
 
 
 # ---------------------------------------------------------------- the registry
 def definitions(settings: Settings | None = None) -> list[registry.Definition]:
-    """The four claims as registered (`actlab.registry`): everything that decides them except the runs."""
+    """Every claim as registered (`actlab.registry`): everything that decides them except the runs."""
     settings = settings or Settings()
     curve = (
         "the claim's rule at each of the baseline's cells and each speccurve setting (including the reference "
@@ -268,6 +297,29 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
             **common,
         ),
         registry.Definition(
+            claim_id=COMMITTED_ID,
+            kind="experiment",
+            statement=paper.CLAIM_LAYERWISE_COMMITTED,
+            units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
+            threshold=settings.preference_margin,
+            supports="above",
+            margin=f"{settings.preference_margin:g} points of a layer's neurons (also the TOST margin)",
+            margin_source="set on 2026-12-04 for this design after its default run had been seen (docs/smartmixed.md); "
+            "registered as a claim of its own on 2026-12-06, after its runs had been seen",
+            rules=(layerwise_rule, ev.decide_two_component, layer_values),
+            sweeps=("preference", "speccurve"),
+            robustness=curve,
+            extra={
+                "min_networks": settings.min_networks,
+                "committed_only": True,
+                "design": MODIFIED_METHOD,
+                "fidelity": MODIFIED_FIDELITY.label,
+                "sensitivity_of": LAYERWISE_ID,
+                "family": OUTSIDE_FAMILY,
+            },
+            **common,
+        ),
+        registry.Definition(
             claim_id=COMMITMENT_ID,
             kind="reviewer",
             statement=paper.CLAIM_COMMITMENT,
@@ -294,7 +346,11 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
             "networks per width profile (seeds 1000-1002, not the sweep's) had been seen (docs/smartmixed.md)",
             rules=(depth_rule, pattern.depth_verdicts),
             sweeps=("reference",),
-            extra={"min_networks": settings.min_networks, "profiles": list(pattern.PROFILES)},
+            extra={
+                "min_networks": settings.min_networks,
+                "profiles": list(pattern.PROFILES),
+                "power_analysis": depth_design(settings).as_json(),
+            },
             **common,
         ),
         registry.Definition(
@@ -482,14 +538,16 @@ def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
 
 def committed_sensitivity(runs: StudyRuns, settings: Settings) -> Decided:
     """The committed-router design (the `preference` sweep and its curve): a modified method, decided by the same
-    rule as a sensitivity analysis of the primary verdict, never one of the family's verdicts."""
-    return _committed_layerwise(runs, settings, SENSITIVITY_KEY)
+    rule as a sensitivity analysis of the primary verdict, published as its own claim (`COMMITTED_ID`, its fidelity
+    `MODIFIED_FIDELITY`) but never one of the family's verdicts (`study_family`)."""
+    return _committed_layerwise(runs, settings, COMMITTED_ID)
 
 
 def sensitivity_summary(claim: Claim) -> dict[str, Any]:
     """What the primary claim records of the modified method: its label, verdict, estimate and each component."""
     return {
         "label": MODIFIED_METHOD,
+        "claim_id": claim.claim_id,
         "verdict": claim.verdict,
         "estimate": claim.estimate,
         "ci": list(claim.ci),
@@ -501,6 +559,11 @@ def sensitivity_summary(claim: Claim) -> dict[str, Any]:
 def reference_design(settings: Settings) -> power.PowerDesign:
     """The layer-wise claim's registered number of networks (`power.registered_design`)."""
     return power.registered_design(settings.preference_margin, settings.alpha, REFERENCE_CELLS)
+
+
+def depth_design(settings: Settings) -> power.ProfileDesign:
+    """The depth-or-width claim's registered networks a width profile (`power.depth_design`)."""
+    return power.depth_design(settings.preference_margin, settings.alpha, len(pattern.PROFILES))
 
 
 def _cells_of(layers: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -583,16 +646,17 @@ def _committed_layerwise(runs: StudyRuns, settings: Settings, claim_id: str) -> 
         margins=LAYERWISE_MARGINS,
         parts_units="points of a layer's neurons, first to last hidden layer",
         not_run_reason=f"{n_committed} committed networks, fewer than {settings.min_networks}",
-        statement=paper.CLAIM_LAYERWISE,
+        statement=paper.CLAIM_LAYERWISE_COMMITTED if sensitivity else paper.CLAIM_LAYERWISE,
         source="arXiv 2510.22450, Fig. 3 and Sec. IV-C",
         units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
         budget=f"preference sweep, {n_committed} committed networks; {pref.budget}",
+        fidelity=MODIFIED_FIDELITY if sensitivity else None,
         title="Committed routers (modified method): early ReLU/LeakyReLU, deep ELU/SELU"
         if sensitivity
         else "Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
         paper="early layers ReLU/LeakyReLU, deep layers ELU/SELU (one network shown)",
         equivalence_margin=settings.preference_margin,
-        kind="reviewer" if sensitivity else "experiment",
+        kind="experiment",
     )
 
 
@@ -756,6 +820,10 @@ def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
 
 
 def _depth_decided(evidence: Evidence, pref: preference.Preference, settings: Settings) -> Claim:
+    n = int(evidence.inputs["networks"])  # the smaller width profile's networks
+    design = depth_design(settings)
+    asked = {**design.as_json(), "networks_run_per_profile": n, "meets_registered_n": n >= design.networks}
+    evidence = replace(evidence, context={**evidence.context, "power_analysis": asked})
     return decide(
         DEPTH_ID,
         evidence,
@@ -764,7 +832,8 @@ def _depth_decided(evidence: Evidence, pref: preference.Preference, settings: Se
         statement=paper.CLAIM_DEPTH,
         source="issue 56 (depth and width change together in the paper's networks); arXiv 2510.22450, Fig. 3",
         units="points of a layer's neurons (the smaller of the ELU+SELU rises at constant and at growing width)",
-        budget=f"reference sweep, width profiles; {evidence.n} networks; {pref.budget}",
+        budget=f"reference sweep, width profiles; {evidence.n} networks ({n} a profile), "
+        f"{depth_power(asked, evidence.mde)}; {pref.budget}",
         title="The preference follows depth, not layer width",
         paper="the preference is a matter of depth (early vs deep layers)",
         threshold=settings.preference_margin,

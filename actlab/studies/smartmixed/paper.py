@@ -19,6 +19,13 @@ CLAIM_LEARNED = (
     "depth-reversed assignments (the review's falsifier)."
 )
 
+# the committed-router design's claim: a sensitivity analysis of CLAIM_LAYERWISE by a modified method (issue 56)
+CLAIM_LAYERWISE_COMMITTED = (
+    "Sensitivity analysis of the layer-wise claim (smartmixed-layerwise-preference) by a modified method: routers at "
+    "100x the weights' learning rate, committed networks only; never the primary verdict. The claim tested: "
+    + CLAIM_LAYERWISE[0].lower()
+    + CLAIM_LAYERWISE[1:]
+)
 CLAIM_COMMITMENT = (
     "Under the paper's procedure the neurons choose their activations: at the freeze each layer's routers have left "
     "uniform, a mean largest routing probability of at least 0.5 (uniform over six: 1/6) (the reading of Sec. III-B "

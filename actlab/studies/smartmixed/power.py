@@ -11,6 +11,11 @@ test is exact from the noncentral t distribution (no solver and no cap on the ef
 
 `PILOT` holds the pilot's figures (its networks were trained with seeds that the registered sweep never uses), and
 `registered_design()` is what the claim's registry entry records.
+
+The depth-or-width claim's rule has the same shape (each width profile's rise tested against the margin at
+alpha / 2, both must clear), so `depth_design()` asks the same question of its networks a profile. Its planning SD
+(`DEPTH_PLANNING`) is the default sweep's own, registered after that sweep was seen: the 3-network pilot before it
+gave an SD a quarter as large. The sweep runs fewer networks than the design asks, and the claim says so.
 """
 
 from __future__ import annotations
@@ -151,3 +156,59 @@ def registered_design(margin: float, alpha: float, cells: int, power: float = 0.
     """The layer-wise claim's design: n from `networks_for_power` at delta = `margin` and the pilot's SD."""
     n = networks_for_power(PILOT.sd, margin, alpha=alpha, power=power, components=2)
     return PowerDesign(margin=margin, alpha=alpha, power=power, pilot_sd=PILOT.sd, networks=n, cells=cells)
+
+
+# ---------------------------------------------------------------- the depth-or-width claim's design
+@dataclass(frozen=True)
+class Planning:
+    """The SD a design is planned at and where it came from, beside the smaller pilot that came before it."""
+
+    sd: float  # the larger width profile's SD of the per-network ELU+SELU rise (points)
+    networks: int  # networks a profile behind `sd`
+    source: str
+    pilot_sd: float  # the 3-network pilot's SD at growing width, seen before the sweep ran
+    pilot_networks: int
+    pilot_source: str
+
+
+# Registered on 2026-12-06, post hoc: the pilot's SD (3 networks a profile) was far below the sweep's, so the design
+# is planned at the SD of the default sweep's own 8 networks a profile (docs/smartmixed.md, "depth or width").
+DEPTH_PLANNING = Planning(
+    sd=6.6145,
+    networks=8,
+    source="the default reference sweep's width profiles (seeds 0-7, 8 networks a profile), run 2026-12-06: SD of the "
+    "rise 6.61 points at growing width (64-128-256-512), 5.83 at constant width (256-256-256-256); seen before this "
+    "design was registered",
+    pilot_sd=1.8,
+    pilot_networks=3,
+    pilot_source="3 networks a profile on seeds 1000-1002 before the sweep (records not kept): SD 1.8 at growing width",
+)
+
+
+@dataclass(frozen=True)
+class ProfileDesign:
+    """The depth claim's design: networks a width profile for >= `power` at `delta` = the margin (both profiles'
+    rises must clear it together: each at `power ** (1 / profiles)`, level `alpha / profiles`)."""
+
+    margin: float
+    alpha: float
+    power: float
+    sd: float
+    networks: int  # a profile
+    profiles: int
+    pilot_networks: int  # what the pilot's SD would have asked, a profile (for the record)
+
+    @property
+    def total(self) -> int:
+        return self.networks * self.profiles
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "total": self.total, "planning": asdict(DEPTH_PLANNING)}
+
+
+def depth_design(margin: float, alpha: float, profiles: int = 2, power: float = 0.8) -> ProfileDesign:
+    """The depth-or-width claim's registered design: `networks_for_power` at delta = `margin` (a true rise one margin
+    from it: none at all, or twice the margin), the planning SD, one component per width profile."""
+    n = networks_for_power(DEPTH_PLANNING.sd, margin, alpha=alpha, power=power, components=profiles)
+    pilot_n = networks_for_power(DEPTH_PLANNING.pilot_sd, margin, alpha=alpha, power=power, components=profiles)
+    return ProfileDesign(margin, alpha, power, DEPTH_PLANNING.sd, n, profiles, pilot_n)

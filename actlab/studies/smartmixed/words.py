@@ -8,6 +8,7 @@ committed-router design beside them, labelled as the modified method it is.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,8 +66,10 @@ def modified_method(summary: Mapping[str, Any] | None) -> str:
     """The committed-router design's verdict, labelled as a modified method."""
     if not summary:
         return "The committed-router design (a modified method) was not run."
+    claim_id = summary.get("claim_id")
+    listed = f" (`{claim_id}`, a claim of its own, outside the study's Holm family)" if claim_id else ""
     return (
-        f"Sensitivity analysis, **a modified method** ({summary['label']}): {summary['n']} committed networks, "
+        f"**Sensitivity analysis, a modified method**{listed}: {summary['label']}; {summary['n']} committed networks, "
         f"verdict *{summary['verdict']}* (smaller shift {summary['estimate']:+.2f} points "
         f"[{summary['ci'][0]:+.2f}, {summary['ci'][1]:+.2f}]; ELU+SELU rise "
         f"{_interval(summary.get('ELU+SELU rise'))}, ReLU+LeakyReLU fall "
@@ -86,6 +89,18 @@ def commitment(claim: Claim | None) -> str:
     )
 
 
+def depth_power(analysis: Mapping[str, Any], mde: float | None) -> str:
+    """The depth design's n against its registered power analysis, said plainly: 'fewer than the 62 networks a profile
+    (124 in all) its power analysis asks; ...'."""
+    n, asked = analysis["networks_run_per_profile"], analysis["networks"]
+    if n >= asked:
+        return f"at least the {asked} networks a profile its power analysis asks"
+    words = f"fewer than the {asked} networks a profile ({analysis['total']} in all) its power analysis asks"
+    if mde is not None and math.isfinite(mde):
+        words += f"; at this n it finds with 80% power only rises {mde:.1f} points past the margin"
+    return words
+
+
 def depth(claim: Claim | None) -> str:
     if claim is None:
         return "The depth-or-width claim was not run (no width-profile runs)."
@@ -103,6 +118,23 @@ def depth(claim: Claim | None) -> str:
             else ""
         )
         + "."
+        + _design(claim)
+    )
+
+
+def _design(claim: Claim) -> str:
+    """' The design runs 8 networks a profile, fewer than the 62 ... (planned at SD 6.62, ...).' or ''."""
+    analysis = claim.context.get("power_analysis")
+    if not analysis:
+        return ""
+    planning = analysis["planning"]
+    mde = None if claim.verdict == "inconclusive" else claim.mde  # an inconclusive verdict has said it already
+    return (
+        f" The design runs {analysis['networks_run_per_profile']} networks a profile, {depth_power(analysis, mde)}: "
+        f"{analysis['power']:.0%} power to find a true rise {analysis['margin']:g} points from the margin, at the "
+        f"planning SD {planning['sd']:.2f} points (the default sweep's, {planning['networks']} networks a profile; the "
+        f"{planning['pilot_networks']}-network pilot's SD {planning['pilot_sd']:g} would have asked "
+        f"{analysis['pilot_networks']})."
     )
 
 
@@ -110,13 +142,19 @@ def meaning(layer: Claim, commit: Claim | None, depth_claim: Claim | None, *, bo
     """What the reproduction means in the light of the two pattern claims, chosen by their verdicts."""
     if commit is not None and commit.verdict == "not supported":
         choice = (
-            "the routers stay near uniform, so the frozen argmax reads a small drift of the logits, not choices "
-            "neurons have made"
+            "but the routers stay near uniform, so what is reproduced is the pattern of the frozen argmax, which reads "
+            "a small drift of the logits shared across a layer, not choices neurons have made"
         )
     elif commit is not None and commit.verdict == "supported":
         choice = "the routers commit, so the frozen argmax reads choices the neurons have made"
     else:
         choice = "whether the routers commit is undecided"
+    modified = layer.context.get("modified_method")
+    if modified:  # where the neurons are made to choose, does the pattern stay?
+        choice += (
+            f"; where the routers are made to commit (the modified method, a sensitivity analysis) the same rule "
+            f"says *{modified['verdict']}*"
+        )
     if depth_claim is None:
         cause = "whether the pattern follows depth or width was not tested"
     elif depth_claim.verdict == "supported":
@@ -128,7 +166,7 @@ def meaning(layer: Claim, commit: Claim | None, depth_claim: Claim | None, *, bo
             else ", so depth alone does not explain it"
         )
     else:
-        cause = "whether it follows depth or width is undecided at this n"
+        cause = "whether the pattern follows depth or width is undecided at this n" + _undecided(depth_claim)
     pattern = {
         "supported": "The paper's layer-wise pattern is reproduced",
         "not supported": "The paper's layer-wise pattern is not reproduced",
@@ -137,6 +175,27 @@ def meaning(layer: Claim, commit: Claim | None, depth_claim: Claim | None, *, bo
     }.get(layer.verdict, "The paper's layer-wise pattern was not tested")
     lead = "**What this means.** " if bold else ""
     return f"{lead}{pattern} at the reference procedure (*{layer.verdict}*); {choice}; {cause}."
+
+
+def _undecided(depth_claim: Claim) -> str:
+    """Why the depth claim is undecided and what its runs describe: its n against its power analysis, and the
+    growing-minus-constant difference when its interval leaves zero (description, not the registered rule)."""
+    words = ""
+    analysis = depth_claim.context.get("power_analysis")
+    if analysis and not analysis.get("meets_registered_n", True):
+        words += (
+            f": the design runs fewer networks than its power analysis asks ({analysis['networks_run_per_profile']} "
+            f"a profile against {analysis['networks']})"
+        )
+    difference = depth_claim.context.get("growing minus constant")
+    if difference and (difference["ci"][0] > 0 or difference["ci"][1] < 0):
+        side = "smaller" if difference["ci"][1] < 0 else "larger"
+        words += (
+            f"; described, not decided: the rise is {side} where the width grows (growing minus constant "
+            f"{_interval(difference)} points, Welch 95% interval), so in these runs the rise is not a matter of "
+            "depth alone"
+        )
+    return words
 
 
 def reading(by_id: Mapping[str, Claim], layerwise_id: str, commitment_id: str, depth_id: str) -> str:
