@@ -13,7 +13,7 @@ import html
 import io
 import math
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from matplotlib.figure import Figure
@@ -84,6 +84,7 @@ MIN_TEXT_PX = 9.0  # no text on a page smaller than this in a 1400-px-wide windo
 CONTENT_PX = 1248  # the page's content width there: `main` is 80rem (1280 px) less its 1rem padding each side
 TIGHT_PAD_INCHES = 0.1  # what savefig(bbox_inches="tight") adds around the drawing
 ALT_KEY = "actlab_alt"
+PANELS_KEY = "actlab_panel_alts"
 
 
 ARM_PREFIXES = ("fixed:",)  # SmartMixed's fixed-activation arms: "fixed:relu" is ReLU
@@ -120,9 +121,18 @@ def verdict_class(verdict: str) -> str:
     return verdict.replace(" ", "-")
 
 
-def describe(fig: Figure, text: str) -> Figure:
-    """Set the alt text of `fig` (what it shows, in a sentence) and return it."""
+def describe(fig: Figure, text: str, panels: Sequence[str] = ()) -> Figure:
+    """Set the alt text of `fig` (what it shows, in a sentence) and, optionally, of each of its panels (rows top
+    first, panels left first: what that panel alone shows); returns `fig`."""
     setattr(fig, ALT_KEY, " ".join(str(text).split()))
+    return describe_panels(fig, panels) if panels else fig
+
+
+def describe_panels(fig: Figure, panels: Sequence[str]) -> Figure:
+    """Set what each panel of `fig` shows (rows top first, panels left first), leaving the figure's own alt text
+    to `describe` or its caller. Why apart: a plotting function knows what each panel holds, while the page that
+    shows the figure writes what the whole says (a claim's finding)."""
+    setattr(fig, PANELS_KEY, [" ".join(str(text).split()) for text in panels])
     return fig
 
 
@@ -138,11 +148,59 @@ def alt_text(fig: Figure) -> str:
     for ax in fig.get_axes():
         if not ax.get_visible() or not (ax.get_title() or ax.get_xlabel() or ax.get_ylabel()):
             continue  # colour bars and empty panels say nothing
-        axes = [f"{which} {label}" for which, label in (("x:", ax.get_xlabel()), ("y:", ax.get_ylabel())) if label]
-        title = ax.get_title() or "panel"
-        parts.append(f"{title} ({', '.join(axes)})" if axes else title)
+        parts.append(_axes_words(ax, legend=False))
     body = "; ".join(parts) if parts else "an untitled figure"
     return f"Figure: {body}."
+
+
+def _one_line(text: str) -> str:
+    return ", ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
+def _axes_words(ax: Any, legend: bool = True) -> str:
+    """What one axes says in words: its title, its axis labels and (with `legend`) its legend's entries."""
+    said = [
+        f"{which} {_one_line(label)}" for which, label in (("x:", ax.get_xlabel()), ("y:", ax.get_ylabel())) if label
+    ]
+    key = ax.get_legend() if legend else None
+    if key is not None:
+        entries = [text.get_text() for text in key.get_texts() if text.get_text().strip()]
+        if entries:
+            said.append(f"legend: {', '.join(entries)}")
+    title = _one_line(ax.get_title()) or "panel"
+    return f"{title} ({'; '.join(said)})" if said else title
+
+
+def panel_alt_text(fig: Figure, panel: Sequence[Any], number: int, count: int) -> str:
+    """The alt text of panel `number` (1-based) of `count` when `fig` is shown a panel per image: what
+    `describe_panels` gave it, else its title, axis labels and legend, and where it sits in the figure."""
+    given = getattr(fig, PANELS_KEY, None) or []
+    own = given[number - 1] if number <= len(given) else ""
+    if not own:
+        own = "; ".join(_axes_words(ax) for ax in panel if ax.get_label() != "<colorbar>")
+    whole = _figure_name(fig)
+    return f"Panel {number} of {count} of {whole}: {own}." if own else f"Panel {number} of {count} of {whole}."
+
+
+def _figure_name(fig: Figure) -> str:
+    """A short name of the whole figure for its parts' alt texts: its title, else the first clause of its alt."""
+    title = _one_line(fig.get_suptitle()) if fig.get_suptitle() else ""
+    if title:
+        return f"the figure {title!r}"
+    alt = alt_text(fig).removeprefix("Figure: ")
+    first = alt.split(";")[0].split(". ")[0].rstrip(".")
+    return f"the figure ({first})" if first else "the figure"
+
+
+def _strip_alt_text(fig: Figure, artists: Sequence[Any]) -> str:
+    """The alt text of a strip above or below the panels (a title, a shared legend): what it says."""
+    said = []
+    for artist in artists:
+        texts = artist.get_texts() if hasattr(artist, "get_texts") else [artist]
+        words = [_one_line(text.get_text()) for text in texts if text.get_text().strip()]
+        if words:
+            said.append(("legend: " if hasattr(artist, "get_texts") else "") + ", ".join(words))
+    return f"Of {_figure_name(fig)}: {'; '.join(said)}." if said else f"A strip of {_figure_name(fig)}."
 
 
 def shown_px_per_point(fig: Figure, content_px: float = CONTENT_PX) -> float:
@@ -229,6 +287,15 @@ def panel_layout(fig: Figure, drawing: Drawing) -> list[list[Box]] | None:
     titles and legends above or below. A cut runs only along background pixels that cross no text's extent, so
     nothing is cut through. None (shown whole) with one panel per row, or when some cut finds no such line.
     """
+    parts = _panel_parts(fig, drawing)
+    return None if parts is None else [[box for box, _ in row] for row in parts]
+
+
+Part = tuple[Box, Any]  # a box of the drawn image and what it shows: a panel's axes, or the artists of a strip
+
+
+def _panel_parts(fig: Figure, drawing: Drawing) -> list[list[Part]] | None:
+    """`panel_layout`'s boxes, each with what it shows: ("panel", its axes) or ("strip", the artists in it)."""
     import numpy as np
 
     grid = _panels(fig)
@@ -262,14 +329,23 @@ def panel_layout(fig: Figure, drawing: Drawing) -> list[list[Box]] | None:
         if not found:
             return None
         edges.append(found[0])
+    artists = _figure_artists(fig)
+    header = [a for a, box in zip(artists, figure_level, strict=True) if box[3] <= tops[0]]
+    footer = [a for a, box in zip(artists, figure_level, strict=True) if box[1] >= bottoms[-1]]
     rows: list[list[Box] | None] = [None] * bool(above) + frames + [None] * bool(below)  # None: header or footer
-    layout: list[list[Box]] = []
-    for row, (top, bottom) in zip(rows, zip(edges, [*edges[1:], height], strict=True), strict=True):
+    shows: list[Any] = [("strip", header)] * bool(above) + grid + [("strip", footer)] * bool(below)
+    layout: list[list[Part]] = []
+    for row, shown, (top, bottom) in zip(rows, shows, zip(edges, [*edges[1:], height], strict=True), strict=True):
         cuts = [] if row is None else _column_cuts(ink, row, top, bottom)
         if cuts is None:
             return None
         xs = [0, *cuts, width]
-        layout.append([(left, top, right, bottom) for left, right in zip(xs, xs[1:], strict=False)])
+        boxes = [(left, top, right, bottom) for left, right in zip(xs, xs[1:], strict=False)]
+        if row is None:
+            layout.append([(boxes[0], shown)])
+        else:  # `_column_cuts` cuts the panels in left-to-right order
+            ordered = [panel for _, panel in sorted(zip(row, shown, strict=True), key=lambda pair: pair[0])]
+            layout.append([(box, ("panel", panel)) for box, panel in zip(boxes, ordered, strict=True)])
     return layout
 
 
@@ -374,17 +450,23 @@ def figure_html(fig: Figure) -> str:
     legible(fig)
     drawing = draw(fig)
     alt = alt_text(fig)
-    layout = panel_layout(fig, drawing)
+    layout = _panel_parts(fig, drawing)
     if layout is None:
         return _img(drawing.image, alt)
-    count = sum(len(row) for row in layout)
-    parts, number = [], 0
+    count = sum(kind == "panel" for row in layout for _, (kind, _) in row)
+    parts, number, first = [], 0, True
     for row in layout:
         images = []
-        for box in row:
-            number += 1
-            text = alt if number == 1 else f"Part {number} of {count} of the figure (its first part describes it)."
+        for box, (kind, shown) in row:
+            if kind == "panel":
+                number += 1
+                text = panel_alt_text(fig, shown, number, count)
+            else:
+                text = _strip_alt_text(fig, shown)
+            if first:  # the first image says what the whole figure shows; a title strip says no more than that
+                text = alt if kind == "strip" else f"{alt} {text}"
             images.append(_img(drawing.image.crop(box), text))
+            first = False
         parts.append(f'<div class="actlab-panels">{"".join(images)}</div>' if len(images) > 1 else images[0])
     return f'<div class="actlab-figure">{"".join(parts)}</div>'
 

@@ -224,6 +224,26 @@ def test_a_figure_of_panels_side_by_side_is_cut_between_them_through_no_text(leg
     plt.close(fig)
 
 
+def test_every_panel_of_a_cut_figure_has_its_own_alt_text():
+    """Issue AG: about 40 images were described only as "Part k of n". The first image says what the whole figure
+    shows; each panel says what it holds (its title and axes, or what `describe_panels` gave it); a legend strip
+    its entries."""
+    import html as html_module
+
+    fig = figure_style.describe(_two_panels(legend_below=True), "Routing mass: the router ends on Sigmoid.")
+    alts = [html_module.unescape(a) for a in re.findall(r'alt="([^"]*)"', figure_style.figure_html(fig))]
+    assert len(alts) == 4 and alts[0] == "Routing mass: the router ends on Sigmoid."
+    assert "Panel 1 of 2" in alts[1] and "closed form against autograd" in alts[1] and "x: autograd" in alts[1]
+    assert "Panel 2 of 2" in alts[2] and "error per configuration" in alts[2] and "max relative error" in alts[2]
+    assert "legend: sigmoid, relu" in alts[3]
+    assert len(set(alts)) == len(alts) and not any(re.fullmatch(r"Part \d+ of \d+.*", alt) for alt in alts)
+    figure_style.describe_panels(fig, ["left: Sigmoid's closed form", "right: ReLU's error"])
+    left, right = (panel for row in figure_style._panels(fig) for panel in row)
+    assert "left: Sigmoid's closed form" in figure_style.panel_alt_text(fig, left, 1, 2)
+    assert "right: ReLU's error" in figure_style.panel_alt_text(fig, right, 2, 2)
+    plt.close(fig)
+
+
 def test_one_panel_or_panels_in_one_column_stay_one_image():
     fig, ax = plt.subplots()
     ax.plot([0, 1])
