@@ -51,6 +51,9 @@ table { border-collapse: collapse; width: 100%; margin: .6rem 0; }
 th, td { border: 1px solid #ccc; padding: .35rem .5rem; text-align: left; vertical-align: top; overflow-wrap: normal; }
 table.claims td { min-width: 7rem; }
 th { background: #f3f3f3; }
+caption.actlab-caption { caption-side: top; text-align: left; font-size: .9em; color: #555; padding: .2rem 0; }
+.actlab-sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%);
+                  white-space: nowrap; }  /* read by screen readers, not shown: a table's generated caption */
 .failed { color: #a4161a; }
 .post-hoc { font-size: .8em; font-weight: 700; color: #7a4a00; border: 1px solid #7a4a00; border-radius: 3px;
             padding: 0 .25em; white-space: nowrap; }
