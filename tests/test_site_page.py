@@ -106,7 +106,8 @@ def test_every_page_gets_its_title_viewport_and_one_navigation_bar(tmp_path):
     from actlab.site import chrome
 
     path = tmp_path / "study.html"
-    path.write_text("<html><head><title>Notebook</title></head><body class='x'><p>content</p></body></html>")
+    heading = '<h2 id="Setup">Setup<a class="anchor-link" href="#Setup">¶</a></h2>'  # as nbconvert writes it
+    path.write_text(f"<html><head><title>Notebook</title></head><body class='x'>{heading}<p>content</p></body></html>")
     links = [("Index", "index.html"), ("Flex-Act", "flexact.html"), ("<b>odd</b>", "odd.html")]
     chrome.decorate(path, title="Flex-Act: does it pick? | actlab", links=links, current="flexact.html")
     once = path.read_text()
@@ -118,6 +119,8 @@ def test_every_page_gets_its_title_viewport_and_one_navigation_bar(tmp_path):
     twice = path.read_text()
     assert twice.count('class="actlab-nav"') == 1 and "odd.html" not in twice  # the bar is replaced, not added
     assert twice.count('name="viewport"') == 1 and twice.count(chrome.NAV_CSS) == 1
+    hidden = '<a class="anchor-link" aria-hidden="true" tabindex="-1" href="#Setup">¶</a>'
+    assert once.count(hidden) == 1 and twice.count(hidden) == 1  # the ¶ is not read aloud, nor tabbed to
     assert chrome.short_title("Flex-Act: does the router pick the hidden activation?") == "Flex-Act"
 
 
