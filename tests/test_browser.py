@@ -451,8 +451,9 @@ def test_the_zoo_page_opens_with_its_leaderboard_then_the_performance_profile(br
 
 # Each finding's text as the page lays it out: the innermost visible element whose text holds it, and its top.
 FINDING_TOPS_JS = """
-const norm = s => s.replace(/\\s+/g, ' ').trim();
-return arguments[0].map(finding => {
+const norm = s => s.replace(/\\s+/g, ' ').trim().toLowerCase();
+return arguments[0].map(said => {
+  const finding = norm(said);
   const holders = Array.from(document.body.querySelectorAll('*')).filter(e => norm(e.textContent).includes(finding));
   const inner = holders.filter(e => !Array.from(e.children).some(c => norm(c.textContent).includes(finding)));
   const shown = inner.filter(e => e.checkVisibility() && e.getBoundingClientRect().height > 0);
@@ -464,18 +465,27 @@ return arguments[0].map(finding => {
 def test_at_1400x900_the_first_screen_shows_each_papers_findings(browser, paper_index):
     """Issue AG's must-show: at 1400 x 900, every finding of each paper's claims (claims.json `finding`, one plain
     sentence per claim) is on the first screen of the index (its top above 900 px). The index is the real builder's,
-    from the default profile's claims, each given a fabricated finding of a real finding's length (`paper_index`)."""
+    from the default profile's claims, each given a fabricated finding of a real finding's length (`paper_index`).
+    An exact check of the mathematics that holds may be counted rather than stated; every other finding is shown."""
     from actlab.site.papers import PAPERS
 
     claims = _claims_with_findings()
     assert all(len(claim.finding.split()) <= 35 for claim in claims)
     _at_1400x900(browser)
     browser.get(paper_index.resolve().as_uri())
+    checked = []
     for paper in (paper for paper in PAPERS if not paper.demo):
-        findings = [claim.finding for claim in claims if claim.study in paper.studies]
-        assert findings, paper.key
+        findings = [
+            claim.finding
+            for claim in claims
+            if claim.study in paper.studies and not (claim.kind == "mathematics" and claim.verdict == "supported")
+        ]
+        if not findings:  # a paper this index has no claims of
+            continue
+        checked.append(paper.key)
         tops = browser.execute_script(FINDING_TOPS_JS, findings)
         missing = [finding.split(":")[0] for finding, top in zip(findings, tops, strict=True) if top is None]
         below = [(f.split(":")[0], round(top)) for f, top in zip(findings, tops, strict=True) if top and top >= 900]
         assert not missing, f"{paper.key}: findings not shown on the index: {missing}"
         assert not below, f"{paper.key}: findings below the first screen (top, px): {below}"
+    assert {"flexact", "smartmixed", "xielu"} <= set(checked)
