@@ -136,6 +136,24 @@ def describe_panels(fig: Figure, panels: Sequence[str]) -> Figure:
     return fig
 
 
+def legend_under(
+    ax: Any, handles: Sequence[Any] | None = None, labels: Sequence[str] | None = None, **style: Any
+) -> Any:
+    """A figure's one legend under its first panel `ax`, clear of that panel's tick labels and axis label, as wide
+    as the panel (two columns). Why: a phone shows a figure's panels one under another (`figure_html`), and a legend
+    beside the last panel came screens after the first. The offset is in points (the labels' own sizes), so it
+    holds whatever the panel's height."""
+    from matplotlib.transforms import offset_copy
+
+    ticks = max((label.get_fontsize() for label in ax.get_xticklabels()), default=0.0)
+    below = ticks + ax.xaxis.label.get_fontsize() + 14  # tick pad, label pad and a gap, in points
+    if handles is None or labels is None:
+        handles, labels = ax.get_legend_handles_labels()
+    options = {"fontsize": 7, "ncol": 2, "frameon": False, "borderaxespad": 0.0, **style}
+    place = offset_copy(ax.transAxes, fig=ax.figure, y=-below, units="points")
+    return ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(0.0, 0.0), bbox_transform=place, **options)
+
+
 def alt_text(fig: Figure) -> str:
     """`fig`'s alt text: the one `describe` set, else a description from its titles and axis labels."""
     given = getattr(fig, ALT_KEY, None)

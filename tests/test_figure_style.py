@@ -251,3 +251,69 @@ def test_one_panel_or_panels_in_one_column_stay_one_image():
     fig2, (top, bottom) = plt.subplots(2, 1)
     assert figure_style.panel_layout(fig2, figure_style.draw(fig2)) is None
     plt.close(fig), plt.close(fig2)
+
+
+def _layer_shares():
+    """Fabricated stacked shares of four (dataset, architecture) cells: SELU and ELU grow with depth."""
+    import numpy as np
+    import pandas as pd
+
+    from actlab.routing.smartmixed import SMARTMIXED_POOL
+
+    rows = []
+    for dataset, architecture in (("mnist", "mlp-4"), ("fashion_mnist", "mlp-4"), ("mnist", "mlp-6"), ("kmnist", "x")):
+        for layer in range(1, 5):
+            raw = np.array([1.0, 0.5, 0.5, 1.0, 1.0 + layer, 2.0 + layer])
+            for choice, share in zip(SMARTMIXED_POOL, raw / raw.sum(), strict=True):
+                cell = {"dataset": dataset, "architecture": architecture, "layer": layer, "choice": choice}
+                rows.append({**cell, "share": share, "low": share - 0.02, "high": share + 0.02, "n": 10})
+    return pd.DataFrame(rows)
+
+
+def _routing_trajectories():
+    import pandas as pd
+
+    from actlab.routing.flexact import DEFAULT_CANDIDATES
+
+    return pd.DataFrame(
+        {"variant": variant, "seed": seed, "epoch": epoch, "candidate": name, "prob": (j + epoch) % 5 / 10}
+        for variant in ("flexact a=0", "flexact a=0.3", "fixed")
+        for seed in range(2)
+        for epoch in range(5)
+        for j, name in enumerate(DEFAULT_CANDIDATES)
+    )
+
+
+@pytest.mark.parametrize("figure", ["smartmixed layers", "flexact trajectories"])
+def test_a_multi_panel_figure_shows_its_legend_with_its_first_panel(figure):
+    """Issue AG: SmartMixed's layer-wise legend sat beside panel 4, three screens below panel 1 on a phone (which
+    shows the panels one under another). The legend is drawn inside the first panel's image, clear of its labels."""
+    from actlab.studies.flexact.plots import mean_trajectories
+    from actlab.studies.smartmixed.plots import stacked_layers
+
+    if figure == "smartmixed layers":
+        fig = stacked_layers(_layer_shares())
+    else:
+        fig = mean_trajectories(_routing_trajectories(), "variant", title="Routing, mean over seeds")
+    figure_style.legible(fig)
+    drawing = figure_style.draw(fig)
+    parts = [part for row in figure_style._panel_parts(fig, drawing) for part in row]
+    panels = [(box, axes) for box, (kind, axes) in parts if kind == "panel"]
+    assert len(panels) >= 3 and not fig.legends
+    (left, top, right, bottom), first = panels[0]
+    legend = first[0].get_legend()
+    assert legend is not None and all(ax.get_legend() is None for _, axes in panels[1:] for ax in axes)
+    l_left, l_top, l_right, l_bottom = drawing.to_pixels(legend.get_window_extent(drawing.renderer))
+    assert left <= l_left and l_right <= right and top <= l_top and l_bottom <= bottom
+    label = drawing.to_pixels(first[0].xaxis.label.get_window_extent(drawing.renderer))
+    assert label[3] <= l_top  # under the axis label, not over it
+    plt.close(fig)
+
+
+def test_the_layer_figure_says_each_panels_shares_in_its_alt_text():
+    from actlab.studies.smartmixed.plots import stacked_layers
+
+    fig = stacked_layers(_layer_shares())
+    said = getattr(fig, figure_style.PANELS_KEY)
+    assert len(said) == 4 and "mnist, mlp-4, 10 networks" in said[0] and "selu 38%, 40%, 42%, 43%" in said[0]
+    plt.close(fig)
