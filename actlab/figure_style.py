@@ -85,6 +85,7 @@ CONTENT_PX = 1248  # the page's content width there: `main` is 80rem (1280 px) l
 TIGHT_PAD_INCHES = 0.1  # what savefig(bbox_inches="tight") adds around the drawing
 ALT_KEY = "actlab_alt"
 PANELS_KEY = "actlab_panel_alts"
+VALUES_KEY = "actlab_values"
 
 
 ARM_PREFIXES = ("fixed:",)  # SmartMixed's fixed-activation arms: "fixed:relu" is ReLU
@@ -134,6 +135,46 @@ def describe_panels(fig: Figure, panels: Sequence[str]) -> Figure:
     shows the figure writes what the whole says (a claim's finding)."""
     setattr(fig, PANELS_KEY, [" ".join(str(text).split()) for text in panels])
     return fig
+
+
+def attach_values(fig: Figure, table: Any, caption: str) -> Figure:
+    """Show `table` (rows x columns, the values a heat map of `fig` draws, as text) in a folded table under `fig`
+    on the page, captioned `caption`; returns `fig`. Several heat maps of one figure each attach their own.
+
+    Why: a heat map's cell labels, shrunk to a phone's width, cannot be read; a table of the same values can (it
+    scrolls in its own box), and a screen reader reads it cell by cell."""
+    found = [*getattr(fig, VALUES_KEY, []), (" ".join(str(caption).split()), table)]
+    setattr(fig, VALUES_KEY, found)
+    return fig
+
+
+def values_html(table: Any, caption: str) -> str:
+    """`table` (a DataFrame) as an accessible HTML table: its caption, column headers and row headers scoped, every
+    cell's text escaped; a missing value shows as a dash."""
+
+    def cell(value: Any) -> str:
+        missing = value is None or (isinstance(value, float) and math.isnan(value))
+        return "\u2014" if missing else html.escape(str(value))
+
+    corner = html.escape(str(table.index.name or "row"))
+    head = f'<th scope="col">{corner}</th>' + "".join(f'<th scope="col">{cell(c)}</th>' for c in table.columns)
+    rows = "".join(
+        f'<tr><th scope="row">{cell(index)}</th>{"".join(f"<td>{cell(v)}</td>" for v in row)}</tr>'
+        for index, row in zip(table.index, table.itertuples(index=False), strict=True)
+    )
+    return (
+        f'<div class="scroll"><table class="dataframe actlab-table"><caption class="actlab-caption">'
+        f"{html.escape(caption)}</caption><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
+def _values_block(fig: Figure) -> str:
+    tables = getattr(fig, VALUES_KEY, [])
+    if not tables:
+        return ""
+    inner = "".join(values_html(table, caption) for caption, table in tables)
+    summary = "The values of this heat map, as a table" if len(tables) == 1 else "Its values, as tables"
+    return f'<details class="actlab-values"><summary>{summary}</summary>{inner}</details>'
 
 
 def legend_under(
@@ -469,8 +510,9 @@ def figure_html(fig: Figure) -> str:
     drawing = draw(fig)
     alt = alt_text(fig)
     layout = _panel_parts(fig, drawing)
+    values = _values_block(fig)  # a heat map's values, folded under it (`attach_values`)
     if layout is None:
-        return _img(drawing.image, alt)
+        return _img(drawing.image, alt) + values
     count = sum(kind == "panel" for row in layout for _, (kind, _) in row)
     parts, number, first = [], 0, True
     for row in layout:
@@ -486,7 +528,7 @@ def figure_html(fig: Figure) -> str:
             images.append(_img(drawing.image.crop(box), text))
             first = False
         parts.append(f'<div class="actlab-panels">{"".join(images)}</div>' if len(images) > 1 else images[0])
-    return f'<div class="actlab-figure">{"".join(parts)}</div>'
+    return f'<div class="actlab-figure">{"".join(parts)}</div>{values}'
 
 
 def theme() -> None:

@@ -115,8 +115,14 @@ def test_the_flexact_heat_map_cell_labels_are_legible():
     values = [[0.1 * (i + j) % 1 for j in range(6)] for i in range(8)]
     table = pd.DataFrame(values, columns=[f"truth {j}" for j in range(6)], index=[f"strategy {i}" for i in range(8)])
     fig = heatmap(table, title="Share of seeds that recover the truth")
-    figure_style.figure_html(fig)
+    html = figure_style.figure_html(fig)
     assert _smallest_shown_px(fig) >= figure_style.MIN_TEXT_PX - 1e-6
+    # on a phone the labels shrink past reading: the same values follow in a table (issue AG, item 5)
+    folded = html[html.index('<details class="actlab-values">') :]
+    assert '<caption class="actlab-caption">Share of seeds that recover the truth</caption>' in folded
+    assert re.findall(r'<th scope="row">([^<]*)</th>', folded) == list(table.index)
+    cells = re.findall(r"<td>([^<]*)</td>", folded)
+    assert cells == [f"{value:.2f}" for row in values for value in row]
     plt.close(fig)
 
 

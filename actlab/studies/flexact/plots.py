@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from actlab.figure_style import activation_color, legend_under, verdict_color
+from actlab.figure_style import activation_color, attach_values, legend_under, verdict_color
 from actlab.routing.flexact import DEFAULT_CANDIDATES
 from actlab.studies.flexact import saturation
 
@@ -109,7 +109,8 @@ def heatmap(
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color)
     ax.set_title(title, fontsize=9)
     fig.colorbar(image, ax=ax, fraction=0.03)
-    return fig
+    shown = annotations if annotations is not None else table.map(lambda v: fmt.format(v) if np.isfinite(v) else v)
+    return attach_values(fig, shown, title)  # the cell labels, readable on a phone
 
 
 def mass_by_scale(summary: pd.DataFrame, uniform_start: float) -> plt.Figure:
