@@ -242,13 +242,14 @@ def panel_alt_text(fig: Figure, panel: Sequence[Any], number: int, count: int) -
 
 
 def _figure_name(fig: Figure) -> str:
-    """A short name of the whole figure for its parts' alt texts: its title, else the first clause of its alt."""
+    """A short name of the whole figure for its parts' alt texts: its title, else the first clause of the alt text
+    `describe` gave it, else "this figure" (a description built from the panels would name the first panel)."""
     title = _one_line(fig.get_suptitle()) if fig.get_suptitle() else ""
     if title:
         return f"the figure {title!r}"
-    alt = alt_text(fig).removeprefix("Figure: ")
-    first = alt.split(";")[0].split(". ")[0].rstrip(".")
-    return f"the figure ({first})" if first else "the figure"
+    given = getattr(fig, ALT_KEY, None) or ""
+    first = given.split(";")[0].split(". ")[0].rstrip(".")
+    return f"the figure ({first})" if first else "this figure"
 
 
 def _strip_alt_text(fig: Figure, artists: Sequence[Any]) -> str:
