@@ -13,7 +13,7 @@ import html
 import io
 import math
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from matplotlib.figure import Figure
@@ -84,6 +84,8 @@ MIN_TEXT_PX = 9.0  # no text on a page smaller than this in a 1400-px-wide windo
 CONTENT_PX = 1248  # the page's content width there: `main` is 80rem (1280 px) less its 1rem padding each side
 TIGHT_PAD_INCHES = 0.1  # what savefig(bbox_inches="tight") adds around the drawing
 ALT_KEY = "actlab_alt"
+PANELS_KEY = "actlab_panel_alts"
+VALUES_KEY = "actlab_values"
 
 
 ARM_PREFIXES = ("fixed:",)  # SmartMixed's fixed-activation arms: "fixed:relu" is ReLU
@@ -120,10 +122,77 @@ def verdict_class(verdict: str) -> str:
     return verdict.replace(" ", "-")
 
 
-def describe(fig: Figure, text: str) -> Figure:
-    """Set the alt text of `fig` (what it shows, in a sentence) and return it."""
+def describe(fig: Figure, text: str, panels: Sequence[str] = ()) -> Figure:
+    """Set the alt text of `fig` (what it shows, in a sentence) and, optionally, of each of its panels (rows top
+    first, panels left first: what that panel alone shows); returns `fig`."""
     setattr(fig, ALT_KEY, " ".join(str(text).split()))
+    return describe_panels(fig, panels) if panels else fig
+
+
+def describe_panels(fig: Figure, panels: Sequence[str]) -> Figure:
+    """Set what each panel of `fig` shows (rows top first, panels left first), leaving the figure's own alt text
+    to `describe` or its caller. Why apart: a plotting function knows what each panel holds, while the page that
+    shows the figure writes what the whole says (a claim's finding)."""
+    setattr(fig, PANELS_KEY, [" ".join(str(text).split()) for text in panels])
     return fig
+
+
+def attach_values(fig: Figure, table: Any, caption: str) -> Figure:
+    """Show `table` (rows x columns, the values a heat map of `fig` draws, as text) in a folded table under `fig`
+    on the page, captioned `caption`; returns `fig`. Several heat maps of one figure each attach their own.
+
+    Why: a heat map's cell labels, shrunk to a phone's width, cannot be read; a table of the same values can (it
+    scrolls in its own box), and a screen reader reads it cell by cell."""
+    found = [*getattr(fig, VALUES_KEY, []), (" ".join(str(caption).split()), table)]
+    setattr(fig, VALUES_KEY, found)
+    return fig
+
+
+def values_html(table: Any, caption: str) -> str:
+    """`table` (a DataFrame) as an accessible HTML table: its caption, column headers and row headers scoped, every
+    cell's text escaped; a missing value shows as a dash."""
+
+    def cell(value: Any) -> str:
+        missing = value is None or (isinstance(value, float) and math.isnan(value))
+        return "\u2014" if missing else html.escape(str(value))
+
+    corner = html.escape(str(table.index.name or "row"))
+    head = f'<th scope="col">{corner}</th>' + "".join(f'<th scope="col">{cell(c)}</th>' for c in table.columns)
+    rows = "".join(
+        f'<tr><th scope="row">{cell(index)}</th>{"".join(f"<td>{cell(v)}</td>" for v in row)}</tr>'
+        for index, row in zip(table.index, table.itertuples(index=False), strict=True)
+    )
+    return (
+        f'<div class="scroll"><table class="dataframe actlab-table"><caption class="actlab-caption">'
+        f"{html.escape(caption)}</caption><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
+def _values_block(fig: Figure) -> str:
+    tables = getattr(fig, VALUES_KEY, [])
+    if not tables:
+        return ""
+    inner = "".join(values_html(table, caption) for caption, table in tables)
+    summary = "The values of this heat map, as a table" if len(tables) == 1 else "Its values, as tables"
+    return f'<details class="actlab-values"><summary>{summary}</summary>{inner}</details>'
+
+
+def legend_under(
+    ax: Any, handles: Sequence[Any] | None = None, labels: Sequence[str] | None = None, **style: Any
+) -> Any:
+    """A figure's one legend under its first panel `ax`, clear of that panel's tick labels and axis label, as wide
+    as the panel (two columns). Why: a phone shows a figure's panels one under another (`figure_html`), and a legend
+    beside the last panel came screens after the first. Its 8-pt text stays near 9 px on a 390-px phone. The offset
+    is in points (the labels' own sizes), so it holds whatever the panel's height."""
+    from matplotlib.transforms import offset_copy
+
+    ticks = max((label.get_fontsize() for label in ax.get_xticklabels()), default=0.0)
+    below = ticks + ax.xaxis.label.get_fontsize() + 14  # tick pad, label pad and a gap, in points
+    if handles is None or labels is None:
+        handles, labels = ax.get_legend_handles_labels()
+    options = {"fontsize": 8, "ncol": 2, "frameon": False, "borderaxespad": 0.0, **style}
+    place = offset_copy(ax.transAxes, fig=ax.figure, y=-below, units="points")
+    return ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(0.0, 0.0), bbox_transform=place, **options)
 
 
 def alt_text(fig: Figure) -> str:
@@ -138,11 +207,60 @@ def alt_text(fig: Figure) -> str:
     for ax in fig.get_axes():
         if not ax.get_visible() or not (ax.get_title() or ax.get_xlabel() or ax.get_ylabel()):
             continue  # colour bars and empty panels say nothing
-        axes = [f"{which} {label}" for which, label in (("x:", ax.get_xlabel()), ("y:", ax.get_ylabel())) if label]
-        title = ax.get_title() or "panel"
-        parts.append(f"{title} ({', '.join(axes)})" if axes else title)
+        parts.append(_axes_words(ax, legend=False))
     body = "; ".join(parts) if parts else "an untitled figure"
     return f"Figure: {body}."
+
+
+def _one_line(text: str) -> str:
+    return ", ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
+def _axes_words(ax: Any, legend: bool = True) -> str:
+    """What one axes says in words: its title, its axis labels and (with `legend`) its legend's entries."""
+    said = [
+        f"{which} {_one_line(label)}" for which, label in (("x:", ax.get_xlabel()), ("y:", ax.get_ylabel())) if label
+    ]
+    key = ax.get_legend() if legend else None
+    if key is not None:
+        entries = [text.get_text() for text in key.get_texts() if text.get_text().strip()]
+        if entries:
+            said.append(f"legend: {', '.join(entries)}")
+    title = _one_line(ax.get_title()) or "panel"
+    return f"{title} ({'; '.join(said)})" if said else title
+
+
+def panel_alt_text(fig: Figure, panel: Sequence[Any], number: int, count: int) -> str:
+    """The alt text of panel `number` (1-based) of `count` when `fig` is shown a panel per image: what
+    `describe_panels` gave it, else its title, axis labels and legend, and where it sits in the figure."""
+    given = getattr(fig, PANELS_KEY, None) or []
+    own = given[number - 1] if number <= len(given) else ""
+    if not own:
+        own = "; ".join(_axes_words(ax) for ax in panel if ax.get_label() != "<colorbar>")
+    whole = _figure_name(fig)
+    return f"Panel {number} of {count} of {whole}: {own}." if own else f"Panel {number} of {count} of {whole}."
+
+
+def _figure_name(fig: Figure) -> str:
+    """A short name of the whole figure for its parts' alt texts: its title, else the first clause of the alt text
+    `describe` gave it, else "this figure" (a description built from the panels would name the first panel)."""
+    title = _one_line(fig.get_suptitle()) if fig.get_suptitle() else ""
+    if title:
+        return f"the figure {title!r}"
+    given = getattr(fig, ALT_KEY, None) or ""
+    first = given.split(";")[0].split(". ")[0].rstrip(".")
+    return f"the figure ({first})" if first else "this figure"
+
+
+def _strip_alt_text(fig: Figure, artists: Sequence[Any]) -> str:
+    """The alt text of a strip above or below the panels (a title, a shared legend): what it says."""
+    said = []
+    for artist in artists:
+        texts = artist.get_texts() if hasattr(artist, "get_texts") else [artist]
+        words = [_one_line(text.get_text()) for text in texts if text.get_text().strip()]
+        if words:
+            said.append(("legend: " if hasattr(artist, "get_texts") else "") + ", ".join(words))
+    return f"Of {_figure_name(fig)}: {'; '.join(said)}." if said else f"A strip of {_figure_name(fig)}."
 
 
 def shown_px_per_point(fig: Figure, content_px: float = CONTENT_PX) -> float:
@@ -229,6 +347,15 @@ def panel_layout(fig: Figure, drawing: Drawing) -> list[list[Box]] | None:
     titles and legends above or below. A cut runs only along background pixels that cross no text's extent, so
     nothing is cut through. None (shown whole) with one panel per row, or when some cut finds no such line.
     """
+    parts = _panel_parts(fig, drawing)
+    return None if parts is None else [[box for box, _ in row] for row in parts]
+
+
+Part = tuple[Box, Any]  # a box of the drawn image and what it shows: a panel's axes, or the artists of a strip
+
+
+def _panel_parts(fig: Figure, drawing: Drawing) -> list[list[Part]] | None:
+    """`panel_layout`'s boxes, each with what it shows: ("panel", its axes) or ("strip", the artists in it)."""
     import numpy as np
 
     grid = _panels(fig)
@@ -262,14 +389,23 @@ def panel_layout(fig: Figure, drawing: Drawing) -> list[list[Box]] | None:
         if not found:
             return None
         edges.append(found[0])
+    artists = _figure_artists(fig)
+    header = [a for a, box in zip(artists, figure_level, strict=True) if box[3] <= tops[0]]
+    footer = [a for a, box in zip(artists, figure_level, strict=True) if box[1] >= bottoms[-1]]
     rows: list[list[Box] | None] = [None] * bool(above) + frames + [None] * bool(below)  # None: header or footer
-    layout: list[list[Box]] = []
-    for row, (top, bottom) in zip(rows, zip(edges, [*edges[1:], height], strict=True), strict=True):
+    shows: list[Any] = [("strip", header)] * bool(above) + grid + [("strip", footer)] * bool(below)
+    layout: list[list[Part]] = []
+    for row, shown, (top, bottom) in zip(rows, shows, zip(edges, [*edges[1:], height], strict=True), strict=True):
         cuts = [] if row is None else _column_cuts(ink, row, top, bottom)
         if cuts is None:
             return None
         xs = [0, *cuts, width]
-        layout.append([(left, top, right, bottom) for left, right in zip(xs, xs[1:], strict=False)])
+        boxes = [(left, top, right, bottom) for left, right in zip(xs, xs[1:], strict=False)]
+        if row is None:
+            layout.append([(boxes[0], shown)])
+        else:  # `_column_cuts` cuts the panels in left-to-right order
+            ordered = [panel for _, panel in sorted(zip(row, shown, strict=True), key=lambda pair: pair[0])]
+            layout.append([(box, ("panel", panel)) for box, panel in zip(boxes, ordered, strict=True)])
     return layout
 
 
@@ -374,19 +510,26 @@ def figure_html(fig: Figure) -> str:
     legible(fig)
     drawing = draw(fig)
     alt = alt_text(fig)
-    layout = panel_layout(fig, drawing)
+    layout = _panel_parts(fig, drawing)
+    values = _values_block(fig)  # a heat map's values, folded under it (`attach_values`)
     if layout is None:
-        return _img(drawing.image, alt)
-    count = sum(len(row) for row in layout)
-    parts, number = [], 0
+        return _img(drawing.image, alt) + values
+    count = sum(kind == "panel" for row in layout for _, (kind, _) in row)
+    parts, number, first = [], 0, True
     for row in layout:
         images = []
-        for box in row:
-            number += 1
-            text = alt if number == 1 else f"Part {number} of {count} of the figure (its first part describes it)."
+        for box, (kind, shown) in row:
+            if kind == "panel":
+                number += 1
+                text = panel_alt_text(fig, shown, number, count)
+            else:
+                text = _strip_alt_text(fig, shown)
+            if first:  # the first image says what the whole figure shows; a title strip says no more than that
+                text = alt if kind == "strip" else f"{alt} {text}"
             images.append(_img(drawing.image.crop(box), text))
+            first = False
         parts.append(f'<div class="actlab-panels">{"".join(images)}</div>' if len(images) > 1 else images[0])
-    return f'<div class="actlab-figure">{"".join(parts)}</div>'
+    return f'<div class="actlab-figure">{"".join(parts)}</div>{values}'
 
 
 def theme() -> None:

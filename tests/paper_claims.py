@@ -22,8 +22,9 @@ def paper_claims() -> list[Claim]:
     return [Claim.from_json(item) for item in json.loads(DATA.read_text(encoding="utf-8"))]
 
 
-def paper_index(root: Path) -> Path:
-    """The index of `paper_claims` built under `root`; returns the index file."""
+def paper_index(root: Path, claims: list[Claim] | None = None) -> Path:
+    """The index of `claims` (default: `paper_claims`) built under `root` by the real builder; returns the index
+    file."""
     config = SiteConfig(notebooks_dir=root / "notebooks", runs_dir=root / "runs", out_dir=root / "site")
-    save_claims(paper_claims(), config.runs_dir / "claims")
+    save_claims(paper_claims() if claims is None else claims, config.runs_dir / "claims")
     return refresh_index(config)

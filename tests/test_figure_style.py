@@ -115,8 +115,14 @@ def test_the_flexact_heat_map_cell_labels_are_legible():
     values = [[0.1 * (i + j) % 1 for j in range(6)] for i in range(8)]
     table = pd.DataFrame(values, columns=[f"truth {j}" for j in range(6)], index=[f"strategy {i}" for i in range(8)])
     fig = heatmap(table, title="Share of seeds that recover the truth")
-    figure_style.figure_html(fig)
+    html = figure_style.figure_html(fig)
     assert _smallest_shown_px(fig) >= figure_style.MIN_TEXT_PX - 1e-6
+    # on a phone the labels shrink past reading: the same values follow in a table (issue AG, item 5)
+    folded = html[html.index('<details class="actlab-values">') :]
+    assert '<caption class="actlab-caption">Share of seeds that recover the truth</caption>' in folded
+    assert re.findall(r'<th scope="row">([^<]*)</th>', folded) == list(table.index)
+    cells = re.findall(r"<td>([^<]*)</td>", folded)
+    assert cells == [f"{value:.2f}" for row in values for value in row]
     plt.close(fig)
 
 
@@ -224,6 +230,26 @@ def test_a_figure_of_panels_side_by_side_is_cut_between_them_through_no_text(leg
     plt.close(fig)
 
 
+def test_every_panel_of_a_cut_figure_has_its_own_alt_text():
+    """Issue AG: about 40 images were described only as "Part k of n". The first image says what the whole figure
+    shows; each panel says what it holds (its title and axes, or what `describe_panels` gave it); a legend strip
+    its entries."""
+    import html as html_module
+
+    fig = figure_style.describe(_two_panels(legend_below=True), "Routing mass: the router ends on Sigmoid.")
+    alts = [html_module.unescape(a) for a in re.findall(r'alt="([^"]*)"', figure_style.figure_html(fig))]
+    assert len(alts) == 4 and alts[0] == "Routing mass: the router ends on Sigmoid."
+    assert "Panel 1 of 2" in alts[1] and "closed form against autograd" in alts[1] and "x: autograd" in alts[1]
+    assert "Panel 2 of 2" in alts[2] and "error per configuration" in alts[2] and "max relative error" in alts[2]
+    assert "legend: sigmoid, relu" in alts[3]
+    assert len(set(alts)) == len(alts) and not any(re.fullmatch(r"Part \d+ of \d+.*", alt) for alt in alts)
+    figure_style.describe_panels(fig, ["left: Sigmoid's closed form", "right: ReLU's error"])
+    left, right = (panel for row in figure_style._panels(fig) for panel in row)
+    assert "left: Sigmoid's closed form" in figure_style.panel_alt_text(fig, left, 1, 2)
+    assert "right: ReLU's error" in figure_style.panel_alt_text(fig, right, 2, 2)
+    plt.close(fig)
+
+
 def test_one_panel_or_panels_in_one_column_stay_one_image():
     fig, ax = plt.subplots()
     ax.plot([0, 1])
@@ -231,3 +257,69 @@ def test_one_panel_or_panels_in_one_column_stay_one_image():
     fig2, (top, bottom) = plt.subplots(2, 1)
     assert figure_style.panel_layout(fig2, figure_style.draw(fig2)) is None
     plt.close(fig), plt.close(fig2)
+
+
+def _layer_shares():
+    """Fabricated stacked shares of four (dataset, architecture) cells: SELU and ELU grow with depth."""
+    import numpy as np
+    import pandas as pd
+
+    from actlab.routing.smartmixed import SMARTMIXED_POOL
+
+    rows = []
+    for dataset, architecture in (("mnist", "mlp-4"), ("fashion_mnist", "mlp-4"), ("mnist", "mlp-6"), ("kmnist", "x")):
+        for layer in range(1, 5):
+            raw = np.array([1.0, 0.5, 0.5, 1.0, 1.0 + layer, 2.0 + layer])
+            for choice, share in zip(SMARTMIXED_POOL, raw / raw.sum(), strict=True):
+                cell = {"dataset": dataset, "architecture": architecture, "layer": layer, "choice": choice}
+                rows.append({**cell, "share": share, "low": share - 0.02, "high": share + 0.02, "n": 10})
+    return pd.DataFrame(rows)
+
+
+def _routing_trajectories():
+    import pandas as pd
+
+    from actlab.routing.flexact import DEFAULT_CANDIDATES
+
+    return pd.DataFrame(
+        {"variant": variant, "seed": seed, "epoch": epoch, "candidate": name, "prob": (j + epoch) % 5 / 10}
+        for variant in ("flexact a=0", "flexact a=0.3", "fixed")
+        for seed in range(2)
+        for epoch in range(5)
+        for j, name in enumerate(DEFAULT_CANDIDATES)
+    )
+
+
+@pytest.mark.parametrize("figure", ["smartmixed layers", "flexact trajectories"])
+def test_a_multi_panel_figure_shows_its_legend_with_its_first_panel(figure):
+    """Issue AG: SmartMixed's layer-wise legend sat beside panel 4, three screens below panel 1 on a phone (which
+    shows the panels one under another). The legend is drawn inside the first panel's image, clear of its labels."""
+    from actlab.studies.flexact.plots import mean_trajectories
+    from actlab.studies.smartmixed.plots import stacked_layers
+
+    if figure == "smartmixed layers":
+        fig = stacked_layers(_layer_shares())
+    else:
+        fig = mean_trajectories(_routing_trajectories(), "variant", title="Routing, mean over seeds")
+    figure_style.legible(fig)
+    drawing = figure_style.draw(fig)
+    parts = [part for row in figure_style._panel_parts(fig, drawing) for part in row]
+    panels = [(box, axes) for box, (kind, axes) in parts if kind == "panel"]
+    assert len(panels) >= 3 and not fig.legends
+    (left, top, right, bottom), first = panels[0]
+    legend = first[0].get_legend()
+    assert legend is not None and all(ax.get_legend() is None for _, axes in panels[1:] for ax in axes)
+    l_left, l_top, l_right, l_bottom = drawing.to_pixels(legend.get_window_extent(drawing.renderer))
+    assert left <= l_left and l_right <= right and top <= l_top and l_bottom <= bottom
+    label = drawing.to_pixels(first[0].xaxis.label.get_window_extent(drawing.renderer))
+    assert label[3] <= l_top  # under the axis label, not over it
+    plt.close(fig)
+
+
+def test_the_layer_figure_says_each_panels_shares_in_its_alt_text():
+    from actlab.studies.smartmixed.plots import stacked_layers
+
+    fig = stacked_layers(_layer_shares())
+    said = getattr(fig, figure_style.PANELS_KEY)
+    assert len(said) == 4 and "mnist, mlp-4, 10 networks" in said[0] and "selu 38%, 40%, 42%, 43%" in said[0]
+    plt.close(fig)

@@ -35,9 +35,9 @@ def test_tables_have_no_index_column_and_one_header_row():
         body = page.table_html(frame)
         assert "<th></th>" not in body and not re.search(r"<th>\s*</th>", body)
         assert body.count("<tr") == len(frame) + 1  # one header row, one row per record
-    assert "<th>arm</th>" in page.table_html(named)  # a named index becomes an ordinary column
-    assert "<th>row</th>" in page.table_html(unnamed)
-    assert "<th>acc mean</th>" in page.table_html(multi)
+    assert '<th scope="col">arm</th>' in page.table_html(named)  # a named index becomes an ordinary column
+    assert '<th scope="col">row</th>' in page.table_html(unnamed)
+    assert '<th scope="col">acc mean</th>' in page.table_html(multi)
     assert "0.912" in page.table_html(ranged) and "0.91234" not in page.table_html(ranged)
 
 
@@ -87,11 +87,27 @@ def test_lead_cells_come_right_after_the_title():
     assert [cell.source for cell in lead_first(cells)] == ["# Title", "claims", "params", "analysis"]
 
 
+def test_every_table_has_a_caption_and_column_scoped_headers():
+    """Issue AG: no table had a caption or `th scope`. A caption given (or set in `frame.attrs`) is shown; else one
+    made from the columns is kept for screen readers; every header cell heads its column."""
+    frame = pd.DataFrame({"arm": ["relu", "<b>gelu</b>"], "acc": [0.9, 0.8]})
+    generated = page.table_html(frame)
+    assert '<caption class="actlab-caption actlab-sr-only">Table of arm, acc (2 rows)</caption>' in generated
+    assert generated.index("<caption") < generated.index("<thead")
+    given = page.table_html(frame, caption="Accuracy per <arm>")
+    assert '<caption class="actlab-caption">Accuracy per &lt;arm&gt;</caption>' in given
+    frame.attrs["caption"] = "Test accuracy per arm"
+    assert '<caption class="actlab-caption">Test accuracy per arm</caption>' in page.table_html(frame)
+    for body in (generated, given, page.table_html(frame.set_index("arm"))):
+        assert body.count("<caption") == 1 and re.findall(r"<th\b[^>]*>", body) == ['<th scope="col">'] * 2
+
+
 def test_every_page_gets_its_title_viewport_and_one_navigation_bar(tmp_path):
     from actlab.site import chrome
 
     path = tmp_path / "study.html"
-    path.write_text("<html><head><title>Notebook</title></head><body class='x'><p>content</p></body></html>")
+    heading = '<h2 id="Setup">Setup<a class="anchor-link" href="#Setup">¶</a></h2>'  # as nbconvert writes it
+    path.write_text(f"<html><head><title>Notebook</title></head><body class='x'>{heading}<p>content</p></body></html>")
     links = [("Index", "index.html"), ("Flex-Act", "flexact.html"), ("<b>odd</b>", "odd.html")]
     chrome.decorate(path, title="Flex-Act: does it pick? | actlab", links=links, current="flexact.html")
     once = path.read_text()
@@ -103,6 +119,8 @@ def test_every_page_gets_its_title_viewport_and_one_navigation_bar(tmp_path):
     twice = path.read_text()
     assert twice.count('class="actlab-nav"') == 1 and "odd.html" not in twice  # the bar is replaced, not added
     assert twice.count('name="viewport"') == 1 and twice.count(chrome.NAV_CSS) == 1
+    hidden = '<a class="anchor-link" aria-hidden="true" tabindex="-1" href="#Setup">¶</a>'
+    assert once.count(hidden) == 1 and twice.count(hidden) == 1  # the ¶ is not read aloud, nor tabbed to
     assert chrome.short_title("Flex-Act: does the router pick the hidden activation?") == "Flex-Act"
 
 

@@ -51,6 +51,9 @@ table { border-collapse: collapse; width: 100%; margin: .6rem 0; }
 th, td { border: 1px solid #ccc; padding: .35rem .5rem; text-align: left; vertical-align: top; overflow-wrap: normal; }
 table.claims td { min-width: 7rem; }
 th { background: #f3f3f3; }
+caption.actlab-caption { caption-side: top; text-align: left; font-size: .9em; color: #555; padding: .2rem 0; }
+.actlab-sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%);
+                  white-space: nowrap; }  /* read by screen readers, not shown: a table's generated caption */
 .failed { color: #a4161a; }
 .post-hoc { font-size: .8em; font-weight: 700; color: #7a4a00; border: 1px solid #7a4a00; border-radius: 3px;
             padding: 0 .25em; white-space: nowrap; }
@@ -136,10 +139,21 @@ def whole_tokens(body: str) -> str:
     return _CELL.sub(cell, body)
 
 
+_ANCHOR_LINK = re.compile(r'<a class="anchor-link"(?![^>]*aria-hidden)')
+
+
+def hide_anchor_links(body: str) -> str:
+    """`body` with nbconvert's heading anchors (`<a class="anchor-link" href="#...">¶</a>`, one per heading) hidden
+    from screen readers and kept out of the tab order; idempotent. Why: a screen reader read each heading as its
+    title followed by "pilcrow, link", and the page's CSS hides them from sight already."""
+    return _ANCHOR_LINK.sub('<a class="anchor-link" aria-hidden="true" tabindex="-1"', body)
+
+
 def decorate(html_path: Path, *, title: str, links: Sequence[tuple[str, str]], current: str) -> Path:
-    """Give a rendered page the site's viewport, its own `<title>`, the navigation bar and `whole_tokens`;
-    idempotent: a bar from before is replaced, so each index refresh brings every page's links up to date."""
-    body = whole_tokens(html_path.read_text(encoding="utf-8"))
+    """Give a rendered page the site's viewport, its own `<title>`, the navigation bar, `whole_tokens` and
+    `hide_anchor_links`; idempotent: a bar from before is replaced, so each index refresh brings every page's links
+    up to date."""
+    body = hide_anchor_links(whole_tokens(html_path.read_text(encoding="utf-8")))
     page_title = f"<title>{html.escape(' '.join(title.split()))}</title>"
     if re.search(r"<title>.*?</title>", body, flags=re.S):
         body = re.sub(r"<title>.*?</title>", lambda _: page_title, body, count=1, flags=re.S)

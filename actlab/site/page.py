@@ -86,11 +86,15 @@ MISSING = "\u2014"  # what an empty cell shows (pandas' default is "NaN", which 
 MISSING_NOTE = "not simulated or not applicable to its row"  # the default reason an empty cell is given
 
 
-def table_html(frame: pd.DataFrame, digits: int = DIGITS, missing: str = MISSING_NOTE) -> str:
-    """`frame` as an HTML table without an index column, numbers to `digits` significant digits.
+def table_html(frame: pd.DataFrame, digits: int = DIGITS, missing: str = MISSING_NOTE, caption: str = "") -> str:
+    """`frame` as an HTML table without an index column, numbers to `digits` significant digits, with a caption and
+    every header cell `scope="col"`, so a screen reader names each cell's column and says what the table is.
 
-    An empty cell (NaN or None: e.g. the verdict shares of an outcome that was out of reach, so never simulated)
-    shows `MISSING` and the table is followed by one line saying what it means (`missing`), never "NaN"."""
+    The caption is `caption`, else `frame.attrs["caption"]` (set where the frame is made), shown above the table;
+    else one generated from its columns and rows, kept for screen readers only (the page's heading or sentence
+    before the table says the same to a sighted reader). An empty cell (NaN or None: e.g. the verdict shares of an
+    outcome that was out of reach, so never simulated) shows `MISSING` and the table is followed by one line saying
+    what it means (`missing`), never "NaN"."""
     flat = flat_frame(frame)
     table = flat.to_html(
         index=False,
@@ -98,6 +102,17 @@ def table_html(frame: pd.DataFrame, digits: int = DIGITS, missing: str = MISSING
         classes="dataframe actlab-table",
         float_format=lambda v: format_number(v, digits),
         na_rep=MISSING,
+    )
+    table = re.sub(r"<th>", '<th scope="col">', table)  # no index: every header cell heads a column
+    given = " ".join(str(caption or frame.attrs.get("caption", "")).split())
+    rows = f"{len(flat)} row{'s' if len(flat) != 1 else ''}"
+    said = given or f"Table of {', '.join(str(column) for column in flat.columns)} ({rows})"
+    hidden = "" if given else " actlab-sr-only"
+    table = re.sub(
+        r"(<table\b[^>]*>)",
+        lambda m: f'{m.group(1)}<caption class="actlab-caption{hidden}">{html.escape(said)}</caption>',
+        table,
+        count=1,
     )
     if not bool(flat.isna().to_numpy().any()):
         return table

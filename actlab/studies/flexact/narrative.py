@@ -321,3 +321,37 @@ def effects_alt(effects: pd.DataFrame, claims: Sequence[str], alpha: float = 0.0
                 f"{claim}: " + (f"moved by {', '.join(moving)}." if moving else f"no effect with p < {alpha:g}.")
             )
     return " ".join(parts)
+
+
+def representative_truth(selection: dict[str, Any]) -> str:
+    """The ground truth whose recovery stands for the whole (`analysis.selection`): the median of the truths'
+    recovery rates (the lower middle one of an even number), the first in the paper's order among ties.
+
+    Why: a figure drawn for the one truth that is recovered (Sigmoid, the paper's Fig. 1) illustrated a claim that
+    fails on every other truth; the median truth shows what most truths did, whichever way the verdict goes."""
+    cells = [cell for cell in selection["per_truth"] if cell.get("n_runs")]
+    if not cells:
+        raise ValueError(f"{selection.get('variant', 'this variant')} has no runs with a ground truth to show")
+    rates = sorted(cell["k"] / cell["n_runs"] for cell in cells)
+    median = rates[(len(rates) - 1) // 2]
+    return next(cell["ground_truth"] for cell in cells if cell["k"] / cell["n_runs"] == median)
+
+
+def representative_markdown(selection: dict[str, Any], truth: str, paper_truth: str = "sigmoid") -> str:
+    """Why the figure shows `truth`: its recovery beside every truth's, and the paper's Fig. 1 truth's."""
+    cells = {cell["ground_truth"]: cell for cell in selection["per_truth"] if cell.get("n_runs")}
+    shown = cells[truth]
+    chose = shown.get("most_selected")
+    lead = (
+        f"Shown: the **{truth}** ground truth, recovered in {shown['k']}/{shown['n_runs']} runs by "
+        f"{selection['variant']}"
+        + (f" (most often it chose {chose})" if chose and chose != truth else "")
+        + f", the median of the {len(cells)} truths' recovery."
+    )
+    if paper_truth in cells and paper_truth != truth:
+        other = cells[paper_truth]
+        lead += (
+            f" The paper's Fig. 1 shows {paper_truth}, recovered here in {other['k']}/{other['n_runs']}; "
+            "every truth is drawn below (Fig. 2)."
+        )
+    return lead

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from actlab.figure_style import activation_color, verdict_color
+from actlab.figure_style import activation_color, attach_values, legend_under, verdict_color
 from actlab.routing.flexact import DEFAULT_CANDIDATES
 from actlab.studies.flexact import saturation
 
@@ -64,8 +64,7 @@ def mean_trajectories(
         ax.set_ylim(0, 1)
         ax.set_xlabel("epoch")
     axes[0, 0].set_ylabel("routing probability")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    legend_under(axes[0, 0])
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
@@ -110,7 +109,8 @@ def heatmap(
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color)
     ax.set_title(title, fontsize=9)
     fig.colorbar(image, ax=ax, fraction=0.03)
-    return fig
+    shown = annotations if annotations is not None else table.map(lambda v: fmt.format(v) if np.isfinite(v) else v)
+    return attach_values(fig, shown, title)  # the cell labels, readable on a phone
 
 
 def mass_by_scale(summary: pd.DataFrame, uniform_start: float) -> plt.Figure:
@@ -130,8 +130,7 @@ def mass_by_scale(summary: pd.DataFrame, uniform_start: float) -> plt.Figure:
         ax.set_title(f"GT {truth}", fontsize=9)
         ax.set_xlabel("input scale k")
     axes[0, 0].set_ylabel("mass on unbounded (95% CI)")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    legend_under(axes[0, 0])
     fig.tight_layout()
     return fig
 

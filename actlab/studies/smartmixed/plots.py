@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from actlab.figure_style import activation_color
+from actlab.figure_style import activation_color, describe_panels, legend_under
 from actlab.routing.smartmixed import SMARTMIXED_POOL
 from actlab.studies.smartmixed.run import RunRecord
 
@@ -91,13 +91,18 @@ def phases(table: pd.DataFrame):  # noqa: ANN201
 
 
 def stacked_layers(shares: pd.DataFrame):  # noqa: ANN201
-    """Per (dataset, architecture): each choice's mean share per layer, stacked, t intervals over networks on top."""
+    """Per (dataset, architecture): each choice's mean share per layer, stacked, t intervals over networks on top.
+
+    The legend sits under the first panel (top of the stack first), so a phone, which shows the panels one under
+    another, shows it with the first; each panel's alt text lists its shares per layer (`describe_panels`)."""
     cells = list(dict.fromkeys(zip(shares.dataset, shares.architecture, strict=True)))
     fig, axes = plt.subplots(1, len(cells), figsize=(3.6 * len(cells), 3.2), sharey=True, squeeze=False)
+    said = []
     for ax, (dataset, architecture) in zip(axes[0], cells, strict=True):
         block = shares[(shares.dataset == dataset) & (shares.architecture == architecture)]
         layers = sorted(block.layer.unique())
         bottom = np.zeros(len(layers))
+        drawn = []
         for offset, choice in enumerate(c for c in SMARTMIXED_POOL if c in set(block.choice)):
             rows = block[block.choice == choice].set_index("layer").reindex(layers)
             ax.bar(layers, rows.share, bottom=bottom, color=COLORS[choice], label=choice, width=0.8)
@@ -105,13 +110,20 @@ def stacked_layers(shares: pd.DataFrame):  # noqa: ANN201
             error = np.vstack([rows.share - rows.low, rows.high - rows.share]).clip(min=0)
             ax.errorbar(np.asarray(layers) - 0.3 + 0.1 * offset, top, yerr=error, fmt="none", ecolor="black", lw=0.7)
             bottom = top
-        ax.set_title(f"{dataset}\n{architecture} (n = {int(block.n.max())})", fontsize=8)
+            drawn.append(f"{choice} {', '.join(f'{share:.0%}' for share in rows.share.fillna(0.0))}")
+        n = int(block.n.max())
+        ax.set_title(f"{dataset}\n{architecture} (n = {n})", fontsize=8)
         ax.set_xlabel("hidden layer")
         ax.set_xticks(layers)
+        said.append(
+            f"{dataset}, {architecture}, {n} networks: mean share of neurons in hidden layers "
+            f"{layers[0]} to {layers[-1]}: {'; '.join(drawn)}"
+        )
     axes[0][0].set_ylabel("share of neurons")
-    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    legend_under(axes[0][0], handles[::-1], labels[::-1])  # top of the stack first
     fig.tight_layout()
-    return fig
+    return describe_panels(fig, said)
 
 
 def specification_curve(table: pd.DataFrame, margin: float, units: str):  # noqa: ANN201

@@ -205,3 +205,34 @@ def reading(by_id: Mapping[str, Claim], layerwise_id: str, commitment_id: str, d
     parts = [layerwise(layer), commitment(commit), depth(depth_claim), meaning(layer, commit, depth_claim)]
     parts.append(modified_method(layer.context.get("modified_method")))
     return "\n\n".join(parts)
+
+
+def layer_shares(shares: Any, names: Mapping[str, str] | None = None) -> str:
+    """What the layer-wise figure shows, in one sentence from `preference.stacked_shares` (mean share of each
+    choice per cell and hidden layer): the choice with the largest share and in how many layers it leads, each
+    choice's range of shares over every cell and layer, against the uniform share. Why: the figure showed SELU
+    holding most neurons in every layer, and no sentence on the page said so."""
+    names = dict(names or {"relu": "ReLU", "leaky_relu": "LeakyReLU", "elu": "ELU", "selu": "SELU"})
+    shares = shares.dropna(subset=["share"])
+    if shares.empty:
+        return "No layer shares to describe (no network was read)."
+    leaders = shares.loc[shares.groupby(["dataset", "architecture", "layer"], sort=False).share.idxmax(), "choice"]
+    by_mean = shares.groupby("choice").share.agg(["min", "max", "mean"]).sort_values("mean", ascending=False)
+    top = by_mean.index[0]
+    leads = int((leaders == top).sum())
+    where = (
+        "every hidden layer of every network type shown"
+        if leads == len(leaders)
+        else f"{leads} of the {len(leaders)} hidden layers shown (over every network type)"
+    )
+
+    def spread(choice: str) -> str:
+        low, high = by_mean.loc[choice, "min"], by_mean.loc[choice, "max"]
+        return f"{low:.0%}" if round(low * 100) == round(high * 100) else f"{low:.0%} to {high:.0%}"
+
+    rest = ", ".join(f"{names.get(c, c.capitalize())} {spread(c)}" for c in by_mean.index[1:])
+    uniform = 1 / shares.choice.nunique()
+    return (
+        f"{names.get(top, top.capitalize())} holds the largest share of neurons in {where} ({spread(top)} of a "
+        f"layer; uniform would be {uniform:.0%}); the others: {rest}."
+    )

@@ -11,7 +11,7 @@ import pandas as pd
 import torch
 from matplotlib.colors import ListedColormap
 
-from actlab.figure_style import activation_color
+from actlab.figure_style import activation_color, attach_values
 from actlab.studies.compare.engine import matching_label
 
 DECISION_COLORS = {"better": "#2a9d8f", "worse": "#e76f51", "equivalent": "#8ab17d", "inconclusive": "#e9e9e9"}
@@ -133,7 +133,7 @@ def decision_matrix(matrix: pd.DataFrame, title: str) -> plt.Figure:
     )
     ax.set_title(title + " (inconclusive cells: their MDE)", fontsize=8)
     fig.tight_layout()
-    return fig
+    return attach_values(fig, matrix, f"{title}: row entry against column entry")  # readable on a phone
 
 
 def rank_heatmap(distribution: pd.DataFrame, title: str) -> plt.Figure:
@@ -147,4 +147,4 @@ def rank_heatmap(distribution: pd.DataFrame, title: str) -> plt.Figure:
     fig.colorbar(image, ax=ax, label="fraction of (task, seed) blocks")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
-    return fig
+    return attach_values(fig, distribution.map(lambda share: f"{share:.2f}"), f"{title}: share of blocks per rank")
