@@ -192,8 +192,8 @@ def _undecided(depth_claim: Claim) -> str:
         side = "smaller" if difference["ci"][1] < 0 else "larger"
         words += (
             f"; described, not decided: the rise is {side} where the width grows (growing minus constant "
-            f"{_interval(difference)} points, Welch 95% interval), so in these runs the rise is not a matter of "
-            "depth alone"
+            f"{_interval(difference)} points, Welch 95% interval), a hint that width plays a part which the "
+            "registered rule, at this n, can neither confirm nor rule out"
         )
     return words
 
