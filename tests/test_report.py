@@ -159,7 +159,7 @@ def test_malformed_claim_files_are_error_rows_and_the_rest_of_the_index_builds(t
         path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
     atomic_write_json(claims / "fine.json", _claim("fine", statement="a claim that is fine"))
     index = _index(tmp_path)
-    assert '<tr id="claim-fine">' in index and "a claim that is fine" in index
+    assert '<article class="claim-card" id="claim-fine">' in index and "a claim that is fine" in index
     rows = dict(re.findall(r'<tr id="claim-([\w.-]+)" class="claim-error">(.*?)</tr>', index, flags=re.S))
     assert sorted(rows) == sorted(name.removesuffix(".json") for name in MALFORMED)
     for name, (_, problem) in MALFORMED.items():
@@ -214,9 +214,11 @@ def test_index_opens_with_one_answer_per_paper_then_the_demo_apart_then_the_fore
     assert "1 failed: f-2 (0.5 [0.1, 0.9]; the paper: 0.8)" in words
     assert "Run here: 100 epochs; b." in card and "The paper: a single-layer" in card
     assert "1 supported" in re.sub(r"<[^>]+>|\s+", " ", index[demo:forest])  # the demo is counted apart
-    alt = re.search(r'<figure id="forest">.*?<img src="data:image/svg\+xml;base64,[^"]+" alt="([^"]+)"', index, re.S)
+    alt = re.search(r'<figure id="forest">.*?<img src="forest.svg" alt="([^"]+)"', index, re.S)
     assert alt and "Forest plot of 4 claims" in alt.group(1)
-    assert "<summary><strong>short A</strong></summary>" in index  # the short title, the statement expandable
+    assert (tmp_path / "site" / "forest.svg").read_bytes().startswith(b"<?xml")  # a file beside the index
+    assert index.index('id="forest-heading"') < forest  # the plot has its own heading, after the demo's box
+    assert "<h3>short A</h3>" in index  # the short title, the statement folded under the finding
     assert '<meta name="viewport"' in index and 'class="actlab-nav"' in index
     assert "<th></th>" not in index
 
@@ -338,8 +340,8 @@ def test_a_claim_file_named_after_another_id_is_refused_by_name_and_never_a_seco
     atomic_write_json(claims / "c.json", _claim("c", verdict="supported"))
     atomic_write_json(claims / "c-copy.json", _claim("c", verdict="not supported"))
     index = _index(tmp_path)
-    assert len(re.findall(r'<tr id="claim-c">', index)) == 1
-    row = re.search(r'<tr id="claim-c">(.*?)</tr>', index, flags=re.S).group(1)
+    assert len(re.findall(r'id="claim-c"', index)) == 1
+    row = re.search(r'<article class="claim-card" id="claim-c">(.*?)</article>', index, flags=re.S).group(1)
     assert "not supported" not in row and "supported" in row
     refused = re.search(r'<tr id="claim-c-copy" class="claim-error">(.*?)</tr>', index, flags=re.S).group(1)
     assert "<strong>c-copy.json</strong>" in refused and "it holds claim &#39;c&#39;, whose file is c.json" in refused
