@@ -348,3 +348,52 @@ def test_a_claim_file_named_after_another_id_is_refused_by_name_and_never_a_seco
     assert [row["claim_id"] for row in json.loads((tmp_path / "site" / "claims.json").read_text())["claims"]] == ["c"]
     loaded = report.load_claims(claims)
     assert [(type(c).__name__, c.claim_id) for c in loaded] == [("Claim", "c"), ("UnreadableClaim", "c-copy")]
+
+
+ZOO_CLAIMS = 109  # what `make zoo` decides: every "X beats ReLU" claim of the zoo's entries, per task and matching
+
+
+def test_the_zoos_claims_stay_on_its_page_and_the_index_stays_under_1_mb_with_no_svg_twice(tmp_path, monkeypatch):
+    """After `make zoo` the index listed and plotted the zoo's 109 claims, 1.78 MB with two inlined copies of a
+    618 kB forest SVG. With the 26 paper claims and 109 zoo claims (fabricated from the demo's, with their rule's
+    source): the zoo is one line linking to zoo.html, neither listed nor plotted, and the index is under 1 MB.
+    The forest plot is drawn into files beside the index, not into it; so that this test stays fast, its drawing
+    is replaced by a record of the claims it is given to draw (`forest.plottable` of them)."""
+    from paper_claims import paper_claims
+
+    from actlab import save_claims
+    from actlab.site import forest
+
+    plotted: list[list[str]] = []
+
+    def recorded(claims, phone=False):
+        plotted.append([claim.claim_id for claim in forest.plottable(claims)])
+        return b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>'
+
+    monkeypatch.setattr(forest, "svg_bytes", recorded)
+
+    claims = paper_claims()
+    template = next(claim for claim in claims if claim.study == "compare")
+    rule = "def beats_every(estimate, ci, mde):\n" + "    return 'inconclusive'  # the rule's source\n" * 40
+    zoo = [
+        template.with_changes(
+            claim_id=f"zoo-act{i}-digits-step-matched",
+            study="zoo",
+            rule=rule,
+            title=f"Act{i} beats ReLU (Someone et al. 2020), CPU scale: digits, step-matched",
+            statement="At CPU scale: " + template.statement,
+        )  # fmt: skip
+        for i in range(ZOO_CLAIMS)
+    ]
+    save_claims([*claims, *zoo], tmp_path / "runs" / "claims")
+    index = _index(tmp_path)
+    size = len(index.encode("utf-8"))
+    assert size < 1_000_000, f"index.html is {size / 1e6:.2f} MB"
+    assert 'id="claim-zoo-' not in index and 'href="zoo.html"' in index
+    line = re.sub(r"<[^>]+>|\s+", " ", index[index.index('id="paper-zoo"') : index.index('id="how-to-read"')])
+    assert f"of {ZOO_CLAIMS} claims, listed and plotted on their own page: zoo.html" in " ".join(line.split())
+    alt = re.search(r'<img src="forest.svg" alt="([^"]+)"', index).group(1)
+    assert alt.startswith(f"Forest plot of {len(claims)} claims")  # the papers' and the demo's, not the zoo's
+    assert len(plotted) == 2 and sorted(plotted[0]) == sorted(plotted[1]) == sorted(c.claim_id for c in claims)
+    inlined = re.findall(r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+", index)
+    assert len(inlined) == len(set(inlined))  # no SVG inlined twice

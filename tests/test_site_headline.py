@@ -189,4 +189,4 @@ def test_the_headline_figure_is_drawn_for_a_phones_column():
         for text in texts:  # nothing is cut at the figure's edge
             box = text.get_window_extent(renderer)
             assert box.x0 >= -1 and box.x1 <= width + 1, text.get_text()
-        assert headline.headline_html(claim).startswith('<img class="actlab-headline-plot" src="data:image/svg+xml')
+    assert headline.headline_html(APP_B).startswith('<img class="actlab-headline-plot" src="data:image/svg+xml')
