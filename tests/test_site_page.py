@@ -172,3 +172,17 @@ def test_the_budget_is_stated_once_per_page_not_on_every_card():
     block = page.claims_block(claims)._repr_html_()
     assert block.count("6 epochs of 2000 examples; lr 0.001") == 1 and block.count(other) == 1
     assert block.index("6 epochs of 2000") < block.index('id="claim-c-0"')  # stated above the cards
+
+
+def test_where_this_disagrees_with_the_paper_begins_with_what_disagrees():
+    layers = _card_claim("layers", title="Layer-wise preference", survives_family=False, p_value=0.01,
+                         finding="Only the ELU/SELU rise clears the margin.")  # fmt: skip
+    top3 = _card_claim("top3", title="Top 3", verdict="inconclusive", mde=0.4)
+    held = _card_claim("held", title="Held", verdict="supported")
+    reviewer = _card_claim("controls", title="Beats controls", verdict="inconclusive", kind="reviewer", mde=0.4)
+    lead = page.disagreement_lead([layers, top3, held, reviewer])
+    assert lead == (
+        "What disagrees: Layer-wise preference: not after family-wise control (Only the ELU/SELU rise clears the "
+        "margin); Top 3: inconclusive."
+    )
+    assert page.disagreement_lead([held, reviewer]) == "Every claim of the paper tested here is supported."

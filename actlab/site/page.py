@@ -155,6 +155,24 @@ def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[
     return HTMLBlock("\n".join(parts))
 
 
+def disagreement_lead(claims: Iterable[Claim]) -> str:
+    """The sentence a "where this disagrees with the paper" paragraph opens with: each of the paper's own claims
+    (its experiments and mathematics, not a reviewer's test) whose counted verdict is not "supported", with its
+    finding; so the paragraph begins with what disagrees, not with the numbers behind it.
+
+    >>> disagreement_lead([])
+    'Every claim of the paper tested here is supported.'
+    """
+    differing = [claim for claim in claims if claim.kind != "reviewer" and summary.reported(claim) != "supported"]
+    if not differing:
+        return "Every claim of the paper tested here is supported."
+    items = []
+    for claim in differing:
+        item = f"{claim.title or claim.claim_id}: {summary.reported(claim)}"
+        items.append(f"{item} ({claim.finding.rstrip('.')})" if claim.finding else item)
+    return "What disagrees: " + "; ".join(items) + "."
+
+
 def verdict_html(claim: Claim) -> str:
     """'<span ...>not supported</span> · the paper's method at reduced scale (10 seeds, ...)': the verdict in its
     colour (with "not after family-wise control" where the family-wise control takes it back), a post-hoc mark, and
