@@ -146,9 +146,12 @@ def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[
     loaded = [item if isinstance(item, Claim) else Claim.from_json(item) for item in claims]
     parts = ['<section class="actlab-claims"><h2>Claims and verdicts</h2>']
     budgets = list(dict.fromkeys(claim.budget for claim in loaded if claim.budget))
-    if budgets:
-        said = "; ".join(f"{html.escape(budget)}" for budget in budgets)
-        parts.append(f'<p class="actlab-budget"><strong>The runs behind these claims</strong>: {said}.</p>')
+    if budgets:  # each distinct budget once (a budget holds "; " itself, so one item each)
+        items = "".join(f"<li>{html.escape(budget)}</li>" for budget in budgets)
+        parts.append(
+            '<details class="actlab-details actlab-budget"><summary>The runs behind these claims (their budgets)'
+            f"</summary><ul>{items}</ul></details>"
+        )
     for claim in loaded:
         parts.append(claim_card(claim, headline.get(claim.claim_id)))
     parts.append("</section>")
