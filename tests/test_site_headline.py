@@ -129,7 +129,7 @@ APP_B = _claim("appb", study="flexact", estimate=1.0, ci=(0.93, 1.0), threshold=
      (APP_B.parts[3], "inconclusive"), (APP_B.parts[4], "inconclusive"),
      (Part("below", -1.0, (-2.0, -0.5), 0.0, "below"), "supported"),
      (Part("below, against", 1.0, (0.5, 2.0), 0.0, "below"), "not supported"),
-     (Part("no threshold", 1.0, (0.5, 2.0)), "inconclusive"),
+     (Part("no threshold", 1.0, (0.5, 2.0)), "not judged"),
      (Part("band, outside", 1.0, (0.5, 2.0), 0.0, margin=0.3), "inconclusive")],
 )  # fmt: skip
 def test_a_parts_own_verdict_comes_from_its_interval_threshold_side_and_margin(part, verdict):

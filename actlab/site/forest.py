@@ -176,11 +176,12 @@ def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplo
             verdict = shorten(claim.verdict, VERDICT_CHARS)
             at = 1.0 if several else 0.5
             ax.text(1.01, at, verdict, **beside, fontsize=FONT, color=claim_color, fontweight="bold")
-        if several:
-            words = shorten(part_words(claim, part), VERDICT_CHARS + 6)  # the part's own verdict, in its colour
-            ax.text(1.01, 0.0 if index == 0 else 0.5, words, **beside, fontsize=FONT - 1, color=color)
-        if index == len(parts_of(claim)) - 1 and claim.decided_by:
-            decided = shorten(f"decided by {claim.decided_by}", VERDICT_CHARS + 6)
+        last = index == len(parts_of(claim)) - 1 and claim.decided_by
+        if several:  # the part's own verdict in its colour, and on the last row what else decided the claim
+            words = part_words(claim, part) + (f"; decided by {claim.decided_by}" if last else "")
+            ax.text(1.01, 0.0 if index == 0 else 0.5, shorten(words, 48), **beside, fontsize=FONT - 1, color=color)
+        elif last:
+            decided = shorten(f"decided by {claim.decided_by}", 48)
             ax.text(1.01, -0.6, decided, **beside, fontsize=FONT - 1.5, color="0.3")
     fig.legend(
         handles=_legend_handles(), loc="upper center", ncol=4, fontsize=FONT, frameon=False, bbox_to_anchor=(0.5, 1.0)
