@@ -179,9 +179,9 @@ def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplo
         last = index == len(parts_of(claim)) - 1 and claim.decided_by
         if several:  # the part's own verdict in its colour, and on the last row what else decided the claim
             words = part_words(claim, part) + (f"; decided by {claim.decided_by}" if last else "")
-            ax.text(1.01, 0.0 if index == 0 else 0.5, shorten(words, 48), **beside, fontsize=FONT - 1, color=color)
+            ax.text(1.01, 0.0 if index == 0 else 0.5, shorten(words, 44), **beside, fontsize=FONT - 1, color=color)
         elif last:
-            decided = shorten(f"decided by {claim.decided_by}", 48)
+            decided = shorten(f"decided by {claim.decided_by}", 44)
             ax.text(1.01, -0.6, decided, **beside, fontsize=FONT - 1.5, color="0.3")
     fig.legend(
         handles=_legend_handles(), loc="upper center", ncol=4, fontsize=FONT, frameon=False, bbox_to_anchor=(0.5, 1.0)
