@@ -39,7 +39,9 @@ def _edited(path, **changes) -> None:
 
 
 def _rows(index: str) -> dict[str, str]:
-    return {m.group(1): m.group(2) for m in re.finditer(r'<tr id="claim-([^"]+)"[^>]*>(.*?)</tr>', index, re.S)}
+    """Claim id -> its card (`<article>`) or its error row (`<tr>`) in the index."""
+    found = re.finditer(r'<(tr|article)\b[^>]*\bid="claim-([^"]+)"[^>]*>(.*?)</\1>', index, re.S)
+    return {m.group(2): m.group(3) for m in found}
 
 
 def test_edited_and_forged_claim_files_are_error_rows_and_an_untouched_one_is_shown(tmp_path):

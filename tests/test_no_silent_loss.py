@@ -102,8 +102,9 @@ def test_the_index_states_the_smaller_n_beside_the_verdict_and_lists_the_run_as_
     save_claims([claim], runs_dir / "claims")
     config = SiteConfig(notebooks_dir=runs_dir.parent / "notebooks", runs_dir=runs_dir, out_dir=runs_dir.parent / "s")
     index = unwrapped(refresh_index(config, check=published.check).read_text(encoding="utf-8"))
-    row = re.search(r'<tr id="claim-toy-beats">(.*?)</tr>', index, flags=re.S).group(1)
-    verdict = re.search(r'<td class="[^"]*">supported(.*?)</td>', row, flags=re.S).group(1)
+    row = re.search(r'<article class="claim-card" id="claim-toy-beats">(.*?)</article>', index, flags=re.S).group(1)
+    note = r'<p class="verdict">.*?supported</strong>.*?</p>\s*(<p class="failed claim-note">.*?</p>)'
+    verdict = re.search(note, row, flags=re.S).group(1)  # the note beside the verdict, not folded away
     assert f"computed on {SEEDS - 1} of the {SEEDS} runs its registered design plans" in verdict
     assert f"toystudy/default/s/{lost.run_id}" in verdict
     errors = re.findall(r'<tr class="claim-error run-error">(.*?)</tr>', index, flags=re.S)
@@ -123,7 +124,7 @@ def test_a_claim_on_every_registered_run_carries_no_such_line(lost_arms):
     config = SiteConfig(notebooks_dir=runs_dir.parent / "notebooks", runs_dir=runs_dir, out_dir=runs_dir.parent / "s")
     index = refresh_index(config, check=published.check).read_text(encoding="utf-8")
     assert "computed on" not in index and "run-error" not in index
-    assert '<tr id="claim-toy-beats">' in index
+    assert '<article class="claim-card" id="claim-toy-beats">' in index
 
 
 def test_a_spec_refuses_reads_that_are_not_a_list_of_keys(tmp_path):

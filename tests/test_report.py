@@ -159,7 +159,7 @@ def test_malformed_claim_files_are_error_rows_and_the_rest_of_the_index_builds(t
         path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
     atomic_write_json(claims / "fine.json", _claim("fine", statement="a claim that is fine"))
     index = _index(tmp_path)
-    assert '<tr id="claim-fine">' in index and "a claim that is fine" in index
+    assert '<article class="claim-card" id="claim-fine">' in index and "a claim that is fine" in index
     rows = dict(re.findall(r'<tr id="claim-([\w.-]+)" class="claim-error">(.*?)</tr>', index, flags=re.S))
     assert sorted(rows) == sorted(name.removesuffix(".json") for name in MALFORMED)
     for name, (_, problem) in MALFORMED.items():
@@ -214,9 +214,11 @@ def test_index_opens_with_one_answer_per_paper_then_the_demo_apart_then_the_fore
     assert "1 failed: f-2 (0.5 [0.1, 0.9]; the paper: 0.8)" in words
     assert "Run here: 100 epochs; b." in card and "The paper: a single-layer" in card
     assert "1 supported" in re.sub(r"<[^>]+>|\s+", " ", index[demo:forest])  # the demo is counted apart
-    alt = re.search(r'<figure id="forest">.*?<img src="data:image/svg\+xml;base64,[^"]+" alt="([^"]+)"', index, re.S)
+    alt = re.search(r'<figure id="forest">.*?<img src="forest.svg" alt="([^"]+)"', index, re.S)
     assert alt and "Forest plot of 4 claims" in alt.group(1)
-    assert "<summary><strong>short A</strong></summary>" in index  # the short title, the statement expandable
+    assert (tmp_path / "site" / "forest.svg").read_bytes().startswith(b"<?xml")  # a file beside the index
+    assert index.index('id="forest-heading"') < forest  # the plot has its own heading, after the demo's box
+    assert "<h3>short A</h3>" in index  # the short title, the statement folded under the finding
     assert '<meta name="viewport"' in index and 'class="actlab-nav"' in index
     assert "<th></th>" not in index
 
@@ -338,11 +340,60 @@ def test_a_claim_file_named_after_another_id_is_refused_by_name_and_never_a_seco
     atomic_write_json(claims / "c.json", _claim("c", verdict="supported"))
     atomic_write_json(claims / "c-copy.json", _claim("c", verdict="not supported"))
     index = _index(tmp_path)
-    assert len(re.findall(r'<tr id="claim-c">', index)) == 1
-    row = re.search(r'<tr id="claim-c">(.*?)</tr>', index, flags=re.S).group(1)
+    assert len(re.findall(r'id="claim-c"', index)) == 1
+    row = re.search(r'<article class="claim-card" id="claim-c">(.*?)</article>', index, flags=re.S).group(1)
     assert "not supported" not in row and "supported" in row
     refused = re.search(r'<tr id="claim-c-copy" class="claim-error">(.*?)</tr>', index, flags=re.S).group(1)
     assert "<strong>c-copy.json</strong>" in refused and "it holds claim &#39;c&#39;, whose file is c.json" in refused
     assert [row["claim_id"] for row in json.loads((tmp_path / "site" / "claims.json").read_text())["claims"]] == ["c"]
     loaded = report.load_claims(claims)
     assert [(type(c).__name__, c.claim_id) for c in loaded] == [("Claim", "c"), ("UnreadableClaim", "c-copy")]
+
+
+ZOO_CLAIMS = 109  # what `make zoo` decides: every "X beats ReLU" claim of the zoo's entries, per task and matching
+
+
+def test_the_zoos_claims_stay_on_its_page_and_the_index_stays_under_1_mb_with_no_svg_twice(tmp_path, monkeypatch):
+    """After `make zoo` the index listed and plotted the zoo's 109 claims, 1.78 MB with two inlined copies of a
+    618 kB forest SVG. With the 26 paper claims and 109 zoo claims (fabricated from the demo's, with their rule's
+    source): the zoo is one line linking to zoo.html, neither listed nor plotted, and the index is under 1 MB.
+    The forest plot is drawn into files beside the index, not into it; so that this test stays fast, its drawing
+    is replaced by a record of the claims it is given to draw (`forest.plottable` of them)."""
+    from paper_claims import paper_claims
+
+    from actlab import save_claims
+    from actlab.site import forest
+
+    plotted: list[list[str]] = []
+
+    def recorded(claims, phone=False):
+        plotted.append([claim.claim_id for claim in forest.plottable(claims)])
+        return b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>'
+
+    monkeypatch.setattr(forest, "svg_bytes", recorded)
+
+    claims = paper_claims()
+    template = next(claim for claim in claims if claim.study == "compare")
+    rule = "def beats_every(estimate, ci, mde):\n" + "    return 'inconclusive'  # the rule's source\n" * 40
+    zoo = [
+        template.with_changes(
+            claim_id=f"zoo-act{i}-digits-step-matched",
+            study="zoo",
+            rule=rule,
+            title=f"Act{i} beats ReLU (Someone et al. 2020), CPU scale: digits, step-matched",
+            statement="At CPU scale: " + template.statement,
+        )  # fmt: skip
+        for i in range(ZOO_CLAIMS)
+    ]
+    save_claims([*claims, *zoo], tmp_path / "runs" / "claims")
+    index = _index(tmp_path)
+    size = len(index.encode("utf-8"))
+    assert size < 1_000_000, f"index.html is {size / 1e6:.2f} MB"
+    assert 'id="claim-zoo-' not in index and 'href="zoo.html"' in index
+    line = re.sub(r"<[^>]+>|\s+", " ", index[index.index('id="paper-zoo"') : index.index('id="how-to-read"')])
+    assert f"of {ZOO_CLAIMS} claims, listed and plotted on their own page: zoo.html" in " ".join(line.split())
+    alt = re.search(r'<img src="forest.svg" alt="([^"]+)"', index).group(1)
+    assert alt.startswith(f"Forest plot of {len(claims)} claims")  # the papers' and the demo's, not the zoo's
+    assert len(plotted) == 2 and sorted(plotted[0]) == sorted(plotted[1]) == sorted(c.claim_id for c in claims)
+    inlined = re.findall(r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+", index)
+    assert len(inlined) == len(set(inlined))  # no SVG inlined twice

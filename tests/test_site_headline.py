@@ -6,9 +6,13 @@ from __future__ import annotations
 import matplotlib
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
+from matplotlib.text import Text
 
 from actlab.claim import Claim, Part
-from actlab.site import forest, headline
+from actlab.figure_style import FAMILY_FAILED, VERDICT_COLORS
+from actlab.site import claim_text, forest, headline
 
 matplotlib.use("Agg")
 
@@ -107,3 +111,82 @@ def test_the_forest_plot_draws_a_diamond_for_every_claim_with_a_paper_value(phon
 @pytest.mark.parametrize("claim", CLAIMS, ids=[c.claim_id for c in CLAIMS])
 def test_the_forest_plots_phone_layout_draws_each_claims_rows_as_the_headline_does(claim):
     _check(claim, forest.draw([claim], phone=True))
+
+
+# Flex-Act App. B as the issue found it: the claim fails on the MSE, while its selection part holds (1.0 [0.93, 1]).
+APP_B = _claim("appb", study="flexact", estimate=1.0, ci=(0.93, 1.0), threshold=0.9, supports="above",
+               verdict="not supported", units="selection accuracy", parts=(
+                   Part("Sigmoid selected", 1.0, (0.93, 1.0), 0.9, "above", "selection accuracy"),
+                   Part("plateau", 0.01, (-0.1, 0.1), 0.0, units="log10 MSE", margin=0.3),
+                   Part("gain over alpha = 0", -0.7, (-0.78, -0.62), 0.0, "above", "log10 MSE"),
+                   Part("slope", 0.1, (-0.2, 0.4), 0.0, "above", "log10 MSE"),
+                   Part("untestable slope", 0.5, (0.4, 0.6), 0.0, "above", "u", untestable="cannot move")))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("part", "verdict"),
+    [(APP_B.parts[0], "supported"), (APP_B.parts[1], "equivalent"), (APP_B.parts[2], "not supported"),
+     (APP_B.parts[3], "inconclusive"), (APP_B.parts[4], "inconclusive"),
+     (Part("below", -1.0, (-2.0, -0.5), 0.0, "below"), "supported"),
+     (Part("below, against", 1.0, (0.5, 2.0), 0.0, "below"), "not supported"),
+     (Part("no threshold", 1.0, (0.5, 2.0)), "not judged"),
+     (Part("band, outside", 1.0, (0.5, 2.0), 0.0, margin=0.3), "inconclusive")],
+)  # fmt: skip
+def test_a_parts_own_verdict_comes_from_its_interval_threshold_side_and_margin(part, verdict):
+    assert claim_text.part_verdict(part) == verdict
+
+
+def _ci_colors(fig) -> list[str]:
+    return [to_hex(_drawn(ax, "ci")[0].get_colors()[0]) for ax in fig.axes if _drawn(ax, "ci")]
+
+
+@pytest.mark.parametrize(
+    "draw", [headline.headline_figure, lambda c: forest.draw([c]), lambda c: forest.draw([c], phone=True)]
+)
+def test_each_part_is_coloured_by_its_own_verdict_not_its_claims(draw):
+    """The issue's probe: App. B's Sigmoid selection 1.0 [0.93, 1] was drawn red because the claim failed on the MSE;
+    it is drawn as holding, the MSE gain as failing, the plateau inside its band, the rest undecided."""
+    colors = {verdict: color.lower() for verdict, color in VERDICT_COLORS.items()}
+    expected = ["supported", "equivalent", "not supported", "inconclusive", "inconclusive"]
+    assert _ci_colors(draw(APP_B)) == [colors[verdict] for verdict in expected]
+    texts = " ".join(t.get_text() for t in draw(APP_B).findobj(Text))
+    assert "this part holds" in texts and "this part fails" in texts and "not supported" in texts
+    # a claim the family-wise control takes back greys its decisive parts too; undecided ones keep their colour
+    greyed = APP_B.with_changes(survives_family=False, p_value=0.01)
+    assert _ci_colors(draw(greyed))[:3] == [colors[FAMILY_FAILED], colors["equivalent"], colors[FAMILY_FAILED]]
+
+
+def test_one_part_claims_keep_their_claims_verdict():
+    rate = CLAIMS[0]  # no parts of its own: its one row is the claim
+    assert _ci_colors(headline.headline_figure(rate)) == [VERDICT_COLORS["not supported"].lower()]
+
+
+def test_the_forest_plot_shares_one_scale_per_paper_and_unit():
+    """Within a paper, rows in the same unit share their x-range (the union of theirs); another paper's rows in the
+    same unit, and rows in another unit, keep their own."""
+    other = _claim("other", study="flexact", estimate=0.2, ci=(0.1, 0.3), threshold=0.5, supports="above",
+                   verdict="not supported", units="selection accuracy")  # fmt: skip
+    elsewhere = other.with_changes(claim_id="elsewhere", study="xielu", estimate=5.0, ci=(4.0, 6.0))
+    for phone in (False, True):
+        fig = forest.draw([APP_B, other, elsewhere], phone=phone)
+        limits = [ax.get_xlim() for ax in fig.axes if _drawn(ax, "ci")]
+        assert limits[0] == limits[5]  # App. B's selection and the other Flex-Act claim: one scale
+        assert limits[0][0] <= 0.1 and limits[0][1] >= 1.0  # covering both intervals
+        assert limits[1] == limits[2] == limits[3]  # App. B's three log10 MSE rows
+        assert limits[6] != limits[0] and limits[6][1] >= 6.0  # xIELU's row in the same unit: its own scale
+
+
+def test_the_headline_figure_is_drawn_for_a_phones_column():
+    """Shown at its own width (96 px an inch) and shrunk to a 390-px phone's column, its smallest text is 9 px."""
+    for claim in (CLAIMS[0], CLAIMS[2], APP_B):  # one row, two rows with long names, five rows with a band
+        fig = headline.headline_figure(claim)
+        assert fig.get_figwidth() == headline.WIDTH_INCHES
+        shown = 96 / 72 * min(1.0, headline.PHONE_COLUMN_PX / (headline.WIDTH_INCHES * 96))
+        texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+        assert min(t.get_fontsize() for t in texts) * shown >= 9.0
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        width = fig.get_figwidth() * fig.dpi
+        for text in texts:  # nothing is cut at the figure's edge
+            box = text.get_window_extent(renderer)
+            assert box.x0 >= -1 and box.x1 <= width + 1, text.get_text()
+    assert headline.headline_html(APP_B).startswith('<img class="actlab-headline-plot" src="data:image/svg+xml')

@@ -143,3 +143,64 @@ def test_a_headline_figure_alt_text_states_the_finding_first():
     assert decided == "Loss <below> one: supported. Drawn: Loss <below> one: 0.5 [0.4, 0.6]."
     assert study.startswith("Loss <below> one: supported; 0.5 nats [0.4, 0.6] (95% CI). Drawn: ")
     assert "x: seed" in study and all("<below>" not in alt for alt in alts)  # escaped
+
+
+def _card_claim(claim_id: str, **fields) -> Claim:
+    values = dict(study="s", title=f"Title {claim_id}", statement=f"the paper says {claim_id}", source="p",
+                  units="pts", n=5, budget="6 epochs of 2000 examples; lr 0.001", estimate=0.5, ci=(0.1, 0.9),
+                  verdict="not supported", rule="r", rule_name="r", threshold=1.0, supports="above",
+                  registry_hash="abc123", fixed_on="2026-12-05", registration="registered")  # fmt: skip
+    return Claim(claim_id=claim_id, **{**values, **fields})
+
+
+def test_a_card_reads_verdict_and_fidelity_then_finding_then_figure_then_folded_details():
+    import html
+
+    from actlab.claim import Fidelity
+
+    fidelity = Fidelity("reduced-scale", "10 seeds, 100 epochs")
+    claim = _card_claim("c-1", finding="Only the ELU/SELU rise clears the margin.", fidelity=fidelity)
+    card = page.claims_block([claim])._repr_html_()
+    verdict = card.index(">not supported</strong>")
+    assert (
+        verdict
+        < card.index(f"· {html.escape(fidelity.label)}")
+        < card.index("Only the ELU/SELU rise clears the margin.")
+    )
+    finding, figure = card.index('class="actlab-finding"'), card.index('class="actlab-headline"')
+    folded = card.index('<details class="actlab-details">')
+    assert verdict < finding < figure < folded
+    details = card[folded:]
+    for later in ("the paper says c-1", "registered definition abc123", "Primary verdict", "index.html#claim-c-1"):
+        assert later in details and later not in card[:folded], later  # the rest is folded after the figure
+
+
+def test_a_card_of_an_older_claim_file_without_finding_or_fidelity_still_reads():
+    data = _card_claim("c-old").to_json()
+    data.pop("finding", None), data.pop("fidelity", None)  # a claim file written before the fields existed
+    card = page.claims_block([data])._repr_html_()
+    assert 'class="actlab-finding">the paper says c-old</p>' in card  # the statement takes the finding's place
+    assert 'class="fidelity"' not in card and ">not supported</strong>" in card
+
+
+def test_the_budget_is_stated_once_per_page_not_on_every_card():
+    """smartmixed.html carried the same budget string 7 times: the block states each distinct budget once."""
+    other = "1.8 seconds per strategy; lr 0.001"
+    claims = [_card_claim("c-0"), _card_claim("c-1"), _card_claim("c-9", budget=other)]
+    block = page.claims_block(claims)._repr_html_()
+    assert block.count("6 epochs of 2000 examples; lr 0.001") == 1 and block.count(other) == 1
+    assert block.index("6 epochs of 2000") < block.index('id="claim-c-0"')  # stated above the cards
+
+
+def test_where_this_disagrees_with_the_paper_begins_with_what_disagrees():
+    layers = _card_claim("layers", title="Layer-wise preference", survives_family=False, p_value=0.01,
+                         finding="Only the ELU/SELU rise clears the margin.")  # fmt: skip
+    top3 = _card_claim("top3", title="Top 3", verdict="inconclusive", mde=0.4)
+    held = _card_claim("held", title="Held", verdict="supported")
+    reviewer = _card_claim("controls", title="Beats controls", verdict="inconclusive", kind="reviewer", mde=0.4)
+    lead = page.disagreement_lead([layers, top3, held, reviewer])
+    assert lead == (
+        "What disagrees: Layer-wise preference: not after family-wise control (Only the ELU/SELU rise clears the "
+        "margin); Top 3: inconclusive."
+    )
+    assert page.disagreement_lead([held, reviewer]) == "Every claim of the paper tested here is supported."

@@ -40,6 +40,42 @@ def part_side(part: Part) -> str:
     return "open"
 
 
+# A part's own verdict, from its interval alone (`part_verdict`), and the words its row is labelled with.
+PART_WORDS = {
+    "supported": "holds",
+    "not supported": "fails",
+    "equivalent": "lies within its band",
+    "inconclusive": "is undecided",
+    "not after family-wise control": "is decisive, not after family-wise control",
+    "not judged": "is shown, not judged (no threshold)",
+}
+NOT_JUDGED = "not judged"  # a part with no threshold and no band: drawn for what it shows, judged by nothing
+
+
+def part_verdict(part: Part) -> str:
+    """A part's own verdict, read from its interval, threshold, supports and margin alone: "supported" when the
+    interval lies wholly on the supporting side of the threshold, "not supported" wholly on the other, "equivalent"
+    inside threshold +- margin, `NOT_JUDGED` when it has neither a threshold nor a band (a descriptive part, e.g.
+    how often each truth was selected), else "inconclusive" (it straddles, or it is untestable at this design).
+
+    Why apart from the claim's verdict: a claim fails when any of its parts fails, so colouring every part by the
+    claim's verdict drew a part that holds as failing (Flex-Act App. B: Sigmoid selected 1.0 [0.93, 1] in red).
+
+    >>> part_verdict(Part("Sigmoid selected", 1.0, (0.93, 1.0), 0.9, "above"))
+    'supported'
+    >>> part_verdict(Part("MSE gain", -0.7, (-0.78, -0.62), 0.0, "above"))
+    'not supported'
+    >>> part_verdict(Part("change", 0.1, (-0.3, 0.4), 0.0, margin=0.5))
+    'equivalent'
+    """
+    if part.untestable:
+        return "inconclusive"
+    if part.threshold is None:
+        return NOT_JUDGED
+    side = part_side(part)
+    return {"for": "supported", "against": "not supported", "within margin": "equivalent"}.get(side, "inconclusive")
+
+
 def failed_parts(claim: Claim) -> list[Part]:
     """The parts that show a "not supported" verdict, for a claim whose rule reads several.
 

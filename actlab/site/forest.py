@@ -10,15 +10,26 @@ checks that what is drawn implies the verdict, or that the claim names what else
 from __future__ import annotations
 
 import base64
-import io
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from actlab.claim import Claim, Part
 from actlab.figure_style import verdict_color
+from actlab.io import atomic_write_bytes
 from actlab.site.claim_text import part_side
-from actlab.site.headline import draw_part, paper_row, parts_of, shorten, x_range  # noqa: F401 - x_range: API
+from actlab.site.headline import (
+    draw_part,
+    draw_row,
+    paper_row,
+    part_words,
+    parts_of,
+    row_words,
+    shorten,
+    shown_part_verdict,
+    x_range,
+)
 from actlab.site.summary import reported
 
 ROW_INCHES = 0.42
@@ -32,12 +43,40 @@ PHONE_FONT = 10.0
 PHONE_ROW_INCHES = 1.0  # the row's two lines of words above its axis, then the axis with its ticks and unit
 PHONE_AXIS_INCHES = 0.16
 PHONE_TITLE_CHARS = 50
-_ABOVE_AXIS = {"xycoords": "axes fraction", "textcoords": "offset points", "ha": "left", "va": "bottom"}
+# Papers whose claims are listed and plotted on their own page, which the index links to instead: the zoo's ~109
+# claims made the index's forest plot 109 rows tall and the index 1.78 MB.
+OWN_PAGE = {"zoo": "zoo.html"}
+
+
+def paper_key(claim: Claim) -> str:
+    """The paper a claim answers (`actlab.site.papers`), else its study: what its row shares a scale with."""
+    from actlab.site.papers import paper_of
+
+    paper = paper_of(claim)
+    return paper.key if paper is not None else (claim.study or claim.claim_id.split("-", 1)[0])
 
 
 def plottable(claims: Sequence[Any]) -> list[Claim]:
-    """The claims the plot can show: readable ones (a `Claim` always has a finite estimate and CI)."""
-    return [claim for claim in claims if isinstance(claim, Claim)]
+    """The claims the plot can show: readable ones (a `Claim` always has a finite estimate and CI), except those
+    of a paper with a page of its own (`OWN_PAGE`)."""
+    return [claim for claim in claims if isinstance(claim, Claim) and paper_key(claim) not in OWN_PAGE]
+
+
+def shared_ranges(rows: Sequence[tuple[Claim, int, Part]]) -> list[tuple[float, float]]:
+    """Each row's x-range, one per paper and unit: the union of the ranges (`x_range`) of every row of the same
+    paper whose part has the same units, so that within a paper, intervals on one scale can be compared by eye.
+    A row without units keeps its own range (nothing says it shares a scale)."""
+    ranges = [x_range(part, claim.paper_value if index == paper_row(claim) else None) for claim, index, part in rows]
+    groups: dict[tuple[str, str], list[int]] = {}
+    for at, (claim, _, part) in enumerate(rows):
+        if part.units:
+            groups.setdefault((paper_key(claim), part.units), []).append(at)
+    for members in groups.values():
+        low = min(ranges[at][0] for at in members)
+        high = max(ranges[at][1] for at in members)
+        for at in members:
+            ranges[at] = (low, high)
+    return ranges
 
 
 def agreement(claim: Claim) -> tuple[bool, str]:
@@ -106,11 +145,13 @@ def _label(claim: Claim, index: int, part: Part) -> str:
 def _drawn_rows(
     fig: Any, rows: list[tuple[Claim, int, Part]], font: float
 ) -> Iterator[tuple[Any, Claim, int, Part, str]]:
-    """Draw every row on its own axis of `fig`; yield (axis, claim, part index, part, verdict colour) to label it."""
+    """Draw every row on its own axis of `fig`, coloured by the part's own verdict (`shown_part_verdict`) and on
+    its paper's shared scale (`shared_ranges`); yield (axis, claim, part index, part, colour) to label it."""
     axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
-    for ax, (claim, index, part) in zip(axes, rows, strict=True):
-        color = verdict_color(reported(claim))
+    for ax, (claim, index, part), limits in zip(axes, rows, shared_ranges(rows), strict=True):
+        color = verdict_color(shown_part_verdict(claim, part))
         draw_part(ax, part, color, claim.paper_value if index == paper_row(claim) else None, font)
+        ax.set_xlim(*limits)
         yield ax, claim, index, part, color
 
 
@@ -129,12 +170,19 @@ def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplo
         label = shorten(_label(claim, index, part), TITLE_CHARS)
         ax.text(-0.01, 0.5, label, transform=ax.transAxes, ha="right", va="center", fontsize=FONT)
         beside = {"transform": ax.transAxes, "ha": "left", "va": "center"}  # right of the axis
+        several = len(claim.parts) > 1
         if index == 0:
+            claim_color = verdict_color(reported(claim))
             verdict = shorten(claim.verdict, VERDICT_CHARS)
-            ax.text(1.01, 0.5, verdict, **beside, fontsize=FONT, color=color, fontweight="bold")
-        if index == len(parts_of(claim)) - 1 and claim.decided_by:
-            decided = shorten(f"decided by {claim.decided_by}", VERDICT_CHARS + 6)
-            ax.text(1.01, -0.35, decided, **beside, fontsize=FONT - 1.5, color="0.3")
+            at = 1.0 if several else 0.5
+            ax.text(1.01, at, verdict, **beside, fontsize=FONT, color=claim_color, fontweight="bold")
+        last = index == len(parts_of(claim)) - 1 and claim.decided_by
+        if several:  # the part's own verdict in its colour, and on the last row what else decided the claim
+            words = part_words(claim, part) + (f"; decided by {claim.decided_by}" if last else "")
+            ax.text(1.01, 0.0 if index == 0 else 0.5, shorten(words, 44), **beside, fontsize=FONT - 1, color=color)
+        elif last:
+            decided = shorten(f"decided by {claim.decided_by}", 44)
+            ax.text(1.01, -0.6, decided, **beside, fontsize=FONT - 1.5, color="0.3")
     fig.legend(
         handles=_legend_handles(), loc="upper center", ncol=4, fontsize=FONT, frameon=False, bbox_to_anchor=(0.5, 1.0)
     )
@@ -152,17 +200,13 @@ def draw_phone(rows: list[tuple[Claim, int, Part]]):  # noqa: ANN201 - a matplot
     legend_inches, bottom_inches = 0.55, 0.25
     height = legend_inches + PHONE_ROW_INCHES * len(rows) + bottom_inches
     fig = Figure(figsize=(PHONE_INCHES, height))
-    for ax, claim, index, part, color in _drawn_rows(fig, rows, PHONE_FONT):
-        words = claim.verdict if index == 0 else ""
+    axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
+    for ax, (claim, index, part), limits in zip(axes, rows, shared_ranges(rows), strict=True):
+        words = row_words(claim, index, part)
         if index == len(parts_of(claim)) - 1 and claim.decided_by:
-            words = f"{words}; decided by {claim.decided_by}" if words else f"decided by {claim.decided_by}"
-        title = shorten(_label(claim, index, part), PHONE_TITLE_CHARS)
-        ax.annotate(title, (0, 1), xytext=(0, 22), fontsize=PHONE_FONT, **_ABOVE_AXIS)
-        weight = "bold" if index == 0 else "normal"
-        words = shorten(words, PHONE_TITLE_CHARS + 4)
-        ax.annotate(
-            words, (0, 1), xytext=(0, 9), fontsize=PHONE_FONT - 1, color=color, fontweight=weight, **_ABOVE_AXIS
-        )
+            words = f"{words}; decided by {claim.decided_by}"
+        draw_row(ax, claim, index, part, shorten(_label(claim, index, part), PHONE_TITLE_CHARS), PHONE_FONT, words)
+        ax.set_xlim(*limits)
     fig.legend(
         handles=_legend_handles(),
         loc="upper left",
@@ -178,15 +222,35 @@ def draw_phone(rows: list[tuple[Claim, int, Part]]):  # noqa: ANN201 - a matplot
     return fig
 
 
-def svg_data_uri(claims: Sequence[Any], phone: bool = False) -> str | None:
-    """The forest plot (`phone`: its phone layout) as an SVG `data:` URI for an `<img>` (text kept as text: small
-    and sharp)."""
-    fig = draw(claims, phone)
-    if fig is None:
-        return None
-    import matplotlib
+def svg_bytes(claims: Sequence[Any], phone: bool = False) -> bytes | None:
+    """The forest plot (`phone`: its phone layout) as SVG, text kept as text (small and sharp); None: no rows."""
+    from actlab.site.headline import svg_bytes as figure_svg
 
-    buffer = io.BytesIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "actlab"}):
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
-    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    fig = draw(claims, phone)
+    return None if fig is None else figure_svg(fig)
+
+
+def svg_data_uri(claims: Sequence[Any], phone: bool = False) -> str | None:
+    """The forest plot (`phone`: its phone layout) as an SVG `data:` URI for an `<img>`."""
+    data = svg_bytes(claims, phone)
+    return None if data is None else "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
+
+
+FILES = {False: "forest.svg", True: "forest-phone.svg"}  # beside index.html
+
+
+def write_svgs(claims: Sequence[Any], out_dir: Path) -> dict[bool, str | None]:
+    """Write the forest plot and its phone layout beside the index (`FILES`); {phone: file name, or None when
+    there is nothing to draw, its old file removed}. Why files: inlined, the two layouts were two base64 copies
+    of the same rows in index.html (a 618 kB SVG each after `make zoo`); as files, a browser fetches the one
+    its `<picture>` picks."""
+    written: dict[bool, str | None] = {}
+    for phone, name in FILES.items():
+        data = svg_bytes(claims, phone)
+        if data is None:
+            (out_dir / name).unlink(missing_ok=True)
+            written[phone] = None
+        else:
+            atomic_write_bytes(out_dir / name, data)
+            written[phone] = name
+    return written

@@ -13,10 +13,22 @@ from __future__ import annotations
 from typing import Any
 
 from actlab.claim import Claim, Part
+from actlab.site.claim_text import PART_WORDS, part_verdict
 
-FONT = 8.5  # points
-ROW_INCHES = 0.42
+FONT = 8.5  # points: the index's forest plot, drawn 11 inches wide for a wide screen
 UNITS_CHARS = 70
+# The headline figure is drawn for the narrowest column it is shown in: 4.4 inches is 422 CSS px at its own size; a
+# 390-px phone's column (`PHONE_COLUMN_PX`) shrinks it to 0.87 of that, so its smallest text (HEADLINE_FONT - 1.5 =
+# 8.5 points, 11.3 px at its own size) shows at 9.8 px there.
+WIDTH_INCHES = 4.4
+HEADLINE_FONT = 10.0
+PHONE_COLUMN_PX = 368
+ROW_INCHES = 1.0  # a row: its name and its words above its axis, then the axis with its ticks and unit
+AXIS_INCHES = 0.16
+TOP_INCHES, BOTTOM_INCHES = 0.1, 0.25
+TITLE_CHARS = 50  # a row's name at HEADLINE_FONT within WIDTH_INCHES
+NARROW_UNITS_CHARS = 56  # its unit, centred under the axis, at HEADLINE_FONT - 1.5
+ABOVE_AXIS = {"xycoords": "axes fraction", "textcoords": "offset points", "ha": "left", "va": "bottom"}
 
 
 def parts_of(claim: Claim) -> tuple[Part, ...]:
@@ -61,7 +73,9 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def draw_part(ax: Any, part: Part, color: str, paper_value: float | None, font: float = FONT) -> None:
+def draw_part(
+    ax: Any, part: Part, color: str, paper_value: float | None, font: float = FONT, units_chars: int = UNITS_CHARS
+) -> None:
     """One row: the band, the CI and estimate in the verdict's colour, the threshold, the paper's diamond."""
     from matplotlib.ticker import FuncFormatter
 
@@ -88,30 +102,96 @@ def draw_part(ax: Any, part: Part, color: str, paper_value: float | None, font: 
     # ticks as plain numbers: matplotlib's offset text ("1e-10" beside the axis) lands on the next row
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.3g}"))
     if part.units:
-        ax.set_xlabel(shorten(part.units, UNITS_CHARS), fontsize=font - 1.5, labelpad=0, color="0.3")
+        ax.set_xlabel(shorten(part.units, units_chars), fontsize=font - 1.5, labelpad=0, color="0.3")
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
 
 
-def headline_figure(claim: Claim) -> Any:
-    """The claim's headline figure (a matplotlib Figure, no pyplot): one row per part, named on its left."""
-    from matplotlib.figure import Figure
-
-    from actlab.figure_style import verdict_color
+def shown_part_verdict(claim: Claim, part: Part) -> str:
+    """The verdict a part is coloured and labelled by: its own (`claim_text.part_verdict`) where the claim has
+    parts of its own, a decisive one greyed as "not after family-wise control" when the claim's is (the same
+    multiplicity applies to its parts); the claim's reported verdict where the only part is the claim itself."""
+    from actlab.figure_style import FAMILY_FAILED
     from actlab.site.summary import reported
 
+    if len(claim.parts) < 2:
+        return reported(claim)
+    own = part_verdict(part)
+    if own in ("supported", "not supported") and claim.survives_family is False:
+        return FAMILY_FAILED
+    return own
+
+
+def row_words(claim: Claim, index: int, part: Part) -> str:
+    """The words under a row's name: the claim's verdict for a one-part claim; for a claim of several parts the
+    part's own ("holds", "fails", ...), with the claim's verdict on its first row."""
+    if len(claim.parts) < 2:
+        return claim.verdict
+    words = part_words(claim, part)
+    return f"{words} (the claim: {claim.verdict})" if index == 0 else words
+
+
+def part_words(claim: Claim, part: Part) -> str:
+    """'this part holds' (or fails, ...): a part's own verdict in words (`shown_part_verdict`)."""
+    return f"this part {PART_WORDS[shown_part_verdict(claim, part)]}"
+
+
+def draw_row(ax: Any, claim: Claim, index: int, part: Part, title: str, font: float, words: str = "") -> None:
+    """One row laid out for a narrow column: its name, then its verdict's words in the verdict's colour, then its
+    axis (`draw_part`), all within the axis' own width so nothing is cut at the figure's edge; `words` replaces
+    the verdict's words (`row_words`)."""
+    from actlab.figure_style import verdict_color
+
+    color = verdict_color(shown_part_verdict(claim, part))
+    draw_part(ax, part, color, claim.paper_value if index == paper_row(claim) else None, font, NARROW_UNITS_CHARS)
+    ax.annotate(title, (0, 1), xytext=(0, 2.2 * font), fontsize=font, **ABOVE_AXIS)
+    words = shorten(words or row_words(claim, index, part), TITLE_CHARS + 4)
+    ax.annotate(words, (0, 1), xytext=(0, 0.9 * font), fontsize=font - 1, color=color, fontweight="bold", **ABOVE_AXIS)
+
+
+def headline_figure(claim: Claim) -> Any:
+    """The claim's headline figure (a matplotlib Figure, no pyplot): one row per part, its name and own verdict
+    above its axis, `WIDTH_INCHES` wide so that a phone shows its text at 9 px or more (`headline_html`)."""
+    from matplotlib.figure import Figure
+
     parts = parts_of(claim)
-    color = verdict_color(reported(claim))
-    fig = Figure(figsize=(7.5, 0.55 + ROW_INCHES * 1.35 * len(parts)))
+    height = TOP_INCHES + ROW_INCHES * len(parts) + BOTTOM_INCHES
+    fig = Figure(figsize=(WIDTH_INCHES, height))
     axes = fig.subplots(len(parts), 1, squeeze=False)[:, 0]
-    paper_at = paper_row(claim)
     for index, (ax, part) in enumerate(zip(axes, parts, strict=True)):
-        draw_part(ax, part, color, claim.paper_value if index == paper_at else None)
-        ax.set_title(shorten(part.name, 80), fontsize=FONT, loc="left", pad=2)
+        draw_row(ax, claim, index, part, shorten(part.name, TITLE_CHARS), HEADLINE_FONT)
+    gap = (ROW_INCHES - AXIS_INCHES) / AXIS_INCHES
     fig.subplots_adjust(
-        left=0.04, right=0.97, top=1 - 0.35 / fig.get_figheight(), bottom=0.3 / fig.get_figheight(), hspace=2.2
+        left=0.04, right=0.96, top=1 - (TOP_INCHES + 0.42) / height, bottom=(BOTTOM_INCHES + 0.3) / height, hspace=gap
     )
     return fig
+
+
+def svg_bytes(fig: Any) -> bytes:
+    """`fig` as SVG with its text kept as text (small, sharp, and measurable in a browser), reproducibly."""
+    import io
+
+    import matplotlib
+
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "actlab"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    return buffer.getvalue()
+
+
+def headline_html(claim: Claim) -> str:
+    """The headline figure as an `<img>` of its SVG, shown at its drawn width (`WIDTH_INCHES`, 96 px an inch) and
+    never wider than its column: on a 390-px phone it shrinks by at most `PHONE_COLUMN_PX` / its width."""
+    import base64
+    import html
+
+    data = base64.b64encode(svg_bytes(headline_figure(claim))).decode("ascii")
+    alt = html.escape(headline_alt(claim), quote=True)
+    width = round(WIDTH_INCHES * 96)
+    return (
+        f'<img class="actlab-headline-plot" src="data:image/svg+xml;base64,{data}" width="{width}" '
+        f'style="max-width:100%;height:auto" alt="{alt}">'
+    )
 
 
 def headline_alt(claim: Claim) -> str:
@@ -128,5 +208,8 @@ def headline_alt(claim: Claim) -> str:
             text += f", band ±{part.margin:.3g}"
         if index == paper_at:
             text += f", the paper's value {claim.paper_value:.3g}"
+        if len(claim.parts) > 1:
+            text += f": {part_words(claim, part)}"
         rows.append(text)
-    return f"{claim.title or claim.claim_id}: {claim.verdict}. Drawn: " + "; ".join(rows) + "."
+    finding = f" {claim.finding}" if claim.finding else ""
+    return f"{claim.title or claim.claim_id}: {claim.verdict}.{finding} Drawn: " + "; ".join(rows) + "."

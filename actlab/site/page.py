@@ -25,7 +25,7 @@ from actlab import figure_style
 from actlab.claim import Claim
 from actlab.io import read_json
 from actlab.site import claim_text, summary
-from actlab.site.headline import headline_alt, headline_figure
+from actlab.site.headline import headline_html
 from actlab.stats import sequential
 
 DIGITS = 3  # significant digits of every float in a page's tables
@@ -152,54 +152,101 @@ def details(summary: str, *items: Any) -> HTMLBlock:
 
 
 def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[str, Any] | None = None) -> HTMLBlock:
-    """The page's lead: each claim with its primary verdict (`claim_text`'s lines), a link to its index row, its
-    headline figure (`actlab.site.headline`) and below it the study's own figure of what the runs did
-    (`headline[claim_id]`, optional)."""
+    """The page's lead: a card per claim that reads in order: its verdict with how faithful the test is to the
+    paper (`Claim.fidelity`) beside it, its finding (`Claim.finding`; the statement where a claim file has none),
+    its headline figure (`actlab.site.headline`), the study's own figure of what the runs did (`headline[claim_id]`,
+    optional), then everything else folded in a `<details>`: the statement, what decided it, the registry, the
+    family, the robustness, the error rates. The runs' budgets are stated once, above the cards, not on each."""
     headline = headline or {}
+    loaded = [item if isinstance(item, Claim) else Claim.from_json(item) for item in claims]
     parts = ['<section class="actlab-claims"><h2>Claims and verdicts</h2>']
-    for item in claims:
-        claim = item if isinstance(item, Claim) else Claim.from_json(item)
-        claim_id = html.escape(claim.claim_id)
-        shown = summary.reported(claim)
-        css = figure_style.verdict_class(shown)
-        color = figure_style.verdict_color(shown)
-        badge = f"{claim.verdict} (not after family-wise control)" if shown != claim.verdict else claim.verdict
-        post_hoc = f' <span class="post-hoc" style="{POST_HOC_STYLE}">post hoc</span>' if claim.post_hoc else ""
-        primary = [
-            claim.estimate_text,
-            claim_text.failed_line(claim),
-            claim_text.deciding_line(claim),
-            claim_text.hardware_line(claim),
-            *claim_text.detection_lines(claim),
-        ]
-        rest = [
-            *claim_text.robustness_lines(claim),
-            claim_text.registry_line(claim),
-            claim_text.sensitivity_line(claim),
-            *claim_text.operating_lines(claim),
-        ]
-        if claim.paper:
-            rest.append(f"paper: {claim.paper}")
+    budgets = list(dict.fromkeys(claim.budget for claim in loaded if claim.budget))
+    if budgets:  # each distinct budget once (a budget holds "; " itself, so one item each)
+        items = "".join(f"<li>{html.escape(budget)}</li>" for budget in budgets)
         parts.append(
-            f'<div class="actlab-claim" id="claim-{claim_id}">'
-            f"<h3>{html.escape(claim.title or claim.claim_id)}: "
-            f'<span class="{css}" style="color:{color}">{html.escape(badge)}</span>{post_hoc}</h3>'
-            f"<p>{html.escape(claim.statement)}</p>"
-            f"<p><strong>Primary verdict</strong> (the rule at its registered default design): "
-            f"{'<br>'.join(html.escape(line) for line in primary if line)}</p>"
-            f"<p>{'<br>'.join(html.escape(line) for line in rest if line)}<br>"
-            f'<a href="index.html#claim-{claim_id}">this claim in the index</a></p>'
+            '<details class="actlab-details actlab-budget"><summary>The runs behind these claims (their budgets)'
+            f"</summary><ul>{items}</ul></details>"
         )
-        decided = figure_style.describe(headline_figure(claim), headline_alt(claim))
-        parts.append(f'<div class="actlab-headline">{_html_of(decided)}</div>')
-        figure = headline.get(claim.claim_id)
-        if isinstance(figure, Figure) and not getattr(figure, figure_style.ALT_KEY, None):
-            figure_style.describe(figure, finding_alt(claim, figure))
-        if figure is not None:
-            parts.append(f"<p>What the runs show behind it:</p>{_html_of(figure)}")
-        parts.append("</div>")
+    for claim in loaded:
+        parts.append(claim_card(claim, headline.get(claim.claim_id)))
     parts.append("</section>")
     return HTMLBlock("\n".join(parts))
+
+
+def disagreement_lead(claims: Iterable[Claim]) -> str:
+    """The sentence a "where this disagrees with the paper" paragraph opens with: each of the paper's own claims
+    (its experiments and mathematics, not a reviewer's test) whose counted verdict is not "supported", with its
+    finding; so the paragraph begins with what disagrees, not with the numbers behind it.
+
+    >>> disagreement_lead([])
+    'Every claim of the paper tested here is supported.'
+    """
+    differing = [claim for claim in claims if claim.kind != "reviewer" and summary.reported(claim) != "supported"]
+    if not differing:
+        return "Every claim of the paper tested here is supported."
+    items = []
+    for claim in differing:
+        item = f"{claim.title or claim.claim_id}: {summary.reported(claim)}"
+        items.append(f"{item} ({claim.finding.rstrip('.')})" if claim.finding else item)
+    return "What disagrees: " + "; ".join(items) + "."
+
+
+def verdict_html(claim: Claim) -> str:
+    """'<span ...>not supported</span> · the paper's method at reduced scale (10 seeds, ...)': the verdict in its
+    colour (with "not after family-wise control" where the family-wise control takes it back), a post-hoc mark, and
+    the fidelity label beside it (nothing where an older claim file has none)."""
+    shown = summary.reported(claim)
+    css, color = figure_style.verdict_class(shown), figure_style.verdict_color(shown)
+    badge = f"{claim.verdict} (not after family-wise control)" if shown != claim.verdict else claim.verdict
+    text = f'<strong class="{css}" style="color:{color}">{html.escape(badge)}</strong>'
+    if claim.post_hoc:
+        text += f' <span class="post-hoc" style="{POST_HOC_STYLE}">post hoc</span>'
+    if claim.fidelity is not None:
+        text += f' <span class="fidelity">· {html.escape(claim.fidelity.label)}</span>'
+    return text
+
+
+def claim_card(claim: Claim, figure: Any = None) -> str:
+    """One claim's card (`claims_block`): verdict and fidelity, finding, headline figure, `figure`, details."""
+    claim_id = html.escape(claim.claim_id)
+    primary = [
+        claim.estimate_text,
+        claim_text.failed_line(claim),
+        claim_text.deciding_line(claim),
+        claim_text.hardware_line(claim),
+        *claim_text.detection_lines(claim),
+    ]
+    rest = [
+        *claim_text.robustness_lines(claim),
+        claim_text.registry_line(claim),
+        claim_text.sensitivity_line(claim),
+        *claim_text.operating_lines(claim),
+    ]
+    if claim.paper:
+        rest.append(f"paper: {claim.paper}")
+    lead = claim.finding or claim.statement
+    card = [
+        f'<div class="actlab-claim" id="claim-{claim_id}">',
+        f"<h3>{html.escape(claim.title or claim.claim_id)}</h3>",
+        f'<p class="actlab-verdict">{verdict_html(claim)}</p>',
+        f'<p class="actlab-finding">{html.escape(lead)}</p>',
+        f'<div class="actlab-headline">{headline_html(claim)}</div>',
+    ]
+    if isinstance(figure, Figure) and not getattr(figure, figure_style.ALT_KEY, None):
+        figure_style.describe(figure, finding_alt(claim, figure))
+    if figure is not None:
+        card.append(f"<p>What the runs show behind it:</p>{_html_of(figure)}")
+    statement = f"<p><strong>The claim</strong>: {html.escape(claim.statement)}</p>" if claim.finding else ""
+    card.append(
+        '<details class="actlab-details"><summary>The claim, what decided it, and how often its rule errs'
+        f"</summary>{statement}"
+        f"<p><strong>Primary verdict</strong> (the rule at its registered default design): "
+        f"{'<br>'.join(html.escape(line) for line in primary if line)}</p>"
+        f"<p>{'<br>'.join(html.escape(line) for line in rest if line)}<br>"
+        f'<a href="index.html#claim-{claim_id}">this claim in the index</a></p></details>'
+    )
+    card.append("</div>")
+    return "\n".join(card)
 
 
 def finding_alt(claim: Claim, figure: Figure) -> str:

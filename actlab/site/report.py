@@ -213,6 +213,8 @@ def write_index(
     answers = papers.answers(claims)
     ordered = [claim for answer in answers for claim in answer.claims]  # papers first, the demo last
     profiles = sorted({page.profile for page in pages if page.profile})
+    config.out_dir.mkdir(parents=True, exist_ok=True)
+    forest_files = forest.write_svgs(ordered, config.out_dir)
     html = (
         jinja_environment()
         .get_template("index.html.j2")
@@ -223,9 +225,10 @@ def write_index(
             notes=notes or {},
             left_out=left_out or [],
             summary=summary.summarise(claims),
-            forest_uri=forest.svg_data_uri(ordered),
-            forest_phone_uri=forest.svg_data_uri(ordered, phone=True),
+            forest_uri=forest_files[False],
+            forest_phone_uri=forest_files[True],
             forest_alt=forest.alt_text(ordered),
+            own_page=forest.OWN_PAGE,
             site_css=Markup(chrome.SITE_CSS),
             nav_html=Markup(chrome.nav_html(links or [("Index", "index.html")], "index.html")),
             verdict_colors=VERDICT_COLORS,
