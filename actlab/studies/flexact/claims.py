@@ -22,7 +22,7 @@ from actlab.claim import Claim, Evidence, Part, decide
 from actlab.stats.family import adjust_family
 from actlab.stats.robustness import assess, simulated_rates
 from actlab.stats.sequential import FIRST_SEED, SequentialDesign
-from actlab.studies.flexact import analysis, designs, operating, paper, scale, specification
+from actlab.studies.flexact import analysis, designs, findings, operating, paper, scale, specification
 from actlab.studies.flexact.designs import ClaimDesign
 from actlab.studies.flexact.rules import MATERIAL_MSE_FACTOR, MSE_MARGIN
 
@@ -249,7 +249,7 @@ def claims(
         text = texts[design.claim_id]
         found.append(_claim(design, curve, replace(text, budget=text.budget + specs_note), settings, index))
     adjusted = adjust_family(found, "Flex-Act", alpha=settings.alpha)
-    return registry.stamp(adjusted, definitions(), profile=settings.profile, runs_dir=runs_dir)
+    return findings.annotate(registry.stamp(adjusted, definitions(), profile=settings.profile, runs_dir=runs_dir), data)
 
 
 def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings: ClaimSettings, index: int) -> Claim:
