@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 from actlab.claim import Claim, Fidelity
 from actlab.finding import fill, join_names, number, part_side, sentence
-from actlab.routing.smartmixed import SMARTMIXED_POOL
 
 # The public reference code's defaults (REFERENCE_FACTS.md, github omidvaramin/SmartMixed), against which the tag
 # says what was reduced: 400 epochs in all, phase 1 ending at epoch 50, Adam lr 1e-4.
@@ -100,7 +99,7 @@ def fidelity(claim: Claim) -> Fidelity | None:
 # ---------------------------------------------------------------- one sentence per claim
 def signed(value: float) -> str:
     """'+18.0' or '-2.1': a change in points of a layer's neurons (or accuracy points), one decimal."""
-    return f"{value:+.1f}"
+    return "0.0" if abs(value) < 0.05 else f"{value:+.1f}"
 
 
 def finding(claim: Claim) -> str | None:
@@ -142,16 +141,16 @@ def layerwise(claim: Claim) -> str:
 def commitment(claim: Claim) -> str:
     """'The routers barely leave uniform: the mean largest routing probability at the freeze is 0.18 (uniform 0.17,
     a choice needs 0.5).'"""
-    uniform = 1 / len(SMARTMIXED_POOL)
+    pool = re.search(r"uniform(?: over \w+)?: 1/(\d+)", claim.units)  # the claim's units say what uniform is
+    uniform = 1 / int(pool.group(1)) if pool else None
     value, needed = number(claim.estimate, 3), number(claim.threshold) if claim.threshold is not None else "0.5"
     side = part_side(claim.parts[0]) if claim.parts else ("holds" if claim.verdict == "supported" else "open")
     if side == "holds":
         return sentence(f"the routers commit: mean largest routing probability {value} at the freeze, above {needed}")
-    lead = "the routers barely leave uniform" if claim.estimate < 2 * uniform else "the routers do not commit"
-    return sentence(
-        f"{lead}: the mean largest routing probability at the freeze is {value} "
-        f"(uniform {number(uniform, 3)}, a choice {needed})"
-    )
+    near = uniform is not None and claim.estimate < 2 * uniform
+    lead = "the routers barely leave uniform" if near else "the routers do not commit"
+    against = f"uniform {number(uniform, 3)}, a choice {needed}" if uniform is not None else f"a choice {needed}"
+    return sentence(f"{lead}: the mean largest routing probability at the freeze is {value} ({against})")
 
 
 def depth(claim: Claim) -> str:
