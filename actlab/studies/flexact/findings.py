@@ -95,7 +95,7 @@ def scale_bias(claim: Claim) -> str:
         "holds": "this bias grows with scale",
         "fails": "it shrinks as scale grows",
         "open": "whether it grows with scale is undecided",
-        "untestable": "its growth with scale cannot be tested here (the mass is pinned at every k)",
+        "untestable": "its growth with scale is untestable here (pinned at every k)",
     }.get(part_side(slope), "")
     return sentence(f"{lead}; {trend}" if trend else lead)
 
@@ -213,8 +213,9 @@ def every_truth(claim: Claim) -> str:
     if not truths:
         return ""
     alpha = f"at the paper's alpha = {paper.PAPER_ALPHA:g}"
+    per_truth = claim.n // len(truths)  # seeds per truth: the claim's networks are truths x seeds
     some = [
-        f"{name} ({number(p.estimate)}{', reliably' if part_side(p) == 'holds' else ''})"
+        f"{name} ({round(p.estimate * per_truth)} of {per_truth}{', reliably' if part_side(p) == 'holds' else ''})"
         for name, p in truths
         if p.estimate > 0
     ]
