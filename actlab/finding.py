@@ -101,26 +101,27 @@ def join_names(names: Sequence[str]) -> str:
 
 # ---------------------------------------------------------------- parts
 def part_side(part: Part) -> str:
-    """Where a part's interval lies: "holds" (on the supporting side of its threshold, or inside its equivalence
-    band), "fails" (wholly on the other side, or outside the band), "open" (across it), "untestable" (it cannot move
-    at this design), "described" (no threshold: it decides nothing)."""
+    """Where a part's interval lies: "holds" (on the supporting side of its threshold; for a part with only an
+    equivalence band, inside it), "fails" (wholly on the other side; outside the band), "within" (a directional part
+    across its threshold but inside its equivalence band: no difference past the margin), "open" (across it),
+    "untestable" (it cannot move at this design), "described" (no threshold: it decides nothing)."""
     if part.untestable:
         return "untestable"
-    low, high = part.ci
     if part.threshold is None:
         return "described"
-    if part.margin is not None:
-        if part.threshold - part.margin <= low and high <= part.threshold + part.margin:
-            return "holds"
-        if high < part.threshold - part.margin or low > part.threshold + part.margin:
-            return "fails"
-        return "open"
+    low, high = part.ci
+    inside = part.margin is not None and part.threshold - part.margin <= low and high <= part.threshold + part.margin
     if part.supports not in ("above", "below"):
-        return "described"
+        if part.margin is None:
+            return "described"
+        if inside:
+            return "holds"
+        outside = high < part.threshold - part.margin or low > part.threshold + part.margin
+        return "fails" if outside else "open"
     above, below = low > part.threshold, high < part.threshold
-    if not (above or below):
-        return "open"
-    return "holds" if above == (part.supports == "above") else "fails"
+    if above or below:
+        return "holds" if above == (part.supports == "above") else "fails"
+    return "within" if inside else "open"
 
 
 def deciding_parts(claim: Claim) -> list[Part]:
@@ -150,37 +151,40 @@ def generic_finding(claim: Claim) -> str:
         return fit(sentence(text), sentence(f"The estimate is {number(claim.estimate)} ({claim.verdict})"))
     if len(parts) == 1:
         return fit(_one_part(parts[0], claim), sentence(f"{claim.verdict}: estimate {number(claim.estimate)}"))
-    sides: dict[str, list[str]] = {}
+    sides: dict[str, list[Part]] = {}
     for part in parts:
-        sides.setdefault(part_side(part), []).append(part.name)
-    pieces = []
-    if sides.get("holds"):
-        pieces.append(f"{join_names(sides['holds'])} clear{'s' if len(sides['holds']) == 1 else ''} the threshold")
-    if sides.get("fails"):
-        pieces.append(f"{join_names(sides['fails'])} fall{'s' if len(sides['fails']) == 1 else ''} short of it")
-    if sides.get("open"):
-        pieces.append(f"{join_names(sides['open'])} cannot be told apart from it at this n")
-    if sides.get("untestable"):
-        pieces.append(f"{join_names(sides['untestable'])} cannot move at this design")
-    counted = "; ".join(
-        f"{len(sides[key])} of {len(parts)} parts {words}"
-        for key, words in (("holds", "hold"), ("fails", "fail"), ("open", "undecided"), ("untestable", "untestable"))
-        if sides.get(key)
-    )
+        sides.setdefault(part_side(part), []).append(part)
+    pieces = [_several(side, found) for side, found in sides.items() if side in SIDE_WORDS]
+    counted = "; ".join(f"{len(found)} of {len(parts)} parts {side}" for side, found in sides.items())
     return fit(sentence("; ".join(pieces)), sentence(counted))
+
+
+SIDE_WORDS = {  # (one part, several parts)
+    "holds": ("clears its threshold", "clear their thresholds"),
+    "fails": ("lies on the wrong side of its threshold", "lie on the wrong side of their thresholds"),
+    "open": ("cannot be told from its threshold at this n", "cannot be told from their thresholds at this n"),
+    "within": ("lies within its equivalence margin", "lie within their equivalence margins"),
+    "untestable": ("cannot move at this design", "cannot move at this design"),
+}
+
+
+def _several(side: str, parts: Sequence[Part]) -> str:
+    """'improvement over relu and improvement over gelu clear their thresholds'."""
+    one, many = SIDE_WORDS[side]
+    return f"{join_names([part.name for part in parts])} {one if len(parts) == 1 else many}"
 
 
 def _one_part(part: Part, claim: Claim) -> str:
     side = part_side(part)
     value = _part_value(part, claim.digits if claim.kind == "mathematics" else 2)
-    where = "band" if part.margin is not None else "threshold"
     limit = "" if part.threshold is None else number(part.threshold)
-    if part.margin is not None:
-        limit = f"±{number(part.margin)} around {limit}"
+    band = f"±{number(part.margin)} around {limit}" if part.margin is not None else ""
     words = {
-        "holds": f"{part.name} is {value}, clearing the {limit} {where}",
-        "fails": f"{part.name} is {value}, on the wrong side of the {limit} {where}",
-        "open": f"{part.name} is {value}: not distinguishable from the {limit} {where} at this n",
+        "holds": f"{part.name} is {value}, " + (f"inside {band}" if band and not part.supports else f"past {limit}"),
+        "fails": f"{part.name} is {value}, "
+        + (f"outside {band}" if band and not part.supports else f"short of {limit}"),
+        "open": f"{part.name} is {value}: not distinguishable from {limit} at this n",
+        "within": f"{part.name} is {value}, within {band}",
         "untestable": f"{part.name} cannot move at this design",
         "described": f"{part.name} is {value}",
     }[side]

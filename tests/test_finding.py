@@ -50,6 +50,7 @@ def test_a_part_is_judged_by_its_own_interval_against_its_own_threshold():
     assert part_side(Part("d", -0.17, (-0.22, -0.11), 0.0, "below")) == "holds"
     assert part_side(Part("band", 0.01, (-0.1, 0.1), 0.0, margin=0.3)) == "holds"  # inside the equivalence band
     assert part_side(Part("band", 0.5, (0.4, 0.6), 0.0, margin=0.3)) == "fails"
+    assert part_side(Part("d", 0.1, (-0.2, 0.3), 0.0, "above", margin=0.5)) == "within"  # better by no margin
     assert part_side(Part("slope", 0.0, (0.0, 0.0), 0.0, "above", untestable="pinned")) == "untestable"
     assert part_side(Part("relu: 0 of 10 selected", 0.0, (0.0, 0.3))) == "described"
 
@@ -58,17 +59,17 @@ def test_the_generic_sentence_names_the_parts_that_clear_their_threshold_and_tho
     rise = Part("ELU+SELU rise", 7.4, (4.0, 10.8), 3.0, "above")
     fall = Part("ReLU+LeakyReLU fall", 1.1, (-1.0, 2.5), 3.0, "above")
     text = generic_finding(_claim(parts=(rise, fall)))
-    assert text == "ELU+SELU rise clears the threshold; ReLU+LeakyReLU fall falls short of it."
+    assert text == "ELU+SELU rise clears its threshold; ReLU+LeakyReLU fall lies on the wrong side of its threshold."
     assert generic_finding(_claim("not run", decided_by="the routers did not commit")) == (
         "Not run: the routers did not commit."
     )
     one = generic_finding(_claim(parts=(Part("mass", 0.4, (0.3, 0.45), 0.5, "above", "share"),)))
-    assert one == "Mass is 0.4 share, on the wrong side of the 0.5 threshold."
+    assert one == "Mass is 0.4 share, short of 0.5."
 
 
 def test_a_user_claim_gets_the_generic_sentence_and_no_tag_and_a_filled_claim_is_kept():
     claim = site_finding.annotate(_claim(parts=(Part("a", 1.0, (0.9, 1.0), 0.8, "above"),)))
-    assert claim.finding == "A is 1, clearing the 0.8 threshold." and claim.fidelity is None
+    assert claim.finding == "A is 1, past 0.8." and claim.fidelity is None
     kept = _claim(finding="Said by the study.", fidelity=Fidelity("reviewer-test"))
     assert site_finding.annotate(kept) is kept
 
@@ -76,7 +77,7 @@ def test_a_user_claim_gets_the_generic_sentence_and_no_tag_and_a_filled_claim_is
 def test_a_study_sentence_that_runs_long_gives_way_to_the_generic_one_and_family_control_is_said():
     long = " ".join(["word"] * (MAX_WORDS + 1))
     claim = fill(_claim(parts=(Part("a", 0.3, (0.2, 0.4), 0.8, "above"),)), lambda c: long)
-    assert claim.finding == "A is 0.3, on the wrong side of the 0.8 threshold."
+    assert claim.finding == "A is 0.3, short of 0.8."
     lost = fill(_claim(survives_family=False, p_adjusted=0.077, p_value=0.03), lambda c: "Only one part holds.")
     assert lost.finding == "Only one part holds, though not after family-wise control (adjusted p 0.077)."
     assert fit(long, "short.") == "short."
