@@ -75,8 +75,8 @@ def test_appendix_b_says_the_selection_holds_but_the_mse_is_worse_than_without_t
     )
     claim = _claim("flexact-4-appendix-b-alpha", "flexact", "not supported", parts, budget=FLEXACT_BUDGET)
     assert _short(flexact.finding(claim)) == (
-        "Sigmoid is chosen in every run at alpha >= 0.1 and the MSE plateaus from alpha 0.4, but the MSE is 5x that "
-        "at alpha = 0 (the paper: 30x lower)."
+        "Sigmoid is chosen in every run at alpha >= 0.1 and the MSE plateaus from alpha 0.4, but it is 5x that of "
+        "alpha = 0 (the paper: 30x lower)."
     )
 
 

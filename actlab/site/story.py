@@ -144,7 +144,7 @@ def post_hoc_sentence(claims: Sequence[Claim]) -> str:
 # "KL" keeps its capital).
 PLAIN_STARTS = frozenset(
     ("a", "an", "at", "both", "every", "given", "in", "it", "its", "neither", "no", "none", "not", "on", "only"),
-) | frozenset(("the", "this", "whether", "with", "without"))
+) | frozenset(("the", "this", "whether", "with", "without", "step-matched", "compute-time-matched", "token-matched"))
 LABEL_WORDS = 4  # a title longer than this, without a colon, is not repeated before its finding
 
 
@@ -160,7 +160,7 @@ def claim_sentence(claim: Claim) -> str:
     """'Table 1 (not supported): with the regulariser the router picks Sigmoid whatever the truth.' A sentence
     that would run past `MAX_WORDS` drops its label; the finding alone never does (`actlab.finding`)."""
     finding = claim.finding or generic_finding(claim)
-    first = finding.split(" ", 1)[0].lower()
+    first = finding.split(" ", 1)[0].lower().rstrip(",:;")
     body = finding[0].lower() + finding[1:] if first in PLAIN_STARTS else finding
     name = label(claim)
     says_itself = tuple(f"{name} {word}".lower() for word in ("holds", "fails") if name) + (f"{claim.verdict}:",)

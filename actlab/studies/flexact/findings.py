@@ -165,7 +165,7 @@ def table6(claim: Claim) -> str:
 
 
 def appendix_b(claim: Claim) -> str:
-    """'Sigmoid is chosen in every run at alpha >= 0.1 and the MSE plateaus from alpha 0.4, but the MSE is 5x that at
+    """'Sigmoid is chosen in every run at alpha >= 0.1 and the MSE plateaus from alpha 0.4, but it is 5x that of
     alpha = 0 (the paper: 30x lower).' What holds first, then what fails, then what is undecided."""
     selection, plateau, gain = _parts(claim, "Sigmoid selected", "plateau", "gain")
     said: dict[str, list[str]] = {"holds": [], "fails": [], "open": []}
@@ -191,7 +191,7 @@ def appendix_b(claim: Claim) -> str:
         paper_fold = paper.APPENDIX_B[0.0][0] / paper.APPENDIX_B[paper.APPENDIX_B_PLATEAU_FROM][0]
         if side == "fails":
             said["fails"].append(
-                f"the MSE is {number(10**-gain.estimate)}x that at alpha = 0 (the paper: {number(paper_fold)}x lower)"
+                f"it is {number(10**-gain.estimate)}x that of alpha = 0 (the paper: {number(paper_fold)}x lower)"
             )
         elif side == "holds":
             said["holds"].append(f"the MSE is {number(10**gain.estimate)}x lower than at alpha = 0")
