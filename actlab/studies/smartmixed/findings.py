@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from actlab.claim import Claim, Fidelity
 from actlab.finding import fill, join_names, number, part_side, sentence
+from actlab.studies.smartmixed.run import COMMITTED
 
 # The public reference code's defaults (REFERENCE_FACTS.md, github omidvaramin/SmartMixed), against which the tag
 # says what was reduced: 400 epochs in all, phase 1 ending at epoch 50, Adam lr 1e-4.
@@ -40,6 +41,7 @@ def _budget_facts(budget: str) -> dict[str, str]:
         "data": r"(\S+: [\d,]+ training examples)",
         "networks": r"(\d+) networks",
         "seeds": r"n = (\d+) seeds",
+        "widths": r"widths x([\d.]+)",
     }
     found = {}
     for key, pattern in patterns.items():
@@ -60,6 +62,8 @@ def _reduced(facts: dict[str, str], phase1_only: bool) -> str:
         pieces.append(f"{facts['epochs']} {phase}" + ("" if same else f" (the reference: {reference})"))
     if "data" in facts:
         pieces.append(facts["data"])
+    if "widths" in facts and float(facts["widths"]) != 1:
+        pieces.append(f"widths x{facts['widths']}")
     if "networks" in facts:
         pieces.append(f"{facts['networks']} networks")
     if "seeds" in facts:
@@ -85,14 +89,14 @@ def fidelity(claim: Claim) -> Fidelity | None:
     the routers or the Gumbel mode depart from the reference code, else its procedure at reduced scale."""
     facts = _budget_facts(claim.budget)
     changed, reduced = _changes(facts), _reduced(facts, "phase 1 only" in claim.budget)
+    reference = "the reference code's procedure, phase 1 only" if facts.get("mode") == "reference" else ""
     if claim.kind == "reviewer":
-        return Fidelity("reviewer-test", "; ".join(piece for piece in (changed, reduced) if piece))
+        return Fidelity("reviewer-test", "; ".join(piece for piece in (reference, changed, reduced) if piece))
     if changed:
         return Fidelity("modified-method", f"{changed}; {reduced}" if reduced else changed)
     if claim.kind == "experiment":
-        return Fidelity(
-            "reduced-scale", f"the reference code's procedure, phase 1 only, on less: {reduced or claim.budget}"
-        )
+        design = str(claim.context.get("design") or "the reference code's procedure")
+        return Fidelity("reduced-scale", f"{design}; phase 1 only, {reduced or claim.budget}")
     return None
 
 
@@ -127,9 +131,16 @@ def layerwise(claim: Claim) -> str:
     margin = number(parts[0].threshold)
     held = [part for part in parts if part_side(part) == "holds"]
     shown = [f"{part.name} {signed(part.estimate)}" for part in parts]
+    commitment = claim.context.get("commitment_mean")
+    uniform_note = (
+        f", with routers near uniform ({number(commitment)})"
+        if isinstance(commitment, int | float) and commitment < COMMITTED
+        else ""
+    )
     if len(held) == len(parts):
         return sentence(
-            f"both shifts clear the {margin}-point margin, first to last hidden layer: {join_names(shown)} points"
+            f"both shifts clear the {margin}-point margin, first to last hidden layer: {join_names(shown)} "
+            f"points{uniform_note}"
         )
     if held:
         rest = [f"{part.name} is {signed(part.estimate)}" for part in parts if part not in held]
