@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "environ",
             "provenance",
             "claim",
+            "finding",
             "record",
             "timing",
             "notebooks",

@@ -210,8 +210,8 @@ def test_index_opens_with_one_answer_per_paper_then_the_demo_apart_then_the_fore
     assert "Flex-Act: Why Learn when you can Pick?" in card and "1 supported" in card and "1 not supported" in card
     words = " ".join(card.replace(" ,", ",").split())
     assert "Its experiments (2): 1 supported, 1 not supported" in words  # kinds apart, then the words
-    assert "Its experiments, at the registered default settings (2): 1 held: short A" in words
-    assert "1 failed: f-2 (0.5 [0.1, 0.9]; the paper: 0.8)" in words
+    assert "short A (supported): the estimate is 0.5." in words  # each claim's finding, led by its verdict
+    assert "f-2 (not supported): the estimate is 0.5 [0.1, 0.9] (95% CI)." in words
     assert "Run here: 100 epochs; b." in card and "The paper: a single-layer" in card
     assert "1 supported" in re.sub(r"<[^>]+>|\s+", " ", index[demo:forest])  # the demo is counted apart
     alt = re.search(r'<figure id="forest">.*?<img src="forest.svg" alt="([^"]+)"', index, re.S)

@@ -22,9 +22,12 @@ from actlab.spreadsheet import LINE_END, neutralise_cell
 
 # `verdict` is one of actlab.claim.VERDICTS (the primary verdict); `counted_as` adds "not after family-wise
 # control"; `robustness` is one of actlab.claim.ROBUSTNESS_STATUSES; `depends_on` lists the settings (if any) whose
-# adequately powered, family-controlled verdict contradicts the primary one, separated by " | ".
+# adequately powered, family-controlled verdict contradicts the primary one, separated by " | ". `finding` is the
+# claim's one plain sentence; `fidelity` one of actlab.claim.FIDELITY_LEVELS (empty: untagged), `fidelity_detail`
+# what was reduced or changed.
 CSV_COLUMNS = (
-    "claim_id", "study", "kind", "title", "verdict", "counted_as", "survives_family", "p_value", "deciding_test",
+    "claim_id", "study", "kind", "title", "verdict", "finding", "fidelity", "fidelity_detail", "counted_as",
+    "survives_family", "p_value", "deciding_test",
     "p_adjusted", "family", "robustness", "depends_on", "robustness_p", "adequate_specifications",
     "agreeing_specifications", "too_small_specifications", "registry_hash", "fixed_on", "post_hoc",
     "post_hoc_reason", "estimate", "ci_low", "ci_high", "confidence", "units", "mde", "equivalence_margin",
@@ -53,6 +56,8 @@ def claim_row(claim: Claim) -> dict[str, Any]:
         "power_at_paper": at_paper[0] if at_paper else None,
         "power_at_paper_se": at_paper[1] if at_paper else None,
         "counted_as": reported(claim),
+        "fidelity": claim.fidelity.level if claim.fidelity else None,
+        "fidelity_detail": claim.fidelity.detail if claim.fidelity else None,
         "robustness": robustness.status if robustness else None,
         "depends_on": " | ".join(c.label for c in robustness.contradicting) if robustness else None,
         "robustness_p": robustness.p if robustness else None,

@@ -12,7 +12,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from actlab.claim import Claim
+from actlab.claim import FIDELITY_LEVELS, Claim
+from actlab.finding import join_names
 from actlab.site.story import paragraph
 from actlab.site.summary import SUMMARY_VERDICTS, reported
 
@@ -29,6 +30,11 @@ class Paper:
     demo: bool = False
     url: str = ""  # where the paper is (its arXiv page)
     doc: str = ""  # the study's documentation, relative to the site folder (reports/)
+    short: str = ""  # the paper's name in a sentence ("Flex-Act"); the title where empty
+
+    @property
+    def name(self) -> str:
+        return self.short or self.title
 
 
 PAPERS = (
@@ -40,6 +46,7 @@ PAPERS = (
         "a single-layer router on a 4-dimensional synthetic task, 5 seeds (Table 1), 3 seeds (App. B)",
         url="https://arxiv.org/abs/2601.06441",
         doc="../docs/flexact.md",
+        short="Flex-Act",
     ),
     Paper(
         "smartmixed",
@@ -49,6 +56,7 @@ PAPERS = (
         "MLPs on MNIST, 17 architectures, 400 epochs (50 in phase 1), one run each",
         url="https://arxiv.org/abs/2510.22450",
         doc="../docs/smartmixed.md",
+        short="SmartMixed",
     ),
     Paper(
         "xielu",
@@ -58,6 +66,7 @@ PAPERS = (
         "1.1B-parameter Llama-style LMs on 125B tokens (and 3B)",
         url="https://arxiv.org/abs/2411.13010",
         doc="../docs/xielu.md",
+        short="xIELU",
     ),
     Paper(
         "compare",
@@ -108,10 +117,43 @@ class PaperAnswer:
         return f"{', '.join(parts)} ({len(self.claims)} claim{'s' if len(self.claims) != 1 else ''})"
 
     @property
+    def fidelity_counts(self) -> dict[str, int]:
+        """fidelity level -> claims, in `FIDELITY_LEVELS` order ("untagged" last, for claims without a tag)."""
+        found = Counter(claim.fidelity.level if claim.fidelity else "untagged" for claim in self.claims)
+        return {level: found[level] for level in (*FIDELITY_LEVELS, "untagged") if found[level]}
+
+    @property
+    def fidelity_sentence(self) -> str:
+        """'Flex-Act: 10 tests at the paper's scale and 2 with a modified method.' (from the claims' tags)."""
+        counts = self.fidelity_counts
+        if not counts:
+            return ""
+        said = [f"{n} {'test' if n == 1 else 'tests'} {FIDELITY_WORDS[level]}" for level, n in counts.items()]
+        return f"{self.paper.name}: {join_names(said)}."
+
+    @property
     def our_scale(self) -> str:
         """What was run here, from the claims' own budgets (the first clause of each distinct one)."""
         firsts = list(dict.fromkeys(claim.budget.split(";")[0].strip() for claim in self.claims if claim.budget))
         return "; ".join(firsts[:2]) + ("; ..." if len(firsts) > 2 else "")
+
+
+# How each fidelity level reads after "n tests" in the index's lede.
+FIDELITY_WORDS = {
+    "paper-scale": "at the paper's own scale",
+    "reduced-scale": "with the paper's method at reduced scale",
+    "modified-method": "with a modified method",
+    "reviewer-test": "that reviewers asked for",
+    "untagged": "without a fidelity tag",
+}
+
+
+def fidelity_lede(answers: Sequence[PaperAnswer]) -> str:
+    """The index's lede on scale, from the claims' fidelity tags, one short sentence a paper: 'Flex-Act: 10 tests
+    at the paper's own scale and 2 with a modified method. SmartMixed: ...'. It replaced a typed "far smaller than
+    the papers'", which was wrong for Flex-Act (its synthetic task, with more seeds than the paper's)."""
+    found = [answer.fidelity_sentence for answer in answers if not answer.paper.demo and answer.paper.key != "zoo"]
+    return " ".join(sentence for sentence in found if sentence)
 
 
 def paper_of(claim: Claim) -> Paper | None:

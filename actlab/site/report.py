@@ -26,7 +26,7 @@ from typing import Any
 from actlab import notebooks, provenance
 from actlab.claim import Claim
 from actlab.io import atomic_write_text
-from actlab.site import chrome, clean, manifest
+from actlab.site import chrome, clean, finding, manifest
 from actlab.site.inputs import UnreadableClaim, load_claim
 from actlab.site.pages import Page, add_footer, built_at, jinja_environment
 from actlab.site.verify import Checked
@@ -225,6 +225,7 @@ def write_index(
             notes=notes or {},
             left_out=left_out or [],
             summary=summary.summarise(claims),
+            fidelity_lede=papers.fidelity_lede(answers),
             forest_uri=forest_files[False],
             forest_phone_uri=forest_files[True],
             forest_alt=forest.alt_text(ordered),
@@ -256,6 +257,7 @@ def refresh_index(config: SiteConfig, fresh: Iterable[Page] = (), check: ClaimCh
     if check is not None and config.recheck_claims and any(isinstance(claim, Claim) for claim in claims):
         checked = check(claims, config)
         claims, notes, left_out = checked.rows, checked.notes, checked.left_out
+    claims = finding.annotate_all(claims)  # a claim file from before findings, or a user's, gets one (generic)
     write_downloads(claims, config.out_dir)
     links = site_links(pages, config.out_dir)
     for page in pages:

@@ -1,10 +1,12 @@
 """What a paper's claims came to, in words generated from the claims: the index's first screen per paper.
 
 Why generated: a count of verdicts told readers the opposite of the data (five exact gradient identities made a
-paper "mostly hold" while none of its experiments did). So the index says it in sentences built from the claims,
-kinds apart (mathematics, experiments, reviewers' tests), each experimental claim by its primary verdict with its
-estimate against its threshold and the paper's value, what the run could not detect and whether the verdict holds
-at other settings. Nothing here is typed about a particular paper.
+paper "mostly hold" while none of its experiments did). So the index says it in sentences built from the claims.
+Since issue AG the paragraph is made of the claims' findings (`Claim.finding`, one plain sentence each, at most
+`actlab.finding.MAX_WORDS` words), each led by a short label and its verdict: experiments, then reviewers' tests,
+then the mathematics in one count (its failures told by their own findings), then whether any verdict is
+contradicted at other settings. The older semicolon lists (`kind_sentence`) ran to 66-72 words a sentence.
+Nothing here is typed about a particular paper.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from actlab.claim import Claim, is_decisive
+from actlab.finding import MAX_WORDS, fit, generic_finding, word_count
 from actlab.site.claim_text import failed_parts, part_text, undecided_text
 from actlab.site.headline import paper_row, parts_of
 from actlab.site.summary import reported
@@ -115,29 +118,79 @@ def robustness_sentence(claims: Sequence[Claim]) -> str:
             )
         )
     else:
-        pieces.append(f"no primary verdict is contradicted at the other settings tried ({len(checked)} claims checked)")
+        pieces.append(f"no primary verdict is contradicted ({len(checked)} claims checked)")
     if small:
-        pieces.append(f"{len(small)} could not be checked there (every other setting too small to tell)")
-    return "At other settings: " + "; ".join(pieces) + "."
+        pieces.append(f"{len(small)} could not be checked (every other setting too small to tell)")
+    counted = f"{len(contradicted)} of {len(checked)} primary verdicts contradicted" + (
+        f", {len(small)} too small to check" if small else ""
+    )
+    return fit("At other settings: " + "; ".join(pieces) + ".", f"At other settings: {counted}.")
 
 
 def post_hoc_sentence(claims: Sequence[Claim]) -> str:
+    """'Post hoc (fixed after the runs were seen): Table 6; App. B.', or the count where the names run long."""
     found = [c for c in claims if c.post_hoc]
     if not found:
         return ""
-    names = "; ".join(c.title or c.claim_id for c in found)
-    return f"Post hoc (a definition fixed after its runs were seen): {names}."
+    names = "; ".join(label(c) or c.title or c.claim_id for c in found)
+    plural = "s" if len(found) != 1 else ""
+    return fit(
+        f"Post hoc (a definition fixed after its runs were seen): {names}.",
+        f"{len(found)} definition{plural} fixed after {'their' if plural else 'its'} runs were seen (post hoc).",
+    )
+
+
+# First words of a finding that read in lower case after "Table 1 (not supported): " (a name such as "Sigmoid" or
+# "KL" keeps its capital).
+PLAIN_STARTS = frozenset(
+    ("a", "an", "at", "both", "every", "given", "in", "it", "its", "neither", "no", "none", "not", "on", "only"),
+) | frozenset(("the", "this", "whether", "with", "without", "step-matched", "compute-time-matched", "token-matched"))
+LABEL_WORDS = 4  # a title longer than this, without a colon, is not repeated before its finding
+
+
+def label(claim: Claim) -> str:
+    """The claim's short name: its title before a colon ("Table 1", "App. B", "Prop. 1"), or a title of at most
+    `LABEL_WORDS` words; else '' (the finding says what it is about)."""
+    title = (claim.title or "").strip()
+    head = title.split(":")[0].strip() if ":" in title else title
+    return head if head and word_count(head) <= LABEL_WORDS else ""
+
+
+def claim_sentence(claim: Claim) -> str:
+    """'Table 1 (not supported): with the regulariser the router picks Sigmoid whatever the truth.' A sentence
+    that would run past `MAX_WORDS` drops its label; the finding alone never does (`actlab.finding`)."""
+    finding = claim.finding or generic_finding(claim)
+    first = finding.split(" ", 1)[0].lower().rstrip(",:;")
+    body = finding[0].lower() + finding[1:] if first in PLAIN_STARTS else finding
+    name = label(claim)
+    says_itself = tuple(f"{name} {word}".lower() for word in ("holds", "fails") if name) + (f"{claim.verdict}:",)
+    if finding.lower().startswith(says_itself):
+        return finding  # "App. B fails: ...", "Not run: ..." say what they are
+    lead = f"{name} ({claim.verdict})" if name else claim.verdict.capitalize()
+    return fit(f"{lead}: {body}", finding)
+
+
+def mathematics_sentences(claims: Sequence[Claim]) -> list[str]:
+    """'Its mathematics: 5 of 6 exact checks hold.', then each failed check's own finding."""
+    if not claims:
+        return []
+    held = [c for c in claims if c.verdict == "supported"]
+    found = [f"{KIND_WORDS['mathematics'].capitalize()}: {len(held)} of {len(claims)} exact checks hold."]
+    return found + [claim_sentence(c) for c in claims if c.verdict != "supported"]
 
 
 def paragraph(claims: Sequence[Claim]) -> list[str]:
-    """The sentences of one paper's answer, in reading order: experiments, reviewers' tests, mathematics,
-    robustness of the decisive ones, post hoc definitions."""
+    """The sentences of one paper's answer, in reading order: each experiment's finding, each reviewer's test's,
+    the mathematics, then the robustness of the decisive verdicts and the post hoc definitions."""
     by_kind: dict[str, list[Claim]] = {}
     for claim in claims:
         by_kind.setdefault(claim.kind, []).append(claim)
-    kinds = ("experiment", "demo", "reviewer", "mathematics")
-    sentences = [kind_sentence(kind, by_kind.get(kind, [])) for kind in kinds]
+    sentences = [claim_sentence(c) for kind in ("experiment", "demo", "reviewer") for c in by_kind.get(kind, [])]
+    sentences += mathematics_sentences(by_kind.get("mathematics", []))
     statistical = [c for c in claims if c.kind != "mathematics"]
     sentences.append(robustness_sentence([c for c in statistical if is_decisive(c.verdict) or c.robustness]))
     sentences.append(post_hoc_sentence(claims))
     return [s for s in sentences if s]
+
+
+__all__ = ["MAX_WORDS", "claim_sentence", "kind_sentence", "paragraph", "robustness_sentence"]

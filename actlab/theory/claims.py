@@ -19,7 +19,7 @@ import pandas as pd
 
 from actlab import registry
 from actlab.claim import Claim, Evidence, OperatingCharacteristics, Part, decide
-from actlab.theory import checks
+from actlab.theory import checks, findings
 from actlab.theory.propositions import EXACT_TOLERANCE
 
 STUDY = "propositions"
@@ -235,7 +235,7 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
     )
     operating = OperatingCharacteristics(design=DETERMINISTIC, scenarios=(), seed=settings.seed)
     made = [claim.with_changes(operating=operating, evidence_page=PAGE) for claim in made]
-    return registry.stamp(made, definitions(settings.tolerance), profile="any")
+    return findings.annotate(registry.stamp(made, definitions(settings.tolerance), profile="any"))
 
 
 def _claim(

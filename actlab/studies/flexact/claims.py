@@ -23,7 +23,7 @@ from actlab.claim import Claim, Evidence, Part, decide
 from actlab.stats.family import adjust_family
 from actlab.stats.robustness import assess, simulated_rates
 from actlab.stats.sequential import FIRST_SEED, SequentialDesign
-from actlab.studies.flexact import analysis, designs, modified, operating, paper, scale, specification
+from actlab.studies.flexact import analysis, designs, findings, modified, operating, paper, scale, specification
 from actlab.studies.flexact.designs import ClaimDesign
 from actlab.studies.flexact.rules import MATERIAL_MSE_FACTOR, MSE_MARGIN
 from actlab.sweep.results import SWEEP_FILE
@@ -288,7 +288,7 @@ def claims(
         # the modified method: a sensitivity analysis in its own family, after the study's (never in its place)
         tables = modified.tables_of(data[modified.SECTION].frame)
         adjusted += modified_claims(tables, texts, settings, first_index=len(found))
-    return registry.stamp(adjusted, definitions(), profile=settings.profile, runs_dir=runs_dir)
+    return findings.annotate(registry.stamp(adjusted, definitions(), profile=settings.profile, runs_dir=runs_dir), data)
 
 
 def modified_claims(

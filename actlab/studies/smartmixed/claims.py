@@ -38,7 +38,7 @@ from actlab.stats.family import adjust_family
 from actlab.stats.robustness import simulated_rates
 from actlab.stats.sequential import FIRST_SEED, SequentialDesign
 from actlab.stats.top_k import detectable_margins
-from actlab.studies.smartmixed import analysis, contrasts, paper, pattern, power, preference, speccurve
+from actlab.studies.smartmixed import analysis, contrasts, findings, paper, pattern, power, preference, speccurve
 from actlab.studies.smartmixed import evidence as ev
 from actlab.studies.smartmixed.config import INITS
 from actlab.studies.smartmixed.layers import DEEP_GROUP, EARLY_GROUP
@@ -219,7 +219,7 @@ def decide_all(
     found += [claim for claim in (commitment_claim(runs, settings), depth_claim(runs, settings)) if claim is not None]
     adjusted = study_family(found, [sensitivity.claim] if sensitivity is not None else [], settings.alpha)
     stamped = registry.stamp(adjusted, definitions(settings), profile=profile, runs_dir=runs_dir)
-    stamped = measured_on.label(stamped, runs_dir)
+    stamped = findings.annotate(measured_on.label(stamped, runs_dir))
     tables = {d.claim.claim_id: d.table for d in curves}
     not_run = {d.claim.claim_id: d.not_run for d in curves}
     if sensitivity is not None:

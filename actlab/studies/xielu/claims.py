@@ -41,7 +41,7 @@ from actlab.stats.beats_every import Comparisons, rule_beats_baselines
 from actlab.stats.family import adjust_family
 from actlab.stats.sequential import FIRST_SEED
 from actlab.studies.compare.claims import SEQUENTIAL
-from actlab.studies.xielu import analysis, paper
+from actlab.studies.xielu import analysis, findings, paper
 from actlab.studies.xielu.analysis import CLAIM_COMPARATORS
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
 from actlab.studies.xielu.variants import label, matching
@@ -155,7 +155,9 @@ def claims(
     stamped with its registry entry (`runs_dir`: where the runs are, for their design and dates)."""
     budgets = [b for b in ("tokens", "seconds") if b in set(runs.arms["budget"])]
     found = adjust_family([budget_claim(runs, budget, settings) for budget in budgets], "xIELU", alpha=settings.alpha)
-    return measured_on.label(registry.stamp(found, definitions(settings), profile=profile, runs_dir=runs_dir), runs_dir)
+    return findings.annotate(
+        measured_on.label(registry.stamp(found, definitions(settings), profile=profile, runs_dir=runs_dir), runs_dir)
+    )
 
 
 def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
