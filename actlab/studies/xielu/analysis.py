@@ -16,6 +16,7 @@ from scipy import stats as sps
 from actlab import stats
 from actlab.stats.beats_every import Comparisons
 from actlab.studies.compare.analysis import operating_table as operating_table  # the report shows claims alike
+from actlab.studies.compare.analysis import paired_comparisons
 from actlab.studies.compare.analysis import verdict_text as verdict_text
 from actlab.studies.compare.engine import budget_phrase, stated_budget
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
@@ -139,14 +140,7 @@ def comparisons(
     missing = [name for name in (reference, *others) if name not in present]
     if missing:
         raise ValueError(f"no {', '.join(map(label, missing))} arm under the {budget} budget; the claim needs them")
-    ok = part[part["status"] == "ok"]
-    wide = ok.pivot_table(index="seed", columns="activation", values=metric, aggfunc="mean")
-    wide = wide.reindex(columns=[reference, *others]).dropna()  # seeds where every arm of the claim trained
-    status = part.pivot_table(index="seed", columns="activation", values="status", aggfunc="first")
-    ran = status[reference].dropna().index
-    diverged = (status.loc[ran, reference] != "ok") & (status.loc[ran, list(others)] == "ok").any(axis=1)
-    values = wide[list(others)].to_numpy(dtype=float) - wide[[reference]].to_numpy(dtype=float)  # (n, k)
-    return Comparisons(tuple(others), values, int(diverged.sum()), len(ran), margins)
+    return paired_comparisons(part, reference, others, higher_is_better=False, column=metric, margins=margins)
 
 
 def improvement_probabilities(
