@@ -83,24 +83,26 @@ def metric_table(frame: pd.DataFrame, confidence: float = 0.95, order: Iterable[
         part = frame[(frame["task"] == task) & (frame["matching"] == matching)]
         for activation in ordered(part, "activation", order):
             arms = part[part["activation"] == activation]
-            ok = arms[arms["status"] == "ok"]
-            interval = stats.mean_interval(ok["value"].to_numpy(dtype=float), confidence)
-            rows.append(
-                {
-                    "task": task,
-                    "matching": matching_label(matching),
-                    "activation": activation,
-                    "metric": get_task(task).metric,
-                    "n": len(ok),
-                    "n_diverged": int((arms["status"] != "ok").sum()),
-                    "mean": interval.estimate,
-                    "ci_low": interval.low,
-                    "ci_high": interval.high,
-                    "steps": ok["steps"].mean(),
-                    "seconds": ok["seconds"].mean(),
-                }
-            )
+            head = {"task": task, "matching": matching_label(matching), "activation": activation}
+            rows.append({**head, "metric": get_task(task).metric, **arm_summary(arms, "value", confidence)})
     return pd.DataFrame(rows)
+
+
+def arm_summary(
+    arms: pd.DataFrame, column: str, confidence: float, means: Sequence[str] = ("steps", "seconds")
+) -> dict[str, Any]:
+    """One arm's row of a metric table (the comparison's and xIELU's): n clean runs, n diverged, the clean runs'
+    mean `column` with its t CI, and the mean of each of `means`."""
+    ok = arms[arms["status"] == "ok"]
+    interval = stats.mean_interval(ok[column].to_numpy(dtype=float), confidence)
+    return {
+        "n": len(ok),
+        "n_diverged": int((arms["status"] != "ok").sum()),
+        "mean": interval.estimate,
+        "ci_low": interval.low,
+        "ci_high": interval.high,
+        **{name: ok[name].mean() for name in means},
+    }
 
 
 def paired_improvements(

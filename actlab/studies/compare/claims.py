@@ -63,8 +63,8 @@ class Settings:
 
 @dataclass(frozen=True)
 class StudyRuns:
-    """The runs the claims read: one row per (run, matching, arm) (`analysis.arms_frame`) and what was run
-    (`analysis.setup_summary`, for each claim's budget text)."""
+    """The runs the claims read: one row per (run, matching, arm) (the study's `analysis.arms_frame`) and what was
+    run (its `analysis.setup_summary`, for each claim's budget text); xIELU's and the zoo's claims read it too."""
 
     arms: pd.DataFrame
     setup: Mapping[str, Any]

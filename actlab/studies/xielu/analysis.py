@@ -15,8 +15,8 @@ from scipy import stats as sps
 
 from actlab import stats
 from actlab.stats.beats_every import Comparisons
+from actlab.studies.compare.analysis import arm_summary, paired_comparisons
 from actlab.studies.compare.analysis import operating_table as operating_table  # the report shows claims alike
-from actlab.studies.compare.analysis import paired_comparisons
 from actlab.studies.compare.analysis import verdict_text as verdict_text
 from actlab.studies.compare.engine import budget_phrase, stated_budget
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
@@ -75,23 +75,8 @@ def loss_table(frame: pd.DataFrame, metric: str = "val_bpb", confidence: float =
         part = frame[frame["budget"] == budget]
         for activation in arm_order(part["activation"]):
             arms = part[part["activation"] == activation]
-            ok = arms[arms["status"] == "ok"]
-            interval = stats.mean_interval(ok[metric].to_numpy(dtype=float), confidence)
-            n_diverged = int((arms["status"] != "ok").sum())
-            rows.append(
-                {
-                    "budget": budget,
-                    "activation": activation,
-                    "n": len(ok),
-                    "n_diverged": n_diverged,
-                    "mean": interval.estimate,
-                    "ci_low": interval.low,
-                    "ci_high": interval.high,
-                    "tokens": ok["tokens"].mean(),
-                    "steps": ok["steps"].mean(),
-                    "seconds": ok["seconds"].mean(),
-                }
-            )
+            summary = arm_summary(arms, metric, confidence, ("tokens", "steps", "seconds"))
+            rows.append({"budget": budget, "activation": activation, **summary})
     return pd.DataFrame(rows)
 
 

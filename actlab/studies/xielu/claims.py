@@ -2,8 +2,8 @@
 
 Two claims, one per budget: "xIELU reaches lower validation loss than ReLU² and than SwiGLU" token-matched (the
 paper's matching) and compute-time-matched (the review's wall-clock objection, each arm's own CPU or GPU time). Each
-is decided like a comparison claim (`actlab.stats.beats_every`) on xIELU's per-seed differences from ReLU² and from
-SwiGLU, Bonferroni over those two comparisons (xIPReLU and GELU are in no claim), and it ends:
+is a comparison claim (`compare.claims.beats_claim`, configured by a `BeatsClaim`) on xIELU's per-seed differences
+from ReLU² and from SwiGLU, Bonferroni over those two comparisons (xIPReLU and GELU are in no claim), and it ends:
 
 - not supported: xIELU diverged on a seed where ReLU² or SwiGLU trained (blowing up is not beating), or it is
   worse than one of them (its interval of xIELU − other lies above 0);
@@ -40,7 +40,7 @@ from actlab.stats import beats_every
 from actlab.stats.beats_every import rule_beats_baselines
 from actlab.stats.family import adjust_family
 from actlab.stats.sequential import FIRST_SEED
-from actlab.studies.compare.claims import SEQUENTIAL, BeatsClaim, beats_claim
+from actlab.studies.compare.claims import SEQUENTIAL, BeatsClaim, StudyRuns, beats_claim
 from actlab.studies.xielu import analysis, paper
 from actlab.studies.xielu.analysis import CLAIM_COMPARATORS
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
@@ -111,14 +111,6 @@ class Settings:
     n_simulations: int = 1000  # per scenario: 3 Monte-Carlo SE at a 5% rate is about 0.02
     seed: int = 0
     provenance: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class StudyRuns:
-    """The runs the claims read: one row per (run, arm) (`analysis.arms_frame`) and what was run (`setup_summary`)."""
-
-    arms: pd.DataFrame
-    setup: Mapping[str, Any]
 
 
 def load_runs(runs_dir: str | Path, sweep_name: str = "lm") -> StudyRuns:
