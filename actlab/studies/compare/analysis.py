@@ -273,12 +273,21 @@ def throughput_table(frame: pd.DataFrame, baseline: str, confidence: float = 0.9
                 "unit": f"{unit}/s",
                 "steps": float(steps[activation]),
             }
-            if baseline in wide:
-                ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
-                ratio = stats.mean_interval(ratios, confidence)
-                row.update(ratio=ratio.estimate, ratio_ci_low=ratio.low, ratio_ci_high=ratio.high)
-            rows.append(row)
+            rows.append({**row, **speed_ratio(wide, activation, baseline, confidence)[0]})
     return pd.DataFrame(rows)
+
+
+def speed_ratio(
+    wide: pd.DataFrame, activation: str, baseline: str, confidence: float
+) -> tuple[dict[str, float], np.ndarray]:
+    """`activation`'s speed over `baseline`'s measured in the same run (a row of `wide` per run): the mean ratio and
+    its t CI as table columns (none without the baseline), and each run's ratio. The comparison's and xIELU's
+    throughput tables both read it: a ratio in one run cancels the machine's speed of the moment."""
+    if baseline not in wide:
+        return {}, np.array([])
+    ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
+    ratio = stats.mean_interval(ratios, confidence)
+    return {"ratio": ratio.estimate, "ratio_ci_low": ratio.low, "ratio_ci_high": ratio.high}, ratios
 
 
 def setup_summary(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from scipy import stats as sps
 
 from actlab import stats
 from actlab.stats.beats_every import Comparisons
-from actlab.studies.compare.analysis import arm_summary, paired_comparisons
+from actlab.studies.compare.analysis import arm_summary, paired_comparisons, speed_ratio
 from actlab.studies.compare.analysis import operating_table as operating_table  # the report shows claims alike
 from actlab.studies.compare.analysis import verdict_text as verdict_text
 from actlab.studies.compare.engine import budget_phrase, stated_budget
@@ -192,16 +192,13 @@ def throughput_table(
                 "ci_low": interval.low,
                 "ci_high": interval.high,
             }
-            if baseline in wide:
-                ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
-                ratio = stats.mean_interval(ratios, confidence)
-                row.update(
-                    ratio=ratio.estimate,
-                    ratio_ci_low=ratio.low,
-                    ratio_ci_high=ratio.high,
-                    meets_target=bool(ratio.estimate >= target),
-                    runs_meeting=int((ratios >= target).sum()),
-                )
+            columns, ratios = speed_ratio(wide, activation, baseline, confidence)
+            if columns:
+                meets = {
+                    "meets_target": bool(columns["ratio"] >= target),
+                    "runs_meeting": int((ratios >= target).sum()),
+                }
+                row.update(columns, **meets)
             rows.append(row)
     return pd.DataFrame(rows)
 
