@@ -151,11 +151,11 @@ def claims(
 
 
 def paper_margins(arms: pd.DataFrame, budget: str, scale: float) -> tuple[tuple[float, ...], tuple[float, ...] | None]:
-    """(the paper's effect on this run's scale, the TOST margins: `scale` x that; None at scale 0), one per claim
-    comparator: its relative gap applied to the comparator's mean bits/byte under `budget` (also `actlab decide`'s)."""
+    """(the paper's effect on this run's scale, the TOST margins: `equivalence_margin`; None at scale 0), one per
+    claim comparator, from its mean bits/byte under `budget` (the claims' and `actlab decide`'s)."""
     means = _mean_bpb(arms, budget)
-    gaps = tuple(paper_relative_gap(o) * means[o] for o in CLAIM_COMPARATORS)
-    return gaps, tuple(scale * gap for gap in gaps) if scale > 0 else None
+    gaps = tuple(equivalence_margin(o, means[o]) for o in CLAIM_COMPARATORS)
+    return gaps, tuple(equivalence_margin(o, means[o], scale) for o in CLAIM_COMPARATORS) if scale > 0 else None
 
 
 def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
