@@ -204,6 +204,7 @@ def beats_claim(data: Comparisons, spec: BeatsClaim, settings: RuleSettings) -> 
     characteristics (a candidate that never trained: the divergence share and the divergence branch's); where
     `spec` has the paper's effect, whether the data rule it out and the power at it."""
     alpha, confidence, supports = settings.alpha, settings.confidence, spec.supports
+    simulations = {"n_simulations": settings.n_simulations, "seed": settings.seed}
     context: dict[str, Any] = {"seeds": data.seeds, "complete_seeds": data.n, "diverged": data.diverged}
     context.update(spec.context)
     parts, ruled_out, effect = [], None, spec.paper_effect
@@ -221,17 +222,8 @@ def beats_claim(data: Comparisons, spec: BeatsClaim, settings: RuleSettings) -> 
         context.update(about_mde)
         evidence = Evidence(estimate, ci, data.n, inputs, mde=mde, context=context, p_value=p_value)
         if effect is not None:  # is the paper's effect ruled out at this scale?
-            ruled_out = beats_every.ruled_out_outcome(
-                data,
-                ev,
-                spec.part_names,
-                effect,
-                supports=supports,
-                units=spec.units,
-                confidence=confidence,
-                n_simulations=settings.n_simulations,
-                seed=settings.seed,
-            )
+            how = {"supports": supports, "units": spec.units, "confidence": confidence, **simulations}
+            ruled_out = beats_every.ruled_out_outcome(data, ev, spec.part_names, effect, **how)
         units = spec.units
     elif data.diverged:  # diverged on every seed (or all but one): nothing to pair, the divergence decides
         share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
@@ -275,7 +267,6 @@ def beats_claim(data: Comparisons, spec: BeatsClaim, settings: RuleSettings) -> 
         decided_by=beats_every.divergence_text(spec.candidate, data, spec.comparators),
         provenance=settings.provenance,
     )
-    simulations = {"n_simulations": settings.n_simulations, "seed": settings.seed}
     if data.testable:
         operating = beats_every.operating(
             data, supports=spec.supports, alpha=alpha, confidence=confidence, paper_effect=effect, **simulations

@@ -152,8 +152,12 @@ def claims(
 
 def paper_margins(arms: pd.DataFrame, budget: str, scale: float) -> tuple[tuple[float, ...], tuple[float, ...] | None]:
     """(the paper's effect on this run's scale, the TOST margins: `equivalence_margin`; None at scale 0), one per
-    claim comparator, from its mean bits/byte under `budget` (the claims' and `actlab decide`'s)."""
-    means = _mean_bpb(arms, budget)
+    claim comparator, from its mean bits/byte over its clean runs under `budget` (the claims' and `actlab decide`'s)."""
+    ok = arms[(arms["budget"] == budget) & (arms["status"] == "ok")]
+    means = {other: float(np.mean(ok[ok["activation"] == other]["val_bpb"])) for other in CLAIM_COMPARATORS}
+    bad = [label(other) for other, mean in means.items() if not math.isfinite(mean)]
+    if bad:
+        raise ValueError(f"no clean {', '.join(bad)} run under the {budget} budget: the margin and the claim need one")
     gaps = tuple(equivalence_margin(o, means[o]) for o in CLAIM_COMPARATORS)
     return gaps, tuple(equivalence_margin(o, means[o], scale) for o in CLAIM_COMPARATORS) if scale > 0 else None
 
@@ -181,13 +185,3 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
         context={"equivalence_margins": dict(zip(CLAIM_COMPARATORS, margins, strict=True))} if margins else {},
     )
     return beats_claim(analysis.comparisons(runs.arms, budget, margins=margins), spec, settings)
-
-
-def _mean_bpb(arms: pd.DataFrame, budget: str) -> dict[str, float]:
-    """Each claim comparator's mean validation bits per byte over its clean runs under `budget` (for the margins)."""
-    ok = arms[(arms["budget"] == budget) & (arms["status"] == "ok")]
-    means = {other: float(np.mean(ok[ok["activation"] == other]["val_bpb"])) for other in CLAIM_COMPARATORS}
-    bad = [label(other) for other, mean in means.items() if not math.isfinite(mean)]
-    if bad:
-        raise ValueError(f"no clean {', '.join(bad)} run under the {budget} budget: the margin and the claim need one")
-    return means
