@@ -10,7 +10,7 @@ positive always means the candidate is better.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from actlab.claim import Claim
 from actlab.stats.beats_every import POWER, Comparisons
 from actlab.stats.power import mde_from_t_interval, tost_from_t_interval
 from actlab.studies.compare.engine import MATCHINGS, budget_phrase, matching_label, stated_budget
-from actlab.studies.compare.tasks import Task, get_task
+from actlab.studies.compare.tasks import get_task
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
 
 _ARM_KEYS = ("task", "matching", "seed", "activation", "metric")
@@ -83,24 +83,26 @@ def metric_table(frame: pd.DataFrame, confidence: float = 0.95, order: Iterable[
         part = frame[(frame["task"] == task) & (frame["matching"] == matching)]
         for activation in ordered(part, "activation", order):
             arms = part[part["activation"] == activation]
-            ok = arms[arms["status"] == "ok"]
-            interval = stats.mean_interval(ok["value"].to_numpy(dtype=float), confidence)
-            rows.append(
-                {
-                    "task": task,
-                    "matching": matching_label(matching),
-                    "activation": activation,
-                    "metric": get_task(task).metric,
-                    "n": len(ok),
-                    "n_diverged": int((arms["status"] != "ok").sum()),
-                    "mean": interval.estimate,
-                    "ci_low": interval.low,
-                    "ci_high": interval.high,
-                    "steps": ok["steps"].mean(),
-                    "seconds": ok["seconds"].mean(),
-                }
-            )
+            head = {"task": task, "matching": matching_label(matching), "activation": activation}
+            rows.append({**head, "metric": get_task(task).metric, **arm_summary(arms, "value", confidence)})
     return pd.DataFrame(rows)
+
+
+def arm_summary(
+    arms: pd.DataFrame, column: str, confidence: float, means: Sequence[str] = ("steps", "seconds")
+) -> dict[str, Any]:
+    """One arm's row of a metric table (the comparison's and xIELU's): n clean runs, n diverged, the clean runs'
+    mean `column` with its t CI, and the mean of each of `means`."""
+    ok = arms[arms["status"] == "ok"]
+    interval = stats.mean_interval(ok[column].to_numpy(dtype=float), confidence)
+    return {
+        "n": len(ok),
+        "n_diverged": int((arms["status"] != "ok").sum()),
+        "mean": interval.estimate,
+        "ci_low": interval.low,
+        "ci_high": interval.high,
+        **{name: ok[name].mean() for name in means},
+    }
 
 
 def paired_improvements(
@@ -127,7 +129,7 @@ def paired_improvements(
         task = get_task(task_name)
         part = frame[(frame["task"] == task_name) & (frame["matching"] == matching)]
         present = set(part["activation"])
-        scores = _scores(part, task)
+        scores = _scores(part, task.higher_is_better)
         for candidate in candidates:
             named = [b for b in baselines if b in present and b != candidate]
             if candidate not in present or not named:
@@ -191,26 +193,42 @@ def comparisons(
     named = [b for b in baselines if b in set(part["activation"]) and b != candidate]
     if candidate not in set(part["activation"]) or not named:
         raise ValueError(f"no comparison of {candidate!r} with {list(baselines)} on {task_name}, {matching}")
-    scores = _scores(part, task).reindex(columns=[candidate, *named]).dropna()  # seeds where every arm trained
+    margins = None if margin is None else tuple([float(margin)] * len(named))
+    return paired_comparisons(part, candidate, named, higher_is_better=task.higher_is_better, margins=margins)
+
+
+def paired_comparisons(
+    part: pd.DataFrame,
+    candidate: str,
+    named: Sequence[str],
+    *,
+    higher_is_better: bool,
+    column: str = "value",
+    margins: tuple[float, ...] | None = None,
+) -> Comparisons:
+    """`candidate`'s improvement over each of `named` in `part` (one task and budget; `column` oriented so that
+    > 0 is better) per seed where all trained, and the seeds it diverged on where one of `named` trained: what
+    every beats-every-baseline claim reads, the comparison's and xIELU's alike."""
+    scores = _scores(part, higher_is_better, column).reindex(columns=[candidate, *named]).dropna()
     status = part.pivot_table(index="seed", columns="activation", values="status", aggfunc="first")
     ran = status[candidate].dropna().index
-    diverged = (status.loc[ran, candidate] == "diverged") & (status.loc[ran, named] == "ok").any(axis=1)
-    values = scores[[candidate]].to_numpy(dtype=float) - scores[named].to_numpy(dtype=float)  # (n, k)
-    margins = None if margin is None else tuple([float(margin)] * len(named))
+    diverged = (status.loc[ran, candidate] == "diverged") & (status.loc[ran, list(named)] == "ok").any(axis=1)
+    values = scores[[candidate]].to_numpy(dtype=float) - scores[list(named)].to_numpy(dtype=float)  # (n, k)
     return Comparisons(tuple(named), values, int(diverged.sum()), len(ran), margins)
 
 
-def _scores(part: pd.DataFrame, task: Task) -> pd.DataFrame:
-    """Seeds x activations of the clean runs' metric, oriented so that higher is better (one run per cell)."""
+def _scores(part: pd.DataFrame, higher_is_better: bool, column: str = "value") -> pd.DataFrame:
+    """Seeds x activations of the clean runs' `column`, oriented so that higher is better (one run per cell)."""
     ok = part[part["status"] == "ok"]
     repeated = ok.duplicated(subset=["seed", "activation"], keep=False)
     if repeated.any():
         bad = ok[repeated][["seed", "activation"]].drop_duplicates().head(3).to_dict("records")
+        where = f" on {ok['task'].iloc[0]}" if "task" in ok else ""
         raise ValueError(
-            f"several runs of one (seed, activation) on {task.name}, e.g. {bad}: a paired test needs one value per "
-            "seed; list each seed in one sweep only"
+            f"several runs of one (seed, activation){where}, e.g. {bad}: a paired test needs one value per seed; "
+            "list each seed in one sweep only"
         )
-    score = ok["value"] if task.higher_is_better else -ok["value"]
+    score = ok[column] if higher_is_better else -ok[column]
     return ok.assign(score=score).pivot_table(index="seed", columns="activation", values="score", aggfunc="first")
 
 
@@ -255,12 +273,21 @@ def throughput_table(frame: pd.DataFrame, baseline: str, confidence: float = 0.9
                 "unit": f"{unit}/s",
                 "steps": float(steps[activation]),
             }
-            if baseline in wide:
-                ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
-                ratio = stats.mean_interval(ratios, confidence)
-                row.update(ratio=ratio.estimate, ratio_ci_low=ratio.low, ratio_ci_high=ratio.high)
-            rows.append(row)
+            rows.append({**row, **speed_ratio(wide, activation, baseline, confidence)[0]})
     return pd.DataFrame(rows)
+
+
+def speed_ratio(
+    wide: pd.DataFrame, activation: str, baseline: str, confidence: float
+) -> tuple[dict[str, float], np.ndarray]:
+    """`activation`'s speed over `baseline`'s measured in the same run (a row of `wide` per run): the mean ratio and
+    its t CI as table columns (none without the baseline), and each run's ratio. The comparison's and xIELU's
+    throughput tables both read it: a ratio in one run cancels the machine's speed of the moment."""
+    if baseline not in wide:
+        return {}, np.array([])
+    ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
+    ratio = stats.mean_interval(ratios, confidence)
+    return {"ratio": ratio.estimate, "ratio_ci_low": ratio.low, "ratio_ci_high": ratio.high}, ratios
 
 
 def setup_summary(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

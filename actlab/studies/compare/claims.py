@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -63,8 +63,8 @@ class Settings:
 
 @dataclass(frozen=True)
 class StudyRuns:
-    """The runs the claims read: one row per (run, matching, arm) (`analysis.arms_frame`) and what was run
-    (`analysis.setup_summary`, for each claim's budget text)."""
+    """The runs the claims read: one row per (run, matching, arm) (the study's `analysis.arms_frame`) and what was
+    run (its `analysis.setup_summary`, for each claim's budget text); xIELU's and the zoo's claims read it too."""
 
     arms: pd.DataFrame
     setup: Mapping[str, Any]
@@ -143,64 +143,134 @@ def decide_all(
     return StudyClaims(measured_on.label(adjusted, runs_dir), untested)
 
 
+class RuleSettings(Protocol):
+    """What deciding a beats-every-baseline claim reads from a study's settings (the comparison's, xIELU's, ...)."""
+
+    alpha: float
+    confidence: float
+    n_simulations: int
+    seed: int
+    provenance: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class BeatsClaim:
+    """How a study states one beats-every-baseline claim: all that `beats_claim` does not read from the runs.
+
+    Why one record: the comparison, the zoo and xIELU decide the same rule on the same `Comparisons`; they differ
+    only in these words and settings, so each study fills this in and `beats_claim` is the one sequence."""
+
+    claim_id: str
+    study: str
+    statement: str
+    source: str
+    title: str
+    budget: str  # what every arm got, read from the runs
+    kind: str  # demo | experiment | reviewer
+    units: str  # of an improvement
+    supports: str  # above | below: as the claim shows an improvement (below: negated, lower is better)
+    candidate: str  # as the page names it
+    comparators: tuple[str, ...]  # as the page names them, one per comparison
+    part_names: tuple[str, ...]  # one per comparison
+    paper: str = ""
+    paper_effect: tuple[float, ...] | None = None  # the paper's improvements on this run's scale: ruled out? power?
+    context: Mapping[str, Any] = field(default_factory=dict)  # the study's own context, after the seeds
+
+
 def candidate_claim(
     data: Comparisons, candidate: str, task_name: str, matching: str, setup: Mapping[str, Any], settings: Settings
 ) -> Claim:
-    """One claim from its comparisons: the evidence, the rule's verdict, its parts and its operating
-    characteristics (a candidate that never trained: the divergence share and the divergence branch's)."""
-    task = get_task(task_name)
-    alpha, confidence = settings.alpha, settings.confidence
-    named = list(data.comparators)
-    context: dict[str, Any] = {"seeds": data.seeds, "complete_seeds": data.n, "diverged": data.diverged}
-    parts = []
-    if data.testable:
-        ev = beats_every.statistics(data.values[None], confidence=confidence, margins=data.margins, alpha=alpha)
-        estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports="above", alpha=alpha, diverged=data.diverged)
-        verdict = rule_beats_baselines(estimate, ci, **inputs)
-        names = [f"improvement over {b}" for b in named]
-        parts = beats_every.parts(ev, names, verdict=verdict, supports="above", units=task.unit, margins=data.margins)
-        context.update(beats_every.component_context(ev, named), **beats_every.spread_context(data))
-        context["past_margin"] = beats_every.past_margin(ev, data.margins)
-        p_value = beats_every.deciding_p(ev, verdict, data.diverged)
-        mde, about_mde = beats_every.mde_context(data, ev, named, confidence=confidence)
-        context.update(about_mde)
-        evidence = Evidence(estimate, ci, data.n, inputs, mde=mde, context=context, p_value=p_value)
-        units, supports = task.unit, "above"
-    else:  # diverged on every seed (or all but one): nothing to pair, the divergence decides
-        share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
-        inputs = {"supports": "below", "diverged": data.diverged, "alpha": alpha, "equivalence_p": None}
-        evidence = Evidence(share, ci, data.seeds, inputs, context=context, p_value=0.0)
-        units, supports = f"share of seeds on which {candidate} diverged", "below"
-        verdict = rule_beats_baselines(share, ci, **inputs)
-    if data.diverged:
-        parts.append(beats_every.divergence_part(data.diverged, data.seeds, candidate, confidence))
-    margin = settings.margins.get(task_name)
-    claim = decide(
-        claim_id(candidate, task_name, matching),
-        evidence,
-        rule_beats_baselines,
+    """One comparison claim from its comparisons (`beats_claim` with the comparison's words)."""
+    task, named = get_task(task_name), list(data.comparators)
+    spec = BeatsClaim(
+        claim_id=claim_id(candidate, task_name, matching),
         study=STUDY,
         statement=statement(candidate, named, task.label, matching_label(matching)),
         source=SOURCE,
-        units=units,
-        budget=analysis.budget_text(setup, task_name, matching),
         title=f"{candidate} beats {'/'.join(named)}: {task_name}, {matching_label(matching)}",
+        budget=analysis.budget_text(setup, task_name, matching),
+        kind="demo",
+        units=task.unit,
+        supports="above",
+        candidate=candidate,
+        comparators=tuple(named),
+        part_names=tuple(f"improvement over {b}" for b in named),
+    )
+    return beats_claim(data, spec, settings)
+
+
+def beats_claim(data: Comparisons, spec: BeatsClaim, settings: RuleSettings) -> Claim:
+    """One claim from its comparisons: the evidence, the rule's verdict, its parts and its operating
+    characteristics (a candidate that never trained: the divergence share and the divergence branch's); where
+    `spec` has the paper's effect, whether the data rule it out and the power at it."""
+    alpha, confidence, supports = settings.alpha, settings.confidence, spec.supports
+    simulations = {"n_simulations": settings.n_simulations, "seed": settings.seed}
+    context: dict[str, Any] = {"seeds": data.seeds, "complete_seeds": data.n, "diverged": data.diverged}
+    context.update(spec.context)
+    parts, ruled_out, effect = [], None, spec.paper_effect
+    if data.testable:
+        ev = beats_every.statistics(data.values[None], confidence=confidence, margins=data.margins, alpha=alpha)
+        estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports=supports, alpha=alpha, diverged=data.diverged)
+        verdict = rule_beats_baselines(estimate, ci, **inputs)
+        parts = beats_every.parts(
+            ev, spec.part_names, verdict=verdict, supports=supports, units=spec.units, margins=data.margins
+        )
+        context.update(beats_every.component_context(ev, data.comparators), **beats_every.spread_context(data))
+        context["past_margin"] = beats_every.past_margin(ev, data.margins)
+        p_value = beats_every.deciding_p(ev, verdict, data.diverged)
+        mde, about_mde = beats_every.mde_context(data, ev, spec.comparators, confidence=confidence)
+        context.update(about_mde)
+        evidence = Evidence(estimate, ci, data.n, inputs, mde=mde, context=context, p_value=p_value)
+        if effect is not None:  # is the paper's effect ruled out at this scale?
+            how = {"supports": supports, "units": spec.units, "confidence": confidence, **simulations}
+            ruled_out = beats_every.ruled_out_outcome(data, ev, spec.part_names, effect, **how)
+        units = spec.units
+    elif data.diverged:  # diverged on every seed (or all but one): nothing to pair, the divergence decides
+        share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
+        inputs = {"supports": "below", "diverged": data.diverged, "alpha": alpha, "equivalence_p": None}
+        evidence = Evidence(share, ci, data.seeds, inputs, context=context, p_value=0.0)
+        units, supports = f"share of seeds on which {spec.candidate} diverged", "below"
+        verdict = rule_beats_baselines(share, ci, **inputs)
+    else:
+        raise ValueError(
+            f"{spec.claim_id}: {data.n} seed(s) on which {spec.candidate} and {', '.join(spec.comparators)} all "
+            "trained and differences that do not vary: nothing to test; run more seeds or longer budgets"
+        )
+    if data.diverged:
+        parts.append(beats_every.divergence_part(data.diverged, data.seeds, spec.candidate, confidence))
+    claim = decide(
+        spec.claim_id,
+        evidence,
+        rule_beats_baselines,
+        study=spec.study,
+        statement=spec.statement,
+        source=spec.source,
+        units=units,
+        budget=spec.budget,
+        title=spec.title,
+        paper=spec.paper,
+        # the paper's effect as the estimate shows it: the least favourable comparison, oriented as `supports`
+        paper_value=(min(effect) if spec.supports == "above" else -min(effect)) if effect and data.testable else None,
         threshold=0.0,
         supports=supports,
         confidence=confidence,
-        equivalence_margin=margin if margin is not None and data.testable else None,
+        equivalence_margin=min(data.margins) if data.margins and data.testable else None,
         parts=parts,
-        kind="demo",
+        ruled_out=ruled_out,
+        kind=spec.kind,
         deciding_test=beats_every.deciding_test(verdict, data.diverged),
-        margin_sensitivity=beats_every.margin_sensitivity(data, supports="above", alpha=alpha, confidence=confidence)
+        margin_sensitivity=beats_every.margin_sensitivity(
+            data, supports=spec.supports, alpha=alpha, confidence=confidence
+        )
         if data.testable
         else (),
-        decided_by=beats_every.divergence_text(candidate, data, named),
+        decided_by=beats_every.divergence_text(spec.candidate, data, spec.comparators),
         provenance=settings.provenance,
     )
-    simulations = {"n_simulations": settings.n_simulations, "seed": settings.seed}
     if data.testable:
-        operating = beats_every.operating(data, supports="above", alpha=alpha, confidence=confidence, **simulations)
+        operating = beats_every.operating(
+            data, supports=spec.supports, alpha=alpha, confidence=confidence, paper_effect=effect, **simulations
+        )
     else:
         operating = beats_every.divergence_operating(data.seeds, confidence=confidence, alpha=alpha, **simulations)
     return claim.with_changes(operating=operating)

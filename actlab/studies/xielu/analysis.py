@@ -15,6 +15,7 @@ from scipy import stats as sps
 
 from actlab import stats
 from actlab.stats.beats_every import Comparisons
+from actlab.studies.compare.analysis import arm_summary, paired_comparisons, speed_ratio
 from actlab.studies.compare.analysis import operating_table as operating_table  # the report shows claims alike
 from actlab.studies.compare.analysis import verdict_text as verdict_text
 from actlab.studies.compare.engine import budget_phrase, stated_budget
@@ -74,23 +75,8 @@ def loss_table(frame: pd.DataFrame, metric: str = "val_bpb", confidence: float =
         part = frame[frame["budget"] == budget]
         for activation in arm_order(part["activation"]):
             arms = part[part["activation"] == activation]
-            ok = arms[arms["status"] == "ok"]
-            interval = stats.mean_interval(ok[metric].to_numpy(dtype=float), confidence)
-            n_diverged = int((arms["status"] != "ok").sum())
-            rows.append(
-                {
-                    "budget": budget,
-                    "activation": activation,
-                    "n": len(ok),
-                    "n_diverged": n_diverged,
-                    "mean": interval.estimate,
-                    "ci_low": interval.low,
-                    "ci_high": interval.high,
-                    "tokens": ok["tokens"].mean(),
-                    "steps": ok["steps"].mean(),
-                    "seconds": ok["seconds"].mean(),
-                }
-            )
+            summary = arm_summary(arms, metric, confidence, ("tokens", "steps", "seconds"))
+            rows.append({"budget": budget, "activation": activation, **summary})
     return pd.DataFrame(rows)
 
 
@@ -139,14 +125,7 @@ def comparisons(
     missing = [name for name in (reference, *others) if name not in present]
     if missing:
         raise ValueError(f"no {', '.join(map(label, missing))} arm under the {budget} budget; the claim needs them")
-    ok = part[part["status"] == "ok"]
-    wide = ok.pivot_table(index="seed", columns="activation", values=metric, aggfunc="mean")
-    wide = wide.reindex(columns=[reference, *others]).dropna()  # seeds where every arm of the claim trained
-    status = part.pivot_table(index="seed", columns="activation", values="status", aggfunc="first")
-    ran = status[reference].dropna().index
-    diverged = (status.loc[ran, reference] != "ok") & (status.loc[ran, list(others)] == "ok").any(axis=1)
-    values = wide[list(others)].to_numpy(dtype=float) - wide[[reference]].to_numpy(dtype=float)  # (n, k)
-    return Comparisons(tuple(others), values, int(diverged.sum()), len(ran), margins)
+    return paired_comparisons(part, reference, others, higher_is_better=False, column=metric, margins=margins)
 
 
 def improvement_probabilities(
@@ -213,16 +192,13 @@ def throughput_table(
                 "ci_low": interval.low,
                 "ci_high": interval.high,
             }
-            if baseline in wide:
-                ratios = (wide[activation] / wide[baseline]).dropna().to_numpy(dtype=float)
-                ratio = stats.mean_interval(ratios, confidence)
-                row.update(
-                    ratio=ratio.estimate,
-                    ratio_ci_low=ratio.low,
-                    ratio_ci_high=ratio.high,
-                    meets_target=bool(ratio.estimate >= target),
-                    runs_meeting=int((ratios >= target).sum()),
-                )
+            columns, ratios = speed_ratio(wide, activation, baseline, confidence)
+            if columns:
+                meets = {
+                    "meets_target": bool(columns["ratio"] >= target),
+                    "runs_meeting": int((ratios >= target).sum()),
+                }
+                row.update(columns, **meets)
             rows.append(row)
     return pd.DataFrame(rows)
 

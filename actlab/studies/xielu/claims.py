@@ -2,8 +2,8 @@
 
 Two claims, one per budget: "xIELU reaches lower validation loss than ReLU² and than SwiGLU" token-matched (the
 paper's matching) and compute-time-matched (the review's wall-clock objection, each arm's own CPU or GPU time). Each
-is decided like a comparison claim (`actlab.stats.beats_every`) on xIELU's per-seed differences from ReLU² and from
-SwiGLU, Bonferroni over those two comparisons (xIPReLU and GELU are in no claim), and it ends:
+is a comparison claim (`compare.claims.beats_claim`, configured by a `BeatsClaim`) on xIELU's per-seed differences
+from ReLU² and from SwiGLU, Bonferroni over those two comparisons (xIPReLU and GELU are in no claim), and it ends:
 
 - not supported: xIELU diverged on a seed where ReLU² or SwiGLU trained (blowing up is not beating), or it is
   worse than one of them (its interval of xIELU − other lies above 0);
@@ -35,12 +35,12 @@ import numpy as np
 import pandas as pd
 
 from actlab import measured_on, registry
-from actlab.claim import Claim, Evidence, decide, rule_out
+from actlab.claim import Claim, rule_out
 from actlab.stats import beats_every
-from actlab.stats.beats_every import Comparisons, rule_beats_baselines
+from actlab.stats.beats_every import rule_beats_baselines
 from actlab.stats.family import adjust_family
 from actlab.stats.sequential import FIRST_SEED
-from actlab.studies.compare.claims import SEQUENTIAL
+from actlab.studies.compare.claims import SEQUENTIAL, BeatsClaim, StudyRuns, beats_claim
 from actlab.studies.xielu import analysis, findings, paper
 from actlab.studies.xielu.analysis import CLAIM_COMPARATORS
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
@@ -113,14 +113,6 @@ class Settings:
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class StudyRuns:
-    """The runs the claims read: one row per (run, arm) (`analysis.arms_frame`) and what was run (`setup_summary`)."""
-
-    arms: pd.DataFrame
-    setup: Mapping[str, Any]
-
-
 def load_runs(runs_dir: str | Path, sweep_name: str = "lm") -> StudyRuns:
     """The sweep's runs as the report reads them."""
     from actlab import sweep
@@ -160,113 +152,38 @@ def claims(
     )
 
 
-def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
-    """The claim under one budget: evidence, the rule's verdict, its parts, its operating characteristics."""
-    alpha, confidence = settings.alpha, settings.confidence
-    means = _mean_bpb(runs.arms, budget)
-    gaps = tuple(paper_relative_gap(o) * means[o] for o in CLAIM_COMPARATORS)  # the paper's effect, this run's scale
-    margins = tuple(settings.equivalence_scale * gap for gap in gaps) if settings.equivalence_scale > 0 else None
-    data = analysis.comparisons(runs.arms, budget, margins=margins)
-    names = [f"xIELU − {label(o)}" for o in CLAIM_COMPARATORS]
-    context: dict[str, Any] = {"seeds": data.seeds, "complete_seeds": data.n, "diverged": data.diverged}
-    if margins:
-        context["equivalence_margins"] = dict(zip(CLAIM_COMPARATORS, margins, strict=True))
-    parts, ruled_out = [], None
-    if data.testable:
-        ev = beats_every.statistics(data.values[None], confidence=confidence, margins=margins, alpha=alpha)
-        estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports="below", alpha=alpha, diverged=data.diverged)
-        verdict = rule_beats_baselines(estimate, ci, **inputs)
-        parts = beats_every.parts(ev, names, verdict=verdict, supports="below", units="bits/byte", margins=margins)
-        context.update(beats_every.component_context(ev, CLAIM_COMPARATORS), **beats_every.spread_context(data))
-        context["past_margin"] = beats_every.past_margin(ev, margins)
-        mde, about_mde = beats_every.mde_context(data, ev, [label(o) for o in CLAIM_COMPARATORS], confidence=confidence)
-        context.update(about_mde)
-        evidence = Evidence(
-            estimate,
-            ci,
-            data.n,
-            inputs,
-            mde=mde,
-            context=context,
-            p_value=beats_every.deciding_p(ev, verdict, data.diverged),
-        )
-        if budget == "tokens":  # the paper's effect is token-matched: is it ruled out at this scale?
-            ruled_out = beats_every.ruled_out_outcome(
-                data,
-                ev,
-                names,
-                gaps,
-                supports="below",
-                units="bits/byte",
-                confidence=confidence,
-                n_simulations=settings.n_simulations,
-                seed=settings.seed,
-            )
-        units = "bits/byte"
-    elif data.diverged:  # xIELU diverged on every seed (or all but one): the divergence decides
-        share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
-        inputs = {"supports": "below", "diverged": data.diverged, "alpha": alpha, "equivalence_p": None}
-        evidence = Evidence(share, ci, data.seeds, inputs, context=context, p_value=0.0)
-        units = "share of seeds on which xIELU diverged"
-        verdict = rule_beats_baselines(share, ci, **inputs)
-    else:
-        raise ValueError(
-            f"the {matching(budget)} claim has {data.n} seed(s) on which xIELU, ReLU² and SwiGLU all trained and "
-            "differences that do not vary: nothing to test; run more seeds or longer budgets"
-        )
-    if data.diverged:
-        parts.append(beats_every.divergence_part(data.diverged, data.seeds, "xIELU", confidence))
-    token_matched = budget == "tokens"
-    claim = decide(
-        f"xielu-lm-{matching(budget)}",
-        evidence,
-        rule_beats_baselines,
-        study=STUDY,
-        statement=STATEMENTS.get(budget, f"xIELU reaches lower validation loss than ReLU² and SwiGLU, {budget}"),
-        source=SOURCE,
-        units=units,
-        budget=analysis.budget_text(runs.setup, budget),
-        title=f"xIELU below ReLU² and SwiGLU ({matching(budget)})",
-        paper=paper.paper_perplexity_text() if token_matched else paper.paper_time_text(),
-        paper_value=-min(gaps) if token_matched and data.testable else None,
-        threshold=0.0,
-        supports="below",
-        confidence=confidence,
-        equivalence_margin=min(margins) if margins and data.testable else None,
-        kind="experiment" if token_matched else "reviewer",
-        deciding_test=beats_every.deciding_test(verdict, data.diverged),
-        margin_sensitivity=beats_every.margin_sensitivity(data, supports="below", alpha=alpha, confidence=confidence)
-        if data.testable and margins
-        else (),
-        parts=parts,
-        ruled_out=ruled_out,
-        decided_by=beats_every.divergence_text("xIELU", data, [label(o) for o in CLAIM_COMPARATORS]),
-        provenance=settings.provenance,
-    )
-    return claim.with_changes(operating=_operating(data, settings, gaps if token_matched else None))
-
-
-def _operating(data: Comparisons, settings: Settings, paper_effect: tuple[float, ...] | None):  # noqa: ANN202
-    simulations = {"n_simulations": settings.n_simulations, "seed": settings.seed}
-    if not data.testable:
-        return beats_every.divergence_operating(
-            data.seeds, confidence=settings.confidence, alpha=settings.alpha, **simulations
-        )
-    return beats_every.operating(
-        data,
-        supports="below",
-        alpha=settings.alpha,
-        confidence=settings.confidence,
-        paper_effect=paper_effect,
-        **simulations,
-    )
-
-
-def _mean_bpb(arms: pd.DataFrame, budget: str) -> dict[str, float]:
-    """Each claim comparator's mean validation bits per byte over its clean runs under `budget` (for the margins)."""
+def paper_margins(arms: pd.DataFrame, budget: str, scale: float) -> tuple[tuple[float, ...], tuple[float, ...] | None]:
+    """(the paper's effect on this run's scale, the TOST margins: `equivalence_margin`; None at scale 0), one per
+    claim comparator, from its mean bits/byte over its clean runs under `budget` (the claims' and `actlab decide`'s)."""
     ok = arms[(arms["budget"] == budget) & (arms["status"] == "ok")]
     means = {other: float(np.mean(ok[ok["activation"] == other]["val_bpb"])) for other in CLAIM_COMPARATORS}
     bad = [label(other) for other, mean in means.items() if not math.isfinite(mean)]
     if bad:
         raise ValueError(f"no clean {', '.join(bad)} run under the {budget} budget: the margin and the claim need one")
-    return means
+    gaps = tuple(equivalence_margin(o, means[o]) for o in CLAIM_COMPARATORS)
+    return gaps, tuple(equivalence_margin(o, means[o], scale) for o in CLAIM_COMPARATORS) if scale > 0 else None
+
+
+def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
+    """The claim under one budget: the comparison's claim (`compare.claims.beats_claim`) with xIELU's words, its
+    paper-derived margins and, token-matched, the paper's effect (ruled out? the power at it)."""
+    gaps, margins = paper_margins(runs.arms, budget, settings.equivalence_scale)
+    token_matched = budget == "tokens"
+    spec = BeatsClaim(
+        claim_id=f"xielu-lm-{matching(budget)}",
+        study=STUDY,
+        statement=STATEMENTS.get(budget, f"xIELU reaches lower validation loss than ReLU² and SwiGLU, {budget}"),
+        source=SOURCE,
+        title=f"xIELU below ReLU² and SwiGLU ({matching(budget)})",
+        budget=analysis.budget_text(runs.setup, budget),
+        kind="experiment" if token_matched else "reviewer",
+        units="bits/byte",
+        supports="below",
+        candidate="xIELU",
+        comparators=tuple(label(o) for o in CLAIM_COMPARATORS),
+        part_names=tuple(f"xIELU − {label(o)}" for o in CLAIM_COMPARATORS),
+        paper=paper.paper_perplexity_text() if token_matched else paper.paper_time_text(),
+        paper_effect=gaps if token_matched else None,
+        context={"equivalence_margins": dict(zip(CLAIM_COMPARATORS, margins, strict=True))} if margins else {},
+    )
+    return beats_claim(analysis.comparisons(runs.arms, budget, margins=margins), spec, settings)

@@ -15,8 +15,7 @@ from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, 
 from actlab.studies.compare import sequential as compare_sequential
 from actlab.studies.compare.claims import SEQUENTIAL
 from actlab.studies.xielu import analysis
-from actlab.studies.xielu.analysis import CLAIM_COMPARATORS
-from actlab.studies.xielu.claims import Settings, paper_relative_gap
+from actlab.studies.xielu.claims import Settings, paper_margins
 from actlab.studies.xielu.variants import matching
 
 SWEEP = "lm"
@@ -31,11 +30,7 @@ def comparisons_at(runs_dir: Path, sweep: str, budget: str, seeds: list[int] | N
     frame = analysis.arms_frame(sweeps.load_run_results(runs_dir, sweep))
     if seeds is not None:
         frame = frame[frame["seed"].isin(seeds)]
-    ok = frame[(frame["budget"] == budget) & (frame["status"] == "ok")]
-    scale = Settings().equivalence_scale
-    margins = tuple(
-        scale * paper_relative_gap(o) * float(ok[ok["activation"] == o]["val_bpb"].mean()) for o in CLAIM_COMPARATORS
-    )
+    _, margins = paper_margins(frame, budget, Settings().equivalence_scale)
     return analysis.comparisons(frame, budget, margins=margins)
 
 
