@@ -70,7 +70,7 @@ MEASURED_DEVICE = "cpu"  # every benchmark builds its tensors on the CPU and tim
 
 def machine_description(measured_device: str = MEASURED_DEVICE) -> dict[str, Any]:
     """CPU count and model (`provenance.cpu_description`), torch threads, the device measured on, versions and the
-    compiled kernels' entry (`torch_internals.fast_entry_status`): the context a ratio needs to be read.
+    fast-path switch's path, pieces and fallback reason (`fastpath.status`): the context a ratio needs to be read.
 
     Why "device" is the measured one: provenance's device is where actlab *would* train (cuda on a GPU box), and a
     CPU measurement labelled with a GPU's name misleads; that one is kept as "default_device". A CUDA device is
@@ -80,12 +80,12 @@ def machine_description(measured_device: str = MEASURED_DEVICE) -> dict[str, Any
 
     import torch
 
-    from actlab.kernels.torch_internals import fast_entry_status
+    from actlab.kernels import fastpath
 
     record = provenance.collect()
     record["default_device"] = record["device"]
     record["device"] = device_label(measured_device)
-    record["kernel_entry"] = fast_entry_status()
+    record["fast_path"] = fastpath.status(torch.device(measured_device).type)
     return {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), **record}
 
 
@@ -116,13 +116,18 @@ def synchronized(step: Callable[[], Any], device: str) -> Callable[[], None]:
 
 
 def on_public_entry(step: Callable[[], Any]) -> Callable[[], None]:
-    """`step` with its compiled kernels built and called through torch.compile's public callable
-    (`actlab.kernels.torch_internals.public_entry_only`): the path every torch release gets, timed beside the fast one.
+    """`step` with its compiled kernels built and called through torch.compile's public callable (the switch's
+    "private_entry" piece off, `actlab.kernels.fastpath`): the path every torch release gets, timed beside the fast one.
     """
-    from actlab.kernels.torch_internals import public_entry_only
+    return without_pieces(step, "private_entry")
+
+
+def without_pieces(step: Callable[[], Any], *pieces: str) -> Callable[[], None]:
+    """`step` run with the fast-path switch's CPU-only `pieces` off (`actlab.kernels.fastpath.without`)."""
+    from actlab.kernels import fastpath
 
     def run() -> None:
-        with public_entry_only():
+        with fastpath.without(*pieces):
             step()
 
     return run
