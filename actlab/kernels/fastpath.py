@@ -185,7 +185,7 @@ def status(device_type: str = "cpu") -> dict[str, object]:
     """What a run or benchmark records: the path, what was requested, the fallback reason, the pieces on, torch."""
     return {
         "path": path_for(device_type),
-        "requested": requested() or "auto",
+        "override": requested(),  # ACTLAB_FAST_PATH or `use`; None: the device default
         "default": default_path(device_type),
         "fallback_reason": _failure,
         "pieces": [name for name in PIECES if enabled(name, device_type)],
