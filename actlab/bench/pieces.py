@@ -32,6 +32,7 @@ from actlab.bench.timing import (
     paired_median_ratio,
     without_pieces,
 )
+from actlab.errors import ActlabError
 from actlab.kernels import fastpath
 
 MIN_GAIN = 0.05  # issue AF: a CPU-only piece stays where it buys at least 5% of a step
@@ -100,7 +101,10 @@ def run(quick: bool = False, config: PiecesBenchConfig | None = None) -> dict:
     with cpu_threads(config.threads):
         status = fastpath.status("cpu")
         if status["path"] != "cpu-kernels":
-            raise RuntimeError(f"the CPU runs the {status['path']!r} path here, so no piece can be measured: {status}")
+            raise ActlabError(
+                f"the CPU runs the {status['path']!r} path here, so no piece can be measured "
+                f"(override {status['override']}, fallback {status['fallback_reason']}); unset {fastpath.ENV}"
+            )
         pieces = measured_pieces()
         model = build_model(config)
         steps = {"all": train_step(copy.deepcopy(model), config)}
