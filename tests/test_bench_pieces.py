@@ -16,7 +16,7 @@ SLOWER_WITHOUT = {"fast_exp": 1.10, "fast_log": 1.02, "counter_rng": 1.06, "priv
 def test_each_piece_gets_its_gain_and_the_5_percent_bar(monkeypatch):
     seen: list[list[str]] = []
 
-    def fake_samples(functions, repeats, warmup):  # noqa: ANN001, ANN202 - interleaved_samples' signature
+    def fake_samples(functions, repeats, warmup, clock):  # noqa: ANN001, ANN202 - interleaved_samples' signature
         seen.append(list(functions))
         rounds = [1.0, 2.0, 1.5]  # load drifts between rounds; the per-round ratio cancels it
         out = {"all": rounds}

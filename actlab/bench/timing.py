@@ -133,8 +133,12 @@ def without_pieces(step: Callable[[], Any], *pieces: str) -> Callable[[], None]:
     return run
 
 
-def interleaved_samples(functions: dict[str, Callable[[], Any]], repeats: int, warmup: int) -> dict[str, list[float]]:
-    """Wall seconds of each callable per round, with GC off while timing; round r starts at callable r mod n.
+def interleaved_samples(
+    functions: dict[str, Callable[[], Any]], repeats: int, warmup: int, clock: Callable[[], float] = time.perf_counter
+) -> dict[str, list[float]]:
+    """Seconds of each callable per round by `clock` (default: wall), with GC off while timing; round r starts at
+    callable r mod n. `time.thread_time` (this thread's CPU seconds) suits work on one CPU thread on a shared machine:
+    time spent descheduled while other processes run is not counted.
 
     Kept per round so a ratio can be taken within a round (`paired_median_ratio`): on a shared machine the load
     changes between rounds, and a per-round ratio cancels most of that drift. The order rotates (A B C, B C A,
@@ -152,9 +156,9 @@ def interleaved_samples(functions: dict[str, Callable[[], Any]], repeats: int, w
         for round_index in range(repeats):
             shift = round_index % len(names)
             for name in names[shift:] + names[:shift]:
-                start = time.perf_counter()
+                start = clock()
                 functions[name]()
-                samples[name].append(time.perf_counter() - start)
+                samples[name].append(clock() - start)
     finally:
         if gc_was_enabled:
             gc.enable()
