@@ -31,7 +31,7 @@ def test_quick_run_has_every_ratio_with_its_target():
     }
     # FlexAct() as a user builds it is compiled even in the quick (otherwise eager) configuration
     assert all(rows[what]["details"]["compiled"] for what in rows if "default FlexAct()" in what and "step" in what)
-    assert report["machine"]["routing_fast_path"]["compiled"] in ("yes", "no")
+    assert report["machine"]["routing_fast_path"]["path"] in ("cpu-kernels", "eager")
     for row in rows.values():
         assert row["ratio"] > 0 and row["unit"] in ("time", "bytes", "MB")
         assert row["measured_on"]["threads"] == routing.QUICK.threads  # timed at the benchmark's thread count

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from actlab.activations import activation_names, get_activation, get_spec
+from actlab.kernels import fastpath
 from actlab.models import build_mlp, hidden_activations
 from actlab.routing import FlexAct, SmartMixed, make_schedule, mixture, total_regularization
 from actlab.routing import compiled as compiled_kernels
@@ -358,7 +359,7 @@ def test_compiled_kernels_match_the_eager_path(mode):
             small = [t for t in saved if t.numel() <= 5]  # the routing vectors must not keep a (B, K) buffer alive
             assert mode == "recompute" or small
             assert all(t.untyped_storage().nbytes() == t.numel() * t.element_size() for t in small)
-    assert compiled_kernels.fast_path_status()["compiled"] == "yes"  # else the comparison was eager against eager
+    assert fastpath.status()["path"] == "cpu-kernels"  # else the comparison was eager against eager
     for eager, fast in zip(outputs[False], outputs[True], strict=True):
         torch.testing.assert_close(fast, eager, rtol=1e-5, atol=1e-5)
 
@@ -397,7 +398,7 @@ def test_default_flexact_is_the_compiled_fast_path_and_matches_the_reference():
         regularization = total_regularization(model)
         gradients = torch.autograd.grad(out.square().sum() + regularization, list(model.parameters()))
         results[kind] = (out, regularization, *gradients)
-    assert compiled_kernels.fast_path_status()["compiled"] == "yes"
+    assert fastpath.status()["path"] == "cpu-kernels"
     for kind in ("sequential", "builder"):
         for fast, reference in zip(results[kind], results["reference"], strict=True):
             torch.testing.assert_close(fast, reference, rtol=1e-5, atol=1e-5)
@@ -408,8 +409,8 @@ def test_default_flexact_is_the_compiled_fast_path_and_matches_the_reference():
 
 def _fresh_fallback_state(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(compiled_kernels, "_COMPILED", {})
-    monkeypatch.setattr(compiled_kernels, "_warned", False)
-    monkeypatch.setattr(compiled_kernels, "_failure", None)
+    monkeypatch.setattr(fastpath, "_warned", False)
+    monkeypatch.setattr(fastpath, "_failure", None)
 
 
 def _train_twice(x: torch.Tensor) -> list[torch.Tensor]:
@@ -428,7 +429,7 @@ def _train_twice(x: torch.Tensor) -> list[torch.Tensor]:
 def test_without_a_compiler_the_default_warns_once_with_the_reason_and_runs_eagerly(monkeypatch):
     _fresh_fallback_state(monkeypatch)
     reason = "no C++ compiler for inductor's CPU kernels (InvalidCxxCompiler)"
-    monkeypatch.setattr(compiled_kernels, "compile_unavailable", lambda device_type: reason)
+    monkeypatch.setattr(fastpath, "compile_unavailable", lambda device_type: reason)
     monkeypatch.setattr(compiled_kernels, "compile_standalone", lambda *args: pytest.fail("tried to compile"))
     x = torch.randn(8, 5)
     with warnings.catch_warnings(record=True) as caught:
@@ -436,7 +437,7 @@ def test_without_a_compiler_the_default_warns_once_with_the_reason_and_runs_eage
         outputs = _train_twice(x)
     messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
     assert len(messages) == 1 and reason in messages[0] and "eager" in messages[0]
-    assert compiled_kernels.fast_path_status() == {"compiled": "no", "reason": reason}
+    assert fastpath.status()["path"] == "eager" and fastpath.status()["fallback_reason"] == reason
     torch.manual_seed(0)
     eager = build_mlp(5, [7, 7], 2, lambda width: FlexAct(compile=False, generator=torch.Generator().manual_seed(1)))
     torch.testing.assert_close(outputs[0], eager(x), rtol=0, atol=0)  # the same kernels, run eagerly
@@ -444,7 +445,7 @@ def test_without_a_compiler_the_default_warns_once_with_the_reason_and_runs_eage
 
 def test_a_failing_compilation_warns_once_and_is_not_retried(monkeypatch):
     _fresh_fallback_state(monkeypatch)
-    monkeypatch.setattr(compiled_kernels, "compile_unavailable", lambda device_type: None)
+    monkeypatch.setattr(fastpath, "compile_unavailable", lambda device_type: None)
     attempts = []
 
     def failing(*args):  # noqa: ANN202
@@ -461,13 +462,13 @@ def test_a_failing_compilation_warns_once_and_is_not_retried(monkeypatch):
 
 
 def test_compile_unavailable_names_a_disabled_dynamo(monkeypatch):
-    compiled_kernels.compile_unavailable.cache_clear()
+    fastpath.compile_unavailable.cache_clear()
     try:
         monkeypatch.setenv("TORCHDYNAMO_DISABLE", "1")
-        assert "TorchDynamo is disabled" in compiled_kernels.compile_unavailable("cpu")
+        assert "TorchDynamo is disabled" in fastpath.compile_unavailable("cpu")
     finally:
         monkeypatch.delenv("TORCHDYNAMO_DISABLE")
-        compiled_kernels.compile_unavailable.cache_clear()
+        fastpath.compile_unavailable.cache_clear()
 
 
 @pytest.mark.parametrize("noise", ["batch", "sample"])

@@ -259,9 +259,10 @@ def test_compiled_derived_activation_is_dtype_safe_under_cuda_autocast(store, cu
 
 
 def test_a_compile_failure_falls_back_loudly_with_the_same_numbers(store, monkeypatch):
-    from actlab.kernels import paths, pointwise
+    from actlab.kernels import fastpath, paths, pointwise
 
-    monkeypatch.setattr(paths, "_compile_failure", None)
+    monkeypatch.setattr(fastpath, "_failure", None)
+    monkeypatch.setattr(fastpath, "_warned", False)
     monkeypatch.setattr(paths, "_compiled", {})
 
     def broken(function, example_inputs, **options):
@@ -274,7 +275,9 @@ def test_a_compile_failure_falls_back_loudly_with_the_same_numbers(store, monkey
     with pytest.warns(RuntimeWarning, match="no C\\+\\+ compiler found"):
         y = fast(x)
     torch.testing.assert_close(y, reference(x))
-    assert paths.fast_path_status() == {"auto": "function", "compile_failure": "RuntimeError: no C++ compiler found"}
+    assert paths.select_path("auto") == "function"
+    assert paths.fast_path_status()["path"] == "eager"
+    assert paths.fast_path_status()["fallback_reason"] == "compiling failed: RuntimeError: no C++ compiler found"
 
 
 def test_modules_of_one_derivation_share_their_kernels_and_compiling_leaves_the_seed_alone(store, monkeypatch):

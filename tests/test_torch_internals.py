@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from actlab.kernels import paths, standalone, torch_internals
+from actlab.kernels import fastpath, paths, standalone, torch_internals
 from actlab.symbolic.build import build_activation
 from actlab.symbolic.defaults import XIELU_DEFAULTS
 
@@ -58,7 +58,7 @@ def unchecked_torch(monkeypatch):
 
 def test_an_unchecked_torch_takes_only_public_paths(unchecked_torch, monkeypatch):
     monkeypatch.setattr(torch_internals, "compile_direct", lambda *args: pytest.fail("used the private entry"))
-    assert not torch_internals.fast_entry_enabled() and torch_internals.entry_kind() == "public"
+    assert not fastpath.enabled("private_entry")
     assert torch_internals.in_dispatch_mode() is False
     kernel = standalone.compile_standalone(lambda a, b: a * b + 1.0, [torch.randn(5, 7), torch.randn(5, 7)])
     a, b = torch.randn(3, 4), torch.randn(3, 4)
@@ -73,9 +73,9 @@ def test_the_public_entry_agrees_with_the_direct_entry_and_with_autograd():
     x = torch.randn(64, 33, generator=generator) * 2
     grad = torch.randn(64, 33, generator=generator)
     results = {}
-    for name, context in (("direct", torch.enable_grad()), ("public", torch_internals.public_entry_only())):
+    for name, context in (("direct", torch.enable_grad()), ("public", fastpath.without("private_entry"))):
         with context:
-            assert torch_internals.entry_kind() == name or not torch_internals.checked_release()
+            assert fastpath.enabled("private_entry") == (name == "direct") or not torch_internals.checked_release()
             module, x_ = _cubic(), x.clone().requires_grad_(True)
             y = module(x_)
             y.backward(grad)
@@ -91,9 +91,9 @@ def test_the_public_entry_agrees_with_the_direct_entry_and_with_autograd():
         results["public"][1], results["direct"][1]
     )
     kernels = paths.compiled_kernels(_cubic().spec)
-    assert {key[-2] for key in kernels._forwards} >= {"public"}  # the public kernels are kept apart from the direct
+    assert any("private_entry" not in key[-2][1] for key in kernels._forwards)  # public kernels kept apart from direct
 
-    with torch_internals.public_entry_only():
+    with fastpath.without("private_entry"):
         module = _cubic().double()
         x64 = torch.linspace(-3, 2, 23, dtype=torch.float64, requires_grad=True)
         alphas = module.raw_alphas.detach().clone().requires_grad_(True)

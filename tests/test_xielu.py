@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from actlab import activations
-from actlab.kernels import paths, pointwise
+from actlab.kernels import fastpath, paths, pointwise
 from actlab.nn import XIELU, XIPReLU, formulas, fused, integrated_activation, select_path
 from actlab.nn import xielu as xielu_module
 from actlab.symbolic import derivations
@@ -25,7 +25,8 @@ CHEAP_PATHS = ["eager", "function"]
 @pytest.fixture
 def fresh_compile_state(monkeypatch):
     """Each fallback test starts as if compile had never failed, and leaves no trace behind."""
-    monkeypatch.setattr(paths, "_compile_failure", None)
+    monkeypatch.setattr(fastpath, "_failure", None)
+    monkeypatch.setattr(fastpath, "_warned", False)
     monkeypatch.setattr(paths, "_compiled", {})
 
 
@@ -191,7 +192,7 @@ def test_compiled_path_serves_every_rank_without_recompiling_into_a_fallback(fre
             torch.testing.assert_close(module(x), reference(x), rtol=1e-6, atol=1e-6)
         transposed = torch.randn(6, 4).t()  # non-contiguous input
         torch.testing.assert_close(module(transposed), reference(transposed), rtol=1e-6, atol=1e-6)
-    assert xielu_module.fast_path_status()["compile_failure"] is None
+    assert xielu_module.fast_path_status()["fallback_reason"] is None
 
 
 def test_compiled_gradients_match_eager_for_strided_inputs_and_expanded_gradients(fresh_compile_state):
@@ -298,7 +299,7 @@ def test_flop_counter_mode_uses_the_reference_instead_of_abandoning_compile(fres
     with FlopCounterMode(display=False):
         assert select_path("auto") == "eager"
         XIELU()(torch.randn(8))
-    assert xielu_module.fast_path_status()["compile_failure"] is None
+    assert xielu_module.fast_path_status()["fallback_reason"] is None
 
 
 def test_registry_builds_trainable_modules():

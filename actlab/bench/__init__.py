@@ -14,7 +14,8 @@ BENCHMARKS: dict[str, str] = {
     "activations": "actlab.bench.activations",
     "routing": "actlab.bench.routing",
     "sweep": "actlab.bench.sweep",
+    "pieces": "actlab.bench.pieces",  # the CPU-only fast-path pieces' gains (`actlab.kernels.fastpath`)
 }
 # The benchmarks whose `run(quick, device=...)` measures on another device (`actlab bench --device cuda`); the
-# sweep benchmark measures CPU worker processes and runs on the CPU only.
+# sweep benchmark measures CPU worker processes and pieces the CPU-only fast path: both run on the CPU only.
 DEVICE_BENCHMARKS = ("activations", "routing")

@@ -67,8 +67,8 @@ from actlab.bench.timing import (
     paired_median_ratio,
     synchronized,
 )
+from actlab.kernels import fastpath
 from actlab.routing import SMARTMIXED_POOL, FlexAct, SmartMixed, freeze_mlp, total_regularization
-from actlab.routing.compiled import fast_path_status
 from actlab.routing.fused_linear import RoutedSequential
 from actlab.routing.recompute import pack_routed, recompute_routed_outputs
 from actlab.train import cpu_threads
@@ -415,7 +415,7 @@ def run(quick: bool = False, config: RoutingBenchConfig | None = None, device: s
     with cpu_threads(config.threads or None):  # 0: torch's default (all cores)
         flex_ratios, flex_times = _flexact_ratios(config, quick)
         smart_ratios, smart_times = _smartmixed_ratios(config)
-        extra = {"config": asdict(config), "routing_fast_path": fast_path_status()}
+        extra = {"config": asdict(config), "routing_fast_path": fastpath.status(torch.device(config.device).type)}
         machine = machine_description(config.device) | extra
     machine["load_average_before_after"] = [list(load_before), list(os.getloadavg())]
     return BenchReport(

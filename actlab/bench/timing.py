@@ -70,7 +70,7 @@ MEASURED_DEVICE = "cpu"  # every benchmark builds its tensors on the CPU and tim
 
 def machine_description(measured_device: str = MEASURED_DEVICE) -> dict[str, Any]:
     """CPU count and model (`provenance.cpu_description`), torch threads, the device measured on, versions and the
-    compiled kernels' entry (`torch_internals.fast_entry_status`): the context a ratio needs to be read.
+    fast-path switch's path, pieces and fallback reason (`fastpath.status`): the context a ratio needs to be read.
 
     Why "device" is the measured one: provenance's device is where actlab *would* train (cuda on a GPU box), and a
     CPU measurement labelled with a GPU's name misleads; that one is kept as "default_device". A CUDA device is
@@ -80,12 +80,12 @@ def machine_description(measured_device: str = MEASURED_DEVICE) -> dict[str, Any
 
     import torch
 
-    from actlab.kernels.torch_internals import fast_entry_status
+    from actlab.kernels import fastpath
 
     record = provenance.collect()
     record["default_device"] = record["device"]
     record["device"] = device_label(measured_device)
-    record["kernel_entry"] = fast_entry_status()
+    record["fast_path"] = fastpath.status(torch.device(measured_device).type)
     return {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), **record}
 
 
@@ -116,20 +116,29 @@ def synchronized(step: Callable[[], Any], device: str) -> Callable[[], None]:
 
 
 def on_public_entry(step: Callable[[], Any]) -> Callable[[], None]:
-    """`step` with its compiled kernels built and called through torch.compile's public callable
-    (`actlab.kernels.torch_internals.public_entry_only`): the path every torch release gets, timed beside the fast one.
+    """`step` with its compiled kernels built and called through torch.compile's public callable (the switch's
+    "private_entry" piece off, `actlab.kernels.fastpath`): the path every torch release gets, timed beside the fast one.
     """
-    from actlab.kernels.torch_internals import public_entry_only
+    return without_pieces(step, "private_entry")
+
+
+def without_pieces(step: Callable[[], Any], *pieces: str) -> Callable[[], None]:
+    """`step` run with the fast-path switch's CPU-only `pieces` off (`actlab.kernels.fastpath.without`)."""
+    from actlab.kernels import fastpath
 
     def run() -> None:
-        with public_entry_only():
+        with fastpath.without(*pieces):
             step()
 
     return run
 
 
-def interleaved_samples(functions: dict[str, Callable[[], Any]], repeats: int, warmup: int) -> dict[str, list[float]]:
-    """Wall seconds of each callable per round, with GC off while timing; round r starts at callable r mod n.
+def interleaved_samples(
+    functions: dict[str, Callable[[], Any]], repeats: int, warmup: int, clock: Callable[[], float] = time.perf_counter
+) -> dict[str, list[float]]:
+    """Seconds of each callable per round by `clock` (default: wall), with GC off while timing; round r starts at
+    callable r mod n. `time.thread_time` (this thread's CPU seconds) suits work on one CPU thread on a shared machine:
+    time spent descheduled while other processes run is not counted.
 
     Kept per round so a ratio can be taken within a round (`paired_median_ratio`): on a shared machine the load
     changes between rounds, and a per-round ratio cancels most of that drift. The order rotates (A B C, B C A,
@@ -147,9 +156,9 @@ def interleaved_samples(functions: dict[str, Callable[[], Any]], repeats: int, w
         for round_index in range(repeats):
             shift = round_index % len(names)
             for name in names[shift:] + names[:shift]:
-                start = time.perf_counter()
+                start = clock()
                 functions[name]()
-                samples[name].append(time.perf_counter() - start)
+                samples[name].append(clock() - start)
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -9,7 +9,8 @@ The polynomial and the two-part ln 2 are Cephes' `expf` (S. L. Moshier), error a
 `tests/test_fast_exp.py` holds the float32 result to 1 ulp of float64's exp. Only x <= 0 is covered (exp(x) in
 [0, 1]); below ln(FLT_MIN) the argument is clamped, so exp returns ~1.6e-38 instead of a subnormal or 0.
 
-Where it applies: only while `actlab.kernels.standalone` traces a float32 CPU kernel. Everywhere else (eager code,
+Where it applies: only while `actlab.kernels.standalone` traces a float32 CPU kernel on the "cpu-kernels" path
+(`actlab.kernels.fastpath`, piece "fast_exp"). Everywhere else (eager code,
 float64 gradchecks, CUDA, where exp is one instruction) it is `torch.exp`, so the reference paths stay the definitions.
 """
 
@@ -49,11 +50,11 @@ def polynomial_exp_nonpositive(x: torch.Tensor) -> torch.Tensor:
 
 def exp_nonpositive(x: torch.Tensor) -> torch.Tensor:
     """exp(x) for x <= 0: the polynomial inside a float32 CPU kernel being compiled, `torch.exp` otherwise."""
-    return polynomial_exp_nonpositive(x) if tracing_float32_cpu(x) else torch.exp(x)
+    return polynomial_exp_nonpositive(x) if tracing_float32_cpu(x, "fast_exp") else torch.exp(x)
 
 
 def expm1_nonpositive(x: torch.Tensor) -> torch.Tensor:
     """expm1(x) for x <= 0: exp(x) - 1 with the polynomial exp inside a float32 CPU kernel being compiled
     (inductor's own vectorised expm1 is exp(x) - 1 too, so its absolute error stays ~1 float32 epsilon),
     `torch.expm1` otherwise."""
-    return polynomial_exp_nonpositive(x) - 1.0 if tracing_float32_cpu(x) else torch.expm1(x)
+    return polynomial_exp_nonpositive(x) - 1.0 if tracing_float32_cpu(x, "fast_exp") else torch.expm1(x)

@@ -9,7 +9,8 @@ with t = m - 1, and log(x) = log(m) + e ln 2 with ln 2 in two parts. `tests/test
 result to 2 ulp of float64's log. Only positive normal x are covered (the routers' U and -log U lie in [2^-24, 17]);
 zero, subnormals, negative numbers, inf and NaN are not.
 
-Where it applies: only while `actlab.kernels.standalone` traces a float32 CPU kernel; elsewhere it is `torch.log`.
+Where it applies: only while `actlab.kernels.standalone` traces a float32 CPU kernel on the "cpu-kernels" path
+(`actlab.kernels.fastpath`, piece "fast_log"); elsewhere it is `torch.log`.
 """
 
 from __future__ import annotations
@@ -57,4 +58,4 @@ def polynomial_log_positive(x: torch.Tensor) -> torch.Tensor:
 
 def log_positive(x: torch.Tensor) -> torch.Tensor:
     """log(x) for x > 0: the polynomial inside a float32 CPU kernel being compiled, `torch.log` otherwise."""
-    return polynomial_log_positive(x) if tracing_float32_cpu(x) else torch.log(x)
+    return polynomial_log_positive(x) if tracing_float32_cpu(x, "fast_log") else torch.log(x)

@@ -22,8 +22,8 @@ from typing import Protocol
 import torch
 import torch.nn.functional as F
 
+from actlab.kernels import fastpath
 from actlab.kernels.standalone import compile_standalone, rng_untouched, thread_key
-from actlab.kernels.torch_internals import entry_kind
 
 SOFTPLUS_THRESHOLD = 20.0  # F.softplus's default: above it softplus(a) returns a, whose derivative is 1
 EXAMPLE_LENGTH = 64  # the traced example's length; the graph's length is symbolic, so any length runs
@@ -105,13 +105,13 @@ def pack_like(scalars: Scalars, grad_p: torch.Tensor, grad_n: torch.Tensor) -> t
 
 
 def _kernel_key(x: torch.Tensor, scalars: Scalars) -> tuple[object, ...]:
-    """The inputs' dtypes and ranks, the device, the entry (`torch_internals.entry_kind`) and the CPU thread count
-    (last): a kernel is only ever called with inputs like the ones it was traced for (a buffer of another dtype would
-    be read as garbage). Written out, not looped: it is computed at every call. The backward reuses the forward's
-    (`FusedPointwise`), adding only the upstream gradient's and y's dtypes.
+    """The inputs' dtypes and ranks, the device, the switch's path and pieces (`fastpath.kernel_key`) and the CPU
+    thread count (last): a kernel is only ever called with inputs like the ones it was traced for (a buffer of another
+    dtype would be read as garbage). Written out, not looped: it is computed at every call. The backward reuses the
+    forward's (`FusedPointwise`), adding only the upstream gradient's and y's dtypes.
     """
     device = x.device
-    threads, entry = thread_key(device), entry_kind()
+    threads, entry = thread_key(device), fastpath.kernel_key(device.type)
     first = scalars[0]
     if len(scalars) == 1:
         return (x.dtype, first.dtype, x.dim(), first.dim(), device, entry, threads)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 
-from actlab.kernels import torch_internals
+from actlab.kernels import fastpath, torch_internals
 
 FLOATING_POINT_CONTRACTION = "fast"  # gcc/clang -ffp-contract: fuse a * b + c into one FMA instruction
 X86_VECTOR_BITS = 256  # on x86, AVX2-wide vectors (8 float32), also on CPUs with AVX-512: see vector_options
@@ -42,8 +42,8 @@ def compile_standalone(
     the current thread count (which the cache key then states, so the two never stand in for each other).
     `unchecked_indexing`: the function clamps every index it computes into range itself, so the kernel may skip
     inductor's bounds check per gathered element (a table lookup's check cost as much as the lookup).
-    The result is the generated code's own entry point on a checked torch (`torch_internals.compile_direct`), else
-    `compile_public`'s callable.
+    The result is the generated code's own entry point where the switch turns that piece on (`fastpath.enabled`:
+    "cpu-kernels" on a checked torch, `torch_internals.compile_direct`), else `compile_public`'s callable.
     """
     from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -62,7 +62,7 @@ def compile_standalone(
         options["cpp.threads"] = torch.get_num_threads()
     if unchecked_indexing:
         options["assert_indirect_indexing"] = False
-    if torch_internals.fast_entry_enabled():
+    if fastpath.enabled("private_entry", device_type):
         direct = torch_internals.compile_direct(graph, example_inputs, options)
         if direct is not None:
             return direct
@@ -111,9 +111,10 @@ def tracing_for_inductor() -> bool:
     return _TRACING.get()
 
 
-def tracing_float32_cpu(x: torch.Tensor) -> bool:
-    """The one condition for `fast_exp`'s and `fast_log`'s polynomials: a float32 CPU kernel is being traced."""
-    return _TRACING.get() and x.dtype == torch.float32 and x.device.type == "cpu"
+def tracing_float32_cpu(x: torch.Tensor, piece: str) -> bool:
+    """The condition for `fast_exp`'s and `fast_log`'s polynomials (`piece`): a float32 CPU kernel is being traced
+    and the switch has the piece on (`fastpath.enabled`)."""
+    return _TRACING.get() and x.dtype == torch.float32 and x.device.type == "cpu" and fastpath.enabled(piece)
 
 
 def thread_key(device: torch.device) -> int:

@@ -3,7 +3,7 @@
 Why any: a compiled kernel called through `torch.compile`'s public callable pays dynamo's frame hook, AOTAutograd's
 runtime wrappers and inductor's own, several times the generated code's own entry point (docs/timings.md). A small
 network's activation calls two kernels per layer and step, so the public path costs several percent of a step.
-`actlab bench activations` reports the ratios of both paths (`fast_entry_status`).
+`actlab bench pieces` reports the step's gain from it.
 
 What is used, and what replaces it elsewhere:
 - `torch._inductor.standalone_compile` and the `call(args)` function of the module it generates
@@ -14,22 +14,19 @@ What is used, and what replaces it elsewhere:
   makes the caller fall back to its eager path, loudly (`actlab.kernels.paths`).
 
 The check: `CHECKED_TORCH` lists the torch releases (major, minor) this module was tested on. On any other release
-the public paths are used, so a new torch never meets a private API that moved. `ACTLAB_TORCH_PUBLIC=1` in the
-environment (or `public_entry_only()`) forces them on a checked release too: tests and the benchmark use it.
+the public paths are used, so a new torch never meets a private API that moved. Whether the direct entry is used is
+decided by the one fast-path switch (`actlab.kernels.fastpath`: the "private_entry" piece of the "cpu-kernels"
+path; `ACTLAB_FAST_PATH=compiled` or `fastpath.without("private_entry")` turn it off).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import torch
 
 CHECKED_TORCH = frozenset({(2, 13)})  # (major, minor) releases the private entry and the mode probe were tested on
-PUBLIC_ENV = "ACTLAB_TORCH_PUBLIC"  # "1": use only public torch APIs, whatever the release
-_forced_public = os.environ.get(PUBLIC_ENV, "") not in ("", "0")
 
 
 def torch_release(version: str | None = None) -> tuple[int, int]:
@@ -42,32 +39,6 @@ def torch_release(version: str | None = None) -> tuple[int, int]:
 def checked_release() -> bool:
     """True if the installed torch is one this module was tested on (asked at every kernel call: kept)."""
     return torch_release() in CHECKED_TORCH
-
-
-def fast_entry_enabled() -> bool:
-    """True if kernels are compiled through the private direct entry (a checked torch, the public path not forced)."""
-    return not _forced_public and checked_release()
-
-
-def entry_kind() -> str:
-    """'direct' or 'public': which entry the kernels compiled now get (callers key their caches by it)."""
-    return "direct" if fast_entry_enabled() else "public"
-
-
-@contextlib.contextmanager
-def public_entry_only() -> Iterator[None]:
-    """Kernels compiled inside the block use `torch.compile`'s public callable (for tests and benchmarks)."""
-    global _forced_public
-    before, _forced_public = _forced_public, True
-    try:
-        yield
-    finally:
-        _forced_public = before
-
-
-def fast_entry_status() -> dict[str, object]:
-    """What a benchmark records: the torch release, whether it was checked, and the entry in use."""
-    return {"torch": torch.__version__, "checked_release": checked_release(), "entry": entry_kind()}
 
 
 def compile_direct(

@@ -15,8 +15,10 @@ runs the same kernels eagerly). The Gumbel noise is drawn inside the forward ker
 (`noise_layout="counter"`, `actlab.kernels.counter_rng`): a seed still repeats bit for bit on one device, and the
 draws differ from torch.rand's (the public code's) in value, not in distribution, which the tests check.
 `noise_layout="public"` draws torch.rand in the public code's (batch, width, K) order instead, "planes" as K planes
-(`per_neuron` says why). `implementation="autograd"` keeps the op-by-op path, on the same draws as the fused one
-for the same layout; `reference` mode always uses it, as do candidates without a closed form there.
+(`per_neuron` says why). The counter noise is a piece of the CPU fast path: on the "compiled" path (CUDA's default,
+`actlab.kernels.fastpath`) "counter" draws as "public" does. `implementation="autograd"` keeps the op-by-op path, on
+the same draws as the fused one for the same layout; `reference` mode always uses it, as do candidates without a
+closed form there.
 
 Phase 2 (`actlab.routing.grouped.freeze_mlp`) turns the learned argmax into a `GroupedActivation`.
 """
@@ -30,6 +32,7 @@ import torch
 from torch import nn
 
 from actlab.activations import get_activation, get_spec
+from actlab.kernels import fastpath
 from actlab.kernels.counter_rng import MAX_COUNTERS, draw_keys
 from actlab.routing.gumbel import gumbel_from_uniform, reference_gumbel, routing_dtype, straight_through
 from actlab.routing.per_neuron import NeuronPlan, counter_uniforms, covered, neuron_routing
@@ -122,11 +125,19 @@ class SmartMixed(nn.Module):
         layouts put the same draws on different (sample, unit, candidate) triples: equal in distribution, not draw
         for draw. With the "counter" layout both hold the same counter-based draw per triple."""
         batch, (width, K) = h.shape[0], self.logits.shape
-        if self.config.noise_layout == "counter":
+        if self._noise_layout(h) == "counter":
             u = counter_uniforms(self._counter_keys(h), K, h)  # (K, batch, width)
             return u if planes else u.permute(1, 2, 0)
         shape = (K, batch, width) if planes else (batch, width, K)
         return torch.rand(shape, generator=self.generator, dtype=routing_dtype(h.dtype), device=h.device)
+
+    def _noise_layout(self, h: torch.Tensor) -> str:
+        """The configured layout, except "counter" where the fast-path switch has that piece off (the "compiled"
+        path: `fastpath.enabled("counter_rng")`), which draws the public code's torch.rand instead."""
+        layout = self.config.noise_layout
+        if layout == "counter" and not fastpath.enabled("counter_rng", h.device.type):
+            return "public"
+        return layout
 
     def _counter_keys(self, h: torch.Tensor) -> torch.Tensor:
         """This call's two int32 keys of the "counter" noise, from the router's generator (`draw_keys`)."""
@@ -161,9 +172,10 @@ class SmartMixed(nn.Module):
         if self.training and self._fused_applies():
             if not self.tau > 0:
                 raise ValueError(f"tau must be > 0, got {self.tau}")
-            if self.config.noise_layout == "counter":  # the kernel draws U itself from two keys
+            layout = self._noise_layout(h)
+            if layout == "counter":  # the kernel draws U itself from two keys
                 noise = self._counter_keys(h)
-            elif self.config.noise_layout == "planes":
+            elif layout == "planes":
                 noise = self._uniform_noise(h, planes=True)
             else:  # the public code's draw, transposed to the kernels' planes: the same noise as the op-by-op path
                 noise = self._uniform_noise(h).permute(2, 0, 1).contiguous()

@@ -54,7 +54,9 @@ class TrainConfig:
     # --- where it runs (does not change results on CPU)
     device: str | None = None  # None = cuda, then mps, then cpu; or "cpu", "cuda", "cuda:1", "mps"
     bf16: bool = True  # bf16 autocast; only ever applied on CUDA
-    compile: bool = False  # torch.compile the model
+    # torch.compile the whole model even where the fast-path switch would not (`actlab.kernels.fastpath`): False
+    # leaves it to the switch, which compiles it on CUDA and MPS ("compiled") and not on the CPU ("cpu-kernels").
+    compile: bool = False
     compile_backend: str = "inductor"
     # CPU threads for this run (restored afterwards); None keeps torch's setting (`device.cpu_threads`).
     num_threads: int | None = None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import warnings
 from collections.abc import Iterator
 
 import torch
@@ -109,17 +108,28 @@ def denormals_flushed(device: torch.device, enabled: bool = True) -> Iterator[bo
             torch.set_flush_denormal(False)
 
 
-def maybe_compile(model: nn.Module, enabled: bool, backend: str = "inductor") -> nn.Module:
-    """`torch.compile(model)` when enabled, else `model`; if compilation is impossible, eager with a warning.
+def maybe_compile(
+    model: nn.Module, enabled: bool, backend: str = "inductor", device: torch.device | None = None
+) -> nn.Module:
+    """`torch.compile(model)` where the fast-path switch says "compiled" for the model's device (CUDA's default,
+    `actlab.kernels.fastpath`) or `enabled` asks for it (`TrainConfig.compile`), else `model`. Never on the "eager"
+    path; if compilation is impossible, eager with the switch's one warning and reason.
 
-    The compiled wrapper shares parameters with `model`, so state dicts are taken from the eager module.
+    `device`: where the model runs (default: its first parameter's device). The compiled wrapper shares parameters
+    with `model`, so state dicts are taken from the eager module.
     """
-    if not enabled:
+    from actlab.kernels import fastpath
+
+    if device is None:
+        first = next(model.parameters(), None)
+        device = first.device if first is not None else torch.device("cpu")
+    path = fastpath.path_for(device.type)
+    if path == "eager" or not (enabled or path == "compiled"):
         return model
     try:
         return torch.compile(model, backend=backend)
     except Exception as exc:  # noqa: BLE001 - any failure to set up compile falls back, loudly
-        warnings.warn(f"torch.compile unavailable ({exc}); training eagerly", RuntimeWarning, stacklevel=2)
+        fastpath.record_failure(exc)
         return model
 
 
