@@ -204,3 +204,26 @@ def test_where_this_disagrees_with_the_paper_begins_with_what_disagrees():
         "margin); Top 3: inconclusive."
     )
     assert page.disagreement_lead([held, reviewer]) == "Every claim of the paper tested here is supported."
+
+
+def test_the_method_block_names_each_tests_fidelity_on_the_page_and_skips_untagged_claims():
+    """Issue AG: the SmartMixed page must explain its method choices itself (they were only in docs/smartmixed.md)."""
+    from dataclasses import replace
+
+    from actlab.claim import Fidelity
+    from actlab.site.page import method_block
+
+    base = _claim_for_method_block()
+    tagged = replace(base, title="Layer-wise", fidelity=Fidelity("modified-method", "routers at 100x <the rate>"))
+    body = method_block([tagged, replace(base, claim_id="other", title="Untagged")]).body
+    assert "<strong>Layer-wise</strong>: a modified method (routers at 100x &lt;the rate&gt;)" in body
+    assert "Untagged" not in body and method_block([base]).body == ""
+
+
+def _claim_for_method_block():
+    from actlab.claim import Claim
+
+    return Claim(
+        claim_id="x", study="s", title="t", statement="s", source="p", units="u", n=3, budget="b",
+        estimate=1.0, ci=(0.0, 2.0), verdict="supported", rule="r", rule_name="r",
+    )  # fmt: skip

@@ -173,6 +173,22 @@ def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[
     return HTMLBlock("\n".join(parts))
 
 
+def method_block(
+    claims: Iterable[Claim], heading: str = "How each test was run, against the paper's method"
+) -> HTMLBlock:
+    """Each claim's title with how faithful its test is (`Claim.fidelity`'s words: what was reduced, what was
+    changed and why), on the page itself: a reader must not need the docs to tell the paper's method at reduced
+    scale from a modified one (issue AG). Claims without a tag are left out; no tag at all gives an empty block."""
+    tagged = [claim for claim in claims if claim.fidelity is not None]
+    if not tagged:
+        return HTMLBlock("")
+    items = "".join(
+        f"<li><strong>{html.escape(claim.title or claim.claim_id)}</strong>: {html.escape(claim.fidelity.label)}</li>"
+        for claim in tagged
+    )
+    return HTMLBlock(f'<section class="actlab-methods"><h3>{html.escape(heading)}</h3><ul>{items}</ul></section>')
+
+
 def disagreement_lead(claims: Iterable[Claim]) -> str:
     """The sentence a "where this disagrees with the paper" paragraph opens with: each of the paper's own claims
     (its experiments and mathematics, not a reviewer's test) whose counted verdict is not "supported", with its
