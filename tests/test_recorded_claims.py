@@ -4,7 +4,8 @@ Why: the study protocol's redesign must not change an answer by accident. `data/
 the run files each study's claims read (`claims.from_runs`, the recompute `actlab calibrate` uses, which is what
 each report notebook decides with) from one default `make report` (2026-12-06); `expected_claims.json` holds what
 that report published from them (its `runs/claims` files): verdict, estimate, interval, p values and parts. A
-redesign that changes an answer on purpose (issue AE) regenerates the file and says so in its commit.
+change that alters an answer on purpose (issue AE) re-records both (`python tests/record_runs.py RUNS_DIR`, after a
+default `make report`) and says so in its commit.
 
 The copy is compact: only the files the claims read (each run's params, results, status and provenance, and each
 sweep's sweep.json), as compact JSON, without the per-epoch `trajectory` and the `probe` diagnostics of Flex-Act's
