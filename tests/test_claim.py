@@ -203,6 +203,17 @@ def test_holm_over_a_study_family_matches_statsmodels_and_skips_claims_without_p
     assert all(a.verdict == c.verdict for a, c in zip(adjusted, family, strict=True))  # the policy shows, never flips
 
 
+def test_benjamini_hochberg_over_a_family_matches_statsmodels_and_counts_its_survivors():
+    p_values = [0.01, 0.04, None, 0.03, 0.5]
+    family = [decide(f"c{i}", Evidence(0.5, (0.1, 0.9), 3, p_value=p), _rule, **META) for i, p in enumerate(p_values)]
+    adjusted = adjust_family(family, "toy", method="fdr_bh")
+    expected = multipletests([0.01, 0.04, 0.03, 0.5], method="fdr_bh")[1]  # [0.04, 0.0533, 0.0533, 0.5]
+    found = [c.p_adjusted for c in adjusted]
+    assert found[2] is None and found[:2] + found[3:] == pytest.approx(expected, abs=1e-15)
+    assert [c.survives_family for c in adjusted] == [True, False, None, False, False]  # decisive, adjusted p < 0.05
+    assert adjusted[0].family.startswith("toy: Benjamini-Hochberg over 4 claims (false discovery rate 5%): among the 1")
+
+
 # ---------------------------------------------------------------- what the data rule out (issue AE, item 5)
 def _ab_parts():
     return [

@@ -39,7 +39,6 @@ WITH_EXAMPLES = {
     "actlab.stats.binomial",
     "actlab.stats.calibrate",
     "actlab.stats.factorial",
-    "actlab.stats.family",
     "actlab.stats.layers",
     "actlab.stats.power",
     "actlab.stats.profiles",

@@ -1,32 +1,16 @@
-"""Parameter and matmul-FLOP counts per token, and the 1.5x width rule.
+"""Parameter and matmul-FLOP counts per token of an `LMConfig`: what its 1.5x width rule matches.
 
 Why: the xIELU paper compares a standard MLP (hidden 9216) with SwiGLU (hidden 6144) and calls them matched. A
-standard MLP has 2 d h weights and a gated one 3 d h, so h_standard = 1.5 h_gated makes weights and matmul FLOPs equal
-exactly. Elementwise work (the activation, the gate's product) is not counted; wall-clock budgets expose that gap.
+standard MLP has 2 d h weights and a gated one 3 d h, so h_standard = 1.5 h_gated (`transformer.standard_hidden_for`)
+makes weights and matmul FLOPs equal exactly. Elementwise work (the activation, the gate's product) is not counted;
+wall-clock budgets expose that gap.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from torch import nn
 
-if TYPE_CHECKING:  # the transformer module imports this one
-    from actlab.models.transformer import LMConfig
-
-
-def standard_hidden_for(gated_hidden: int) -> int:
-    """The standard-MLP hidden width that matches a gated MLP of `gated_hidden` (1.5x, exactly)."""
-    if gated_hidden < 2 or gated_hidden % 2:
-        raise ValueError(f"gated hidden width must be even (1.5x must be a whole number), got {gated_hidden}")
-    return 3 * gated_hidden // 2
-
-
-def default_gated_hidden(d_model: int, multiple_of: int = 16) -> int:
-    """Llama's gated width 2/3 * 4 d_model, rounded to a multiple of `multiple_of` (even, so 1.5x is whole)."""
-    if multiple_of < 2 or multiple_of % 2:
-        raise ValueError(f"multiple_of must be even, got {multiple_of}")
-    return max(multiple_of, multiple_of * round(8 * d_model / 3 / multiple_of))
+from actlab.models.transformer import LMConfig
 
 
 def mlp_weights(config: LMConfig) -> int:

@@ -16,9 +16,22 @@ import torch.nn.functional as F
 from torch import nn
 
 from actlab.activations import get_activation, get_spec
-from actlab.models.flops import default_gated_hidden, standard_hidden_for
 
 MLP_KINDS = ("standard", "gated")
+
+
+def standard_hidden_for(gated_hidden: int) -> int:
+    """The standard-MLP hidden width that matches a gated MLP of `gated_hidden` (1.5x, exactly)."""
+    if gated_hidden < 2 or gated_hidden % 2:
+        raise ValueError(f"gated hidden width must be even (1.5x must be a whole number), got {gated_hidden}")
+    return 3 * gated_hidden // 2
+
+
+def default_gated_hidden(d_model: int, multiple_of: int = 16) -> int:
+    """Llama's gated width 2/3 * 4 d_model, rounded to a multiple of `multiple_of` (even, so 1.5x is whole)."""
+    if multiple_of < 2 or multiple_of % 2:
+        raise ValueError(f"multiple_of must be even, got {multiple_of}")
+    return max(multiple_of, multiple_of * round(8 * d_model / 3 / multiple_of))
 
 
 def deterministic_attention(q: torch.Tensor) -> contextlib.AbstractContextManager[None]:

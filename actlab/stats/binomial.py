@@ -9,6 +9,7 @@ rule's own test. `side` "above": the CP lower bound >= threshold decides; "below
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from functools import lru_cache
 
 from scipy import optimize
@@ -28,10 +29,8 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
         raise ValueError(f"clopper_pearson: need 0 <= k <= n and n >= 1, got k={k}, n={n}")
     if not 0 < confidence < 1:
         raise ValueError(f"clopper_pearson: confidence must lie in (0, 1), got {confidence}")
-    tail = (1 - confidence) / 2
-    low = 0.0 if k == 0 else float(scipy_stats.beta.ppf(tail, k, n - k + 1))
-    high = 1.0 if k == n else float(scipy_stats.beta.ppf(1 - tail, k + 1, n - k))
-    return low, high
+    interval = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="exact")
+    return float(interval.low), float(interval.high)
 
 
 @lru_cache(maxsize=65_536)
@@ -66,11 +65,12 @@ def deciding_count(n: int, threshold: float, confidence: float = 0.95, side: str
     (25, None)
     """
     _check(n, threshold, side)
+    # both CP bounds rise with k, so the edge is found by bisection (log2 n intervals, not n + 1)
     if side == "above":
-        found = [k for k in range(n + 1) if clopper_pearson(k, n, confidence)[0] >= threshold]
-        return min(found) if found else None
-    found = [k for k in range(n + 1) if clopper_pearson(k, n, confidence)[1] < threshold]
-    return max(found) if found else None
+        edge = bisect_left(range(n + 1), True, key=lambda k: clopper_pearson(k, n, confidence)[0] >= threshold)
+        return edge if edge <= n else None
+    edge = bisect_left(range(n + 1), True, key=lambda k: clopper_pearson(k, n, confidence)[1] >= threshold) - 1
+    return edge if edge >= 0 else None
 
 
 def rule_power(n: int, threshold: float, rate: float, confidence: float = 0.95, side: str = "above") -> float:

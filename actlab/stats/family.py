@@ -11,28 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
+from scipy.stats import false_discovery_control
 
 from actlab.claim import Claim, is_decisive
 from actlab.stats.tests import holm
 
 METHODS = ("holm", "fdr_bh")
-
-
-def benjamini_hochberg(pvalues: Sequence[float]) -> np.ndarray:
-    """BH-adjusted p values (step-up; monotone, capped at 1), in the order given.
-
-    >>> benjamini_hochberg([0.01, 0.04, 0.03, 0.5]).round(3).tolist()
-    [0.04, 0.053, 0.053, 0.5]
-    """
-    p = np.asarray(pvalues, dtype=float)
-    m = p.size
-    order = np.argsort(p)
-    ranked = p[order] * m / np.arange(1, m + 1)
-    adjusted_sorted = np.minimum(1.0, np.minimum.accumulate(ranked[::-1])[::-1])
-    adjusted = np.empty(m)
-    adjusted[order] = adjusted_sorted
-    return adjusted
 
 
 def adjust_family(claims: Sequence[Claim], family: str, *, method: str = "holm", alpha: float = 0.05) -> list[Claim]:
@@ -44,7 +28,7 @@ def adjust_family(claims: Sequence[Claim], family: str, *, method: str = "holm",
     adjusted: dict[int, float] = {}
     if indices:
         pvalues = [claims[i].p_value for i in indices]
-        found = holm(pvalues)[1] if method == "holm" else benjamini_hochberg(pvalues)
+        found = holm(pvalues)[1] if method == "holm" else false_discovery_control(pvalues)
         adjusted = {i: float(p) for i, p in zip(indices, found, strict=True)}
     survivors = sum(1 for i, p in adjusted.items() if is_decisive(claims[i].verdict) and p < alpha)
     if method == "holm":

@@ -22,6 +22,7 @@ from scipy import stats as scipy_stats
 
 from actlab.claim import Part
 from actlab.stats.binomial import binomial_p, clopper_pearson, deciding_count, n_for_power, n_reachable, rate_mde
+from actlab.stats.summary import t_interval
 from actlab.stats.tdist import standardised_mde, two_sided_t
 from actlab.studies.flexact import paper, rules, saturation, units
 
@@ -36,14 +37,12 @@ def finite(values: np.ndarray) -> np.ndarray:
 
 
 def mean_ci(values: np.ndarray, confidence: float) -> tuple[float, tuple[float, float]]:
-    """The mean of the finite values and its t interval (a point when they do not vary)."""
+    """The mean of the finite values and its t interval (a point when they do not vary), as a `Part` takes them."""
     x = finite(values)
     if x.size < 2:
         raise ValueError(f"a t interval needs >= 2 finite values, got {x.size}: too few seeds or diverged runs")
-    mean = float(x.mean())
-    sd = math.sqrt(float(((x - mean) ** 2).sum()) / (x.size - 1))
-    half = two_sided_t(confidence, x.size - 1) * sd / math.sqrt(x.size) if sd > 0 else 0.0
-    return mean, (mean - half, mean + half)
+    interval = t_interval(x, confidence)
+    return interval.estimate, interval.as_tuple()
 
 
 @dataclass(frozen=True)
@@ -95,15 +94,14 @@ def stack_rates(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def t_p(values: np.ndarray, null: float, side: str) -> float:
     """p of a one-sample t test that the mean lies on `side` ("above" / "below") of `null`: twice the one-sided p,
-    capped at 1, so below alpha exactly when the 1 - alpha t interval lies wholly on that side."""
+    capped at 1, so below alpha exactly when the 1 - alpha t interval lies wholly on that side. Values that do not
+    vary have no t statistic: their mean alone decides."""
     x = finite(values)
-    sd = float(x.std(ddof=1))
-    difference = float(x.mean()) - null
-    towards = difference if side == "above" else -difference
-    if sd == 0:
+    if float(x.std(ddof=1)) == 0:
+        towards = float(x.mean()) - null if side == "above" else null - float(x.mean())
         return 0.0 if towards > 0 else 1.0
-    t = towards / (sd / math.sqrt(x.size))
-    return min(1.0, float(2 * scipy_stats.t.sf(t, x.size - 1)))
+    alternative = "greater" if side == "above" else "less"
+    return min(1.0, 2 * float(scipy_stats.ttest_1samp(x, null, alternative=alternative).pvalue))
 
 
 def sd_of(values: np.ndarray) -> float:

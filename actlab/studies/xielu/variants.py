@@ -1,7 +1,7 @@
 """The MLP variants the xIELU study compares, matched by the paper's 1.5x width rule, and their counts.
 
 Why a module: the paper's claim is "matched for parameters and FLOPs", so each arm's width is decided in one place
-and shown: standard arms get h_standard = 1.5 h_gated (`actlab.models.flops`). What the rule does *not* match
+and shown: standard arms get h_standard = 1.5 h_gated (`actlab.models.transformer`). What the rule does *not* match
 (elementwise work, hence wall-clock) is what the study's second budget measures.
 """
 
