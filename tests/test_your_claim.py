@@ -52,7 +52,7 @@ def test_the_example_file_runs_and_writes_its_page_block(tmp_path, monkeypatch, 
     assert claim.verdict == "supported"  # the planted gap is 0.5 nats
     assert capsys.readouterr().out.startswith("supported ")
     page = (tmp_path / "swish-t-beats-relu.html").read_text(encoding="utf-8")
-    assert '<span class="supported"' in page and ">supported</span>" in page
+    assert '<strong class="supported"' in page and ">supported</strong>" in page
     assert "wrong decisive verdict" in page  # its simulated error rate, on the page
 
 
@@ -69,7 +69,7 @@ def test_a_planted_effect_is_supported_with_error_rates_and_robustness(example):
     assert [check.label for check in claim.robustness.specifications] == list(definition.specifications)
     assert claim.robustness.status == "agrees"
     assert claim.registration.startswith("not registered") and claim.provenance["runs"][0]["seed"] == 0
-    assert ">supported</span>" in claims_block([claim]).body
+    assert ">supported</strong>" in claims_block([claim]).body
 
 
 def test_a_planted_null_is_not_supported_and_rules_out_the_papers_effect(example):
