@@ -478,8 +478,11 @@ class Fidelity:
 
     level: str
     detail: str = ""
+    sensitivity_of: str = ""  # the claim whose primary verdict this one re-tests by another method (never replaces)
 
     def __post_init__(self) -> None:
+        if self.sensitivity_of and not CLAIM_ID.fullmatch(self.sensitivity_of):
+            raise ClaimError(f"fidelity sensitivity_of {self.sensitivity_of!r} is not a claim id")
         if self.level not in FIDELITY_LEVELS:
             raise ClaimError(f"fidelity level {self.level!r} is not one of {tuple(FIDELITY_LEVELS)}")
         if not isinstance(self.detail, str) or len(self.detail) > MAX_TEXT:

@@ -344,7 +344,7 @@ def _modified_claim(
         kind="experiment",
         deciding_test=design.deciding_test(verdict),
         margin_sensitivity=sensitivity(design, estimate, ci, inputs),
-        fidelity=modified.fidelity(),
+        fidelity=modified.fidelity(design.claim_id.removesuffix("-modified-method")),
     )
     # the sweep alone: a baseline and no alternatives (the plan only keys the simulated tables)
     plan = specification.Plan(baseline=(modified.SECTION,), alternatives=(), coded=((),))

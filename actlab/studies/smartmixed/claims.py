@@ -89,6 +89,7 @@ MODIFIED_FIDELITY = Fidelity(
     "so none commits), the corrected Gumbel mode, a 10-epoch phase 1, and committed networks only (the reference "
     "code freezes every network's argmax); a sensitivity analysis of smartmixed-layerwise-preference, whose verdict "
     "at the reference code's procedure stays the primary one",
+    sensitivity_of="smartmixed-layerwise-preference",
 )
 OUTSIDE_FAMILY = "outside the SmartMixed family: a sensitivity analysis (modified method), never adjusted with it"
 TOP3_TESTS = {
