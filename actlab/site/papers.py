@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from actlab.claim import FIDELITY_LEVELS, Claim
 from actlab.finding import join_names
-from actlab.site.story import paragraph
+from actlab.site.story import is_sensitivity, notes, paragraph
 from actlab.site.summary import SUMMARY_VERDICTS, reported
 
 
@@ -98,10 +98,11 @@ class PaperAnswer:
 
     @property
     def kinds(self) -> dict[str, dict[str, int]]:
-        """kind -> {counted verdict: n}, kinds in reading order (experiments, reviewers' tests, mathematics)."""
+        """kind -> {counted verdict: n} of the primary claims (sensitivity analyses apart), kinds in reading order."""
         found: dict[str, Counter[str]] = {}
         for claim in self.claims:
-            found.setdefault(claim.kind, Counter())[reported(claim)] += 1
+            if not is_sensitivity(claim):  # a sensitivity analysis is named in the paragraph, never counted here
+                found.setdefault(claim.kind, Counter())[reported(claim)] += 1
         order = [kind for kind in ("experiment", "demo", "reviewer", "mathematics") if kind in found]
         return {kind: {v: found[kind][v] for v in SUMMARY_VERDICTS if found[kind][v]} for kind in order}
 
@@ -109,6 +110,11 @@ class PaperAnswer:
     def sentences(self) -> list[str]:
         """What the paper's claims came to, generated from them (`actlab.site.story`)."""
         return paragraph(self.claims)
+
+    @property
+    def notes(self) -> list[str]:
+        """The robustness and post-hoc sentences that follow the findings (`actlab.site.story.notes`)."""
+        return notes(self.claims)
 
     @property
     def tally(self) -> str:
@@ -124,11 +130,11 @@ class PaperAnswer:
 
     @property
     def fidelity_sentence(self) -> str:
-        """'Flex-Act: 10 tests at the paper's scale and 2 with a modified method.' (from the claims' tags)."""
+        """'Flex-Act: 12 at the paper's scale and 2 by a modified method.' (counted from the claims' tags)."""
         counts = self.fidelity_counts
         if not counts:
             return ""
-        said = [f"{n} {'test' if n == 1 else 'tests'} {FIDELITY_WORDS[level]}" for level, n in counts.items()]
+        said = [f"{n} {FIDELITY_WORDS[level]}" for level, n in counts.items()]
         return f"{self.paper.name}: {join_names(said)}."
 
     @property
@@ -140,11 +146,11 @@ class PaperAnswer:
 
 # How each fidelity level reads after "n tests" in the index's lede.
 FIDELITY_WORDS = {
-    "paper-scale": "at the paper's own scale",
-    "reduced-scale": "with the paper's method at reduced scale",
-    "modified-method": "with a modified method",
-    "reviewer-test": "that reviewers asked for",
-    "untagged": "without a fidelity tag",
+    "paper-scale": "at the paper's scale",
+    "reduced-scale": "by its method at reduced scale",
+    "modified-method": "by a modified method",
+    "reviewer-test": "asked by reviewers",
+    "untagged": "untagged",
 }
 
 

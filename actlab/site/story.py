@@ -179,18 +179,46 @@ def mathematics_sentences(claims: Sequence[Claim]) -> list[str]:
     return found + [claim_sentence(c) for c in claims if c.verdict != "supported"]
 
 
+def is_sensitivity(claim: Claim) -> bool:
+    """A claim that re-tests another's primary verdict by a modified method (`Fidelity.sensitivity_of`)."""
+    return claim.fidelity is not None and bool(claim.fidelity.sensitivity_of)
+
+
 def paragraph(claims: Sequence[Claim]) -> list[str]:
     """The sentences of one paper's answer, in reading order: each experiment's finding, each reviewer's test's,
-    the mathematics, then the robustness of the decisive verdicts and the post hoc definitions."""
+    the mathematics, then the sensitivity analyses in one sentence: primary verdicts first, and the first screen
+    holds the findings (the robustness and post-hoc notes follow apart, `notes`)."""
+    primary = [c for c in claims if not is_sensitivity(c)]
     by_kind: dict[str, list[Claim]] = {}
-    for claim in claims:
+    for claim in primary:
         by_kind.setdefault(claim.kind, []).append(claim)
     sentences = [claim_sentence(c) for kind in ("experiment", "demo", "reviewer") for c in by_kind.get(kind, [])]
     sentences += mathematics_sentences(by_kind.get("mathematics", []))
+    sentences.append(sensitivity_sentence([c for c in claims if is_sensitivity(c)]))
+    return [s for s in sentences if s]
+
+
+def sensitivity_sentence(claims: Sequence[Claim]) -> str:
+    """'Sensitivity analyses (modified method, never the primary verdict): Scale bias beyond fit, sigmoid truth:
+    supported; ...' (each title before its colon), or the count where the names run long."""
+    if not claims:
+        return ""
+    items = "; ".join(f"{(c.title or c.claim_id).split(':')[0].strip()}: {reported(c)}" for c in claims)
+    lead = "Sensitivity analyses (modified method, never the primary verdict)"
+    counts: dict[str, int] = {}
+    for claim in claims:
+        counts[reported(claim)] = counts.get(reported(claim), 0) + 1
+    counted = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
+    return fit(f"{lead}: {items}.", f"{lead}: {counted}.")
+
+
+def notes(claims: Sequence[Claim]) -> list[str]:
+    """What follows a paper's findings: whether any decisive verdict is contradicted at other settings, and which
+    definitions were fixed after their runs were seen."""
     statistical = [c for c in claims if c.kind != "mathematics"]
-    sentences.append(robustness_sentence([c for c in statistical if is_decisive(c.verdict) or c.robustness]))
+    sentences = [robustness_sentence([c for c in statistical if is_decisive(c.verdict) or c.robustness])]
     sentences.append(post_hoc_sentence(claims))
     return [s for s in sentences if s]
 
 
-__all__ = ["MAX_WORDS", "claim_sentence", "kind_sentence", "paragraph", "robustness_sentence"]
+__all__ = ["MAX_WORDS", "claim_sentence", "kind_sentence", "notes", "paragraph", "robustness_sentence"]
