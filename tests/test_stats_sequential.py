@@ -239,3 +239,36 @@ def test_a_decision_keeps_the_design_of_its_first_look(tmp_path, capsys):
     (folder / "compare-cubic-mnist1d-step-matched.json").write_text(json.dumps({"design": {"looks": [8, 16]}}))
     code = main(["decide", "compare-cubic-mnist1d-step-matched", "--runs", str(tmp_path), "--no-page"])
     assert code == 2 and "fixed at its first look" in capsys.readouterr().err
+
+
+def test_smartmixed_decides_look_by_look_at_its_registered_margin_not_the_settings_default(tmp_path):
+    """Issue AF: SmartMixed's sequential decision read `Settings().preference_margin` (the dataclass default), so a
+    registered margin other than 3 points was never the one `actlab decide` used. At a registered 5 points, networks
+    whose rise and fall are both 4 points clear the default 3 ("supported") and lie within the registered 5
+    ("equivalent")."""
+    import json
+
+    from actlab import registry
+    from actlab.studies.smartmixed import sequential as smartmixed
+    from actlab.studies.smartmixed.claims import Settings
+
+    document = registry.load_document()
+    document["claims"][smartmixed.CLAIM_ID]["definition"]["threshold"] = 5.0
+    path = tmp_path / "registry.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    smartmixed.registered_settings.cache_clear()
+    try:
+        assert smartmixed.registered_settings().preference_margin == 3.0 == Settings().preference_margin
+        assert smartmixed.registered_settings(path).preference_margin == 5.0
+        rng = np.random.default_rng(0)
+        data = 4.0 + 0.5 * rng.standard_normal((1, 40, 2))  # 40 networks, rise and fall near 4 points
+        assert smartmixed.decide_batch(data, 0.05) == ["supported"]
+        smartmixed.registered_settings.cache_clear()
+        original = smartmixed.registered_settings
+        smartmixed.registered_settings = lambda path=path: original(path)  # the decision as registered at 5
+        try:
+            assert smartmixed.decide_batch(data, 0.05) == ["equivalent"]  # both shifts within +-5: TOST
+        finally:
+            smartmixed.registered_settings = original
+    finally:
+        smartmixed.registered_settings.cache_clear()

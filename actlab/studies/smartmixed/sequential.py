@@ -8,10 +8,12 @@ simulated with per-network (rise, fall) drawn at the covariance the default runs
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
 
+from actlab import registry
 from actlab.stats.beats_every import joint_mde
 from actlab.stats.sequential import (
     Look,
@@ -30,8 +32,24 @@ DESIGN = SEQUENTIAL  # registered with the claim (smartmixed.claims.definitions)
 CELLS = 2  # networks per seed: one per (dataset, architecture) cell of the reference sweep
 
 
+@functools.lru_cache(maxsize=4)  # read once: the simulations ask at every look
+def registered_settings(path: Path | None = None) -> Settings:
+    """The settings the claim's registered definition fixed (its threshold is the margin, its alpha and its least
+    number of networks), not `Settings`' defaults: the look-by-look decision must decide the claim as registered
+    (issue AF: it read `Settings().preference_margin`, the dataclass default, whatever the registry said)."""
+    entry = registry.load(path).get(CLAIM_ID)
+    if entry is None:
+        return Settings()
+    definition = entry["definition"]
+    return Settings(
+        preference_margin=float(definition["threshold"]),
+        alpha=float(definition["alpha"]),
+        min_networks=int(definition["extra"].get("min_networks", Settings().min_networks)),
+    )
+
+
 def _rule(level: float) -> ev.TwoComponentClaim:
-    return layerwise_design(Settings(), level, 1 - level)
+    return layerwise_design(registered_settings(), level, 1 - level)
 
 
 def values_at(runs_dir: Path, sweep: str, seeds: list[int] | None) -> np.ndarray:
@@ -59,7 +77,7 @@ def decide_batch(data: np.ndarray, level: float) -> list[str]:
 
 def _look(runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
     values = values_at(runs_dir, sweep, seeds)
-    if len(values) < Settings().min_networks:
+    if len(values) < registered_settings().min_networks:
         return Look(len(seeds), level, float("nan"), (float("nan"), float("nan")), "not run")
     decision = ev.decide_two_component(ev.Specifications({"pooled": values[None]}), _rule(level))
     smaller = decision.baseline.smaller
@@ -77,7 +95,7 @@ def operating(
     "equivalent" truth). Each beside that fixed design, with how often it runs to its most seeds."""
     covariance = np.cov(observed, rowvar=False)
     factor = np.linalg.cholesky(covariance + 1e-12 * np.eye(2))
-    margin = Settings().preference_margin
+    margin = registered_settings().preference_margin
     fixed = design.fixed_seeds or design.max_seeds
     sd = np.sqrt(np.diag(covariance))
     correlation = covariance / np.outer(sd, sd)
