@@ -303,6 +303,47 @@ def modified_claims(
     return adjust_family(found, modified.FAMILY, alpha=settings.alpha)
 
 
+def _detection_context(detection: Any) -> dict[str, Any]:
+    """What a claim's detection says beside its verdict (what the MDE is against, the one-sided p values)."""
+    return {
+        "mde_against": detection.mde_against,
+        "detection": detection.note,
+        "p_support": detection.p_support,
+        "p_against": detection.p_against,
+    }
+
+
+def _decided(
+    design: ClaimDesign,
+    evidence: Evidence,
+    verdict: str,
+    text: Text,
+    settings: ClaimSettings,
+    parts: Any,
+    **more: Any,
+) -> Claim:
+    """`decide` on a design's evidence with what every Flex-Act experiment claim carries (its texts, threshold, side,
+    confidence, parts, the deciding test of `verdict`, margin sensitivity); `more`: a claim's own fields (robustness,
+    fidelity)."""
+    estimate, ci, inputs = evidence.estimate, evidence.ci, dict(evidence.inputs)
+    return decide(
+        design.claim_id,
+        evidence,
+        design.rule,
+        study=STUDY,
+        **asdict(text),
+        threshold=design.threshold,
+        supports=design.supports,
+        confidence=1 - settings.alpha,
+        provenance=settings.provenance,
+        parts=parts,
+        kind="experiment",
+        deciding_test=design.deciding_test(verdict),
+        margin_sensitivity=sensitivity(design, estimate, ci, inputs),
+        **more,
+    )
+
+
 def _modified_claim(
     design: modified.ModifiedScaleBias,
     base: np.ndarray,
@@ -321,29 +362,19 @@ def _modified_claim(
     untestable = any(part.untestable for part in parts)
     mde = None if untestable and verdict == "inconclusive" else stated_mde(design, detection)
     context = {
-        "mde_against": detection.mde_against,
-        "detection": detection.note,
-        "p_support": detection.p_support,
-        "p_against": detection.p_against,
+        **_detection_context(detection),
         "modified_method": modified.changed_text(),
         "mass_range": list(modified.unsaturated_range(base)[:2]),
     }
     evidence = Evidence(estimate, ci, design.n_units(base), inputs, mde, context, p_value=detection.p_for(verdict))
     text = _modified_text(texts[f"flexact-1-scale-bias-{design.truth_name}"])
-    claim = decide(
-        design.claim_id,
+    claim = _decided(
+        design,
         evidence,
-        design.rule,
-        study=STUDY,
-        **asdict(text),
-        threshold=design.threshold,
-        supports=design.supports,
-        confidence=1 - alpha,
-        provenance=settings.provenance,
-        parts=parts,
-        kind="experiment",
-        deciding_test=design.deciding_test(verdict),
-        margin_sensitivity=sensitivity(design, estimate, ci, inputs),
+        verdict,
+        text,
+        settings,
+        parts,
         fidelity=modified.fidelity(design.claim_id.removesuffix("-modified-method")),
     )
     # the sweep alone: a baseline and no alternatives (the plan only keys the simulated tables)
@@ -362,12 +393,7 @@ def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings
     estimate, ci, inputs = design.decision(base, alpha)
     detection = design.detection(base, alpha)
     verdict = design.rule(estimate, ci, **inputs)
-    context = {
-        "mde_against": detection.mde_against,
-        "detection": detection.note,
-        "p_support": detection.p_support,
-        "p_against": detection.p_against,
-    }
+    context = _detection_context(detection)
     if isinstance(design, designs.EveryTruth):
         context["worst_truth"] = design.truths[design.focus]
     elif isinstance(design, designs.Recovery):
@@ -379,21 +405,14 @@ def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings
     results = specification.specification_results(
         design, tables, curve.plan, alpha=alpha, primary=verdict, towards_support=detection.mde is not None
     )
-    claim = decide(
-        design.claim_id,
+    claim = _decided(
+        design,
         evidence,
-        design.rule,
-        study=STUDY,
-        **asdict(text),
-        threshold=design.threshold,
-        supports=design.supports,
-        confidence=1 - alpha,
-        provenance=settings.provenance,
-        parts=parts,
-        kind="experiment",
+        verdict,
+        text,
+        settings,
+        parts,
         robustness=assess(verdict, mde, results, family=f"Bonferroni over the {len(results)} alternatives"),
-        deciding_test=design.deciding_test(verdict),
-        margin_sensitivity=sensitivity(design, estimate, ci, inputs),
     )
     sim = operating.simulation_design(design, tables, curve.plan, detection, alpha)
     characteristics = operating.operating(
