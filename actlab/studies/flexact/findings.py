@@ -51,8 +51,8 @@ def annotate(claims: Sequence[Claim], data: Mapping[str, Any]) -> list[Claim]:
     """The claims with Table 1's choices in its context (`chosen`, from the runs) and every finding and fidelity
     filled (`actlab.finding.fill`)."""
     found = []
+    rows = getattr(data.get("table1"), "frame", None)
     for claim in claims:
-        rows = getattr(data.get("table1"), "frame", None)
         if claim.claim_id == "flexact-2-table1-recovery" and rows is not None and not rows.empty:
             claim = claim.with_changes(context={**claim.context, "chosen": chosen_by_truth(rows)})
         found.append(fill(claim, finding, fidelity))
