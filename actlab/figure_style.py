@@ -3,7 +3,9 @@ activation on every page, sharp images, and alt text that says what a figure sho
 
 Why one module: a reader compares pages side by side, so ReLU must be the same colour on every page. Report
 notebooks call `use()` once; a figure is then embedded as a 2x PNG in an `<img>` with alt text (nbconvert's
-template cannot set one), from `describe(fig, text)` or else the figure's titles and axis labels.
+template cannot set one), from `describe(fig, text)` or else the figure's titles and axis labels. A figure of panels
+side by side becomes one image per panel, each drawn by matplotlib with the rest of the figure hidden (no pixels
+are read to find where to cut), so a phone stacks them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.transforms import Bbox
@@ -202,10 +205,7 @@ def alt_text(fig: Figure) -> str:
     given = getattr(fig, ALT_KEY, None)
     if given:
         return given
-    parts = []
-    suptitle = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
-    if suptitle:
-        parts.append(suptitle)
+    parts = [fig.get_suptitle()] if fig.get_suptitle() else []
     for ax in fig.get_axes():
         if not ax.get_visible() or not (ax.get_title() or ax.get_xlabel() or ax.get_ylabel()):
             continue  # colour bars and empty panels say nothing
@@ -256,12 +256,7 @@ def _figure_name(fig: Figure) -> str:
 
 def _strip_alt_text(fig: Figure, artists: Sequence[Any]) -> str:
     """The alt text of a strip above or below the panels (a title, a shared legend): what it says."""
-    said = []
-    for artist in artists:
-        texts = artist.get_texts() if hasattr(artist, "get_texts") else [artist]
-        words = [_one_line(text.get_text()) for text in texts if text.get_text().strip()]
-        if words:
-            said.append(("legend: " if hasattr(artist, "get_texts") else "") + ", ".join(words))
+    said = [("legend: " if hasattr(artist, "get_texts") else "") + ", ".join(_words(artist)) for artist in artists]
     return f"Of {_figure_name(fig)}: {'; '.join(said)}." if said else f"A strip of {_figure_name(fig)}."
 
 
@@ -290,49 +285,39 @@ def legible(fig: Figure, min_px: float = MIN_TEXT_PX, content_px: float = CONTEN
     return fig
 
 
-def _spans(intervals: list[tuple[float, float]]) -> list[list[int]]:
-    """Indices of `intervals` grouped where they overlap (transitively), groups in increasing order."""
-    order = sorted(range(len(intervals)), key=lambda i: intervals[i][0])
-    groups: list[list[int]] = []
-    end = -float("inf")
-    for i in order:
-        low, high = intervals[i]
-        if groups and low < end:
-            groups[-1].append(i)
-            end = max(end, high)
-        else:
-            groups.append([i])
-            end = high
-    return groups
-
-
 def panels(fig: Figure) -> list[list[list[Any]]]:
     """The panels of `fig` as rows (top first) of panels (left first), each panel its axes.
 
     A panel is one cell of the figure's outer grid (matplotlib's `get_topmost_subplotspec`), so the axes of a
     sub-grid (a specification curve's estimates over its matrix), a twin, and a colour bar made by
-    `fig.colorbar(..., ax=ax)` stay with their panel. Axes placed by hand (no grid cell) are panels of their own;
-    empty axes (`axis("off")`, no data) are none."""
+    `fig.colorbar(..., ax=ax)` stay with their panel; a row is a row of that grid. Axes placed by hand (no grid
+    cell) are a panel and a row of their own; empty axes (`axis("off")`, no data) are none."""
     cells: dict[Any, list[Any]] = {}
     for ax in fig.get_axes():
         if ax.get_visible() and (ax.axison or ax.has_data()):
             spec = ax.get_subplotspec()
             cells.setdefault(ax if spec is None else spec.get_topmost_subplotspec(), []).append(ax)
-    found = list(cells.values())
-    frames = [Bbox.union([ax.get_position() for ax in panel]) for panel in found]
-    rows = _spans([(frame.y0, frame.y1) for frame in frames])[::-1]
-    return [[found[i] for i in sorted(row, key=lambda i: frames[i].x0)] for row in rows]
+    rows: dict[Any, list[list[Any]]] = {}
+    for cell, axes in cells.items():
+        rows.setdefault(cell if isinstance(cell, Axes) else (cell.get_gridspec(), cell.rowspan.start), []).append(axes)
+
+    def frame(axes: list[Any]) -> Bbox:
+        return Bbox.union([ax.get_position() for ax in axes])
+
+    ordered = sorted(rows.values(), key=lambda row: -max(frame(panel).y1 for panel in row))
+    return [sorted(row, key=lambda panel: frame(panel).x0) for row in ordered]
 
 
 def _figure_artists(fig: Figure) -> list[Any]:
     """What the figure draws outside its axes: its titles, legends and texts."""
     found = dict.fromkeys([fig._suptitle, fig._supxlabel, fig._supylabel, *fig.legends, *fig.texts])  # titles: texts
-    return [artist for artist in found if artist is not None and artist.get_visible() and _says(artist)]
+    return [artist for artist in found if artist is not None and artist.get_visible() and _words(artist)]
 
 
-def _says(artist: Any) -> bool:
+def _words(artist: Any) -> list[str]:
+    """What a title, text or legend says, a line per text."""
     texts = artist.get_texts() if hasattr(artist, "get_texts") else [artist]
-    return any(text.get_text().strip() for text in texts)
+    return [_one_line(text.get_text()) for text in texts if text.get_text().strip()]
 
 
 Part = tuple[str, list[Any]]  # ("panel", its axes) or ("strip", the figure-level artists above or below them)
