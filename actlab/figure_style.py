@@ -344,21 +344,22 @@ def _drawn_alone(fig: Figure, shown: Sequence[Any] | None, renderer: Any) -> Any
     exactly 1x); a PIL image. Matplotlib draws each part on its own, so no part holds a piece of another."""
     from PIL import Image  # matplotlib depends on pillow
 
-    whole = fig.get_tightbbox(renderer) if shown is None else None
-    boxes = [whole] if whole is not None else [artist.get_tightbbox(renderer) for artist in shown or ()]
-    if whole is None:
-        boxes = [box.transformed(fig.dpi_scale_trans.inverted()) for box in boxes if box is not None]
-    tight = Bbox.union(boxes).padded(TIGHT_PAD_INCHES)  # inches
+    if shown is None:
+        tight = fig.get_tightbbox(renderer)  # inches
+    else:
+        boxes = [box for box in (artist.get_tightbbox(renderer) for artist in shown) if box is not None]
+        tight = Bbox.union(boxes).transformed(fig.dpi_scale_trans.inverted())
+    tight = tight.padded(TIGHT_PAD_INCHES)
     even = 2 / IMAGE_DPI  # a quarter pixel more, so that rounding down in the renderer keeps the even count
     width, height = (math.ceil(side / even) * even + even / 8 for side in (tight.width, tight.height))
-    everything = [*fig.get_axes(), *_figure_artists(fig)]  # uncompressed below: `_img` compresses the PNG
+    everything = [*fig.get_axes(), *_figure_artists(fig)]
     visible = [artist.get_visible() for artist in everything]
     if shown is not None:
         for artist in everything:
             artist.set_visible(any(artist is part for part in shown))
     buffer = io.BytesIO()
     try:
-        box = Bbox.from_bounds(tight.x0, tight.y0, width, height)
+        box = Bbox.from_bounds(tight.x0, tight.y0, width, height)  # uncompressed: `_img` compresses the PNG
         fig.savefig(buffer, format="png", dpi=IMAGE_DPI, bbox_inches=box, pil_kwargs={"compress_level": 0})
     finally:
         for artist, was in zip(everything, visible, strict=True):
