@@ -291,10 +291,10 @@ def panels(fig: Figure) -> list[list[list[Any]]]:
     A panel is one cell of the figure's outer grid (matplotlib's `get_topmost_subplotspec`), so the axes of a
     sub-grid (a specification curve's estimates over its matrix), a twin, and a colour bar made by
     `fig.colorbar(..., ax=ax)` stay with their panel; a row is a row of that grid. Axes placed by hand (no grid
-    cell) are a panel and a row of their own; empty axes (`axis("off")`, no data) are none."""
+    cell) are a panel and a row of their own; empty axes (`axis("off")`, nothing drawn) are none."""
     cells: dict[Any, list[Any]] = {}
     for ax in fig.get_axes():
-        if ax.get_visible() and (ax.axison or ax.has_data()):
+        if ax.get_visible() and (ax.axison or ax.has_data() or ax.texts or ax.get_legend()):
             spec = ax.get_subplotspec()
             cells.setdefault(ax if spec is None else spec.get_topmost_subplotspec(), []).append(ax)
     rows: dict[Any, list[list[Any]]] = {}
