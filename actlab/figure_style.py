@@ -3,7 +3,9 @@ activation on every page, sharp images, and alt text that says what a figure sho
 
 Why one module: a reader compares pages side by side, so ReLU must be the same colour on every page. Report
 notebooks call `use()` once; a figure is then embedded as a 2x PNG in an `<img>` with alt text (nbconvert's
-template cannot set one), from `describe(fig, text)` or else the figure's titles and axis labels.
+template cannot set one), from `describe(fig, text)` or else the figure's titles and axis labels. A figure of panels
+side by side becomes one image per panel, each drawn by matplotlib with the rest of the figure hidden (no pixels
+are read to find where to cut), so a phone stacks them.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ import html
 import io
 import math
 import zlib
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
+from matplotlib.transforms import Bbox
 
 # Okabe & Ito (2008), the colour-blind-safe qualitative palette: the activations most pages compare get these.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -200,10 +205,7 @@ def alt_text(fig: Figure) -> str:
     given = getattr(fig, ALT_KEY, None)
     if given:
         return given
-    parts = []
-    suptitle = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
-    if suptitle:
-        parts.append(suptitle)
+    parts = [fig.get_suptitle()] if fig.get_suptitle() else []
     for ax in fig.get_axes():
         if not ax.get_visible() or not (ax.get_title() or ax.get_xlabel() or ax.get_ylabel()):
             continue  # colour bars and empty panels say nothing
@@ -254,21 +256,13 @@ def _figure_name(fig: Figure) -> str:
 
 def _strip_alt_text(fig: Figure, artists: Sequence[Any]) -> str:
     """The alt text of a strip above or below the panels (a title, a shared legend): what it says."""
-    said = []
-    for artist in artists:
-        texts = artist.get_texts() if hasattr(artist, "get_texts") else [artist]
-        words = [_one_line(text.get_text()) for text in texts if text.get_text().strip()]
-        if words:
-            said.append(("legend: " if hasattr(artist, "get_texts") else "") + ", ".join(words))
+    said = [("legend: " if hasattr(artist, "get_texts") else "") + ", ".join(_words(artist)) for artist in artists]
     return f"Of {_figure_name(fig)}: {'; '.join(said)}." if said else f"A strip of {_figure_name(fig)}."
 
 
 def shown_px_per_point(fig: Figure, content_px: float = CONTENT_PX) -> float:
     """Screen pixels per point of `fig`'s text on the page: shown at `SHOWN_DPI`, shrunk to the content width."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    width_px = (fig.get_tightbbox(canvas.get_renderer()).width + 2 * TIGHT_PAD_INCHES) * SHOWN_DPI
+    width_px = (fig.get_tightbbox(_renderer(fig)).width + 2 * TIGHT_PAD_INCHES) * SHOWN_DPI
     return SHOWN_DPI / 72 * min(1.0, content_px / width_px)
 
 
@@ -291,234 +285,124 @@ def legible(fig: Figure, min_px: float = MIN_TEXT_PX, content_px: float = CONTEN
     return fig
 
 
-Box = tuple[int, int, int, int]  # (left, top, right, bottom) in pixels of the drawn image, as PIL crops
+def panels(fig: Figure) -> list[list[list[Any]]]:
+    """The panels of `fig` as rows (top first) of panels (left first), each panel its axes.
 
-
-def _spans(intervals: list[tuple[float, float]]) -> list[list[int]]:
-    """Indices of `intervals` grouped where they overlap (transitively), groups in increasing order."""
-    order = sorted(range(len(intervals)), key=lambda i: intervals[i][0])
-    groups: list[list[int]] = []
-    end = -float("inf")
-    for i in order:
-        low, high = intervals[i]
-        if groups and low < end:
-            groups[-1].append(i)
-            end = max(end, high)
-        else:
-            groups.append([i])
-            end = high
-    return groups
-
-
-def _panels(fig: Figure) -> list[list[list[Any]]] | None:
-    """The axes of `fig` as rows (top first) of panels (left first), each panel its axes (frames that overlap:
-    twins, insets; a colour bar joins the panel beside it). None if a colour bar has no panel beside it."""
-    axes = [ax for ax in fig.get_axes() if ax.get_visible() and (ax.axison or ax.has_data())]
-    frames = [ax.get_position() for ax in axes]
-    main = [i for i, ax in enumerate(axes) if ax.get_label() != "<colorbar>"]
-    rows = [[main[j] for j in group] for group in _spans([(frames[i].y0, frames[i].y1) for i in main])][::-1]
-    grid = [[[row[j] for j in group] for group in _spans([(frames[i].x0, frames[i].x1) for i in row])] for row in rows]
-    for i, ax in enumerate(axes):
-        if ax.get_label() != "<colorbar>":
-            continue
-        beside = [
-            (abs(frames[panel[0]].x1 - frames[i].x0), r, k)
-            for r, row in enumerate(grid)
-            for k, panel in enumerate(row)
-            if frames[panel[0]].y0 < frames[i].y1 and frames[i].y0 < frames[panel[0]].y1
-        ]
-        if not beside:
-            return None
-        _, r, k = min(beside)
-        grid[r][k].append(i)
-    return [[[axes[i] for i in panel] for panel in row] for row in grid]
-
-
-def _blank_lines(blank: Any, low: int, high: int, near: float | None = None) -> list[int]:
-    """The even indices in [low, high) where `blank` (one flag per pixel line) is true, nearest `near` (default: the
-    middle) first."""
-    near = (low + high) / 2 if near is None else near
-    found = (i for i in range(max(low, 0), min(high, len(blank))) if blank[i] and i % 2 == 0)  # even: each part 2x
-    return sorted(found, key=lambda i: abs(i - near))
-
-
-def panel_layout(fig: Figure, drawing: Drawing) -> list[list[Box]] | None:
-    """Where to cut `drawing.image` into its panels: rows (top first) of pixel boxes that tile it, with a strip for
-    titles and legends above or below. A cut runs only along background pixels that cross no text's extent, so
-    nothing is cut through. None (shown whole) with one panel per row, or when some cut finds no such line.
-    """
-    parts = _panel_parts(fig, drawing)
-    return None if parts is None else [[box for box, _ in row] for row in parts]
-
-
-Part = tuple[Box, Any]  # a box of the drawn image and what it shows: a panel's axes, or the artists of a strip
-
-
-def _panel_parts(fig: Figure, drawing: Drawing) -> list[list[Part]] | None:
-    """`panel_layout`'s boxes, each with what it shows: ("panel", its axes) or ("strip", the artists in it)."""
-    import numpy as np
-
-    grid = _panels(fig)
-    if grid is None or max((len(row) for row in grid), default=0) < 2:
-        return None
-    image, renderer, to_pixels = drawing
-    pixels = np.asarray(image, dtype=np.int16)
-    background = np.asarray([round(255 * c) for c in fig.get_facecolor()[:3]], dtype=np.int16)
-    ink = (np.abs(pixels - background) > 8).any(axis=2)  # (height, width): True where something is drawn
-    height, width = ink.shape
-    for text in _drawn_texts(fig):  # a text's whole extent counts as drawn: the gap between two words is no cut
-        left, top, right, bottom = to_pixels(text.get_window_extent(renderer))
-        ink[max(top, 0) : max(bottom, 0), max(left, 0) : max(right, 0)] = True
-    frames = [
-        [_union([to_pixels(ax.get_position().transformed(fig.transFigure)) for ax in panel]) for panel in row]
-        for row in grid
-    ]
-    tops = [min(box[1] for box in row) for row in frames]
-    bottoms = [max(box[3] for box in row) for row in frames]
-    blank_rows = ~ink.any(axis=1)
-    figure_level = [to_pixels(artist.get_window_extent(renderer)) for artist in _figure_artists(fig)]
-    above = [box[3] for box in figure_level if box[3] <= tops[0]]  # a title or legend above every panel
-    below = [box[1] for box in figure_level if box[1] >= bottoms[-1]]
-    # (low, high, cut nearest): set a header apart just below it, so the panels keep their own titles
-    gaps = [(max(above), tops[0], max(above))] if above else []
-    gaps += [(bottoms[r], tops[r + 1], None) for r in range(len(frames) - 1)]  # between two rows of panels
-    gaps += [(bottoms[-1], min(below), min(below))] if below else []
-    edges = [0]
-    for low, high, near in gaps:
-        found = _blank_lines(blank_rows, low, high, near)
-        if not found:
-            return None
-        edges.append(found[0])
-    artists = _figure_artists(fig)
-    header = [a for a, box in zip(artists, figure_level, strict=True) if box[3] <= tops[0]]
-    footer = [a for a, box in zip(artists, figure_level, strict=True) if box[1] >= bottoms[-1]]
-    rows: list[list[Box] | None] = [None] * bool(above) + frames + [None] * bool(below)  # None: header or footer
-    shows: list[Any] = [("strip", header)] * bool(above) + grid + [("strip", footer)] * bool(below)
-    layout: list[list[Part]] = []
-    for row, shown, (top, bottom) in zip(rows, shows, zip(edges, [*edges[1:], height], strict=True), strict=True):
-        cuts = [] if row is None else _column_cuts(ink, row, top, bottom)
-        if cuts is None:
-            return None
-        xs = [0, *cuts, width]
-        boxes = [(left, top, right, bottom) for left, right in zip(xs, xs[1:], strict=False)]
-        if row is None:
-            layout.append([(boxes[0], shown)])
-        else:  # `_column_cuts` cuts the panels in left-to-right order
-            ordered = [panel for _, panel in sorted(zip(row, shown, strict=True), key=lambda pair: pair[0])]
-            layout.append([(box, ("panel", panel)) for box, panel in zip(boxes, ordered, strict=True)])
-    return layout
-
-
-def _column_cuts(ink: Any, row: list[Box], top: int, bottom: int) -> list[int] | None:
-    """Blank pixel columns between consecutive panels of a row within [top, bottom), or None if a gap has none."""
-    blank = ~ink[top:bottom].any(axis=0)
-    ordered = sorted(row)
-    cuts = []
-    for left, right in zip(ordered, ordered[1:], strict=False):
-        found = _blank_lines(blank, left[2], right[0])
-        if not found:
-            return None
-        cuts.append(found[0])
-    return cuts
-
-
-def _drawn_texts(fig: Figure) -> list[Any]:
-    """The texts `fig` draws: visible, not empty, and not a label of a tick outside its axis' view (never drawn)."""
-    from matplotlib.text import Text
-
-    hidden = set()
+    A panel is one cell of the figure's outer grid (matplotlib's `get_topmost_subplotspec`), so the axes of a
+    sub-grid (a specification curve's estimates over its matrix), a twin, and a colour bar made by
+    `fig.colorbar(..., ax=ax)` stay with their panel; a row is a row of that grid. Axes placed by hand (no grid
+    cell) are a panel and a row of their own; empty axes (`axis("off")`, nothing drawn) are none."""
+    cells: dict[Any, list[Any]] = {}
     for ax in fig.get_axes():
-        for axis in (ax.xaxis, ax.yaxis):
-            low, high = sorted(axis.get_view_interval())
-            slack = 1e-9 * max(abs(high - low), 1e-300)
-            for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
-                if not low - slack <= tick.get_loc() <= high + slack:
-                    hidden.update((id(tick.label1), id(tick.label2)))
-    texts = fig.findobj(Text)
-    return [text for text in texts if text.get_visible() and text.get_text().strip() and id(text) not in hidden]
+        if ax.get_visible() and (ax.axison or ax.has_data() or ax.texts or ax.get_legend()):
+            spec = ax.get_subplotspec()
+            cells.setdefault(ax if spec is None else spec.get_topmost_subplotspec(), []).append(ax)
+    rows: dict[Any, list[list[Any]]] = {}
+    for cell, axes in cells.items():
+        rows.setdefault(cell if isinstance(cell, Axes) else (cell.get_gridspec(), cell.rowspan.start), []).append(axes)
+
+    def frame(axes: list[Any]) -> Bbox:
+        return Bbox.union([ax.get_position() for ax in axes])
+
+    ordered = sorted(rows.values(), key=lambda row: -max(frame(panel).y1 for panel in row))
+    return [sorted(row, key=lambda panel: frame(panel).x0) for row in ordered]
 
 
 def _figure_artists(fig: Figure) -> list[Any]:
-    """What the figure draws outside its axes: its title, legends and texts."""
-    title = fig._suptitle if fig.get_suptitle() else None  # the Text; get_suptitle() gives only its string
-    found = [title] if title is not None else []
-    found += [*fig.legends, *(text for text in fig.texts if text.get_text().strip())]
-    return [artist for artist in found if artist.get_visible()]
+    """What the figure draws outside its axes: its titles, legends and texts."""
+    found = dict.fromkeys([fig._suptitle, fig._supxlabel, fig._supylabel, *fig.legends, *fig.texts])  # titles: texts
+    return [artist for artist in found if artist is not None and artist.get_visible() and _words(artist)]
 
 
-def _union(boxes: list[Box]) -> Box:
-    return min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)
+def _words(artist: Any) -> list[str]:
+    """What a title, text or legend says, a line per text."""
+    texts = artist.get_texts() if hasattr(artist, "get_texts") else [artist]
+    return [_one_line(text.get_text()) for text in texts if text.get_text().strip()]
 
 
-def _png_data(image: Any) -> str:
-    """`image` (PIL, RGB) as a 256-colour PNG in base64 (see `figure_html`)."""
+Part = tuple[str, list[Any]]  # ("panel", its axes) or ("strip", the figure-level artists above or below them)
+
+
+def figure_parts(fig: Figure, renderer: Any) -> list[list[Part]] | None:
+    """What `figure_html` shows as separate images: a strip of the titles and legends above the panels, the rows of
+    panels, a strip of those below. None (shown whole) when no row holds two panels side by side."""
+    grid = panels(fig)
+    if max((len(row) for row in grid), default=0) < 2:
+        return None
+    frames = Bbox.union([ax.get_window_extent(renderer) for row in grid for panel in row for ax in panel])
+    header, footer = [], []
+    for artist in _figure_artists(fig):
+        box = artist.get_window_extent(renderer)
+        (header if (box.y0 + box.y1) / 2 > (frames.y0 + frames.y1) / 2 else footer).append(artist)
+    rows = [[("panel", panel) for panel in row] for row in grid]
+    return [[("strip", header)]] * bool(header) + rows + [[("strip", footer)]] * bool(footer)
+
+
+def _drawn_alone(fig: Figure, shown: Sequence[Any] | None, renderer: Any) -> Any:
+    """`shown` (artists of `fig`; None: all of it) drawn at `IMAGE_DPI` with the rest of `fig` hidden, cropped to
+    their tight box as `savefig(bbox_inches="tight")` crops, each side a whole number of 2 pixels (so it shows at
+    exactly 1x); a PIL image. Matplotlib draws each part on its own, so no part holds a piece of another."""
+    from PIL import Image  # matplotlib depends on pillow
+
+    if shown is None:
+        tight = fig.get_tightbbox(renderer)  # inches
+    else:
+        boxes = [box for box in (artist.get_tightbbox(renderer) for artist in shown) if box is not None]
+        tight = Bbox.union(boxes).transformed(fig.dpi_scale_trans.inverted())
+    tight = tight.padded(TIGHT_PAD_INCHES)
+    even = 2 / IMAGE_DPI  # a quarter pixel more, so that rounding down in the renderer keeps the even count
+    width, height = (math.ceil(side / even) * even + even / 8 for side in (tight.width, tight.height))
+    everything = [*fig.get_axes(), *_figure_artists(fig)]
+    visible = [artist.get_visible() for artist in everything]
+    if shown is not None:
+        for artist in everything:
+            artist.set_visible(any(artist is part for part in shown))
+    buffer = io.BytesIO()
+    try:
+        box = Bbox.from_bounds(tight.x0, tight.y0, width, height)  # uncompressed: `_img` compresses the PNG
+        fig.savefig(buffer, format="png", dpi=IMAGE_DPI, bbox_inches=box, pil_kwargs={"compress_level": 0})
+    finally:
+        for artist, was in zip(everything, visible, strict=True):
+            artist.set_visible(was)
+    return Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+
+
+def _img(image: Any, alt: str) -> str:
+    """`image` (PIL, RGB) as an `<img>`: a 256-colour PNG in base64, shown at 1x (see `figure_html`)."""
     from PIL import Image
 
     palette = image.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     packed = io.BytesIO()
     palette.save(packed, format="PNG", optimize=True)
-    return base64.b64encode(packed.getvalue()).decode("ascii")
-
-
-def _img(image: Any, alt: str) -> str:
+    data, alt = base64.b64encode(packed.getvalue()).decode("ascii"), html.escape(alt, quote=True)
     width = image.size[0] * SHOWN_DPI // IMAGE_DPI
-    data, alt = _png_data(image), html.escape(alt, quote=True)
     return f'<img src="data:image/png;base64,{data}" width="{width}" style="max-width:100%;height:auto" alt="{alt}">'
-
-
-class Drawing(NamedTuple):
-    """A figure drawn for the page: `image` (RGB at `IMAGE_DPI`, even pixels each way, so it and each part cut at
-    even lines show at exactly 1x), its `renderer`, and `to_pixels` (display-space bbox -> pixel box)."""
-
-    image: Any
-    renderer: Any
-    to_pixels: Callable[[Any], Box]
-
-
-def draw(fig: Figure) -> Drawing:
-    """`fig` drawn as `savefig(bbox_inches="tight")` would draw it, keeping what maps its artists onto the image."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.transforms import Bbox
-    from PIL import Image  # matplotlib depends on pillow
-
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    renderer = canvas.get_renderer()
-    tight = fig.get_tightbbox(renderer).padded(TIGHT_PAD_INCHES)  # inches
-    even = 2 / IMAGE_DPI
-    width, height = math.ceil(tight.width / even) * even, math.ceil(tight.height / even) * even
-    whole = Bbox.from_bounds(tight.x0, tight.y0, width, height)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=IMAGE_DPI, bbox_inches=whole)
-    image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
-    scale = image.size[0] / whole.width  # pixels per inch
-
-    def to_pixels(display: Any) -> Box:
-        box = display.transformed(fig.dpi_scale_trans.inverted())  # inches
-        left, right = (box.x0 - whole.x0) * scale, (box.x1 - whole.x0) * scale
-        top, bottom = (whole.y1 - box.y1) * scale, (whole.y1 - box.y0) * scale
-        return math.floor(left), math.floor(top), math.ceil(right), math.ceil(bottom)
-
-    return Drawing(image, renderer, to_pixels)
 
 
 def figure_html(fig: Figure) -> str:
     """`fig` as an `<img>` (PNG at 2x, shown at 1x) with its alt text, text made `legible` first; a figure of panels
-    side by side as one image per panel, in a `<div class="actlab-panels">` that wraps below 600 px (the page's
-    CSS), so a phone shows each panel at its width. The PNG has a 256-colour palette, undithered: plots use few
-    colours, and pages get much smaller with no visible change.
+    side by side as one image per panel (`figure_parts`), in a `<div class="actlab-panels">` that wraps below 600
+    px (the page's CSS), so a phone shows each panel at its width. The PNG has a 256-colour palette, undithered:
+    plots use few colours, and pages get much smaller with no visible change.
     """
     legible(fig)
-    drawing = draw(fig)
+    engine = fig.get_layout_engine()
+    if engine is not None:  # laid out once, then none: hiding parts moves no panel, and savefig draws only once
+        if not isinstance(engine, PlaceHolderLayoutEngine):  # what `tight_layout()` leaves: nothing left to do
+            fig.draw_without_rendering()
+        fig.set_layout_engine("none")
+        fig.set_layout_engine(None)
+    renderer = _renderer(fig)
     alt = alt_text(fig)
-    layout = _panel_parts(fig, drawing)
+    layout = figure_parts(fig, renderer)
     values = _values_block(fig)  # a heat map's values, folded under it (`attach_values`)
     if layout is None:
-        return _img(drawing.image, alt) + values
-    count = sum(kind == "panel" for row in layout for _, (kind, _) in row)
+        return _img(_drawn_alone(fig, None, renderer), alt) + values
+    count = sum(kind == "panel" for row in layout for kind, _ in row)
     parts, number, first = [], 0, True
     for row in layout:
         images = []
-        for box, (kind, shown) in row:
+        for kind, shown in row:
             if kind == "panel":
                 number += 1
                 text = panel_alt_text(fig, shown, number, count)
@@ -526,10 +410,17 @@ def figure_html(fig: Figure) -> str:
                 text = _strip_alt_text(fig, shown)
             if first:  # the first image says what the whole figure shows; a title strip says no more than that
                 text = alt if kind == "strip" else f"{alt} {text}"
-            images.append(_img(drawing.image.crop(box), text))
+            images.append(_img(_drawn_alone(fig, shown, renderer), text))
             first = False
         parts.append(f'<div class="actlab-panels">{"".join(images)}</div>' if len(images) > 1 else images[0])
     return f'<div class="actlab-figure">{"".join(parts)}</div>{values}'
+
+
+def _renderer(fig: Figure) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    return canvas.get_renderer()
 
 
 def theme() -> None:

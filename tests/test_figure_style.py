@@ -192,42 +192,88 @@ def _two_panels(suptitle: str = "Routing mass over training", legend_below: bool
     return fig
 
 
-@pytest.mark.parametrize("legend_below", [False, True])
-def test_a_figure_of_panels_side_by_side_is_cut_between_them_through_no_text(legend_below):
-    """Issue 46: a 12-inch figure of two panels shrank to a third on a phone. It is cut into a strip for its title
-    (and one for a legend below), then its two panels: the boxes tile the drawn image, and no cut runs through any
-    text's extent (a title split between its words would not read)."""
-    import numpy as np
-    from matplotlib.text import Text
+def _renderer(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    return FigureCanvasAgg(fig).get_renderer()
+
+
+def _images(html: str):
+    import base64
+    import io
+
+    from PIL import Image
+
+    found = re.findall(r"base64,([^\"]+)", html)
+    return [Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB") for data in found]
+
+
+@pytest.mark.parametrize("legend_below", [False, True])
+def test_a_figure_of_panels_side_by_side_is_drawn_a_panel_per_image(legend_below):
+    """Issue 46: a 12-inch figure of two panels shrank to a third on a phone. It is shown as a strip for its title
+    (and one for a legend below), then its two panels, each drawn by matplotlib on its own (issue AF: no pixels
+    scanned for cuts): a panel's image is as wide as its tight box, and the figure is as it was afterwards."""
     fig = _two_panels(legend_below=legend_below)
-    drawing = figure_style.draw(fig)
-    layout = figure_style.panel_layout(fig, drawing)
-    assert [len(row) for row in layout] == [1, 2, 1][: 3 if legend_below else 2]
-    width, height = drawing.image.size
-    covered = np.zeros((height, width), dtype=int)
-    for row in layout:
-        for left, top, right, bottom in row:
-            covered[top:bottom, left:right] += 1
-            assert (right - left) % 2 == 0 and (bottom - top) % 2 == 0  # each part shown at exactly 1x
-    assert set(np.unique(covered)) == {1}  # every pixel in exactly one part
-    pixels = np.asarray(drawing.image)
-    texts = []
-    for text in fig.findobj(Text):  # every text that left ink on the image (a label of a tick outside the view is
-        if text.get_visible() and text.get_text():  # kept by matplotlib but never drawn)
-            left, top, right, bottom = drawing.to_pixels(text.get_window_extent(drawing.renderer))
-            if (pixels[max(top, 0) : bottom, max(left, 0) : right] < 200).any():
-                texts.append((left, top, right, bottom))
-    for row in layout:
-        for left, top, right, bottom in row:
-            for t_left, t_top, t_right, t_bottom in texts:
-                inside = left <= t_left and t_right <= right and top <= t_top and t_bottom <= bottom
-                apart = t_right <= left or right <= t_left or t_bottom <= top or bottom <= t_top
-                assert inside or apart, "a cut runs through a text"
+    renderer = _renderer(fig)
+    layout = figure_style.figure_parts(fig, renderer)
+    assert [[kind for kind, _ in row] for row in layout] == [["strip"], ["panel", "panel"], ["strip"]][
+        : 3 if legend_below else 2
+    ]
+    assert layout[0][0][1] == [fig._suptitle] and [axes for _, axes in layout[1]] == [[ax] for ax in fig.axes]
     html = figure_style.figure_html(fig)
     assert html.startswith('<div class="actlab-figure">') and html.count('<div class="actlab-panels">') == 1
     assert html.count("<img ") == (4 if legend_below else 3) and "Routing mass over training" in html  # its alt
+    left, right = _images(html)[1:3]
+    for image, ax in ((left, fig.axes[0]), (right, fig.axes[1])):
+        tight = ax.get_tightbbox(_renderer(fig)).width / fig.dpi + 2 * figure_style.TIGHT_PAD_INCHES
+        assert image.size[0] % 2 == 0 and image.size[1] % 2 == 0  # each shown at exactly 1x
+        assert abs(image.size[0] - tight * figure_style.IMAGE_DPI) <= 2
+    assert all(artist.get_visible() for artist in [*fig.axes, fig._suptitle, *fig.legends])
     plt.close(fig)
+
+
+def test_a_panel_image_holds_nothing_of_its_neighbour_even_where_they_touch():
+    """Panels packed so tight that the right one's y label reaches into the left one's box: no blank line parts
+    them, yet each panel is its own image and the left one shows none of the right one's red label."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(6, 2.5), gridspec_kw={"wspace": 0.0})
+    left.plot([0, 1], [0, 1], color="black")
+    right.plot([0, 1], [1, 0], color="black")
+    right.set_ylabel("a red label", color="red", fontsize=14)
+    images = _images(figure_style.figure_html(fig))
+    assert len(images) == 2
+
+    def red(image):
+        import numpy as np
+
+        pixels = np.asarray(image, dtype=int)
+        return int(((pixels[..., 0] > 200) & (pixels[..., 1] < 80) & (pixels[..., 2] < 80)).sum())
+
+    assert red(images[0]) == 0 and red(images[1]) > 50
+    plt.close(fig)
+
+
+def test_a_panel_is_a_cell_of_the_outer_grid_with_its_sub_grid_and_colour_bar():
+    """A specification curve's estimates and its matrix below are one panel (they were cut into two rows); a heat
+    map's colour bar stays with its heat map."""
+    import numpy as np
+    import pandas as pd
+
+    from actlab.studies.flexact.plots import heatmap, specification_curve
+
+    table = pd.DataFrame(
+        {"claim": claim, "estimate": e, "ci_low": e - 1, "ci_high": e + 1, "verdict": "supported",
+         "baseline": lr == 0.1, "lr": lr}
+        for claim in ("flexact-2-table1-recovery", "flexact-4-appendix-b-alpha") for e, lr in ((0.5, 0.1), (1.0, 0.2))
+    )  # fmt: skip
+    fig = specification_curve(table, ["lr"])
+    assert [[len(panel) for panel in row] for row in figure_style.panels(fig)] == [[2, 2]]
+    kinds = [[kind for kind, _ in row] for row in figure_style.figure_parts(fig, _renderer(fig))]
+    assert kinds == [["strip"], ["panel", "panel"]]  # the title above; the verdicts' legend under the first panel
+    fig2, axes = plt.subplots(1, 2, figsize=(8, 3))
+    for ax in axes:
+        heatmap(pd.DataFrame(np.eye(2)), title="share", ax=ax)
+    assert [[len(panel) for panel in row] for row in figure_style.panels(fig2)] == [[2, 2]]
+    plt.close(fig), plt.close(fig2)
 
 
 def test_every_panel_of_a_cut_figure_has_its_own_alt_text():
@@ -244,7 +290,7 @@ def test_every_panel_of_a_cut_figure_has_its_own_alt_text():
     assert "legend: sigmoid, relu" in alts[3]
     assert len(set(alts)) == len(alts) and not any(re.fullmatch(r"Part \d+ of \d+.*", alt) for alt in alts)
     figure_style.describe_panels(fig, ["left: Sigmoid's closed form", "right: ReLU's error"])
-    left, right = (panel for row in figure_style._panels(fig) for panel in row)
+    left, right = (panel for row in figure_style.panels(fig) for panel in row)
     assert "left: Sigmoid's closed form" in figure_style.panel_alt_text(fig, left, 1, 2)
     assert "right: ReLU's error" in figure_style.panel_alt_text(fig, right, 2, 2)
     plt.close(fig)
@@ -255,7 +301,8 @@ def test_one_panel_or_panels_in_one_column_stay_one_image():
     ax.plot([0, 1])
     assert figure_style.figure_html(fig).startswith("<img ")
     fig2, (top, bottom) = plt.subplots(2, 1)
-    assert figure_style.panel_layout(fig2, figure_style.draw(fig2)) is None
+    assert figure_style.figure_parts(fig2, _renderer(fig2)) is None
+    assert figure_style.figure_html(fig2).startswith("<img ")
     plt.close(fig), plt.close(fig2)
 
 
@@ -302,17 +349,16 @@ def test_a_multi_panel_figure_shows_its_legend_with_its_first_panel(figure):
     else:
         fig = mean_trajectories(_routing_trajectories(), "variant", title="Routing, mean over seeds")
     figure_style.legible(fig)
-    drawing = figure_style.draw(fig)
-    parts = [part for row in figure_style._panel_parts(fig, drawing) for part in row]
-    panels = [(box, axes) for box, (kind, axes) in parts if kind == "panel"]
+    renderer = _renderer(fig)
+    parts = [part for row in figure_style.figure_parts(fig, renderer) for part in row]
+    panels = [axes for kind, axes in parts if kind == "panel"]
     assert len(panels) >= 3 and not fig.legends
-    (left, top, right, bottom), first = panels[0]
-    legend = first[0].get_legend()
-    assert legend is not None and all(ax.get_legend() is None for _, axes in panels[1:] for ax in axes)
-    l_left, l_top, l_right, l_bottom = drawing.to_pixels(legend.get_window_extent(drawing.renderer))
-    assert left <= l_left and l_right <= right and top <= l_top and l_bottom <= bottom
-    label = drawing.to_pixels(first[0].xaxis.label.get_window_extent(drawing.renderer))
-    assert label[3] <= l_top  # under the axis label, not over it
+    first = panels[0][0]
+    legend = first.get_legend()
+    assert legend is not None and all(ax.get_legend() is None for axes in panels[1:] for ax in axes)
+    box, drawn = first.get_tightbbox(renderer), legend.get_window_extent(renderer)  # the first panel's image
+    assert box.x0 <= drawn.x0 and drawn.x1 <= box.x1 and box.y0 <= drawn.y0 and drawn.y1 <= box.y1
+    assert drawn.y1 <= first.xaxis.label.get_window_extent(renderer).y0  # under the axis label, not over it
     plt.close(fig)
 
 

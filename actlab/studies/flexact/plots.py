@@ -38,11 +38,11 @@ def run_trajectories(rows: Sequence[dict[str, Any]], max_panels: int = 10) -> pl
             f"GT {row['ground_truth']}, {row['strategy']}\nalpha={row['alpha']:g} lam={row['lam_label']}", fontsize=8
         )
         ax.set_ylim(0, 1)
+        ax.set_xlabel("epoch")
     for ax in list(axes.flat)[len(routed) :]:
         ax.axis("off")
-    axes[0, 0].legend(fontsize=7)
-    fig.supxlabel("epoch")
-    fig.supylabel("routing probability")
+    axes[0, 0].set_ylabel("routing probability")  # on the panels' own axes: a phone shows them one per screen
+    legend_under(axes[0, 0])
     fig.tight_layout()
     return fig
 
@@ -245,7 +245,8 @@ def specification_curve(table: pd.DataFrame, dimensions: Sequence[str], columns:
         plt.Line2D([], [], color=verdict_color(verdict), marker="o", ls="", label=verdict) for verdict in SPEC_VERDICTS
     ]
     handles.append(plt.Line2D([], [], color="black", marker="D", ls="", label="baseline (today's settings)"))
-    fig.legend(handles=handles, fontsize=7, loc="lower center", ncol=len(handles), bbox_to_anchor=(0.5, 0.9))
+    first_matrix = fig.axes[1]  # each claim adds its estimates, then its matrix
+    legend_under(first_matrix, handles, [str(handle.get_label()) for handle in handles])
     fig.suptitle("Specification curve", fontsize=11, y=0.94)
     return fig
 
