@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from actlab.errors import UsageError
+from actlab.stats.calibrate import ScenarioSpec, Truth
 
 GRID_POINTS = 2001  # Simpson's rule over the continuation region: boundaries to about 1e-4
 
@@ -435,6 +436,61 @@ def scenario(
     )
 
 
+def cost_truths(
+    threshold: float,
+    mde: float | None,
+    observed: Sequence[float] | None,
+    *,
+    components: int = 1,
+    against: float | None = None,
+    below: str | None = None,
+) -> list[Truth]:
+    """The truths a design's cost is tabulated at (`COST_EFFECTS`, Jennison & Turnbull), every component alike but
+    the observed: on the threshold (the null boundary: a decisive verdict is wrong), half the `mde` and the `mde`
+    past it (the effect the design is built for; None: not reachable, left out), the `observed` effect (None: no
+    runs), whose target is "supported" past the threshold and `below` short of it; and `against` (an MDE) short of
+    the threshold, where "not supported" is the target. A study appends its own truths after these."""
+
+    def truth(name: str, effect: float, errors: tuple[str, ...] = (), target: str | None = None) -> Truth:
+        return Truth(ScenarioSpec(name, effect, errors, target), (effect,) * components)
+
+    found = [truth("null boundary", threshold, ("supported", "not supported"))]
+    if mde is not None:
+        found += [truth("half the MDE", threshold + mde / 2, target="supported")]
+        found += [truth("MDE", threshold + mde, target="supported")]
+    if observed is not None:
+        low = min(observed)
+        target = "supported" if low > threshold else below if low < threshold else None
+        found.append(Truth(ScenarioSpec("observed effect", low, (), target), tuple(float(v) for v in observed)))
+    if against is not None:
+        found.append(truth("MDE, against", threshold - against, target="not supported"))
+    return found
+
+
+def operating(
+    design: SequentialDesign,
+    truths: Sequence[Truth],
+    draw: Callable[[np.random.Generator, tuple[float, ...], int, int], np.ndarray],
+    decide: BatchDecide,
+    *,
+    n_simulations: int,
+    seed: int = 0,
+    fixed_seeds: float | None = None,
+    units_per_seed: int = 1,
+) -> list[SequentialScenario]:
+    """The sequential rule at each truth (`scenario`): `draw(rng, parameters, n_simulations, units)` gives the data
+    sets, each truth from its own `np.random.default_rng([seed, index])` so that adding one leaves the others'
+    numbers unchanged; `units` = the design's most seeds x `units_per_seed`."""
+    units = design.max_seeds * units_per_seed
+    at = partial(scenario, design=design, decide=decide, fixed_seeds=fixed_seeds, units_per_seed=units_per_seed)
+    found = []
+    for index, truth in enumerate(truths):
+        data = draw(np.random.default_rng([seed, index]), truth.parameters, n_simulations, units)
+        spec = truth.spec
+        found.append(at(spec.name, spec.effect, data=data, errors=spec.errors, target=spec.target))
+    return found
+
+
 # ---------------------------------------------------------------- a claim as `actlab decide` runs it
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 FIRST_SEED = 1000  # a sequential decision trains new seeds from here: never the seeds whose verdict was seen
@@ -480,3 +536,25 @@ class SequentialTarget:
             raise UsageError(f"--max-seeds {most} is below the first look's {first} seeds")
         looks = list(range(first, most, batch)) + [most]
         return replace(self.design, looks=tuple(dict.fromkeys(looks)))  # the stated power and effect kept
+
+
+def target(
+    claim_id: str,
+    study: str,
+    sweep: str,
+    design: SequentialDesign,
+    units: Callable[[Path, str, list[int] | None], Any],
+    rule: Callable[[Any, int, float], Look],
+    simulate: Callable[[Any, SequentialDesign, int], list[SequentialScenario]],
+) -> SequentialTarget:
+    """A claim as `actlab decide` runs it, from what its study supplies: how it reads `units` from the runs of some
+    seeds (runs folder, sweep folder, seeds or None for all), its `rule` on the units of n seeds at a look's level,
+    and how it `simulate`s a design at the units of its default runs (units, design, simulations per scenario)."""
+
+    def look(runs_dir: Path, sweep_folder: str, seeds: list[int], level: float) -> Look:
+        return rule(units(runs_dir, sweep_folder, seeds), len(seeds), level)
+
+    def operating(runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list[SequentialScenario]:
+        return simulate(units(runs_dir, sweep, None), design, n_simulations)
+
+    return SequentialTarget(claim_id, study, sweep, design, look, operating)

@@ -17,16 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from actlab.stats import beats_every
+from actlab.stats import beats_every, sequential
 from actlab.stats.beats_every import Comparisons
-from actlab.stats.sequential import (
-    BatchDecide,
-    Look,
-    SequentialDesign,
-    SequentialScenario,
-    SequentialTarget,
-    scenario,
-)
+from actlab.stats.sequential import BatchDecide, Look, SequentialDesign, SequentialScenario, SequentialTarget
 from actlab.studies.compare.claims import SEQUENTIAL
 
 POWER = 0.8
@@ -51,43 +44,24 @@ def mde_at(data: Comparisons, n: int, alpha: float = 0.05, power: float = POWER)
 
 
 def operating(
-    data: Comparisons,
-    design: SequentialDesign,
-    *,
-    paper_effect: Sequence[float] | None = None,
-    n_simulations: int = 1000,
-    seed: int = 0,
+    data: Comparisons, design: SequentialDesign, n_simulations: int = 1000, seed: int = 0
 ) -> list[SequentialScenario]:
     """The sequential rule at the claim's observed covariance (improvements drawn jointly normal, as in
-    `beats_every.operating`), at the four effects Jennison & Turnbull tabulate a design's cost at: the null
-    boundary (a decisive verdict is wrong), half the MDE, the MDE (the effect the design is built for: the one its
-    fixed design of `design.fixed_seeds` seeds detects with its power) and the observed effect; and the MDE against,
-    and the paper's effect where there is one. Each with its expected seeds, how often it runs to its most seeds,
-    and the fixed design of the same power (`design.fixed_seeds`) to compare with."""
+    `beats_every.operating`), at the effects a design's cost is tabulated at (`sequential.cost_truths`, the MDE
+    that of the fixed design of `design.fixed_seeds` seeds) and the MDE against; beside that fixed design."""
     k = data.values.shape[1]
     covariance = np.cov(data.values, rowvar=False, ddof=1).reshape(k, k)
     factor = beats_every.covariance_factor(covariance)
-    decide = decider(data.margins)
     fixed = design.fixed_seeds or REFERENCE_SEEDS
     mde = mde_at(data, fixed, design.alpha, design.power or POWER)
     observed = [float(v) for v in data.values.mean(axis=0)]
-    truths = [
-        ("null boundary", [0.0] * k, ("supported", "not supported"), None),
-        ("half the MDE", [mde / 2] * k, (), "supported"),
-        ("MDE", [mde] * k, (), "supported"),
-        ("observed effect", observed, (), "supported" if min(observed) > 0 else None),
-        ("MDE, against", [-mde] * k, (), "not supported"),
-    ]
-    if paper_effect is not None:
-        truths.append(("paper's effect", list(paper_effect), (), "supported" if min(paper_effect) > 0 else None))
-    scenarios = []
-    for index, (name, mean, errors, target) in enumerate(truths):
-        rng = np.random.default_rng([seed, index])
-        draws = beats_every.normal_draws(rng, mean, factor, n_simulations, design.max_seeds)
-        scenarios.append(
-            scenario(name, min(mean), design, draws, decide, errors=errors, target=target, fixed_seeds=fixed)
-        )
-    return scenarios
+    truths = sequential.cost_truths(0.0, mde, observed, components=k, against=mde)
+
+    def draw(rng: np.random.Generator, mean: tuple[float, ...], batch: int, units: int) -> np.ndarray:
+        return beats_every.normal_draws(rng, mean, factor, batch, units)
+
+    decide = decider(data.margins)
+    return sequential.operating(design, truths, draw, decide, n_simulations=n_simulations, seed=seed, fixed_seeds=fixed)
 
 
 # ---------------------------------------------------------------- the claims that can be decided this way
@@ -138,11 +112,6 @@ def comparisons_at(target: Target, runs_dir: Path, sweep: str, seeds: Sequence[i
     return analysis.comparisons(frame, target.task, target.matching, target.candidate, target.baselines, target.margin)
 
 
-def look(target: Target, runs_dir: Path, sweep: str, seeds: Sequence[int], level: float) -> Look:
-    """The claim's rule at `level` on the runs of `seeds`: one look of its sequential decision."""
-    return look_at(comparisons_at(target, runs_dir, sweep, seeds), len(seeds), level, supports="above")
-
-
 def look_at(data: Comparisons, n: int, level: float, supports: str) -> Look:
     """The beats-every-baseline rule at `level` on `data` (n seeds): one look, for the comparison, the zoo and
     xIELU alike (`supports`: the side of 0 where the candidate's improvement supports the claim)."""
@@ -158,12 +127,7 @@ def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
     found = {}
     for study in ("compare", "zoo"):
         for claim_id, target in targets(study, profile).items():
-            found[claim_id] = SequentialTarget(
-                claim_id, study, target.sweep, DESIGN, partial(look, target), partial(_simulate, target)
-            )
+            rule = partial(look_at, supports="above")
+            units = partial(comparisons_at, target)
+            found[claim_id] = sequential.target(claim_id, study, target.sweep, DESIGN, units, rule, operating)
     return found
-
-
-def _simulate(target: Target, runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list:
-    """The design simulated at the spread of the claim's default runs (the report's seeds)."""
-    return operating(comparisons_at(target, runs_dir, target.sweep, None), design, n_simulations=n_simulations)
