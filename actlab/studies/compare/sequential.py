@@ -11,7 +11,6 @@ xIELU's and the zoo's claims are this rule too.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -68,48 +67,44 @@ def operating(
 DESIGN = SEQUENTIAL  # registered with the claims (compare.claims.definitions)
 
 
-@dataclass(frozen=True)
-class Target:
-    """A comparison claim as a sequential decision reads it: which sweep, which comparison, which margin."""
-
-    claim_id: str
-    study: str
-    sweep: str
-    candidate: str
-    task: str
-    matching: str
-    baselines: tuple[str, ...]
-    margin: float | None
-
-
-def targets(study: str = "compare", profile: str = "default") -> dict[str, Target]:
-    """Every comparison claim the committed sweep files of `profile` produce (the zoo's with ReLU alone)."""
+def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
+    """The comparison study's and the zoo's claims as `actlab decide` runs them (one rule, one design): every
+    comparison claim the committed sweep files of `profile` produce (the zoo's with ReLU alone)."""
     from actlab.studies.compare import claims as compare_claims
+    from actlab.studies.zoo import claims as zoo_claims
 
-    if study == "zoo":
-        from actlab.studies.zoo.claims import BASELINE, Settings, claimants
-
-        baselines, margins, every = (BASELINE,), Settings().margins, claimants()
-    else:
-        settings = compare_claims.Settings()
-        baselines, margins, every = settings.baselines, settings.margins, ()
+    settings, rule = compare_claims.Settings(), partial(look_at, supports="above")
     found = {}
-    for sweep, task, candidate, matching in compare_claims._planned(study, profile, baselines, every):
-        claim_id = compare_claims.claim_id(candidate, task, matching)
-        if study == "zoo":
-            claim_id = "zoo-" + claim_id.removeprefix("compare-")
-        found[claim_id] = Target(claim_id, study, sweep, candidate, task, matching, tuple(baselines), margins.get(task))
+    for study, baselines, margins, every in (
+        ("compare", settings.baselines, settings.margins, ()),
+        ("zoo", (zoo_claims.BASELINE,), zoo_claims.Settings().margins, zoo_claims.claimants()),
+    ):
+        for sweep, task, candidate, matching in compare_claims._planned(study, profile, baselines, every):
+            claim_id = compare_claims.claim_id(candidate, task, matching)
+            if study == "zoo":
+                claim_id = "zoo-" + claim_id.removeprefix("compare-")
+            units = partial(comparisons_at, task, matching, candidate, tuple(baselines), margins.get(task))
+            found[claim_id] = sequential.target(claim_id, study, sweep, DESIGN, units, rule, operating)
     return found
 
 
-def comparisons_at(target: Target, runs_dir: Path, sweep: str, seeds: Sequence[int] | None) -> Comparisons:
+def comparisons_at(
+    task: str,
+    matching: str,
+    candidate: str,
+    baselines: tuple[str, ...],
+    margin: float | None,
+    runs_dir: Path,
+    sweep: str,
+    seeds: Sequence[int] | None,
+) -> Comparisons:
     """The claim's per-seed improvements over its baselines from the runs of `seeds` only in sweep folder `sweep`."""
     from actlab.studies.compare import analysis
 
     frame = analysis.arms_frame(analysis.load_runs(runs_dir, [sweep]))
     if seeds is not None:
         frame = frame[frame["seed"].isin(list(seeds))]
-    return analysis.comparisons(frame, target.task, target.matching, target.candidate, target.baselines, target.margin)
+    return analysis.comparisons(frame, task, matching, candidate, baselines, margin)
 
 
 def look_at(data: Comparisons, n: int, level: float, supports: str) -> Look:
@@ -120,14 +115,3 @@ def look_at(data: Comparisons, n: int, level: float, supports: str) -> Look:
     verdict = beats_every.rule_beats_baselines(estimate, ci, **inputs)
     mde = beats_every.claim_mde(data, ev, confidence=1 - level)[0] if data.testable else None
     return Look(n, level, float(estimate), (float(ci[0]), float(ci[1])), verdict, mde)
-
-
-def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
-    """The comparison study's and the zoo's claims as `actlab decide` runs them (one rule, one design)."""
-    found = {}
-    for study in ("compare", "zoo"):
-        for claim_id, target in targets(study, profile).items():
-            rule = partial(look_at, supports="above")
-            units = partial(comparisons_at, target)
-            found[claim_id] = sequential.target(claim_id, study, target.sweep, DESIGN, units, rule, operating)
-    return found

@@ -72,20 +72,16 @@ def operating(
     )
 
 
-def observed_rate(runs_dir: Path) -> float | None:
-    """The recovery rate of the claim's default runs (None: none there, and the table has no observed row)."""
-    try:
-        table = table_at(runs_dir, SWEEP, None)
-    except ActlabError:  # no such sweep yet
-        return None
-    values = table[np.isfinite(table)]
-    return float(values.mean()) if values.size else None
-
-
 def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
     """Table 1's recovery as `actlab decide` runs it."""
     return {CLAIM_ID: SequentialTarget(CLAIM_ID, "flexact", SWEEP, DESIGN, _look, _simulate)}
 
 
 def _simulate(runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list[SequentialScenario]:
-    return operating(design, n_simulations, observed=observed_rate(runs_dir))
+    """The design simulated with an observed row at the recovery rate of the claim's default runs, if any."""
+    try:
+        table = table_at(runs_dir, SWEEP, None)
+    except ActlabError:  # no such sweep yet
+        table = np.empty(0)
+    values = table[np.isfinite(table)]
+    return operating(design, n_simulations, observed=float(values.mean()) if values.size else None)
