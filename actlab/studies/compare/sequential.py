@@ -18,21 +18,12 @@ import numpy as np
 
 from actlab.stats import beats_every, sequential
 from actlab.stats.beats_every import Comparisons
-from actlab.stats.sequential import BatchDecide, Look, SequentialDesign, SequentialScenario, SequentialTarget
+from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, SequentialTarget
 from actlab.studies.compare.claims import SEQUENTIAL
 
 POWER = 0.8
 # The fixed design a design that states none is judged against (a design built by `design_for` states its own).
 REFERENCE_SEEDS = 24
-
-
-def decider(margins: Sequence[float] | None) -> BatchDecide:
-    """The claim's rule on improvements (batch, n, k) at a nominal level: what one look decides."""
-
-    def decide(values: np.ndarray, level: float) -> list[str]:
-        return beats_every.verdicts(values, supports="above", alpha=level, confidence=1 - level, margins=margins)
-
-    return decide
 
 
 def mde_at(data: Comparisons, n: int, alpha: float = 0.05, power: float = POWER) -> float:
@@ -59,7 +50,9 @@ def operating(
     def draw(rng: np.random.Generator, mean: tuple[float, ...], batch: int, units: int) -> np.ndarray:
         return beats_every.normal_draws(rng, mean, factor, batch, units)
 
-    decide = decider(data.margins)
+    def decide(values: np.ndarray, level: float) -> list[str]:  # what one look decides
+        return beats_every.verdicts(values, supports="above", alpha=level, confidence=1 - level, margins=data.margins)
+
     return sequential.operating(design, truths, draw, decide, n_simulations=n_simulations, seed=seed, fixed_seeds=fixed)
 
 

@@ -37,16 +37,8 @@ def comparisons_at(budget: str, runs_dir: Path, sweep: str, seeds: list[int] | N
 
 def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
     """Both xIELU claims as `actlab decide` runs them."""
-    rule = partial(compare_sequential.look_at, supports="below")
-    return {
-        f"xielu-lm-{matching(budget)}": sequential.target(
-            f"xielu-lm-{matching(budget)}",
-            "xielu",
-            SWEEP,
-            DESIGN,
-            partial(comparisons_at, budget),
-            rule,
-            compare_sequential.operating,
-        )
-        for budget in ("tokens", "seconds")
-    }
+    rule, found = partial(compare_sequential.look_at, supports="below"), {}
+    for budget in ("tokens", "seconds"):
+        claim_id, units = f"xielu-lm-{matching(budget)}", partial(comparisons_at, budget)
+        found[claim_id] = sequential.target(claim_id, "xielu", SWEEP, DESIGN, units, rule, compare_sequential.operating)
+    return found
