@@ -214,7 +214,11 @@ def cost_truths(
     the observed: on the threshold (the null boundary: a decisive verdict is wrong), half the `mde` and the `mde`
     past it (the effect the design is built for; None: not reachable, left out), the `observed` effect (None: no
     runs), whose target is "supported" past the threshold and `below` short of it; and `against` (an MDE) short of
-    the threshold, where "not supported" is the target. A study appends its own truths after these."""
+    the threshold, where "not supported" is the target. A study appends its own truths after these.
+
+    >>> [(t.spec.name, t.parameters) for t in cost_truths(3.0, 2.0, (4.0, 6.5), components=2)]
+    [('null boundary', (3.0, 3.0)), ('half the MDE', (4.0, 4.0)), ('MDE', (5.0, 5.0)), ('observed effect', (4.0, 6.5))]
+    """
 
     def truth(name: str, effect: float, errors: tuple[str, ...] = (), target: str | None = None) -> Truth:
         return Truth(ScenarioSpec(name, effect, errors, target), (effect,) * components)
