@@ -1,7 +1,7 @@
 """The comparison's rule ("X beats every baseline") decided look by look: a group-sequential design over seeds.
 
 Why: adding seeds until something is decisive inflates the false decisive rate with every look. Here the looks,
-alpha and spending function are the claim's registered design (`actlab.stats.sequential.SequentialDesign`), each
+alpha and spending function are the claim's registered design (`actlab.stats.sequential_design.SequentialDesign`), each
 look applies the claim's own rule (`beats_every.rule_beats_baselines`) at its nominal level, and the first decisive
 look ends it. The same code decides the runs and the simulations of its error rates, power and expected seeds,
 beside the fixed design of the power and effect the design is built for (Jennison & Turnbull's convention).
@@ -44,8 +44,7 @@ def operating(
     factor = beats_every.covariance_factor(covariance)
     fixed = design.fixed_seeds or REFERENCE_SEEDS
     mde = mde_at(data, fixed, design.alpha, design.power or POWER)
-    observed = [float(v) for v in data.values.mean(axis=0)]
-    truths = sequential.cost_truths(0.0, mde, observed, components=k, against=mde)
+    truths = sequential.cost_truths(0.0, mde, data.values.mean(axis=0), components=k, against=mde)
 
     def draw(rng: np.random.Generator, mean: tuple[float, ...], batch: int, units: int) -> np.ndarray:
         return beats_every.normal_draws(rng, mean, factor, batch, units)
