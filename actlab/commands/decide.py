@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from actlab.errors import ActlabError, UsageError
-from actlab.stats.sequential import Look, SequentialDesign, SequentialTarget
+from actlab.stats.sequential import Look, SequentialDesign, SequentialTarget, flag_looks
 
 # Bounds on the flags, checked before anything runs: a decision of more seeds or looks than these is a typo, and
 # would sit for minutes computing its boundaries and simulations before saying anything.
@@ -262,7 +262,7 @@ def _check_design(
     same_rule = (stored.get("alpha"), stored.get("spending")) == (registered.alpha, registered.spending)
     if stored == registered.as_json():
         how = "rerun without --first, --batch or --max-seeds"
-    elif same_rule and len(looks) >= 2 and looks == _flag_looks(looks[0], looks[1] - looks[0], looks[-1]):
+    elif same_rule and len(looks) >= 2 and looks == flag_looks(looks[0], looks[1] - looks[0], looks[-1]):
         how = f"rerun with --first {looks[0]} --batch {looks[1] - looks[0]} --max-seeds {looks[-1]}"
     else:
         how = "no flags give it back (the registered design changed since)"
@@ -270,11 +270,6 @@ def _check_design(
         f"{record_path.stem} was started with the design {stored} (fixed at its first look): {how}, or delete "
         f"{record_path} to start a new decision on new seeds"
     )
-
-
-def _flag_looks(first: int, batch: int, most: int) -> list[int]:
-    """The looks `--first`, `--batch` and `--max-seeds` give (`SequentialTarget.design_with`'s)."""
-    return list(dict.fromkeys([*range(first, most, batch), most])) if batch > 0 else []
 
 
 def _verify_looks(record: dict[str, Any], runs_dir: Path, record_path: Path, ledger: Any) -> None:

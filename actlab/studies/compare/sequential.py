@@ -1,7 +1,7 @@
 """The comparison's rule ("X beats every baseline") decided look by look: a group-sequential design over seeds.
 
 Why: adding seeds until something is decisive inflates the false decisive rate with every look. Here the looks,
-alpha and spending function are the claim's registered design (`actlab.stats.sequential.SequentialDesign`), each
+alpha and spending function are the claim's registered design (`actlab.stats.sequential_design.SequentialDesign`), each
 look applies the claim's own rule (`beats_every.rule_beats_baselines`) at its nominal level, and the first decisive
 look ends it. The same code decides the runs and the simulations of its error rates, power and expected seeds,
 beside the fixed design of the power and effect the design is built for (Jennison & Turnbull's convention).
@@ -11,36 +11,19 @@ xIELU's and the zoo's claims are this rule too.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from actlab.stats import beats_every
+from actlab.stats import beats_every, sequential
 from actlab.stats.beats_every import Comparisons
-from actlab.stats.sequential import (
-    BatchDecide,
-    Look,
-    SequentialDesign,
-    SequentialScenario,
-    SequentialTarget,
-    scenario,
-)
+from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, SequentialTarget
 from actlab.studies.compare.claims import SEQUENTIAL
 
 POWER = 0.8
 # The fixed design a design that states none is judged against (a design built by `design_for` states its own).
 REFERENCE_SEEDS = 24
-
-
-def decider(margins: Sequence[float] | None) -> BatchDecide:
-    """The claim's rule on improvements (batch, n, k) at a nominal level: what one look decides."""
-
-    def decide(values: np.ndarray, level: float) -> list[str]:
-        return beats_every.verdicts(values, supports="above", alpha=level, confidence=1 - level, margins=margins)
-
-    return decide
 
 
 def mde_at(data: Comparisons, n: int, alpha: float = 0.05, power: float = POWER) -> float:
@@ -51,96 +34,69 @@ def mde_at(data: Comparisons, n: int, alpha: float = 0.05, power: float = POWER)
 
 
 def operating(
-    data: Comparisons,
-    design: SequentialDesign,
-    *,
-    paper_effect: Sequence[float] | None = None,
-    n_simulations: int = 1000,
-    seed: int = 0,
+    data: Comparisons, design: SequentialDesign, n_simulations: int = 1000, seed: int = 0
 ) -> list[SequentialScenario]:
     """The sequential rule at the claim's observed covariance (improvements drawn jointly normal, as in
-    `beats_every.operating`), at the four effects Jennison & Turnbull tabulate a design's cost at: the null
-    boundary (a decisive verdict is wrong), half the MDE, the MDE (the effect the design is built for: the one its
-    fixed design of `design.fixed_seeds` seeds detects with its power) and the observed effect; and the MDE against,
-    and the paper's effect where there is one. Each with its expected seeds, how often it runs to its most seeds,
-    and the fixed design of the same power (`design.fixed_seeds`) to compare with."""
+    `beats_every.operating`), at the effects a design's cost is tabulated at (`sequential.cost_truths`, the MDE
+    that of the fixed design of `design.fixed_seeds` seeds) and the MDE against; beside that fixed design."""
     k = data.values.shape[1]
     covariance = np.cov(data.values, rowvar=False, ddof=1).reshape(k, k)
     factor = beats_every.covariance_factor(covariance)
-    decide = decider(data.margins)
     fixed = design.fixed_seeds or REFERENCE_SEEDS
     mde = mde_at(data, fixed, design.alpha, design.power or POWER)
-    observed = [float(v) for v in data.values.mean(axis=0)]
-    truths = [
-        ("null boundary", [0.0] * k, ("supported", "not supported"), None),
-        ("half the MDE", [mde / 2] * k, (), "supported"),
-        ("MDE", [mde] * k, (), "supported"),
-        ("observed effect", observed, (), "supported" if min(observed) > 0 else None),
-        ("MDE, against", [-mde] * k, (), "not supported"),
-    ]
-    if paper_effect is not None:
-        truths.append(("paper's effect", list(paper_effect), (), "supported" if min(paper_effect) > 0 else None))
-    scenarios = []
-    for index, (name, mean, errors, target) in enumerate(truths):
-        rng = np.random.default_rng([seed, index])
-        draws = beats_every.normal_draws(rng, mean, factor, n_simulations, design.max_seeds)
-        scenarios.append(
-            scenario(name, min(mean), design, draws, decide, errors=errors, target=target, fixed_seeds=fixed)
-        )
-    return scenarios
+    truths = sequential.cost_truths(0.0, mde, data.values.mean(axis=0), components=k, against=mde)
+
+    def draw(rng: np.random.Generator, mean: tuple[float, ...], batch: int, units: int) -> np.ndarray:
+        return beats_every.normal_draws(rng, mean, factor, batch, units)
+
+    def decide(values: np.ndarray, level: float) -> list[str]:  # what one look decides
+        return beats_every.verdicts(values, supports="above", alpha=level, confidence=1 - level, margins=data.margins)
+
+    return sequential.operating(design, truths, draw, decide, n_simulations=n_simulations, seed=seed, fixed_seeds=fixed)
 
 
 # ---------------------------------------------------------------- the claims that can be decided this way
 DESIGN = SEQUENTIAL  # registered with the claims (compare.claims.definitions)
 
 
-@dataclass(frozen=True)
-class Target:
-    """A comparison claim as a sequential decision reads it: which sweep, which comparison, which margin."""
-
-    claim_id: str
-    study: str
-    sweep: str
-    candidate: str
-    task: str
-    matching: str
-    baselines: tuple[str, ...]
-    margin: float | None
-
-
-def targets(study: str = "compare", profile: str = "default") -> dict[str, Target]:
-    """Every comparison claim the committed sweep files of `profile` produce (the zoo's with ReLU alone)."""
+def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
+    """The comparison study's and the zoo's claims as `actlab decide` runs them (one rule, one design): every
+    comparison claim the committed sweep files of `profile` produce (the zoo's with ReLU alone)."""
     from actlab.studies.compare import claims as compare_claims
+    from actlab.studies.zoo import claims as zoo_claims
 
-    if study == "zoo":
-        from actlab.studies.zoo.claims import BASELINE, Settings, claimants
-
-        baselines, margins, every = (BASELINE,), Settings().margins, claimants()
-    else:
-        settings = compare_claims.Settings()
-        baselines, margins, every = settings.baselines, settings.margins, ()
+    settings, rule = compare_claims.Settings(), partial(look_at, supports="above")
     found = {}
-    for sweep, task, candidate, matching in compare_claims._planned(study, profile, baselines, every):
-        claim_id = compare_claims.claim_id(candidate, task, matching)
-        if study == "zoo":
-            claim_id = "zoo-" + claim_id.removeprefix("compare-")
-        found[claim_id] = Target(claim_id, study, sweep, candidate, task, matching, tuple(baselines), margins.get(task))
+    for study, baselines, margins, every in (
+        ("compare", settings.baselines, settings.margins, ()),
+        ("zoo", (zoo_claims.BASELINE,), zoo_claims.Settings().margins, zoo_claims.claimants()),
+    ):
+        for sweep, task, candidate, matching in compare_claims._planned(study, profile, baselines, every):
+            claim_id = compare_claims.claim_id(candidate, task, matching)
+            if study == "zoo":
+                claim_id = "zoo-" + claim_id.removeprefix("compare-")
+            units = partial(comparisons_at, task, matching, candidate, tuple(baselines), margins.get(task))
+            found[claim_id] = sequential.target(claim_id, study, sweep, DESIGN, units, rule, operating)
     return found
 
 
-def comparisons_at(target: Target, runs_dir: Path, sweep: str, seeds: Sequence[int] | None) -> Comparisons:
+def comparisons_at(
+    task: str,
+    matching: str,
+    candidate: str,
+    baselines: tuple[str, ...],
+    margin: float | None,
+    runs_dir: Path,
+    sweep: str,
+    seeds: Sequence[int] | None,
+) -> Comparisons:
     """The claim's per-seed improvements over its baselines from the runs of `seeds` only in sweep folder `sweep`."""
     from actlab.studies.compare import analysis
 
     frame = analysis.arms_frame(analysis.load_runs(runs_dir, [sweep]))
     if seeds is not None:
         frame = frame[frame["seed"].isin(list(seeds))]
-    return analysis.comparisons(frame, target.task, target.matching, target.candidate, target.baselines, target.margin)
-
-
-def look(target: Target, runs_dir: Path, sweep: str, seeds: Sequence[int], level: float) -> Look:
-    """The claim's rule at `level` on the runs of `seeds`: one look of its sequential decision."""
-    return look_at(comparisons_at(target, runs_dir, sweep, seeds), len(seeds), level, supports="above")
+    return analysis.comparisons(frame, task, matching, candidate, baselines, margin)
 
 
 def look_at(data: Comparisons, n: int, level: float, supports: str) -> Look:
@@ -151,19 +107,3 @@ def look_at(data: Comparisons, n: int, level: float, supports: str) -> Look:
     verdict = beats_every.rule_beats_baselines(estimate, ci, **inputs)
     mde = beats_every.claim_mde(data, ev, confidence=1 - level)[0] if data.testable else None
     return Look(n, level, float(estimate), (float(ci[0]), float(ci[1])), verdict, mde)
-
-
-def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
-    """The comparison study's and the zoo's claims as `actlab decide` runs them (one rule, one design)."""
-    found = {}
-    for study in ("compare", "zoo"):
-        for claim_id, target in targets(study, profile).items():
-            found[claim_id] = SequentialTarget(
-                claim_id, study, target.sweep, DESIGN, partial(look, target), partial(_simulate, target)
-            )
-    return found
-
-
-def _simulate(target: Target, runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list:
-    """The design simulated at the spread of the claim's default runs (the report's seeds)."""
-    return operating(comparisons_at(target, runs_dir, target.sweep, None), design, n_simulations=n_simulations)

@@ -82,17 +82,6 @@ def simulator(
     return simulate
 
 
-def scenarios(design: ClaimDesign, detection: Detection, paper_value: float | None) -> list[ScenarioSpec]:
-    """The truths shared by every specification, at the claim's own MDEs on each side."""
-    return threshold_scenarios(
-        design.threshold,
-        supports=design.supports,
-        mde=detection.mde,
-        mde_against=detection.mde_against,
-        paper_effect=paper_value,
-    )
-
-
 def operating(
     sim: SimulationDesign, paper_value: float | None, *, n_simulations: int, seed: int, reversal: bool = True
 ) -> OperatingCharacteristics:
@@ -103,7 +92,13 @@ def operating(
     design, detection = sim.design, sim.detection
     shared = operating_characteristics(
         simulator(sim),
-        scenarios(design, detection, paper_value),
+        threshold_scenarios(  # the truths every specification shares, at the claim's own MDEs on each side
+            design.threshold,
+            supports=design.supports,
+            mde=detection.mde,
+            mde_against=detection.mde_against,
+            paper_effect=paper_value,
+        ),
         design=sim.describe(),
         n_simulations=n_simulations,
         seed=seed,

@@ -13,14 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from actlab.errors import ActlabError
+from actlab.stats import sequential
 from actlab.stats.binomial import clopper_pearson, rate_mde
-from actlab.stats.sequential import (
-    Look,
-    SequentialDesign,
-    SequentialScenario,
-    SequentialTarget,
-    scenario,
-)
+from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, SequentialTarget
 from actlab.studies.flexact import analysis, units
 from actlab.studies.flexact.claims import SEQUENTIAL
 from actlab.studies.flexact.rules import RECOVERY_THRESHOLD, rule_recovery
@@ -59,41 +54,22 @@ def _look(runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
 def operating(
     design: SequentialDesign, n_simulations: int, seed: int = 0, observed: float | None = None
 ) -> list[SequentialScenario]:
-    """The design's verdicts and stopping times at the four effects its cost is tabulated at (Jennison & Turnbull):
-    the threshold (null boundary), half the MDE and the MDE past it (the MDE: the rise a fixed design of
-    `design.fixed_seeds` seeds detects with the design's power, the effect it is built for) and the `observed`
-    rate; and the MDE below the threshold. Each with how often it runs to its most seeds, beside that fixed design."""
+    """The design's verdicts and stopping times at the effects its cost is tabulated at (`sequential.cost_truths`:
+    the MDE is the rise a fixed design of `design.fixed_seeds` seeds detects with the design's power, the effect it
+    is built for; the `observed` rate), and the MDE below the threshold; beside that fixed design."""
     fixed = design.fixed_seeds or design.max_seeds
     power = design.power or 0.8
     up = rate_mde(fixed * TRUTHS, RECOVERY_THRESHOLD, 1 - design.alpha, power, "above")
     down = rate_mde(fixed * TRUTHS, RECOVERY_THRESHOLD, 1 - design.alpha, power, "below")
-    truths = [("null boundary", RECOVERY_THRESHOLD, ("supported", "not supported"), None)]
-    if up is not None:
-        truths.append(("half the MDE", RECOVERY_THRESHOLD + up / 2, (), "supported"))
-        truths.append(("MDE", RECOVERY_THRESHOLD + up, (), "supported"))
-    if observed is not None:
-        target = "supported" if observed > RECOVERY_THRESHOLD else "not supported"
-        truths.append(("observed effect", float(observed), (), target if observed != RECOVERY_THRESHOLD else None))
-    if down is not None:
-        truths.append(("MDE, against", RECOVERY_THRESHOLD - down, (), "not supported"))
-    scenarios = []
-    for index, (name, rate, errors, target) in enumerate(truths):
-        rng = np.random.default_rng([seed, index])
-        draws = (rng.random((n_simulations, design.max_seeds, TRUTHS)) < rate).astype(float)
-        scenarios.append(
-            scenario(name, rate, design, draws, decide_batch, errors=errors, target=target, fixed_seeds=fixed)
-        )
-    return scenarios
+    seen = None if observed is None else (observed,)
+    truths = sequential.cost_truths(RECOVERY_THRESHOLD, up, seen, against=down, below="not supported")
 
+    def draw(rng: np.random.Generator, rate: tuple[float, ...], batch: int, seeds: int) -> np.ndarray:
+        return (rng.random((batch, seeds, TRUTHS)) < rate[0]).astype(float)
 
-def observed_rate(runs_dir: Path) -> float | None:
-    """The recovery rate of the claim's default runs (None: none there, and the table has no observed row)."""
-    try:
-        table = table_at(runs_dir, SWEEP, None)
-    except ActlabError:  # no such sweep yet
-        return None
-    values = table[np.isfinite(table)]
-    return float(values.mean()) if values.size else None
+    return sequential.operating(
+        design, truths, draw, decide_batch, n_simulations=n_simulations, seed=seed, fixed_seeds=fixed
+    )
 
 
 def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
@@ -102,4 +78,10 @@ def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
 
 
 def _simulate(runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list[SequentialScenario]:
-    return operating(design, n_simulations, observed=observed_rate(runs_dir))
+    """The design simulated with an observed row at the recovery rate of the claim's default runs, if any."""
+    try:
+        table = table_at(runs_dir, SWEEP, None)
+    except ActlabError:  # no such sweep yet
+        table = np.empty(0)
+    values = table[np.isfinite(table)]
+    return operating(design, n_simulations, observed=float(values.mean()) if values.size else None)

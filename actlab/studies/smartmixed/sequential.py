@@ -14,14 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from actlab import registry
-from actlab.stats.beats_every import joint_mde
-from actlab.stats.sequential import (
-    Look,
-    SequentialDesign,
-    SequentialScenario,
-    SequentialTarget,
-    scenario,
-)
+from actlab.stats import sequential
+from actlab.stats.beats_every import joint_mde, normal_draws
+from actlab.stats.calibrate import ScenarioSpec, Truth
+from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, SequentialTarget
 from actlab.studies.smartmixed import evidence as ev
 from actlab.studies.smartmixed import preference, speccurve
 from actlab.studies.smartmixed.claims import SEQUENTIAL, Settings, layer_values, layerwise_design
@@ -48,7 +44,7 @@ def registered_settings(path: Path | None = None) -> Settings:
     )
 
 
-def _rule(level: float) -> ev.TwoComponentClaim:
+def _rule_at(level: float) -> ev.TwoComponentClaim:
     return layerwise_design(registered_settings(), level, 1 - level)
 
 
@@ -72,27 +68,25 @@ def values_at(runs_dir: Path, sweep: str, seeds: list[int] | None) -> np.ndarray
 
 def decide_batch(data: np.ndarray, level: float) -> list[str]:
     """The rule on every data set of `data` (batch, networks, 2) at `level`."""
-    return ev.decide_two_component(ev.Specifications({"pooled": data}), _rule(level)).verdicts
+    return ev.decide_two_component(ev.Specifications({"pooled": data}), _rule_at(level)).verdicts
 
 
-def _look(runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
-    values = values_at(runs_dir, sweep, seeds)
+def _rule(values: np.ndarray, n: int, level: float) -> Look:
     if len(values) < registered_settings().min_networks:
-        return Look(len(seeds), level, float("nan"), (float("nan"), float("nan")), "not run")
-    decision = ev.decide_two_component(ev.Specifications({"pooled": values[None]}), _rule(level))
+        return Look(n, level, float("nan"), (float("nan"), float("nan")), "not run")
+    decision = ev.decide_two_component(ev.Specifications({"pooled": values[None]}), _rule_at(level))
     smaller = decision.baseline.smaller
     ci = (float(smaller.low[0]), float(smaller.high[0]))
-    return Look(len(seeds), level, float(smaller.estimate[0]), ci, decision.verdicts[0], float(smaller.mde[0]))
+    return Look(n, level, float(smaller.estimate[0]), ci, decision.verdicts[0], float(smaller.mde[0]))
 
 
 def operating(
     observed: np.ndarray, design: SequentialDesign, n_simulations: int, seed: int = 0
 ) -> list[SequentialScenario]:
-    """Networks drawn jointly normal at the covariance of `observed` (networks, 2), `CELLS` per seed, at the four
-    effects a design's cost is tabulated at (Jennison & Turnbull): on the margin (null boundary: a decisive verdict
-    is wrong), half the MDE and the MDE past it (the MDE: what a fixed design of `design.fixed_seeds` seeds detects
-    with the design's power, both components together), and the observed effect; and no change at all (the
-    "equivalent" truth). Each beside that fixed design, with how often it runs to its most seeds."""
+    """Networks drawn jointly normal at the covariance of `observed` (networks, 2), `CELLS` per seed, at the effects
+    a design's cost is tabulated at (`sequential.cost_truths`: on the margin, the MDE what a fixed design of
+    `design.fixed_seeds` seeds detects with the design's power, both components together), and no change at all
+    (the "equivalent" truth); beside that fixed design."""
     covariance = np.cov(observed, rowvar=False)
     factor = np.linalg.cholesky(covariance + 1e-12 * np.eye(2))
     margin = registered_settings().preference_margin
@@ -100,38 +94,24 @@ def operating(
     sd = np.sqrt(np.diag(covariance))
     correlation = covariance / np.outer(sd, sd)
     mde = joint_mde(sd, correlation, fixed * CELLS, confidence=1 - design.alpha, power=design.power or 0.8)
-    seen = tuple(float(v) for v in observed.mean(axis=0))
-    truths = [
-        ("null boundary", (margin, margin), ("supported", "not supported"), None),
-        ("half the MDE", (margin + mde / 2, margin + mde / 2), (), "supported"),
-        ("MDE", (margin + mde, margin + mde), (), "supported"),
-        ("observed effect", seen, (), "supported" if min(seen) > margin else None),
-        ("no change in either component", (0.0, 0.0), ("supported",), "equivalent"),
-    ]
-    scenarios = []
-    for index, (name, mean, errors, target) in enumerate(truths):
-        rng = np.random.default_rng([seed, index])
-        data = np.asarray(mean) + rng.standard_normal((n_simulations, design.max_seeds * CELLS, 2)) @ factor.T
-        scenarios.append(
-            scenario(
-                name,
-                min(mean),
-                design,
-                data,
-                decide_batch,
-                errors=errors,
-                target=target,
-                fixed_seeds=fixed,
-                units_per_seed=CELLS,
-            )
-        )
-    return scenarios
+    truths = sequential.cost_truths(margin, mde, observed.mean(axis=0), components=2)
+    truths.append(Truth(ScenarioSpec("no change in either component", 0.0, ("supported",), "equivalent"), (0.0, 0.0)))
 
+    def draw(rng: np.random.Generator, mean: tuple[float, ...], batch: int, units: int) -> np.ndarray:
+        return normal_draws(rng, mean, factor, batch, units)
 
-def _simulate(runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list[SequentialScenario]:
-    return operating(values_at(runs_dir, SWEEP, None), design, n_simulations)
+    return sequential.operating(
+        design,
+        truths,
+        draw,
+        decide_batch,
+        n_simulations=n_simulations,
+        seed=seed,
+        fixed_seeds=fixed,
+        units_per_seed=CELLS,
+    )
 
 
 def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
     """The layer-wise preference as `actlab decide` runs it."""
-    return {CLAIM_ID: SequentialTarget(CLAIM_ID, "smartmixed", SWEEP, DESIGN, _look, _simulate)}
+    return {CLAIM_ID: sequential.target(CLAIM_ID, "smartmixed", SWEEP, DESIGN, values_at, _rule, operating)}

@@ -10,8 +10,9 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
+from actlab.stats import sequential
 from actlab.stats.beats_every import Comparisons
-from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, SequentialTarget
+from actlab.stats.sequential import SequentialTarget
 from actlab.studies.compare import sequential as compare_sequential
 from actlab.studies.compare.claims import SEQUENTIAL
 from actlab.studies.xielu import analysis
@@ -22,7 +23,7 @@ SWEEP = "lm"
 DESIGN = SEQUENTIAL  # the comparison's, registered with the claim (xielu.claims.definitions)
 
 
-def comparisons_at(runs_dir: Path, sweep: str, budget: str, seeds: list[int] | None) -> Comparisons:
+def comparisons_at(budget: str, runs_dir: Path, sweep: str, seeds: list[int] | None) -> Comparisons:
     """xIELU's per-seed improvements under `budget` from the runs of `seeds` (all when None), with the claim's
     margins: the paper's relative gap times each other arm's mean bits/byte in these runs."""
     from actlab import sweep as sweeps
@@ -34,20 +35,10 @@ def comparisons_at(runs_dir: Path, sweep: str, budget: str, seeds: list[int] | N
     return analysis.comparisons(frame, budget, margins=margins)
 
 
-def _look(budget: str, runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
-    return compare_sequential.look_at(comparisons_at(runs_dir, sweep, budget, seeds), len(seeds), level, "below")
-
-
-def _simulate(budget: str, runs_dir: Path, design: SequentialDesign, n_simulations: int) -> list[SequentialScenario]:
-    data = comparisons_at(runs_dir, SWEEP, budget, None)
-    return compare_sequential.operating(data, design, n_simulations=n_simulations)
-
-
 def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
     """Both xIELU claims as `actlab decide` runs them."""
-    return {
-        f"xielu-lm-{matching(budget)}": SequentialTarget(
-            f"xielu-lm-{matching(budget)}", "xielu", SWEEP, DESIGN, partial(_look, budget), partial(_simulate, budget)
-        )
-        for budget in ("tokens", "seconds")
-    }
+    rule, found = partial(compare_sequential.look_at, supports="below"), {}
+    for budget in ("tokens", "seconds"):
+        claim_id, units = f"xielu-lm-{matching(budget)}", partial(comparisons_at, budget)
+        found[claim_id] = sequential.target(claim_id, "xielu", SWEEP, DESIGN, units, rule, compare_sequential.operating)
+    return found
