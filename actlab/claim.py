@@ -20,9 +20,12 @@ import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from actlab.io import _json_default
+
+if TYPE_CHECKING:  # registry imports this module: the name alone, for the hints
+    from actlab.registry import Definition
 
 # What a decision rule may return (a closed set). "equivalent" needs a TOST margin; "not run": the experiment did
 # not produce what the claim needs (e.g. routers that never left uniform).
@@ -721,20 +724,33 @@ def format_estimate(
 
 
 # ---------------------------------------------------------------- making a claim
+REGISTERED_FIELDS = ("claim_id", "study", "statement", "units", "threshold", "supports", "kind")
+
+
 def decide(
-    claim_id: str,
+    claim: str | Definition,
     evidence: Evidence,
     rule: Callable[..., str],
     *,
-    study: str,
+    study: str = "",
     title: str = "",
     provenance: Mapping[str, Any] | None = None,
     **description: Any,
 ) -> Claim:
-    """The claim `claim_id`, its verdict `rule(evidence.estimate, evidence.ci, **evidence.inputs)`; pure.
+    """The claim `claim`, its verdict `rule(evidence.estimate, evidence.ci, **evidence.inputs)`; pure.
 
-    `description`: the claim's other `Claim` fields (`statement`, `source`, `units` and `budget` are required).
+    `claim`: the claim's registered definition (`actlab.registry.Definition`), whose id, study, statement, units,
+    threshold, supports and kind the claim takes, so each is written once (a description field overrides one only
+    where the estimate is another quantity than the registered one, e.g. a divergence share); or a bare claim id.
+    `description`: the claim's other `Claim` fields (`source` and `budget` are required; `statement` and `units`
+    too without a definition).
     """
+    if not isinstance(claim, str):
+        registered = {name: getattr(claim, name) for name in REGISTERED_FIELDS}
+        description = {**registered, **({"study": study} if study else {}), **description}
+        claim_id, study = description.pop("claim_id"), description.pop("study")
+    else:
+        claim_id = claim
     verdict = apply_rule(claim_id, rule, evidence)
     return Claim(
         claim_id=claim_id,
