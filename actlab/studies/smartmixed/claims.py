@@ -657,7 +657,8 @@ def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
     pref = runs.reference_networks("reference")
     if pref is None:
         return None
-    values = pattern.commitment_values(pref)
+    definition = registered(COMMITMENT_ID, settings)
+    values, threshold = pattern.commitment_values(pref), definition.threshold
     n = values.shape[1]
     by_layer = pattern.commitment_by_layer(pref, settings.confidence)
     if n < 2:
@@ -667,14 +668,14 @@ def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
         interval, _ = pattern.commitment_verdicts(values, settings.confidence, settings.min_networks)
         estimate, sd = float(interval.mean[0]), float(interval.sd[0])
         ci = (float(interval.low[0]), float(interval.high[0]))
-        p = float(2 * stats_t.sf(abs(estimate - COMMITTED) / (sd / np.sqrt(n)), n - 1)) if sd > 0 else 0.0
+        p = float(2 * stats_t.sf(abs(estimate - threshold) / (sd / np.sqrt(n)), n - 1)) if sd > 0 else 0.0
     mde = power.t_mde(n, sd, settings.alpha) if n >= 2 else None
     excess = pattern.t_interval(values - pattern.UNIFORM, settings.confidence) if n >= 2 else None
     evidence = Evidence(
         estimate=estimate,
         ci=ci,
         n=n,
-        inputs={"threshold": COMMITTED, "networks": n, "min_networks": settings.min_networks},
+        inputs={"threshold": threshold, "networks": n, "min_networks": settings.min_networks},
         mde=mde,
         context={
             "uniform": pattern.UNIFORM,
@@ -687,13 +688,13 @@ def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
                 mde,
                 settings,
                 "(routing probability)",
-                COMMITTED,
+                threshold,
             ),
         },
         p_value=p,
     )
     claim = decide(
-        registered(COMMITMENT_ID, settings),
+        definition,
         evidence,
         commitment_rule,
         source="issue 56 (what the reproduced pattern is); arXiv 2510.22450, Sec. III-B",
@@ -736,7 +737,8 @@ def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
         layers = pref.layers[pref.layers.network.isin(networks)]
         rises[profile] = layer_values(layers)[:, :, 0] if networks else np.empty((1, 0))
     n = min(values.shape[1] for values in rises.values())
-    margin = registered(DEPTH_ID, settings).threshold
+    definition = registered(DEPTH_ID, settings)
+    margin, alpha = definition.threshold, definition.alpha
     architectures = {
         profile: ", ".join(sorted(set(pref.runs.architecture[pref.runs.width_profile == profile])))
         for profile in pattern.PROFILES
@@ -753,8 +755,8 @@ def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
             context={"architectures": architectures},
         )
         return _depth_decided(evidence, pref, settings)
-    decision = pattern.depth_verdicts(rises, margin=margin, alpha=settings.alpha, min_networks=settings.min_networks)
-    mde = pattern.depth_mde(rises, settings.alpha)
+    decision = pattern.depth_verdicts(rises, margin=margin, alpha=alpha, min_networks=settings.min_networks)
+    mde = pattern.depth_mde(rises, alpha)
     groups = decision.groups
     difference = t_interval_welch(rises["growing"][0], rises["constant"][0], settings.confidence)
     context: dict[str, Any] = {
@@ -787,7 +789,7 @@ def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
     operating = pattern.depth_operating(
         rises,
         margin=margin,
-        alpha=settings.alpha,
+        alpha=alpha,
         min_networks=settings.min_networks,
         mde=mde,
         n_simulations=settings.n_simulations,
