@@ -724,7 +724,7 @@ def format_estimate(
 
 
 # ---------------------------------------------------------------- making a claim
-REGISTERED_FIELDS = ("claim_id", "study", "statement", "units", "threshold", "supports", "kind")
+REGISTERED_FIELDS = ("statement", "units", "threshold", "supports", "kind")  # with its id and study
 
 
 def decide(
@@ -745,12 +745,13 @@ def decide(
     `description`: the claim's other `Claim` fields (`source` and `budget` are required; `statement` and `units`
     too without a definition).
     """
-    if not isinstance(claim, str):
-        registered = {name: getattr(claim, name) for name in REGISTERED_FIELDS}
-        description = {**registered, **({"study": study} if study else {}), **description}
-        claim_id, study = description.pop("claim_id"), description.pop("study")
-    else:
+    if isinstance(claim, str):
+        if not study:
+            raise ClaimError(f"claim {claim}: give its study, or decide it from its registered Definition")
         claim_id = claim
+    else:
+        description = {**{name: getattr(claim, name) for name in REGISTERED_FIELDS}, **description}
+        claim_id, study = claim.claim_id, study or claim.study
     verdict = apply_rule(claim_id, rule, evidence)
     return Claim(
         claim_id=claim_id,

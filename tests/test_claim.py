@@ -288,3 +288,5 @@ def test_a_claim_decided_from_its_definition_takes_the_registered_statement_thre
     # a field the estimate reads otherwise (e.g. a divergence share) overrides its registered one, nothing else
     share = decide(definition, Evidence(0.5, (0.2, 0.8), 5), _rule, source="", budget="", units="share of seeds")
     assert share.units == "share of seeds" and share.statement == definition.statement
+    with pytest.raises(ClaimError, match="give its study"):  # a bare id names no study: one clear error
+        decide("toy-bare", Evidence(0.5, (0.2, 0.8), 5), _rule, **{**META, "study": ""})
