@@ -4,9 +4,10 @@ Why a frozen dataclass: a verdict is read in many places (study pages, the index
 plot, a user's script); a `Claim` is validated once, when made, and `Claim.from_json(claim.to_json()) == claim`.
 
 A claim is computed, never typed: `decide` applies the study's rule `rule(estimate, ci, **inputs) -> verdict` to
-the `Evidence` and stores the rule's source beside the verdict, the *primary* verdict at the registered design
-(`actlab.registry`). `Robustness` (other specifications) is shown beside it, never in its place;
-`OperatingCharacteristics` (`actlab.stats.calibrate`) say how often the rule errs at its own n and spread.
+the `Evidence` and stores the rule's source beside the verdict, the *primary* verdict at the registered design, its
+statement, units and threshold read from its registered `Definition` (`actlab.registry`). `Robustness` (other
+specifications) is shown beside it, never in its place; `OperatingCharacteristics` (`actlab.stats.calibrate`) say
+how often the rule errs at its own n and spread.
 """
 
 from __future__ import annotations
