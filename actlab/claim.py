@@ -4,9 +4,10 @@ Why a frozen dataclass: a verdict is read in many places (study pages, the index
 plot, a user's script); a `Claim` is validated once, when made, and `Claim.from_json(claim.to_json()) == claim`.
 
 A claim is computed, never typed: `decide` applies the study's rule `rule(estimate, ci, **inputs) -> verdict` to
-the `Evidence` and stores the rule's source beside the verdict, the *primary* verdict at the registered design
-(`actlab.registry`). `Robustness` (other specifications) is shown beside it, never in its place;
-`OperatingCharacteristics` (`actlab.stats.calibrate`) say how often the rule errs at its own n and spread.
+the `Evidence` and stores the rule's source beside the verdict, the *primary* verdict at the registered design, its
+statement, units and threshold read from its registered `Definition` (`actlab.registry`). `Robustness` (other
+specifications) is shown beside it, never in its place; `OperatingCharacteristics` (`actlab.stats.calibrate`) say
+how often the rule errs at its own n and spread.
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from actlab.io import _json_default
+
+if TYPE_CHECKING:  # registry imports this module: the name alone, for the hints
+    from actlab.registry import Definition
 
 # What a decision rule may return (a closed set). "equivalent" needs a TOST margin; "not run": the experiment did
 # not produce what the claim needs (e.g. routers that never left uniform).
@@ -721,20 +725,34 @@ def format_estimate(
 
 
 # ---------------------------------------------------------------- making a claim
+REGISTERED_FIELDS = ("statement", "units", "threshold", "supports", "kind")  # with its id and study
+
+
 def decide(
-    claim_id: str,
+    claim: str | Definition,
     evidence: Evidence,
     rule: Callable[..., str],
     *,
-    study: str,
+    study: str = "",
     title: str = "",
     provenance: Mapping[str, Any] | None = None,
     **description: Any,
 ) -> Claim:
-    """The claim `claim_id`, its verdict `rule(evidence.estimate, evidence.ci, **evidence.inputs)`; pure.
+    """The claim `claim`, its verdict `rule(evidence.estimate, evidence.ci, **evidence.inputs)`; pure.
 
-    `description`: the claim's other `Claim` fields (`statement`, `source`, `units` and `budget` are required).
+    `claim`: the claim's registered definition (`actlab.registry.Definition`), whose id, study, statement, units,
+    threshold, supports and kind the claim takes, so each is written once (a description field overrides one only
+    where the estimate is another quantity than the registered one, e.g. a divergence share); or a bare claim id.
+    `description`: the claim's other `Claim` fields (`source` and `budget` are required; `statement` and `units`
+    too without a definition).
     """
+    if isinstance(claim, str):
+        if not study:
+            raise ClaimError(f"claim {claim}: give its study, or decide it from its registered Definition")
+        claim_id = claim
+    else:
+        description = {**{name: getattr(claim, name) for name in REGISTERED_FIELDS}, **description}
+        claim_id, study = claim.claim_id, study or claim.study
     verdict = apply_rule(claim_id, rule, evidence)
     return Claim(
         claim_id=claim_id,

@@ -85,6 +85,15 @@ class Definition:
         }
 
 
+def find(definitions: Iterable[Definition], claim_id: str) -> Definition:
+    """The definition of `claim_id` among `definitions` (a study's `definitions(settings)`): a claim reads its
+    statement, units, threshold and alpha from it, written once. A claim none registers is refused, naming it."""
+    found = {definition.claim_id: definition for definition in definitions}
+    if claim_id not in found:
+        raise KeyError(f"no definition registers claim {claim_id!r}; the study defines {sorted(found)}")
+    return found[claim_id]
+
+
 def source_hash(function: Callable[..., Any]) -> str:
     """sha256 of a function's syntax tree (its name where there is no source): re-wrapping or a comment leaves it
     as it was, any changed name, number, operator or docstring does not."""

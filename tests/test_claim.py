@@ -264,3 +264,29 @@ def test_a_fidelity_tag_round_trips_with_its_words_and_refuses_an_unknown_level_
     with pytest.raises(ClaimError, match="what was reduced or changed"):
         Fidelity("reduced-scale")
     assert set(FIDELITY_LEVELS) == {"paper-scale", "reduced-scale", "modified-method", "reviewer-test"}
+
+
+def test_a_claim_decided_from_its_definition_takes_the_registered_statement_threshold_and_side():
+    from actlab.registry import Definition
+
+    texts = {"statement": "x helps by 0.1", "units": "points", "margin": "0.1 points", "margin_source": ""}
+    definition = Definition(
+        "toy-registered",
+        "toy",
+        "reviewer",
+        threshold=0.1,
+        supports="above",
+        alpha=0.05,
+        rules=(_rule,),
+        sweeps=(),
+        **texts,
+    )
+    claim = decide(definition, Evidence(0.5, (0.2, 0.8), 5), _rule, source="paper §4", budget="10 epochs")
+    registered = (definition.claim_id, definition.study, definition.statement, definition.units, 0.1, "above")
+    assert (claim.claim_id, claim.study, claim.statement, claim.units, claim.threshold, claim.supports) == registered
+    assert claim.kind == "reviewer" and claim.evidence_page == "toy.html"
+    # a field the estimate reads otherwise (e.g. a divergence share) overrides its registered one, nothing else
+    share = decide(definition, Evidence(0.5, (0.2, 0.8), 5), _rule, source="", budget="", units="share of seeds")
+    assert share.units == "share of seeds" and share.statement == definition.statement
+    with pytest.raises(ClaimError, match="give its study"):  # a bare id names no study: one clear error
+        decide("toy-bare", Evidence(0.5, (0.2, 0.8), 5), _rule, **{**META, "study": ""})

@@ -8,6 +8,7 @@ the default run shows (ELU+SELU up, ReLU+LeakyReLU flat, Sigmoid+Tanh down).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -183,3 +184,27 @@ def test_the_committed_router_design_is_a_modified_method_claim_outside_the_fami
     # registered as a claim of its own, with what the family and the fidelity say
     definition = {d.claim_id: d for d in claims.definitions()}[claims.COMMITTED_ID]
     assert definition.extra["sensitivity_of"] == claims.LAYERWISE_ID and definition.kind == "experiment"
+
+
+def test_the_layerwise_claim_reads_its_statement_and_margin_from_its_registered_definition(monkeypatch):
+    """Issue AF: the registry's definition is the one place a claim's statement and threshold are written. Register
+    another statement and a 20-point margin, and the claim, its parts, its TOST band and its rule all follow: a
+    planted 12-point shift that clears the registered 3 points lies inside +-20, so it is "equivalent"."""
+    registered = claims.definitions
+
+    def changed(settings=None):
+        return [
+            replace(d, statement="a statement registered elsewhere", threshold=20.0)
+            if d.claim_id == claims.LAYERWISE_ID
+            else d
+            for d in registered(settings)
+        ]
+
+    records = _records(0.04, -0.04)
+    assert _layerwise(records).verdict == "supported"
+    monkeypatch.setattr(claims, "definitions", changed)
+    claim = _layerwise(records)
+    assert claim.statement == "a statement registered elsewhere"
+    assert claim.threshold == claim.equivalence_margin == 20.0
+    assert [part.threshold for part in claim.parts] == [20.0, 20.0]
+    assert claim.verdict == "equivalent" and "+-20 points" in claim.decided_by

@@ -213,17 +213,12 @@ def check(
         data, supports=definition.supports, alpha=alpha, paper_effect=paper, **simulations
     )
     claim = decide(
-        definition.claim_id,
+        registry_definition(definition, run, unit_table),  # its id, study, statement, units, threshold and side
         evidence,
         rule_threshold,
-        study=definition.study,
         title=definition.title or definition.claim_id,
-        statement=definition.statement,
         source=definition.paper or "a user-defined claim (actlab.studies.your_claim)",
-        units=definition.units,
         budget=f"{definition.n} seeds of {getattr(run, '__name__', 'run')}({dict(definition.params)})",
-        threshold=t,
-        supports=definition.supports,
         confidence=1 - alpha,
         equivalence_margin=definition.margin,
         paper=definition.paper,

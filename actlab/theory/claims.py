@@ -110,11 +110,6 @@ OTHERS = (  # the three checks beyond the identities: (claim id, statement, unit
 )
 
 
-def _statement(claim_id: str) -> dict[str, str]:
-    """The statement and units `OTHERS` registers for `claim_id`."""
-    return next({"statement": text, "units": units} for cid, text, units, *_ in OTHERS if cid == claim_id)
-
-
 DECIDING_TEST = "exact check: the largest deviation from the statement against its tolerance (no sampling, no p)"
 
 
@@ -152,14 +147,15 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
         f"{settings.configs} random configurations in float64 (seeds {settings.seed}..."
         f"{settings.seed + settings.configs - 1}); compared with autograd"
     )
-    identity = {"budget": budget, "threshold": settings.tolerance, "paper": "exact (an identity)"}
+    identity = {"budget": budget, "paper": "exact (an identity)"}
+    registered = definitions(settings.tolerance)  # each claim's statement, units, threshold and side
 
     def make(claim_id: str, value: float, n: int, rule: Any, inputs: dict, context: dict, **text: Any) -> Claim:
         evidence = Evidence(value, (value, value), n, inputs=inputs, context=context)
-        return _claim(claim_id, evidence, rule, provenance=provenance, **text)
+        return _claim(registry.find(registered, claim_id), evidence, rule, provenance=provenance, **text)
 
     made = []
-    for claim_id, name, title, statement, source in EXACT:
+    for claim_id, name, title, _, source in EXACT:
         row = rows[name]
         made.append(
             make(
@@ -170,9 +166,7 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
                 {"tolerance": settings.tolerance},
                 {"measured": row.measured},
                 title=title,
-                statement=statement,
                 source=source,
-                units="relative error",
                 **identity,
             )
         )
@@ -188,7 +182,6 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
             {"measured": d4.measured},
             title="D.4: rescaling delta keeps the candidates' order",
             source="Flex-Act, App. D.4",
-            **_statement("propositions-4-d4"),
             **identity,
         )
     )
@@ -208,11 +201,8 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
             title="Cor. D.3: E[delta ReLU(h)] grows with the pre-activation scale",
             source="Flex-Act, Cor. D.3",
             budget=f"SymPy closed form; Monte Carlo cross-check with {settings.mc_samples:,} samples per sigma_h",
-            threshold=0.0,
-            supports="above",
             quantity="slope of E[delta ReLU(h)] in sigma_h",
             paper="grows with sigma_h",
-            **_statement("propositions-5-cor-d3"),
         )
     )
     relu_row = rows["App. B: E|ReLU'(h)| ≈ 1.0"]
@@ -227,10 +217,8 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
             title="App. B: ReLU's mean gradient magnitude is about 1",
             source="Flex-Act, App. B",
             budget="SymPy, exact for every sigma_h",
-            threshold=APPENDIX_B_TOLERANCE,
             quantity="distance of E|ReLU'(h)| from 1",
             paper="≈ 1.0",
-            **_statement("propositions-6-appendix-b-relu-gradient"),
         )
     )
     operating = OperatingCharacteristics(design=DETERMINISTIC, scenarios=(), seed=settings.seed)
@@ -239,31 +227,23 @@ def claims(report: checks.CheckReport, settings: Settings, provenance: Mapping[s
 
 
 def _claim(
-    claim_id: str,
+    definition: registry.Definition,
     evidence: Evidence,
     rule: Any,
     *,
-    threshold: float,
-    units: str,
-    supports: str = "below",
     quantity: str = "largest relative error against autograd",
     **text: Any,
 ) -> Claim:
-    part = Part(quantity, evidence.estimate, evidence.ci, threshold=threshold, supports=supports, units=units)
-    return decide(
-        claim_id,
-        evidence,
-        rule,
-        study=STUDY,
-        units=units,
-        threshold=threshold,
-        supports=supports,
-        parts=(part,),
-        digits=3,
-        kind="mathematics",
-        deciding_test=DECIDING_TEST,
-        **text,
+    """The check decided against its registered tolerance (the definition's threshold), drawn as one part."""
+    part = Part(
+        quantity,
+        evidence.estimate,
+        evidence.ci,
+        threshold=definition.threshold,
+        supports=definition.supports,
+        units=definition.units,
     )
+    return decide(definition, evidence, rule, parts=(part,), digits=3, deciding_test=DECIDING_TEST, **text)
 
 
 FINDINGS = {

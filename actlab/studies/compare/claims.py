@@ -158,17 +158,14 @@ class BeatsClaim:
     """How a study states one beats-every-baseline claim: all that `beats_claim` does not read from the runs.
 
     Why one record: the comparison, the zoo and xIELU decide the same rule on the same `Comparisons`; they differ
-    only in these words and settings, so each study fills this in and `beats_claim` is the one sequence."""
+    only in these words and settings, so each study fills this in and `beats_claim` is the one sequence. The claim's
+    id, study, statement, kind, units (of an improvement) and supports (above | below: as the claim shows an
+    improvement; below: negated, lower is better) are its `definition`'s, as registered."""
 
-    claim_id: str
-    study: str
-    statement: str
+    definition: registry.Definition
     source: str
     title: str
     budget: str  # what every arm got, read from the runs
-    kind: str  # demo | experiment | reviewer
-    units: str  # of an improvement
-    supports: str  # above | below: as the claim shows an improvement (below: negated, lower is better)
     candidate: str  # as the page names it
     comparators: tuple[str, ...]  # as the page names them, one per comparison
     part_names: tuple[str, ...]  # one per comparison
@@ -181,17 +178,12 @@ def candidate_claim(
     data: Comparisons, candidate: str, task_name: str, matching: str, setup: Mapping[str, Any], settings: Settings
 ) -> Claim:
     """One comparison claim from its comparisons (`beats_claim` with the comparison's words)."""
-    task, named = get_task(task_name), list(data.comparators)
+    named = list(data.comparators)
     spec = BeatsClaim(
-        claim_id=claim_id(candidate, task_name, matching),
-        study=STUDY,
-        statement=statement(candidate, named, task.label, matching_label(matching)),
+        definition=definition(candidate, named, task_name, matching, settings),  # a user's candidate has none yet
         source=SOURCE,
         title=f"{candidate} beats {'/'.join(named)}: {task_name}, {matching_label(matching)}",
         budget=analysis.budget_text(setup, task_name, matching),
-        kind="demo",
-        units=task.unit,
-        supports="above",
         candidate=candidate,
         comparators=tuple(named),
         part_names=tuple(f"improvement over {b}" for b in named),
@@ -203,17 +195,18 @@ def beats_claim(data: Comparisons, spec: BeatsClaim, settings: RuleSettings) -> 
     """One claim from its comparisons: the evidence, the rule's verdict, its parts and its operating
     characteristics (a candidate that never trained: the divergence share and the divergence branch's); where
     `spec` has the paper's effect, whether the data rule it out and the power at it."""
-    alpha, confidence, supports = settings.alpha, settings.confidence, spec.supports
+    alpha, confidence, supports = spec.definition.alpha, settings.confidence, spec.definition.supports
     simulations = {"n_simulations": settings.n_simulations, "seed": settings.seed}
     context: dict[str, Any] = {"seeds": data.seeds, "complete_seeds": data.n, "diverged": data.diverged}
     context.update(spec.context)
-    parts, ruled_out, effect = [], None, spec.paper_effect
+    parts, ruled_out, effect, units = [], None, spec.paper_effect, spec.definition.units
+    divergence: dict[str, str] = {}  # what the claim reads instead when the divergence decides
     if data.testable:
         ev = beats_every.statistics(data.values[None], confidence=confidence, margins=data.margins, alpha=alpha)
         estimate, ci, inputs = beats_every.rule_inputs(ev, 0, supports=supports, alpha=alpha, diverged=data.diverged)
         verdict = rule_beats_baselines(estimate, ci, **inputs)
         parts = beats_every.parts(
-            ev, spec.part_names, verdict=verdict, supports=supports, units=spec.units, margins=data.margins
+            ev, spec.part_names, verdict=verdict, supports=supports, units=units, margins=data.margins
         )
         context.update(beats_every.component_context(ev, data.comparators), **beats_every.spread_context(data))
         context["past_margin"] = beats_every.past_margin(ev, data.margins)
@@ -222,54 +215,47 @@ def beats_claim(data: Comparisons, spec: BeatsClaim, settings: RuleSettings) -> 
         context.update(about_mde)
         evidence = Evidence(estimate, ci, data.n, inputs, mde=mde, context=context, p_value=p_value)
         if effect is not None:  # is the paper's effect ruled out at this scale?
-            how = {"supports": supports, "units": spec.units, "confidence": confidence, **simulations}
+            how = {"supports": supports, "units": units, "confidence": confidence, **simulations}
             ruled_out = beats_every.ruled_out_outcome(data, ev, spec.part_names, effect, **how)
-        units = spec.units
     elif data.diverged:  # diverged on every seed (or all but one): nothing to pair, the divergence decides
         share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
         inputs = {"supports": "below", "diverged": data.diverged, "alpha": alpha, "equivalence_p": None}
         evidence = Evidence(share, ci, data.seeds, inputs, context=context, p_value=0.0)
-        units, supports = f"share of seeds on which {spec.candidate} diverged", "below"
+        divergence = {"units": f"share of seeds on which {spec.candidate} diverged", "supports": "below"}
         verdict = rule_beats_baselines(share, ci, **inputs)
     else:
         raise ValueError(
-            f"{spec.claim_id}: {data.n} seed(s) on which {spec.candidate} and {', '.join(spec.comparators)} all "
-            "trained and differences that do not vary: nothing to test; run more seeds or longer budgets"
+            f"{spec.definition.claim_id}: {data.n} seed(s) on which {spec.candidate} and "
+            f"{', '.join(spec.comparators)} all trained and differences that do not vary: nothing to test; run more "
+            "seeds or longer budgets"
         )
     if data.diverged:
         parts.append(beats_every.divergence_part(data.diverged, data.seeds, spec.candidate, confidence))
     claim = decide(
-        spec.claim_id,
+        spec.definition,
         evidence,
         rule_beats_baselines,
-        study=spec.study,
-        statement=spec.statement,
         source=spec.source,
-        units=units,
         budget=spec.budget,
         title=spec.title,
         paper=spec.paper,
         # the paper's effect as the estimate shows it: the least favourable comparison, oriented as `supports`
-        paper_value=(min(effect) if spec.supports == "above" else -min(effect)) if effect and data.testable else None,
-        threshold=0.0,
-        supports=supports,
+        paper_value=(min(effect) if supports == "above" else -min(effect)) if effect and data.testable else None,
         confidence=confidence,
         equivalence_margin=min(data.margins) if data.margins and data.testable else None,
         parts=parts,
         ruled_out=ruled_out,
-        kind=spec.kind,
         deciding_test=beats_every.deciding_test(verdict, data.diverged),
-        margin_sensitivity=beats_every.margin_sensitivity(
-            data, supports=spec.supports, alpha=alpha, confidence=confidence
-        )
+        margin_sensitivity=beats_every.margin_sensitivity(data, supports=supports, alpha=alpha, confidence=confidence)
         if data.testable
         else (),
         decided_by=beats_every.divergence_text(spec.candidate, data, spec.comparators),
         provenance=settings.provenance,
+        **divergence,
     )
     if data.testable:
         operating = beats_every.operating(
-            data, supports=spec.supports, alpha=alpha, confidence=confidence, paper_effect=effect, **simulations
+            data, supports=supports, alpha=alpha, confidence=confidence, paper_effect=effect, **simulations
         )
     else:
         operating = beats_every.divergence_operating(data.seeds, confidence=confidence, alpha=alpha, **simulations)
@@ -288,33 +274,40 @@ def definitions(
     found: dict[str, registry.Definition] = {}
     for profile in registry.PROFILES:
         for sweep, task, candidate, matching in _planned(study_dir, profile, settings.baselines, every):
-            cid = claim_id(candidate, task, matching)
-            margin = settings.margins.get(task)
-            found.setdefault(
-                cid,
-                registry.Definition(
-                    claim_id=cid,
-                    study=study_dir,
-                    kind="demo" if study_dir == STUDY else "experiment",
-                    statement=statement(
-                        candidate, list(settings.baselines), get_task(task).label, matching_label(matching)
-                    ),
-                    units=get_task(task).unit,
-                    threshold=0.0,
-                    supports="above",
-                    margin="none for 'supported' (better by any amount); TOST "
-                    + (f"+-{margin:g} {get_task(task).unit}" if margin is not None else "none"),
-                    margin_source=MARGIN_SOURCE,
-                    alpha=settings.alpha,
-                    rules=(rule_beats_baselines, beats_every.statistics),
-                    sweeps=(sweep,),
-                    extra={
-                        "baselines": list(settings.baselines),
-                        "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED},
-                    },
-                ),
-            )
+            if claim_id(candidate, task, matching) not in found:
+                made = definition(candidate, settings.baselines, task, matching, settings, study_dir, (sweep,))
+                found[made.claim_id] = made
     return list(found.values())
+
+
+def definition(
+    candidate: str,
+    baselines: Sequence[str],
+    task: str,
+    matching: str,
+    settings: Settings,
+    study_dir: str = STUDY,
+    sweeps: tuple[str, ...] = (),
+) -> registry.Definition:
+    """The claim "`candidate` beats every one of `baselines` on `task`, `matching`", as `definitions` registers it
+    and `candidate_claim` decides it (there also for a user's candidate, which has no registered entry)."""
+    margin, unit = settings.margins.get(task), get_task(task).unit
+    return registry.Definition(
+        claim_id=claim_id(candidate, task, matching),
+        study=study_dir,
+        kind="demo" if study_dir == STUDY else "experiment",
+        statement=statement(candidate, list(baselines), get_task(task).label, matching_label(matching)),
+        units=unit,
+        threshold=0.0,
+        supports="above",
+        margin="none for 'supported' (better by any amount); TOST "
+        + (f"+-{margin:g} {unit}" if margin is not None else "none"),
+        margin_source=MARGIN_SOURCE,
+        alpha=settings.alpha,
+        rules=(rule_beats_baselines, beats_every.statistics),
+        sweeps=sweeps,
+        extra={"baselines": list(settings.baselines), "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED}},
+    )
 
 
 def _planned(study_dir: str, profile: str, baselines: Sequence[str], every: Sequence[str]):  # noqa: ANN202

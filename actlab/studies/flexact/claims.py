@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -201,54 +201,43 @@ ROBUSTNESS = (
 
 
 def definitions() -> list[registry.Definition]:
-    """The six claims as registered (`actlab.registry`): everything that decides them except the runs."""
+    """The six claims and their modified methods as registered (`actlab.registry`): everything that decides them
+    except the runs. Each claim's statement, units, threshold and side are read from here (`_decided`)."""
     texts = _texts("", [], "")
-    found = []
-    for design in designs.all_designs():
-        text = texts[design.claim_id]
-        margin = (
-            f"{design.threshold:g} ({design.supports} supports the claim)"
-            if design.margin_input == "threshold"
-            else f"log10 MSE {MSE_MARGIN:.4g} (a factor of {MATERIAL_MSE_FACTOR:g})"
-        )
-        found.append(
-            registry.Definition(
-                claim_id=design.claim_id,
-                study=STUDY,
-                kind="experiment",
-                statement=text.statement,
-                units=text.units,
-                threshold=design.threshold,
-                supports=design.supports,
-                margin=margin,
-                margin_source=MARGIN_SOURCES[design.claim_id],
-                alpha=ClaimSettings().alpha,
-                rules=(design.rule, type(design).decisions, type(design).detection),
-                sweeps=(design.section, "speccurve"),
-                robustness=ROBUSTNESS,
-                extra=_sequential_extra(design.claim_id),
-            )
-        )
-    for design in modified.all_designs():
-        text = _modified_text(texts[f"flexact-1-scale-bias-{design.truth_name}"])
-        found.append(
-            registry.Definition(
-                claim_id=design.claim_id,
-                study=STUDY,
-                kind="experiment",
-                statement=text.statement,
-                units=text.units,
-                threshold=design.threshold,
-                supports=design.supports,
-                margin=f"{design.threshold:g} ({design.supports} supports the claim)",
-                margin_source=MARGIN_SOURCES[design.claim_id],
-                alpha=ClaimSettings().alpha,
-                rules=(design.rule, type(design).decisions, type(design).detection),
-                sweeps=(design.section,),
-                extra={"fidelity": modified.fidelity().label, "family": modified.FAMILY},
-            )
-        )
-    return found
+    primary = [
+        _definition(design, texts[design.claim_id], (design.section, "speccurve"), ROBUSTNESS)
+        for design in designs.all_designs()
+    ]
+    return primary + [
+        _definition(design, _modified_text(texts[f"flexact-1-scale-bias-{design.truth_name}"]), (design.section,))
+        for design in modified.all_designs()
+    ]
+
+
+def _definition(design: ClaimDesign, text: Text, sweeps: tuple[str, ...], robustness: str = "") -> registry.Definition:
+    """One claim's definition: its words from `text`, its threshold, side, margin and rules from `design`."""
+    margin = (
+        f"{design.threshold:g} ({design.supports} supports the claim)"
+        if design.margin_input == "threshold"
+        else f"log10 MSE {MSE_MARGIN:.4g} (a factor of {MATERIAL_MSE_FACTOR:g})"
+    )
+    extra = {"fidelity": modified.fidelity().label, "family": modified.FAMILY}
+    return registry.Definition(
+        claim_id=design.claim_id,
+        study=STUDY,
+        kind="experiment",
+        statement=text.statement,
+        units=text.units,
+        threshold=design.threshold,
+        supports=design.supports,
+        margin=margin,
+        margin_source=MARGIN_SOURCES[design.claim_id],
+        alpha=ClaimSettings().alpha,
+        rules=(design.rule, type(design).decisions, type(design).detection),
+        sweeps=sweeps,
+        robustness=robustness,
+        extra=extra if design.section == modified.SECTION else _sequential_extra(design.claim_id),
+    )
 
 
 def _modified_text(text: Text) -> Text:
@@ -322,22 +311,22 @@ def _decided(
     parts: Any,
     **more: Any,
 ) -> Claim:
-    """`decide` on a design's evidence with what every Flex-Act experiment claim carries (its texts, threshold, side,
-    confidence, parts, the deciding test of `verdict`, margin sensitivity); `more`: a claim's own fields (robustness,
-    fidelity)."""
+    """`decide` on a design's evidence with what every Flex-Act experiment claim carries (its registered definition's
+    statement, units, threshold and side, the rest of its texts, confidence, parts, the deciding test of `verdict`,
+    margin sensitivity); `more`: a claim's own fields (robustness, fidelity)."""
     estimate, ci, inputs = evidence.estimate, evidence.ci, dict(evidence.inputs)
     return decide(
-        design.claim_id,
+        registry.find(definitions(), design.claim_id),  # its statement, units, threshold and side
         evidence,
         design.rule,
-        study=STUDY,
-        **asdict(text),
-        threshold=design.threshold,
-        supports=design.supports,
+        title=text.title,
+        source=text.source,
+        paper=text.paper,
+        paper_value=text.paper_value,
+        budget=text.budget,
         confidence=1 - settings.alpha,
         provenance=settings.provenance,
         parts=parts,
-        kind="experiment",
         deciding_test=design.deciding_test(verdict),
         margin_sensitivity=sensitivity(design, estimate, ci, inputs),
         **more,

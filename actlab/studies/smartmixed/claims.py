@@ -254,13 +254,19 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
         "statement": paper.CLAIM_TOP3,
         "units": f"accuracy points over the {ordinal(settings.k)}-best fixed activation (majority of architectures)",
         "threshold": 0.0,
-        "supports": "above",
         "margin": "0 points: top k means ranking above the k-th best, so no margin",
         "margin_source": "the claim's own wording (top 3 of 7, on most architectures)",
         "rules": (top3_rule, ev.ranking),
         "extra": {"k": settings.k, "init": settings.init},
     }
-    common = {"study": STUDY, "alpha": settings.alpha}
+    common = {"study": STUDY, "alpha": settings.alpha, "supports": "above"}
+    layerwise = {  # the layer-wise rule, at the reference procedure and at the committed-router design
+        "kind": "experiment",
+        "units": "points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
+        "threshold": settings.preference_margin,
+        "margin": f"{settings.preference_margin:g} points of a layer's neurons (also the TOST margin)",
+        "rules": (layerwise_rule, ev.decide_two_component, layer_values),
+    }
     return [
         registry.Definition(
             claim_id="smartmixed-top3-step-matched", kind="experiment", sweeps=("compare",), **common, **top3
@@ -274,14 +280,8 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
         ),
         registry.Definition(
             claim_id=LAYERWISE_ID,
-            kind="experiment",
             statement=paper.CLAIM_LAYERWISE,
-            units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
-            threshold=settings.preference_margin,
-            supports="above",
-            margin=f"{settings.preference_margin:g} points of a layer's neurons (also the TOST margin)",
             margin_source=LAYERWISE_MARGIN_SOURCE,
-            rules=(layerwise_rule, ev.decide_two_component, layer_values),
             sweeps=("reference",),
             robustness="the rule at each (dataset, architecture) cell of the reference sweep; each cell contrasted "
             "with the others at the pooled variance (Bonferroni over cells x components); the committed-router "
@@ -296,18 +296,13 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
                 "sequential": {**SEQUENTIAL.as_json(), "first_seed": FIRST_SEED},  # `actlab decide` (reference sweep)
             },
             **common,
+            **layerwise,
         ),
         registry.Definition(
             claim_id=COMMITTED_ID,
-            kind="experiment",
             statement=paper.CLAIM_LAYERWISE_COMMITTED,
-            units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
-            threshold=settings.preference_margin,
-            supports="above",
-            margin=f"{settings.preference_margin:g} points of a layer's neurons (also the TOST margin)",
             margin_source="set on 2026-12-04 for this design after its default run had been seen (docs/smartmixed.md); "
             "registered as a claim of its own on 2026-12-06, after its runs had been seen",
-            rules=(layerwise_rule, ev.decide_two_component, layer_values),
             sweeps=("preference", "speccurve"),
             robustness=curve,
             extra={
@@ -319,6 +314,7 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
                 "family": OUTSIDE_FAMILY,
             },
             **common,
+            **layerwise,
         ),
         registry.Definition(
             claim_id=COMMITMENT_ID,
@@ -326,7 +322,6 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
             statement=paper.CLAIM_COMMITMENT,
             units="mean largest routing probability of a network's lowest layer at the freeze (uniform: 1/6)",
             threshold=COMMITTED,
-            supports="above",
             margin=f"{COMMITTED:g}: on average a layer's neurons put half their routing probability on one choice",
             margin_source="the project's commitment threshold (`run.COMMITTED`, fixed with issue 19, 2026-12-03), "
             "before any reference-procedure run",
@@ -341,7 +336,6 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
             statement=paper.CLAIM_DEPTH,
             units="points of a layer's neurons (the smaller of the ELU+SELU rises at constant and at growing width)",
             threshold=settings.preference_margin,
-            supports="above",
             margin=f"{settings.preference_margin:g} points of a layer's neurons (the layer-wise claim's)",
             margin_source="the layer-wise claim's margin, fixed for this claim on 2026-12-06 after a pilot of 2-3 "
             "networks per width profile (seeds 1000-1002, not the sweep's) had been seen (docs/smartmixed.md)",
@@ -360,7 +354,6 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
             statement=paper.CLAIM_LEARNED,
             units="accuracy points (the smaller of the wins over the random and the reversed control)",
             threshold=settings.accuracy_margin,
-            supports="above",
             margin=f"{settings.accuracy_margin:g} accuracy points",
             margin_source="the smallest win worth the name, fixed with the claim (2026-12-02)",
             rules=(learned_rule, ev.decide_two_component, control_values),
@@ -370,6 +363,12 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
             **common,
         ),
     ]
+
+
+def registered(claim_id: str, settings: Settings) -> registry.Definition:
+    """The claim's definition at `settings`, as registered: the one place its statement, units, threshold (the
+    margin) and alpha are written; each claim and rule below reads them from here."""
+    return registry.find(definitions(settings), claim_id)
 
 
 # ---------------------------------------------------------------- the ranking
@@ -401,22 +400,18 @@ def ranking_claim(results: analysis.StudyResults, settings: Settings, *, wallclo
     verdict = top3_rule(evidence.estimate, evidence.ci, **evidence.inputs)
     p_value = {"supported": top.p_for[0], "not supported": top.p_against[0]}.get(verdict, top.p_value[0])
     evidence = replace(evidence, p_value=float(p_value) if verdict != "not run" else None)
+    definition = registered(f"smartmixed-top3-{'compute-time' if wallclock else 'step'}-matched", settings)
+    many = f"{len(architectures)} architecture{'s' if len(architectures) > 1 else ''}"
     claim = decide(
-        f"smartmixed-top3-{'compute-time' if wallclock else 'step'}-matched",
+        definition,
         evidence,
         top3_rule,
-        study=STUDY,
-        statement=paper.CLAIM_TOP3,
         source="arXiv 2510.22450, Table II and Fig. 4",
-        units=f"accuracy points over the {ordinal(settings.k)}-best fixed activation (majority of "
-        f"{len(architectures)} architecture{'s' if len(architectures) > 1 else ''})",
+        units=definition.units.replace("of architectures", f"of {many}"),  # the registered units, counted
         budget=f"{kind}; {results.describe()}",
         title=f"SmartMixed ranks top {settings.k} ({kind})",
         paper="top 3 on most of 18 architectures (one run each, baseline epochs not stated)",
-        threshold=0.0,
-        supports="above",
         confidence=settings.confidence,
-        kind="reviewer" if wallclock else "experiment",
         deciding_test=TOP3_TESTS.get(verdict, "nearer of: " + "; ".join(TOP3_TESTS.values())),
         decided_by={"not run": "the routers did not commit" if not committed else "the arms' budgets differ"}.get(
             verdict, ""
@@ -516,11 +511,13 @@ def layer_values(layers) -> np.ndarray:  # noqa: ANN001 - the preference `layers
 
 
 def layerwise_design(settings: Settings, alpha: float, confidence: float) -> ev.TwoComponentClaim:
-    """How the layer-wise claim is decided at `alpha` (also each look of its sequential design)."""
+    """How the layer-wise claim is decided at `alpha` (also each look of its sequential design): at its registered
+    threshold (the margin) and least networks."""
+    definition = registered(LAYERWISE_ID, settings)
     return ev.TwoComponentClaim(
         layerwise_rule,
-        settings.preference_margin,
-        {"min_networks": settings.min_networks, "alpha": alpha},
+        definition.threshold,
+        {"min_networks": definition.extra["min_networks"], "alpha": alpha},
         "networks",
         equivalence=True,
         confidence=confidence,
@@ -598,15 +595,11 @@ def _reference_layerwise(pref: preference.Preference, settings: Settings) -> Dec
         margins=LAYERWISE_MARGINS,
         parts_units="points of a layer's neurons, first to last hidden layer",
         not_run_reason=f"{n} networks, fewer than {settings.min_networks}",
-        statement=paper.CLAIM_LAYERWISE,
         source="arXiv 2510.22450, Fig. 3 and Sec. IV-C",
-        units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
         budget=f"reference sweep (the reference code's procedure), {n} networks, registered n {design.networks}; "
         f"{pref.budget}",
         title="Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
         paper="early layers ReLU/LeakyReLU, deep layers ELU/SELU (one network shown)",
-        equivalence_margin=settings.preference_margin,
-        kind="experiment",
     )
 
 
@@ -647,17 +640,13 @@ def _committed_layerwise(runs: StudyRuns, settings: Settings, claim_id: str) -> 
         margins=LAYERWISE_MARGINS,
         parts_units="points of a layer's neurons, first to last hidden layer",
         not_run_reason=f"{n_committed} committed networks, fewer than {settings.min_networks}",
-        statement=paper.CLAIM_LAYERWISE_COMMITTED if sensitivity else paper.CLAIM_LAYERWISE,
         source="arXiv 2510.22450, Fig. 3 and Sec. IV-C",
-        units="points of a layer's neurons (the smaller of the ELU+SELU rise and the ReLU+LeakyReLU fall)",
         budget=f"preference sweep, {n_committed} committed networks; {pref.budget}",
         fidelity=MODIFIED_FIDELITY if sensitivity else None,
         title="Committed routers (modified method): early ReLU/LeakyReLU, deep ELU/SELU"
         if sensitivity
         else "Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
         paper="early layers ReLU/LeakyReLU, deep layers ELU/SELU (one network shown)",
-        equivalence_margin=settings.preference_margin,
-        kind="experiment",
     )
 
 
@@ -668,7 +657,8 @@ def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
     pref = runs.reference_networks("reference")
     if pref is None:
         return None
-    values = pattern.commitment_values(pref)
+    definition = registered(COMMITMENT_ID, settings)
+    values, threshold = pattern.commitment_values(pref), definition.threshold
     n = values.shape[1]
     by_layer = pattern.commitment_by_layer(pref, settings.confidence)
     if n < 2:
@@ -678,14 +668,14 @@ def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
         interval, _ = pattern.commitment_verdicts(values, settings.confidence, settings.min_networks)
         estimate, sd = float(interval.mean[0]), float(interval.sd[0])
         ci = (float(interval.low[0]), float(interval.high[0]))
-        p = float(2 * stats_t.sf(abs(estimate - COMMITTED) / (sd / np.sqrt(n)), n - 1)) if sd > 0 else 0.0
+        p = float(2 * stats_t.sf(abs(estimate - threshold) / (sd / np.sqrt(n)), n - 1)) if sd > 0 else 0.0
     mde = power.t_mde(n, sd, settings.alpha) if n >= 2 else None
     excess = pattern.t_interval(values - pattern.UNIFORM, settings.confidence) if n >= 2 else None
     evidence = Evidence(
         estimate=estimate,
         ci=ci,
         n=n,
-        inputs={"threshold": COMMITTED, "networks": n, "min_networks": settings.min_networks},
+        inputs={"threshold": threshold, "networks": n, "min_networks": settings.min_networks},
         mde=mde,
         context={
             "uniform": pattern.UNIFORM,
@@ -698,26 +688,20 @@ def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
                 mde,
                 settings,
                 "(routing probability)",
-                COMMITTED,
+                threshold,
             ),
         },
         p_value=p,
     )
     claim = decide(
-        COMMITMENT_ID,
+        definition,
         evidence,
         commitment_rule,
-        study=STUDY,
-        statement=paper.CLAIM_COMMITMENT,
         source="issue 56 (what the reproduced pattern is); arXiv 2510.22450, Sec. III-B",
-        units="mean largest routing probability of a network's lowest layer at the freeze (uniform: 1/6)",
         budget=f"reference sweep, {n} networks; {pref.budget}",
         title="Neurons choose: the routers commit under the reference procedure",
         paper="each neuron learns its activation (the argmax of converged logits)",
-        threshold=COMMITTED,
-        supports="above",
         confidence=settings.confidence,
-        kind="reviewer",
         deciding_test="t test of the networks' mean lowest-layer commitment against 0.5",
         provenance=settings.provenance,
     )
@@ -753,7 +737,8 @@ def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
         layers = pref.layers[pref.layers.network.isin(networks)]
         rises[profile] = layer_values(layers)[:, :, 0] if networks else np.empty((1, 0))
     n = min(values.shape[1] for values in rises.values())
-    margin = settings.preference_margin
+    definition = registered(DEPTH_ID, settings)
+    margin, alpha = definition.threshold, definition.alpha
     architectures = {
         profile: ", ".join(sorted(set(pref.runs.architecture[pref.runs.width_profile == profile])))
         for profile in pattern.PROFILES
@@ -770,8 +755,8 @@ def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
             context={"architectures": architectures},
         )
         return _depth_decided(evidence, pref, settings)
-    decision = pattern.depth_verdicts(rises, margin=margin, alpha=settings.alpha, min_networks=settings.min_networks)
-    mde = pattern.depth_mde(rises, settings.alpha)
+    decision = pattern.depth_verdicts(rises, margin=margin, alpha=alpha, min_networks=settings.min_networks)
+    mde = pattern.depth_mde(rises, alpha)
     groups = decision.groups
     difference = t_interval_welch(rises["growing"][0], rises["constant"][0], settings.confidence)
     context: dict[str, Any] = {
@@ -804,7 +789,7 @@ def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
     operating = pattern.depth_operating(
         rises,
         margin=margin,
-        alpha=settings.alpha,
+        alpha=alpha,
         min_networks=settings.min_networks,
         mde=mde,
         n_simulations=settings.n_simulations,
@@ -826,21 +811,15 @@ def _depth_decided(evidence: Evidence, pref: preference.Preference, settings: Se
     asked = {**design.as_json(), "networks_run_per_profile": n, "meets_registered_n": n >= design.networks}
     evidence = replace(evidence, context={**evidence.context, "power_analysis": asked})
     return decide(
-        DEPTH_ID,
+        registered(DEPTH_ID, settings),
         evidence,
         depth_rule,
-        study=STUDY,
-        statement=paper.CLAIM_DEPTH,
         source="issue 56 (depth and width change together in the paper's networks); arXiv 2510.22450, Fig. 3",
-        units="points of a layer's neurons (the smaller of the ELU+SELU rises at constant and at growing width)",
         budget=f"reference sweep, width profiles; {evidence.n} networks ({n} a profile), "
         f"{depth_power(asked, evidence.mde)}; {pref.budget}",
         title="The preference follows depth, not layer width",
         paper="the preference is a matter of depth (early vs deep layers)",
-        threshold=settings.preference_margin,
-        supports="above",
         confidence=settings.confidence,
-        kind="reviewer",
         deciding_test="t tests of both width profiles' rises against the margin (Bonferroni over the two)",
         decided_by="fewer than two networks in a width profile" if evidence.n < 2 * settings.min_networks else "",
         provenance=settings.provenance,
@@ -957,16 +936,17 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
             not_run.append(label)
     choice_of = {**{label: "architecture" for label in cells}, **(curve.choice_of if curve else {})}
     specs = ev.Specifications(cells, alternatives, choice_of)
+    definition = registered("smartmixed-learned-beats-controls", settings)
     rule = ev.TwoComponentClaim(
         learned_rule,
-        settings.accuracy_margin,
+        definition.threshold,
         {"committed": committed},
         "pairs",
         confidence=settings.confidence,
-        alpha=settings.alpha,
+        alpha=definition.alpha,
     )
     return _two_component_claim(
-        "smartmixed-learned-beats-controls",
+        definition.claim_id,
         specs,
         rule,
         LEARNED,
@@ -975,13 +955,10 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
         margins=LEARNED_MARGINS,
         parts_units="accuracy points (SmartMixed - control)",
         not_run_reason="the compare sweep's routers did not commit",
-        statement=paper.CLAIM_LEARNED,
         source="review of arXiv 2510.22450 (falsifier); paper Sec. IV-C",
-        units="accuracy points (the smaller of the wins over the random and the reversed control)",
         budget=f"step-matched; {runs.compare.describe()}; phase-2 init {settings.init}",
         title="Learned choices beat random/reversed",
         paper="not tested in the paper",
-        kind="reviewer",
     )
 
 
@@ -1017,13 +994,12 @@ def _two_component_claim(
     if rule.equivalence:
         p = evidence.inputs["equivalence_p"]
         reasons["equivalent"] = f"TOST: both changes within +-{rule.margin:g} points (p = {p:.2g})"
+    definition = registered(claim_id, settings)
     claim = decide(
-        claim_id,
+        definition,
         evidence,
         rule.rule,
-        study=STUDY,
-        threshold=rule.margin,
-        supports="above",
+        equivalence_margin=definition.threshold if rule.equivalence else None,
         confidence=settings.confidence,
         robustness=ev.robustness(decision, specs, evidence.mde, verdict),
         parts=ev.parts(decision, rule, names, parts_units),

@@ -170,15 +170,10 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
     gaps, margins = paper_margins(runs.arms, budget, settings.equivalence_scale)
     token_matched = budget == "tokens"
     spec = BeatsClaim(
-        claim_id=f"xielu-lm-{matching(budget)}",
-        study=STUDY,
-        statement=STATEMENTS.get(budget, f"xIELU reaches lower validation loss than ReLU² and SwiGLU, {budget}"),
+        definition=registry.find(definitions(settings), f"xielu-lm-{matching(budget)}"),
         source=SOURCE,
         title=f"xIELU below ReLU² and SwiGLU ({matching(budget)})",
         budget=analysis.budget_text(runs.setup, budget),
-        kind="experiment" if token_matched else "reviewer",
-        units="bits/byte",
-        supports="below",
         candidate="xIELU",
         comparators=tuple(label(o) for o in CLAIM_COMPARATORS),
         part_names=tuple(f"xIELU − {label(o)}" for o in CLAIM_COMPARATORS),

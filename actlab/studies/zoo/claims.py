@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from actlab import measured_on, registry
 from actlab.claim import Claim
@@ -19,6 +19,7 @@ from actlab.studies.compare import claims as compare_claims
 from actlab.studies.compare.engine import matching_label
 from actlab.studies.zoo.entries import ENTRIES, get_entry
 
+Defined = TypeVar("Defined", Claim, registry.Definition)
 STUDY = "zoo"
 BASELINE = "relu"
 CPU_SCALE = "At CPU scale (small MLPs trained for seconds on 2 cores, not the paper's networks): "
@@ -45,15 +46,14 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
     """Every "X beats ReLU" claim the committed zoo sweeps produce, as registered."""
     settings = settings or Settings()
     found = compare_claims.definitions(_compare_settings(settings, ()), study_dir=STUDY, every=claimants())
-    return [
-        replace(
-            definition,
-            claim_id="zoo-" + definition.claim_id.removeprefix("compare-"),
-            statement=CPU_SCALE + definition.statement,
-            kind="experiment",
-        )
-        for definition in found
-    ]
+    return [_as_zoo(definition) for definition in found]
+
+
+def _as_zoo(item: Defined) -> Defined:
+    """A comparison claim or its definition as the zoo's (one function for both, so they say the same): its id,
+    study, kind and the scale in its statement."""
+    zoo_id = "zoo-" + item.claim_id.removeprefix("compare-")
+    return replace(item, claim_id=zoo_id, study=STUDY, kind="experiment", statement=CPU_SCALE + item.statement)
 
 
 def _compare_settings(settings: Settings, candidates: tuple[str, ...]) -> compare_claims.Settings:
@@ -78,12 +78,8 @@ def relabel(claim: Claim) -> Claim:
     # else the candidate named in 'compare-<candidate>-<task>-<matching>' (a zoo name holds no '-')
     candidate = str(claim.context.get("candidate", "")) or claim.claim_id.removeprefix("compare-").split("-", 1)[0]
     entry = get_entry(candidate)
-    return claim.with_changes(
-        claim_id="zoo-" + claim.claim_id.removeprefix("compare-"),
-        study=STUDY,
-        kind="experiment",
+    return _as_zoo(claim).with_changes(
         source=f"{entry.label}: {entry.source}, {entry.paper_claim}",
-        statement=CPU_SCALE + claim.statement,
         title=f"{entry.label} beats ReLU ({entry.source}), CPU scale: " + claim.title.split(": ", 1)[-1],
     )
 
