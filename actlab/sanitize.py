@@ -8,8 +8,8 @@ How: nbconvert's `sanitize_html=True` runs its `clean_html` filter over every Ma
 output and drops JavaScript outputs; `clean_html` here is nh3 with actlab's allowlist (nbconvert's default would
 turn the site's tables and figures into text): links that pass `safe_href`, images only as embedded data, inline
 CSS of listed properties with plain values. A tag outside the allowlist is escaped to visible text, so an injection
-attempt stays visible; nh3 alone decides what is markup. Inline CSS cannot lay one element over others or blow one
-up: no positioning, transforms, `!important`, negative or viewport lengths; lengths capped; links take no style.
+attempt stays visible; nh3 alone decides what is markup. Inline CSS keeps only properties that can neither move nor
+size an element (`CSS_PROPERTIES`, nh3's `filter_style_properties`), so it cannot lay one element over others.
 
 Image outputs never pass nbconvert's sanitiser (its template writes their metadata unquoted into the `<img>`), so
 `image_html` writes them. LaTeX outputs become MathML at build time (`latex_mathml`), so pages load no MathJax; the
@@ -52,13 +52,13 @@ _PER_TAG = {
     "details": ("open",),
     "ol": ("start",),
 }
+# Inline CSS: only properties that can neither move an element nor size it (max-width and max-height only cap it)
+# and take no URL, so whatever its values no style lays one element over others, blows one up or loads anything;
+# nh3 parses each `style` and keeps these. Sizes, margins, positions and fonts are the page stylesheet's.
 CSS_PROPERTIES = _words(
     """
-    color background-color text-align vertical-align white-space width min-width max-width height min-height
-    max-height margin margin-top margin-right margin-bottom margin-left padding padding-top padding-right
-    padding-bottom padding-left border border-top border-right border-bottom border-left border-collapse
-    border-color border-style border-width font-size font-style font-weight font-family line-height
-    text-decoration display overflow overflow-x
+    color background-color text-align white-space font-style font-weight text-decoration border-collapse
+    border-color border-style max-width max-height overflow overflow-x
     """
 )
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
@@ -87,58 +87,8 @@ def safe_href(target: Any) -> str | None:
 
 
 _IMAGE_DATA = re.compile(r"data:image/(png|jpeg|gif|webp|svg\+xml)[;,]", re.IGNORECASE)
-_STYLE_ELEMENT = re.compile(r"<style\b[^>]*>.*?</style\s*>", re.IGNORECASE | re.DOTALL)
 _HTML_SPACE = " \t\n\r\f"  # what HTML strips around an attribute's URL (not every Unicode space)
-
-# Inline CSS: the largest length each kind of property may take, per unit ("" = a unitless number). A unit not
-# listed (vw, vh, cm, ...) is refused, as is every negative number.
-_LENGTH_CAPS: dict[str, dict[str, float]] = {
-    "width": {"px": 1200, "pt": 900, "em": 80, "rem": 80, "%": 100, "": 0},
-    "height": {"px": 600, "pt": 450, "em": 40, "rem": 40, "%": 100, "": 0},
-    "text": {"px": 64, "pt": 48, "em": 4, "rem": 4, "%": 400, "": 4},  # font-size, line-height
-    "other": {"px": 64, "pt": 48, "em": 4, "rem": 4, "%": 100, "": 1000},  # margins, paddings, borders, weights
-}
-_KIND = {
-    **dict.fromkeys(("width", "min-width", "max-width"), "width"),
-    **dict.fromkeys(("height", "min-height", "max-height"), "height"),
-    **dict.fromkeys(("font-size", "line-height"), "text"),
-}
-_CSS_FUNCTIONS = frozenset({"rgb", "rgba", "hsl", "hsla"})
-_CSS_VALUE = re.compile(r"[\w\s#%.,()/+-]*", re.ASCII)  # no quotes, backslashes, comments, '!', ':' or ';'
-_CSS_TOKEN = re.compile(r"[^\s,()/]+", re.ASCII)
-_CSS_NUMBER = re.compile(r"([+-]?)(\d+\.?\d*|\.\d+)([a-z%]*)", re.ASCII)
-_CSS_WORD = re.compile(r"[a-z][a-z-]*")
-_HEX_COLOR = re.compile(r"#(?:[0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})")
-
-
-def _css_value_ok(prop: str, value: str) -> bool:
-    """Whether `value` is a plain value for `prop`: words, hex colours, rgb()/hsl() and lengths within the caps."""
-    if not value or not _CSS_VALUE.fullmatch(value):
-        return False
-    if any(name not in _CSS_FUNCTIONS for name in re.findall(r"([a-z-]*)\(", value)):
-        return False
-    caps = _LENGTH_CAPS[_KIND.get(prop, "other")]
-    for token in _CSS_TOKEN.findall(value):
-        number = _CSS_NUMBER.fullmatch(token)
-        if number is not None:
-            sign, magnitude, unit = number.groups()
-            if sign == "-" or unit not in caps or float(magnitude) > caps[unit]:
-                return False
-        elif not (_CSS_WORD.fullmatch(token) or _HEX_COLOR.fullmatch(token)) or token.startswith("-"):
-            return False
-    return True
-
-
-def clean_style(style: str) -> str | None:
-    """The declarations of a `style` attribute that are listed properties with plain values, rebuilt as
-    `name:value;...`; None if none is left."""
-    kept = []
-    for declaration in style.lower().split(";"):
-        name, colon, value = declaration.partition(":")
-        name, value = name.strip(), " ".join(value.split())
-        if colon and name in CSS_PROPERTIES and _css_value_ok(name, value):
-            kept.append(f"{name}:{value}")
-    return ";".join(kept) or None
+_CSS_PAYLOAD = re.compile(r"url\s*\(|expression\s*\(|\\", re.IGNORECASE)  # a backslash escape could spell either
 
 
 MAX_IMAGE_PX = 2000  # the largest width or height an image may ask for
@@ -165,8 +115,8 @@ def _attribute(tag: str, name: str, value: str) -> str | None:
         return safe_href(value.strip(_HTML_SPACE))
     if name == "src":
         return value if _IMAGE_DATA.match(value.strip(_HTML_SPACE)) else None
-    if name == "style":
-        return None if tag == "a" else clean_style(value)
+    if name == "style" and _CSS_PAYLOAD.search(value):
+        return None  # no kept property takes a url() or expression(): such a style is only a payload (or hides one)
     if tag == "img" and name in ("width", "height"):
         return image_dimension(value)
     return value
@@ -225,6 +175,7 @@ _CLEANER = nh3.Cleaner(
     attribute_filter=_attribute,
     url_schemes={"http", "https", "data"},  # data: only passes `_attribute` as an <img>'s image
     filter_style_properties=set(CSS_PROPERTIES),
+    clean_content_tags={"style"},  # a <style> element (pandas' Styler writes one) restyles the page: it goes whole
     link_rel=None,  # `rel` is an allowed attribute of <a>; nh3 must not add its own
     strip_comments=True,
 )
@@ -232,9 +183,9 @@ _CLEANER = nh3.Cleaner(
 
 def clean_html(element: str | bytes) -> str:
     """`element` with only the allowlisted markup left, every other tag escaped to visible text (nbconvert's
-    `clean_html` filter's signature). `<style>` elements (pandas' Styler writes one) are removed: they restyle."""
+    `clean_html` filter's signature). `<style>` elements are removed with their content."""
     text = element.decode("utf-8") if isinstance(element, bytes) else str(element)
-    return _CLEANER.clean(_escape_foreign(_STYLE_ELEMENT.sub("", text), TAGS))
+    return _CLEANER.clean(_escape_foreign(text, TAGS | {"style"}))
 
 
 _IMAGE_CLASSES = {"light": "jp-needs-light-background", "dark": "jp-needs-dark-background"}

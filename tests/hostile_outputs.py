@@ -6,7 +6,7 @@ routes the HTML sanitiser alone did not cover (built once per test session; the 
 - links: `//host` and `/\\host` targets in HTML and Markdown outputs (the index refused them, study pages did not);
 - a Mermaid output holding markup (nbconvert wrote it unescaped);
 - inline CSS that would make a link cover the page: fixed positioning, viewport sizes, a negative margin pulling a
-  huge box over the title, an image link of 5000 x 5000 pixels.
+  huge box over the title, an image link of 5000 x 5000 pixels; `url()` and `expression()` values in styles.
 
 Each script payload sets `window.__actlab_injected`, so a browser can tell whether any ran.
 """
@@ -53,6 +53,8 @@ display(HTML(
     '<a id="cover-margin" href="{EVIL}"><div style="display:block;width:1400px;height:2000px;'
     'margin-top:-3000px;padding:500px;font-size:900px;background-color:#fff">margin</div></a>'
     f'<a id="cover-image" href="{EVIL}"><img src="data:image/png;base64,{{png64}}" width="5000" height="5000"></a>'
+    '<p style="background-color:url({REMOTE_IMAGE}?css);color:expression(window.__actlab_injected=4);'
+    'background:url({REMOTE_IMAGE}?bg)">css urls</p>'
 ))
 display(HTML('<p><a id="far-slashes" href="//evil.example/x">far</a> <a id="far-backslash" href="/\\\\evil.example/x">'
              "far</a></p>"))

@@ -187,7 +187,7 @@ def test_a_nan_input_is_stored_as_null_so_the_index_still_shows_the_claim(tmp_pa
     evidence = Evidence(7.0, (-1.0, 15.0), 5, inputs={"tost_pvalue": float("nan"), "nested": [1.0, float("inf")]},
                         mde=3.0)  # fmt: skip
     rule = lambda estimate, ci, tost_pvalue, nested: "inconclusive" if ci[0] < 0 < ci[1] else "supported"  # noqa: E731
-    save_claims([decide("tostless", evidence, rule, study="", statement="s", source="p", units="", budget="b")],
+    save_claims([decide("tostless", evidence, rule, study="demo", statement="s", source="p", units="", budget="b")],
                 tmp_path)  # fmt: skip
     claim = load_claim(tmp_path / "tostless.json")
     assert isinstance(claim, Claim)

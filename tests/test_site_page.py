@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 import re
 
@@ -76,8 +77,9 @@ def test_claims_block_shows_the_rules_error_rates_and_escapes_them():
                   operating=operating)  # fmt: skip
     block = page.claims_block([claim])._repr_html_()
     assert "wrong decisive verdict about 5 times in 100 (simulation error ± 1) at the null boundary" in block
-    assert "says &#x27;supported&#x27; about 80 times in 100 (simulation error ± 2) when the truth is one MDE" in block
-    assert "&#x27;equivalent&#x27; cannot be reached at this n: &lt;needs 41 seeds&gt;" in block
+    shown = html.unescape(block)  # the text a reader sees; the markup holds no tag of the strings' own
+    assert "says 'supported' about 80 times in 100 (simulation error ± 2) when the truth is one MDE" in shown
+    assert "'equivalent' cannot be reached at this n: <needs 41 seeds>" in shown and "<needs" not in block
 
 
 def test_lead_cells_come_right_after_the_title():
@@ -118,7 +120,7 @@ def test_every_page_gets_its_title_viewport_and_one_navigation_bar(tmp_path):
     chrome.decorate(path, title="Flex-Act: does it pick? | actlab", links=links[:2], current="index.html")
     twice = path.read_text()
     assert twice.count('class="actlab-nav"') == 1 and "odd.html" not in twice  # the bar is replaced, not added
-    assert twice.count('name="viewport"') == 1 and twice.count(chrome.NAV_CSS) == 1
+    assert twice.count('name="viewport"') == 1 and twice.count("<style>nav.actlab-nav{") == 1
     hidden = '<a class="anchor-link" aria-hidden="true" tabindex="-1" href="#Setup">¶</a>'
     assert once.count(hidden) == 1 and twice.count(hidden) == 1  # the ¶ is not read aloud, nor tabbed to
     assert chrome.short_title("Flex-Act: does the router pick the hidden activation?") == "Flex-Act"
@@ -154,19 +156,14 @@ def _card_claim(claim_id: str, **fields) -> Claim:
 
 
 def test_a_card_reads_verdict_and_fidelity_then_finding_then_figure_then_folded_details():
-    import html
-
     from actlab.claim import Fidelity
 
     fidelity = Fidelity("reduced-scale", "10 seeds, 100 epochs")
     claim = _card_claim("c-1", finding="Only the ELU/SELU rise clears the margin.", fidelity=fidelity)
     card = page.claims_block([claim])._repr_html_()
     verdict = card.index(">not supported</strong>")
-    assert (
-        verdict
-        < card.index(f"· {html.escape(fidelity.label)}")
-        < card.index("Only the ELU/SELU rise clears the margin.")
-    )
+    shown = html.unescape(card)
+    assert shown.index(">not supported</strong>") < shown.index(f"· {fidelity.label}") < shown.index("ELU/SELU rise")
     finding, figure = card.index('class="actlab-finding"'), card.index('class="actlab-headline"')
     folded = card.index('<details class="actlab-details">')
     assert verdict < finding < figure < folded

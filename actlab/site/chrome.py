@@ -2,7 +2,7 @@
 
 Why: nbconvert's pages are titled "Notebook", have no viewport tag and no way back to the index. A reader moving
 between pages should find the same bar at the top of each, and each page should lay out on a phone. `decorate` adds
-these to a page nbconvert rendered; the index template includes `SITE_CSS` and `nav_html`.
+these to a page nbconvert rendered; the index template includes the same stylesheet and `nav`.
 """
 
 from __future__ import annotations
@@ -13,94 +13,26 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from actlab.io import atomic_write_text
-from actlab.site.inputs import safe_href
+from actlab.site.pages import blocks, jinja_environment
 
 VIEWPORT = '<meta name="viewport" content="width=device-width, initial-scale=1">'
-NAV_CSS = (
-    "nav.actlab-nav{position:sticky;top:0;z-index:10;background:#f7f7f7;border-bottom:1px solid #ddd;"
-    "padding:.35rem .8rem;font:0.9rem system-ui,sans-serif;display:flex;flex-wrap:wrap;gap:.25rem .9rem}"
-    "nav.actlab-nav a{color:#1f4e8c;text-decoration:none}nav.actlab-nav a[aria-current=page]{font-weight:700;"
-    "color:#222}"
-    # a phone: one line that scrolls sideways, not six lines stuck over the top of every screen
-    "@media (max-width:600px){nav.actlab-nav{flex-wrap:nowrap;overflow-x:auto;white-space:nowrap;"
-    "scrollbar-width:thin}}"
-)
-WHOLE_CSS = "span.whole{white-space:nowrap}"
-SITE_CSS = (
-    NAV_CSS
-    + WHOLE_CSS
-    + """
-body { font-family: system-ui, sans-serif; margin: 0; color: #222; line-height: 1.45; }
-main { max-width: 80rem; margin: 1rem auto 2rem; padding: 0 1rem; overflow-wrap: break-word; }
-h1 { font-size: 1.6rem; margin: .8rem 0 .4rem; }
-.lede { margin-top: 0; }
-article.paper { border-left: 4px solid #ccc; padding: .1rem .9rem; margin: .8rem 0; }
-article.paper h3 { margin: .3rem 0; font-size: 1.05rem; }
-@media (min-width: 1100px) {  /* the papers side by side: every paper's answer on the first screen at 1400 x 900 */
-  div.papers { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 0 1rem; align-items: start; }
-  div.papers article.paper { margin: .4rem 0; }
-  div.papers ul.kinds { padding-left: 1rem; margin: .3rem 0; }
-  div.papers p.story { font-size: .88em; line-height: 1.35; margin: .4rem 0; }
-}
-ul.answer { margin: .3rem 0; padding-left: 1.2rem; }
-.box { border: 1px solid #ddd; border-radius: 4px; padding: .4rem .9rem; margin: 1rem 0; background: #fcfcfc; }
-dl dt { font-weight: 600; margin-top: .4rem; }
-dl dd { margin-left: 1.2rem; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; width: 100%; margin: .6rem 0; }
-th, td { border: 1px solid #ccc; padding: .35rem .5rem; text-align: left; vertical-align: top; overflow-wrap: normal; }
-table.claims td { min-width: 7rem; }
-th { background: #f3f3f3; }
-caption.actlab-caption { caption-side: top; text-align: left; font-size: .9em; color: #555; padding: .2rem 0; }
-.actlab-sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%);
-                  white-space: nowrap; }  /* read by screen readers, not shown: a table's generated caption */
-.failed { color: #a4161a; }
-.post-hoc { font-size: .8em; font-weight: 700; color: #7a4a00; border: 1px solid #7a4a00; border-radius: 3px;
-            padding: 0 .25em; white-space: nowrap; }
-.muted { color: #555; font-size: .9em; }
-details pre { white-space: pre-wrap; font-size: .8em; background: #f8f8f8; padding: .4rem; margin: .3rem 0 0; }
-details.claims-section > summary { font-size: 1.05rem; margin: .6rem 0; cursor: pointer; }
-.badge { font-weight: 600; white-space: nowrap; }
-figure { margin: 1rem 0; }
-figure img { max-width: 100%; height: auto; }
-footer { max-width: 80rem; margin: 3rem auto 1rem; padding: .5rem 1rem 0; font-size: .85rem; color: #555;
-         border-top: 1px solid #ddd; overflow-wrap: break-word; }
-code { font-size: .85em; }
-picture.forest img { max-width: 100%; height: auto; }
-.leaderboard-box { max-height: 75vh; overflow: auto; margin: .6rem 0; }
-table.leaderboard { margin: 0; }
-table.leaderboard thead { position: sticky; top: 0; z-index: 2; }
-table.leaderboard th[scope=row] { position: sticky; left: 0; z-index: 1; }
-table.leaderboard thead th { font-size: .85em; }
-table.leaderboard td { min-width: 9.5rem; }
-@media (max-width: 600px) {
-  body { font-size: 15px; line-height: 1.4; }
-  main { padding: 0 .7rem; margin-top: .6rem; }
-  h1 { font-size: 1.3rem; }
-  h2 { font-size: 1.15rem; }
-  .lede { font-size: .9em; }
-  article.paper { padding: .1rem .5rem; margin: .6rem 0; border-left-width: 3px; }
-  article.paper h3 { font-size: 1rem; }
-  article.paper p { margin: .5rem 0; }
-  article.paper p.story { font-size: .9em; line-height: 1.35; }
-  ul.kinds { padding-left: 1rem; margin: .3rem 0; }
-}
-"""
-)
+
+
+def stylesheet() -> str:
+    """The site's one stylesheet (`templates/site.css.j2`), which the index and every study page inline."""
+    return jinja_environment().get_template("site.css.j2").render()
+
+
+def _css(part: str) -> str:
+    """One part of the stylesheet (its `nav` or `whole` macro), for a page rendered without it."""
+    return str(getattr(jinja_environment().get_template("site.css.j2").module, part)())
 
 
 def nav_html(links: Sequence[tuple[str, str]], current: str = "") -> str:
-    """The top bar: one link per (title, href), the current page marked for screen readers and styled. An href
-    that fails `safe_href` (a `javascript:` target from a tampered `pages.json`) is shown as plain text."""
-    items = []
-    for title, href in links:
-        target = safe_href(href)
-        if target is None:
-            items.append(f"<span>{html.escape(title)}</span>")
-            continue
-        here = ' aria-current="page"' if target == current else ""
-        items.append(f'<a href="{html.escape(target)}"{here}>{html.escape(title)}</a>')
-    return f'<nav class="actlab-nav" aria-label="site">{"".join(items)}</nav>'
+    """The top bar (`blocks.html.j2`'s `nav`): one link per (title, href), the current page marked for screen
+    readers and styled. An href that fails `safe_href` (a `javascript:` target from a tampered `pages.json`) is
+    shown as plain text."""
+    return str(blocks().nav(links, current))
 
 
 NAV_PATTERN = re.compile(r'<nav class="actlab-nav".*?</nav>', flags=re.S)
@@ -117,7 +49,7 @@ _TAG = re.compile(r"(<[^>]*>)")
 # A token a browser may break inside: after a hyphen or slash, or between brackets ("}(" in a formula), so any token
 # of two or more characters holding one of them.
 _BREAKABLE = re.compile(r"(?=[^\s<>]{2})[^\s<>]*[\-\u2010\u2013/\\(){}\[\]][^\s<>]*")
-WHOLE = '<span class="whole">'  # white-space: nowrap (SITE_CSS)
+WHOLE = '<span class="whole">'  # white-space: nowrap (the stylesheet's `whole`)
 
 
 def whole_tokens(body: str) -> str:
@@ -161,10 +93,9 @@ def decorate(html_path: Path, *, title: str, links: Sequence[tuple[str, str]], c
         body = _into_head(body, page_title)
     if 'name="viewport"' not in body:
         body = _into_head(body, VIEWPORT)
-    if "nav.actlab-nav{" not in body:
-        body = _into_head(body, f"<style>{NAV_CSS}</style>")
-    if "span.whole{" not in body:
-        body = _into_head(body, f"<style>{WHOLE_CSS}</style>")
+    for part, marker in (("nav", "nav.actlab-nav{"), ("whole", "span.whole{")):
+        if marker not in body:
+            body = _into_head(body, f"<style>{_css(part)}</style>")
     nav = nav_html(links, current)
     if NAV_PATTERN.search(body):
         body = NAV_PATTERN.sub(lambda _: nav, body, count=1)
@@ -176,18 +107,11 @@ def decorate(html_path: Path, *, title: str, links: Sequence[tuple[str, str]], c
 
 STALE_CLASS = "actlab-stale"
 STALE_PATTERN = re.compile(r'<div class="actlab-stale".*?</div>', flags=re.S)
-STALE_STYLE = (
-    "background:#fff4e5;border:2px solid #b35900;color:#5c2e00;padding:.6rem 1rem;margin:.5rem;font:1rem system-ui"
-)
 
 
 def stale_banner(reason: str, when: str) -> str:
     """The banner a page keeps while its rebuild fails: what it is, since when, and why (escaped)."""
-    return (
-        f'<div class="{STALE_CLASS}" role="alert" style="{STALE_STYLE}"><strong>Stale page.</strong> This is the '
-        f"last good build of this page; its rebuild on {html.escape(when)} failed: {html.escape(reason)}. Its "
-        "numbers and claims are that earlier build's, not the current runs'.</div>"
-    )
+    return str(blocks().stale_banner(reason, when))
 
 
 def mark_stale(html_path: Path, reason: str, when: str) -> Path:

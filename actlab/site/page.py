@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 from matplotlib.figure import Figure
 
 from actlab import figure_style
@@ -26,10 +27,10 @@ from actlab.claim import Claim
 from actlab.io import read_json
 from actlab.site import claim_text, summary
 from actlab.site.headline import headline_html
+from actlab.site.pages import blocks
 from actlab.stats import sequential
 
 DIGITS = 3  # significant digits of every float in a page's tables
-POST_HOC_STYLE = "font-size:.8em;font-weight:700;color:#7a4a00;border:1px solid #7a4a00;padding:0 .25em"
 
 
 def format_number(value: Any, digits: int = DIGITS) -> str:
@@ -139,7 +140,7 @@ class HTMLBlock:
     """Raw HTML that a notebook displays as is."""
 
     def __init__(self, body: str) -> None:
-        self.body = body
+        self.body = str(body)  # a plain str, not a macro's Markup, which would escape whatever is added to it
 
     def _repr_html_(self) -> str:
         return self.body
@@ -147,8 +148,7 @@ class HTMLBlock:
 
 def details(summary: str, *items: Any) -> HTMLBlock:
     """`items` (tables, figures, text) inside a collapsed `<details>` whose summary line is `summary`."""
-    inner = "\n".join(_html_of(item) for item in items)
-    return HTMLBlock(f'<details class="actlab-details"><summary>{html.escape(summary)}</summary>\n{inner}\n</details>')
+    return HTMLBlock(blocks().details(summary, Markup("\n".join(_html_of(item) for item in items))))
 
 
 def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[str, Any] | None = None) -> HTMLBlock:
@@ -156,21 +156,13 @@ def claims_block(claims: Iterable[Claim | Mapping[str, Any]], headline: Mapping[
     paper (`Claim.fidelity`) beside it, its finding (`Claim.finding`; the statement where a claim file has none),
     its headline figure (`actlab.site.headline`), the study's own figure of what the runs did (`headline[claim_id]`,
     optional), then everything else folded in a `<details>`: the statement, what decided it, the registry, the
-    family, the robustness, the error rates. The runs' budgets are stated once, above the cards, not on each."""
+    family, the robustness, the error rates. The runs' budgets are stated once, above the cards, not on each
+    (a budget holds "; " itself, so one item each)."""
     headline = headline or {}
     loaded = [item if isinstance(item, Claim) else Claim.from_json(item) for item in claims]
-    parts = ['<section class="actlab-claims"><h2>Claims and verdicts</h2>']
     budgets = list(dict.fromkeys(claim.budget for claim in loaded if claim.budget))
-    if budgets:  # each distinct budget once (a budget holds "; " itself, so one item each)
-        items = "".join(f"<li>{html.escape(budget)}</li>" for budget in budgets)
-        parts.append(
-            '<details class="actlab-details actlab-budget"><summary>The runs behind these claims (their budgets)'
-            f"</summary><ul>{items}</ul></details>"
-        )
-    for claim in loaded:
-        parts.append(claim_card(claim, headline.get(claim.claim_id)))
-    parts.append("</section>")
-    return HTMLBlock("\n".join(parts))
+    cards = [card_data(claim, headline.get(claim.claim_id)) for claim in loaded]
+    return HTMLBlock(blocks().claims_block(budgets, cards))
 
 
 def method_block(
@@ -180,13 +172,7 @@ def method_block(
     changed and why), on the page itself: a reader must not need the docs to tell the paper's method at reduced
     scale from a modified one (issue AG). Claims without a tag are left out; no tag at all gives an empty block."""
     tagged = [claim for claim in claims if claim.fidelity is not None]
-    if not tagged:
-        return HTMLBlock("")
-    items = "".join(
-        f"<li><strong>{html.escape(claim.title or claim.claim_id)}</strong>: {html.escape(claim.fidelity.label)}</li>"
-        for claim in tagged
-    )
-    return HTMLBlock(f'<section class="actlab-methods"><h3>{html.escape(heading)}</h3><ul>{items}</ul></section>')
+    return HTMLBlock(blocks().method_block(heading, tagged) if tagged else "")
 
 
 def disagreement_lead(claims: Iterable[Claim]) -> str:
@@ -208,23 +194,14 @@ def disagreement_lead(claims: Iterable[Claim]) -> str:
 
 
 def verdict_html(claim: Claim) -> str:
-    """'<span ...>not supported</span> · the paper's method at reduced scale (10 seeds, ...)': the verdict in its
-    colour (with "not after family-wise control" where the family-wise control takes it back), a post-hoc mark, and
-    the fidelity label beside it (nothing where an older claim file has none)."""
-    shown = summary.reported(claim)
-    css, color = figure_style.verdict_class(shown), figure_style.verdict_color(shown)
-    badge = f"{claim.verdict} (not after family-wise control)" if shown != claim.verdict else claim.verdict
-    text = f'<strong class="{css}" style="color:{color}">{html.escape(badge)}</strong>'
-    if claim.post_hoc:
-        text += f' <span class="post-hoc" style="{POST_HOC_STYLE}">post hoc</span>'
-    if claim.fidelity is not None:
-        text += f' <span class="fidelity">· {html.escape(claim.fidelity.label)}</span>'
-    return text
+    """'<strong ...>not supported</strong> · the paper's method at reduced scale (10 seeds, ...)': the verdict in its
+    colour, a post-hoc mark and the fidelity label (`blocks.html.j2`'s `verdict`)."""
+    return str(blocks().verdict(claim))
 
 
-def claim_card(claim: Claim, figure: Any = None) -> str:
-    """One claim's card (`claims_block`): verdict and fidelity, finding, headline figure, `figure`, details."""
-    claim_id = html.escape(claim.claim_id)
+def card_data(claim: Claim, figure: Any = None) -> dict[str, Any]:
+    """What one claim's card (`blocks.html.j2`'s `claim_card`) shows beyond the claim itself: the primary verdict's
+    lines, the folded lines, the headline figure and the study's `figure` (described for screen readers here)."""
     primary = [
         claim.estimate_text,
         claim_text.failed_line(claim),
@@ -237,32 +214,17 @@ def claim_card(claim: Claim, figure: Any = None) -> str:
         claim_text.registry_line(claim),
         claim_text.sensitivity_line(claim),
         *claim_text.operating_lines(claim),
-    ]
-    if claim.paper:
-        rest.append(f"paper: {claim.paper}")
-    lead = claim.finding or claim.statement
-    card = [
-        f'<div class="actlab-claim" id="claim-{claim_id}">',
-        f"<h3>{html.escape(claim.title or claim.claim_id)}</h3>",
-        f'<p class="actlab-verdict">{verdict_html(claim)}</p>',
-        f'<p class="actlab-finding">{html.escape(lead)}</p>',
-        f'<div class="actlab-headline">{headline_html(claim)}</div>',
+        f"paper: {claim.paper}" if claim.paper else "",
     ]
     if isinstance(figure, Figure) and not getattr(figure, figure_style.ALT_KEY, None):
         figure_style.describe(figure, finding_alt(claim, figure))
-    if figure is not None:
-        card.append(f"<p>What the runs show behind it:</p>{_html_of(figure)}")
-    statement = f"<p><strong>The claim</strong>: {html.escape(claim.statement)}</p>" if claim.finding else ""
-    card.append(
-        '<details class="actlab-details"><summary>The claim, what decided it, and how often its rule errs'
-        f"</summary>{statement}"
-        f"<p><strong>Primary verdict</strong> (the rule at its registered default design): "
-        f"{'<br>'.join(html.escape(line) for line in primary if line)}</p>"
-        f"<p>{'<br>'.join(html.escape(line) for line in rest if line)}<br>"
-        f'<a href="index.html#claim-{claim_id}">this claim in the index</a></p></details>'
-    )
-    card.append("</div>")
-    return "\n".join(card)
+    shown = None if figure is None else Markup(_html_of(figure))
+    return {"claim": claim, "primary": primary, "rest": rest, "headline": Markup(headline_html(claim)), "figure": shown}
+
+
+def claim_card(claim: Claim, figure: Any = None) -> str:
+    """One claim's card (`claims_block`): verdict and fidelity, finding, headline figure, `figure`, details."""
+    return str(blocks().claim_card(card_data(claim, figure)))
 
 
 def finding_alt(claim: Claim, figure: Figure) -> str:
@@ -293,23 +255,19 @@ def sequential_block(runs_dir: str | Path) -> HTMLBlock | None:
     records = sorted(folder.glob("*.json")) if folder.is_dir() else []
     if not records:
         return None
-    parts = ['<section class="actlab-sequential"><h2>Sequential decisions (actlab decide)</h2>']
+    decisions = []
     for path in records:
         record = read_json(path)  # a regular file of bounded size: a FIFO or a device link there is refused, named
         looks = pd.DataFrame(record["looks"]).rename(columns={"n": "seeds", "level": "nominal level", "mde": "MDE"})
         looks["interval"] = [f"[{format_number(a)}, {format_number(b)}]" for a, b in looks.pop("ci")]
         looks = looks[[c for c in ("seeds", "nominal level", "estimate", "interval", "MDE", "verdict") if c in looks]]
-        rows = sequential.cost_rows(record["operating"])
-        costlier = " ".join(sequential.cost_sentences(record["operating"]))
-        registered = "registered with the claim" if record.get("registered") else "set by the command's flags"
-        parts.append(
-            f"<h3>{html.escape(record['claim_id'])}: {html.escape(record['verdict'] or 'not finished')}</h3>"
-            f"<p>{html.escape(record['why'])}. Design ({registered}, fixed before the first look; new seeds from "
-            f"{int(record['first_seed'])}): {html.escape(record['design_text'])}.</p>"
-            f"{table_html(looks)}<p>How this design errs and what it costs, simulated at the spread of the claim's "
-            "runs (a decisive verdict at the null boundary is an error), beside the fixed design of the power it "
-            "is built for:</p>"
-            f"{table_html(pd.DataFrame(rows))}" + (f"<p>{html.escape(costlier)}</p>" if costlier else "")
+        decisions.append(
+            {
+                **{key: record.get(key) for key in ("claim_id", "verdict", "why", "design_text", "registered")},
+                "first_seed": int(record["first_seed"]),
+                "looks": Markup(table_html(looks)),
+                "costs": Markup(table_html(pd.DataFrame(sequential.cost_rows(record["operating"])))),
+                "costlier": " ".join(sequential.cost_sentences(record["operating"])),
+            }
         )
-    parts.append("</section>")
-    return HTMLBlock("\n".join(parts))
+    return HTMLBlock(blocks().sequential_block(decisions))

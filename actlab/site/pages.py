@@ -6,6 +6,7 @@ Why its own module: the report builder and the benchmark page both make pages; n
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,12 @@ class Page:
     profile: str = ""  # a study page's sweep profile (default, full)
 
 
+@functools.cache
 def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
+    """The site's one Jinja2 environment (autoescape on, so every string from a file is text), built once."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    from actlab.figure_style import verdict_class  # matplotlib loads only when a page is rendered
+    from actlab.figure_style import VERDICT_COLORS, verdict_class, verdict_color  # matplotlib loads only now
 
     env = Environment(
         loader=PackageLoader("actlab", "templates"),
@@ -42,6 +45,8 @@ def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
     )
     env.filters["short"] = short_value
     env.filters["verdict_class"] = verdict_class
+    env.filters["verdict_color"] = verdict_color
+    env.globals["verdict_colors"] = VERDICT_COLORS  # the stylesheet's verdict classes
     env.filters["safe_href"] = safe_href  # link targets from files: relative paths and http(s) only
     for name in (
         "detection_lines",
@@ -57,6 +62,11 @@ def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
     env.filters["reported"] = summary.reported
     env.filters["kind_words"] = lambda kind: story.KIND_WORDS.get(kind, kind).capitalize()
     return env
+
+
+def blocks():  # noqa: ANN201 - the template module of `blocks.html.j2`
+    """The macros of the site's blocks (`templates/blocks.html.j2`): `blocks().claim_card(...)` and so on."""
+    return jinja_environment().get_template("blocks.html.j2").module
 
 
 INPUT_CHARS = 300  # longest rule input the index prints; the claim file (runs/claims/<id>.json) holds all of it
@@ -87,18 +97,9 @@ def built_at() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-_FOOTER = (
-    '<footer style="margin:3rem auto 1rem;max-width:72rem;font:0.85rem system-ui,sans-serif;color:#555;'
-    'border-top:1px solid #ddd;padding-top:.5rem">'
-    "Built {{ built }} from <code>{{ source }}</code> by actlab {{ p.versions.actlab }} at commit "
-    "<code>{{ p.git_commit }}</code> on {{ p.device }} ({{ p.platform }}); torch {{ p.versions.torch }}, "
-    'python {{ p.versions.python }}. <a href="index.html">All claims</a></footer>'
-)
-
-
 def add_footer(html_path: Path, source: str) -> Path:
     """Append the provenance footer to a rendered page (escaped like everything else)."""
-    footer = jinja_environment().from_string(_FOOTER).render(p=provenance.collect(), built=built_at(), source=source)
+    footer = str(blocks().footer(provenance.collect(), built_at(), source))
     body = html_path.read_text(encoding="utf-8")
     at = body.rfind("</body>")
     body = body[:at] + footer + body[at:] if at >= 0 else body + footer

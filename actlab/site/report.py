@@ -142,7 +142,7 @@ def render_page(
             page.error += f"; not published (the executed notebook: pages/{executed.name} in the runs folder)"
         return keep_last_good(page, config)
     target = config.out_dir / page.html
-    notebooks.to_html(executed, target, config.show_code, title=page_title(page), css=chrome.SITE_CSS)
+    notebooks.to_html(executed, target, config.show_code, title=page_title(page), css=chrome.stylesheet())
     add_footer(target, source=shown_source(page.source, paths))
     return page
 
@@ -204,9 +204,6 @@ def write_index(
     """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped); the profile shown is
     the listed study pages' (which may come from different builds), else the config's. `notes`: lines shown beside
     a claim's verdict (claim id -> lines); `left_out`: runs no claim could read (`actlab.commands.published`)."""
-    from markupsafe import Markup
-
-    from actlab.figure_style import VERDICT_COLORS
     from actlab.site import forest, papers, summary
 
     pages = list(pages)
@@ -230,9 +227,7 @@ def write_index(
             forest_phone_uri=forest_files[True],
             forest_alt=forest.alt_text(ordered),
             own_page=forest.OWN_PAGE,
-            site_css=Markup(chrome.SITE_CSS),
-            nav_html=Markup(chrome.nav_html(links or [("Index", "index.html")], "index.html")),
-            verdict_colors=VERDICT_COLORS,
+            links=links or [("Index", "index.html")],
             provenance=provenance.collect(),
             built=built_at(),
             profile=", ".join(profiles) or config.profile,
