@@ -21,12 +21,9 @@ import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from actlab.io import _json_default
-
-if TYPE_CHECKING:  # registry imports this module: the name alone, for the hints
-    from actlab.registry import Definition
 
 # What a decision rule may return (a closed set). "equivalent" needs a TOST margin; "not run": the experiment did
 # not produce what the claim needs (e.g. routers that never left uniform).
@@ -728,8 +725,21 @@ def format_estimate(
 REGISTERED_FIELDS = ("statement", "units", "threshold", "supports", "kind")  # with its id and study
 
 
+class Registered(Protocol):
+    """What `decide` reads of a claim's registered definition (`actlab.registry.Definition` is one). A protocol, not
+    an import: the registry imports this module, and a type-only import back would draw the two as a circle."""
+
+    claim_id: str
+    study: str
+    statement: str
+    units: str
+    threshold: float | None
+    supports: str | None
+    kind: str
+
+
 def decide(
-    claim: str | Definition,
+    claim: str | Registered,
     evidence: Evidence,
     rule: Callable[..., str],
     *,
