@@ -20,6 +20,7 @@ gave an SD a quarter as large. The sweep runs fewer networks than the design ask
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -60,6 +61,7 @@ def t_mde(n: int, sd: float, alpha: float, power: float = 0.8) -> float:
     return sd * standardised_mde(n, alpha, power)
 
 
+@functools.lru_cache(maxsize=64)  # pure; each claim's definition asks it again (`claims.registered`, every look)
 def networks_for_power(sd: float, delta: float, *, alpha: float = 0.05, power: float = 0.8, components: int = 2) -> int:
     """The smallest number of networks at which every one of `components` components, each tested two-sided at
     `alpha / components` (Bonferroni: the claim's simultaneous interval), has power `power ** (1 / components)` to
