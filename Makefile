@@ -29,11 +29,17 @@ help:
 setup: sysdeps $(STAMP)
 
 # Idempotent: reinstalls only when pyproject.toml changes.
+# Byte code: pip would compile every file it installs (~40 s here, most never imported). Instead the venv caches
+# the byte code of what is imported, on first import, under .venv/pycache (a .pth line sets the prefix), and
+# never beside the sources; it does so even where PYTHONDONTWRITEBYTECODE is set, without which every process
+# (each notebook kernel) would compile torch's and actlab's modules again.
+BYTECODE_PTH := import os, sys; sys.pycache_prefix = sys.pycache_prefix or os.path.join(sys.prefix, "pycache"); sys.dont_write_bytecode = False
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "$(TORCH)"
-	$(PY) -m pip install --quiet -e ".[dev,dist]"
+	echo '$(BYTECODE_PTH)' > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/actlab-bytecode.pth"
+	$(PY) -m pip install --quiet --no-compile "$(TORCH)"
+	$(PY) -m pip install --quiet --no-compile -e ".[dev,dist]"
 	$(PY) -c "from actlab.notebooks import ensure_kernel; ensure_kernel()"
 	touch $(STAMP)
 
