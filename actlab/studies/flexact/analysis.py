@@ -126,12 +126,16 @@ def proportion_cell(successes: Any) -> dict[str, float]:
     return {"k": k, "n_runs": n, "rate": k / n, "rate_low": low, "rate_high": high}
 
 
-def summarise(frame: pd.DataFrame, by: list[str], success: str = "recovered") -> pd.DataFrame:
-    """One row per group: MSE cell and the proportion of `success` (selection accuracy by default)."""
+def summarise(
+    frame: pd.DataFrame, by: list[str], success: str | None = "recovered", value: str = "mse"
+) -> pd.DataFrame:
+    """One row per group: the cell of `value` (`mse_cell`: the MSE by default) and the proportion of `success`
+    (selection accuracy by default; None: none)."""
     rows = []
     for key, group in frame.groupby(by, sort=False):
         key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(by, key, strict=True)), **mse_cell(group["mse"]), **proportion_cell(group[success])})
+        rate = proportion_cell(group[success]) if success else {}
+        rows.append({**dict(zip(by, key, strict=True)), **mse_cell(group[value]), **rate})
     return pd.DataFrame(rows)
 
 
