@@ -89,9 +89,6 @@ class _OneSample(designs.ScaleBias):
         return designs.Detection(d * designs.sd_of(x), d * designs.sd_of(x), designs.t_p(x, 0.0, "above"),
                                  designs.t_p(x, 0.0, "below"))  # fmt: skip
 
-    def components(self, table):
-        return table[:, :1]
-
 
 # ---------------------------------------------------------------- the design of the default curve
 def test_default_design_is_a_resolution_iv_fraction_with_both_directions_of_every_choice():

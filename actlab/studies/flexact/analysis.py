@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
 
 from actlab.activations import get_spec
 from actlab.stats import bootstrap_interval
+from actlab.stats.binomial import clopper_pearson
 from actlab.studies.flexact import paper
 from actlab.studies.flexact.arms import FLEXACT, TAU
 from actlab.sweep import load_run_results, run_counts
@@ -122,16 +122,20 @@ def proportion_cell(successes: Any) -> dict[str, float]:
     k, n = sum(flags), len(flags)
     if n == 0:
         return {"k": 0, "n_runs": 0, "rate": math.nan, "rate_low": math.nan, "rate_high": math.nan}
-    interval = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
-    return {"k": k, "n_runs": n, "rate": k / n, "rate_low": float(interval.low), "rate_high": float(interval.high)}
+    low, high = clopper_pearson(k, n)
+    return {"k": k, "n_runs": n, "rate": k / n, "rate_low": low, "rate_high": high}
 
 
-def summarise(frame: pd.DataFrame, by: list[str], success: str = "recovered") -> pd.DataFrame:
-    """One row per group: MSE cell and the proportion of `success` (selection accuracy by default)."""
+def summarise(
+    frame: pd.DataFrame, by: list[str], success: str | None = "recovered", value: str = "mse"
+) -> pd.DataFrame:
+    """One row per group: the cell of `value` (`mse_cell`: the MSE by default) and the proportion of `success`
+    (selection accuracy by default; None: none)."""
     rows = []
     for key, group in frame.groupby(by, sort=False):
         key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(by, key, strict=True)), **mse_cell(group["mse"]), **proportion_cell(group[success])})
+        rate = proportion_cell(group[success]) if success else {}
+        rows.append({**dict(zip(by, key, strict=True)), **mse_cell(group[value]), **rate})
     return pd.DataFrame(rows)
 
 

@@ -292,29 +292,34 @@ def modified_claims(
     return adjust_family(found, modified.FAMILY, alpha=settings.alpha)
 
 
-def _detection_context(detection: Any) -> dict[str, Any]:
-    """What a claim's detection says beside its verdict (what the MDE is against, the one-sided p values)."""
-    return {
+def _evidence(
+    design: ClaimDesign, base: np.ndarray, alpha: float, parts: tuple[Part, ...], **context: Any
+) -> tuple[Evidence, str, designs.Detection]:
+    """(evidence, verdict, detection) of the design's baseline table `base`: the MDE it states (none for an
+    inconclusive verdict that a part untestable at this design decides), what its detection says beside the
+    verdict (the MDE against, the one-sided p values) and the p that decided it; `context`: a claim's own."""
+    estimate, ci, inputs = design.decision(base, alpha)
+    detection = design.detection(base, alpha)
+    verdict = design.rule(estimate, ci, **inputs)
+    untestable = any(part.untestable for part in parts)
+    mde = None if untestable and verdict == "inconclusive" else stated_mde(design, detection)
+    context = {
         "mde_against": detection.mde_against,
         "detection": detection.note,
         "p_support": detection.p_support,
         "p_against": detection.p_against,
+        **context,
     }
+    evidence = Evidence(estimate, ci, design.n_units(base), inputs, mde, context, p_value=detection.p_for(verdict))
+    return evidence, verdict, detection
 
 
 def _decided(
-    design: ClaimDesign,
-    evidence: Evidence,
-    verdict: str,
-    text: Text,
-    settings: ClaimSettings,
-    parts: Any,
-    **more: Any,
+    design: ClaimDesign, evidence: Evidence, verdict: str, text: Text, settings: ClaimSettings, parts: Any, **more: Any
 ) -> Claim:
     """`decide` on a design's evidence with what every Flex-Act experiment claim carries (its registered definition's
     statement, units, threshold and side, the rest of its texts, confidence, parts, the deciding test of `verdict`,
     margin sensitivity); `more`: a claim's own fields (robustness, fidelity)."""
-    estimate, ci, inputs = evidence.estimate, evidence.ci, dict(evidence.inputs)
     return decide(
         registry.find(definitions(), design.claim_id),  # its statement, units, threshold and side
         evidence,
@@ -328,8 +333,24 @@ def _decided(
         provenance=settings.provenance,
         parts=parts,
         deciding_test=design.deciding_test(verdict),
-        margin_sensitivity=sensitivity(design, estimate, ci, inputs),
+        margin_sensitivity=sensitivity(design, evidence.estimate, evidence.ci, evidence.inputs),
         **more,
+    )
+
+
+def _simulated(
+    design: ClaimDesign,
+    tables: Mapping[Any, np.ndarray],
+    plan: specification.Plan,
+    detection: designs.Detection,
+    text: Text,
+    settings: ClaimSettings,
+    index: int,
+) -> Any:
+    """The claim's operating characteristics: its whole design simulated at its own n and spread (`operating`)."""
+    sim = operating.simulation_design(design, tables, plan, detection, settings.alpha)
+    return operating.operating(
+        sim, text.paper_value, n_simulations=settings.n_simulations, seed=settings.seed + 1000 * index, reversal=False
     )
 
 
@@ -343,35 +364,17 @@ def _modified_claim(
     """One truth's scale bias under the modified method: the primary claim's rule and detection on its own sweep,
     its error rates simulated at that sweep's n and spread (no specification curve: no robustness line). `base`:
     the sweep's per-seed table (`design.units`)."""
-    alpha = settings.alpha
-    estimate, ci, inputs = design.decision(base, alpha)
-    detection = design.detection(base, alpha)
-    verdict = design.rule(estimate, ci, **inputs)
-    parts = design.parts(base, alpha)
-    untestable = any(part.untestable for part in parts)
-    mde = None if untestable and verdict == "inconclusive" else stated_mde(design, detection)
-    context = {
-        **_detection_context(detection),
-        "modified_method": modified.changed_text(),
-        "mass_range": list(modified.unsaturated_range(base)[:2]),
-    }
-    evidence = Evidence(estimate, ci, design.n_units(base), inputs, mde, context, p_value=detection.p_for(verdict))
-    text = _modified_text(texts[f"flexact-1-scale-bias-{design.truth_name}"])
-    claim = _decided(
-        design,
-        evidence,
-        verdict,
-        text,
-        settings,
-        parts,
-        fidelity=modified.fidelity(design.claim_id.removesuffix("-modified-method")),
+    parts = design.parts(base, settings.alpha)
+    range_over_k = list(modified.unsaturated_range(base)[:2])
+    evidence, verdict, detection = _evidence(
+        design, base, settings.alpha, parts, modified_method=modified.changed_text(), mass_range=range_over_k
     )
+    text = _modified_text(texts[f"flexact-1-scale-bias-{design.truth_name}"])
+    primary = design.claim_id.removesuffix("-modified-method")
+    claim = _decided(design, evidence, verdict, text, settings, parts, fidelity=modified.fidelity(primary))
     # the sweep alone: a baseline and no alternatives (the plan only keys the simulated tables)
     plan = specification.Plan(baseline=(modified.SECTION,), alternatives=(), coded=((),))
-    sim = operating.simulation_design(design, {plan.baseline: base}, plan, detection, alpha)
-    characteristics = operating.operating(
-        sim, text.paper_value, n_simulations=settings.n_simulations, seed=settings.seed + 1000 * index, reversal=False
-    )
+    characteristics = _simulated(design, {plan.baseline: base}, plan, detection, text, settings, index)
     return claim.with_changes(operating=characteristics, decided_by=decided_by(claim))
 
 
@@ -379,34 +382,20 @@ def _claim(design: ClaimDesign, curve: specification.Curve, text: Text, settings
     tables = curve.tables[design.claim_id]
     base = tables[curve.plan.baseline]
     alpha = settings.alpha
-    estimate, ci, inputs = design.decision(base, alpha)
-    detection = design.detection(base, alpha)
-    verdict = design.rule(estimate, ci, **inputs)
-    context = _detection_context(detection)
+    context: dict[str, Any] = {}
     if isinstance(design, designs.EveryTruth):
         context["worst_truth"] = design.truths[design.focus]
     elif isinstance(design, designs.Recovery):
         context["strata"] = design.strata(base)
     parts = testable_elsewhere(design.parts(base, alpha), design, curve, alpha)
-    untestable = any(part.untestable for part in parts)
-    mde = None if untestable and verdict == "inconclusive" else stated_mde(design, detection)
-    evidence = Evidence(estimate, ci, design.n_units(base), inputs, mde, context, p_value=detection.p_for(verdict))
+    evidence, verdict, detection = _evidence(design, base, alpha, parts, **context)
     results = specification.specification_results(
         design, tables, curve.plan, alpha=alpha, primary=verdict, towards_support=detection.mde is not None
     )
-    claim = _decided(
-        design,
-        evidence,
-        verdict,
-        text,
-        settings,
-        parts,
-        robustness=assess(verdict, mde, results, family=f"Bonferroni over the {len(results)} alternatives"),
-    )
-    sim = operating.simulation_design(design, tables, curve.plan, detection, alpha)
-    characteristics = operating.operating(
-        sim, text.paper_value, n_simulations=settings.n_simulations, seed=settings.seed + 1000 * index, reversal=False
-    )
+    family = f"Bonferroni over the {len(results)} alternatives"
+    robustness = assess(verdict, evidence.mde, results, family=family)
+    claim = _decided(design, evidence, verdict, text, settings, parts, robustness=robustness)
+    characteristics = _simulated(design, tables, curve.plan, detection, text, settings, index)
     false_rate, _ = simulated_rates(characteristics.scenarios)
     factorial = specification.factorial_analysis(
         design, tables, curve.plan, alpha=alpha, seed=settings.seed + 1000 * index + 500, units=text.units

@@ -268,9 +268,6 @@ class ClaimDesign(ABC):
         """Each run's value as the factorial analysis of the specification curve reads it (default: `per_run`)."""
         return self.per_run(table)
 
-    def components(self, table: np.ndarray) -> np.ndarray:
-        return self.per_run(table)[:, None]
-
     @abstractmethod
     def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]: ...
 
@@ -294,9 +291,6 @@ class NormalRows(ClaimDesign):
 
     def per_run(self, table: np.ndarray) -> np.ndarray:
         return table[:, 0]
-
-    def components(self, table: np.ndarray) -> np.ndarray:
-        return table
 
     def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]:
         return {"root": square_root(pooled_covariance(tables))}
@@ -633,9 +627,6 @@ class EveryTruth(Recovery):
     def per_run(self, table: np.ndarray) -> np.ndarray:
         return table[:, self.focus]
 
-    def components(self, table: np.ndarray) -> np.ndarray:
-        return table
-
 
 # ---------------------------------------------------------------- Table 6
 @dataclass(frozen=True)
@@ -812,12 +803,6 @@ class AppendixB(ClaimDesign):
     def n_units(self, table: np.ndarray) -> int:
         return int(np.isfinite(table[:, :-2]).sum())
 
-    def components(self, table: np.ndarray) -> np.ndarray:
-        found = np.empty((len(table), 3))
-        found[:, 0] = self.per_run(table)
-        found[:, 1:] = table[:, -2:]
-        return found
-
     def spread(self, tables: Sequence[np.ndarray]) -> dict[str, Any]:
         return {
             "root": square_root(pooled_covariance([t[:, -2:] for t in tables])),
@@ -847,19 +832,13 @@ class AppendixB(ClaimDesign):
 def _plateau_p(change: np.ndarray, margin: float) -> tuple[float, float]:
     """(TOST p that |change| < margin, two-sided p that it lies outside +-margin) for the per-seed changes."""
     x = finite(change)
-    mean, sd = float(x.mean()), float(x.std(ddof=1))
-    if sd == 0:
-        inside = abs(mean) < margin
-        return (0.0, 1.0) if inside else (1.0, 0.0)
-    se, df = sd / math.sqrt(x.size), x.size - 1
-    p_inside = max(
-        float(scipy_stats.t.sf((mean + margin) / se, df)), float(scipy_stats.t.cdf((mean - margin) / se, df))
-    )
-    p_outside = min(
-        1.0,
-        2 * min(float(scipy_stats.t.sf((mean - margin) / se, df)), float(scipy_stats.t.cdf((mean + margin) / se, df))),
-    )
-    return p_inside, p_outside
+    if float(x.std(ddof=1)) == 0:
+        return (0.0, 1.0) if abs(float(x.mean())) < margin else (1.0, 0.0)
+
+    def p(null: float, alternative: str) -> float:
+        return float(scipy_stats.ttest_1samp(x, null, alternative=alternative).pvalue)
+
+    return max(p(-margin, "greater"), p(margin, "less")), min(1.0, 2 * min(p(margin, "greater"), p(-margin, "less")))
 
 
 def all_designs() -> list[ClaimDesign]:

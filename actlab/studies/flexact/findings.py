@@ -260,31 +260,17 @@ def fidelity(claim: Claim) -> Fidelity | None:
             f"the paper's task and router; the input scale k varied{grid} to test the trend the paper states "
             f"(it fixes k = {paper.PAPER_K:g}), and mass counted beyond the best-fitting candidate",
         )
-    if claim.claim_id == "flexact-2-table1-recovery":
-        seeds = claim.n // truths
-        return Fidelity(
-            "paper-scale",
-            f"the paper's synthetic task and single-layer router, {seeds} seeds against the paper's "
-            f"{paper.TABLE1_SEEDS}; {OPEN_CHOICES}",
-        )
-    if claim.claim_id == "flexact-3-table6-strategies":
-        return Fidelity(
-            "paper-scale",
-            f"the paper's Sigmoid task and its correction strategies, {claim.n} seeds paired; clipping levels and "
-            f"{OPEN_CHOICES}",
-        )
-    if claim.claim_id == "flexact-4-appendix-b-alpha":
-        alphas = sum(1 for alpha in paper.APPENDIX_B if alpha >= 0.1)
-        return Fidelity(
-            "paper-scale",
-            f"the paper's alpha sweep at {paper.APPENDIX_B_EPOCHS} epochs, {claim.n} networks at alpha >= 0.1 "
-            f"against the paper's {alphas * paper.APPENDIX_B_SEEDS} ({paper.APPENDIX_B_SEEDS} seeds); {OPEN_CHOICES}",
-        )
-    if claim.claim_id == "flexact-5-every-truth":
-        seeds = claim.n // truths
-        return Fidelity(
-            "paper-scale",
-            f"the paper's alpha = {paper.PAPER_ALPHA:g} on its synthetic task, {seeds} seeds per truth as the "
-            f"paper's {paper.TABLE1_SEEDS}; lambda = tau (the paper gives none)",
-        )
-    return None
+    seeds = claim.n // truths
+    alphas = sum(1 for alpha in paper.APPENDIX_B if alpha >= 0.1)
+    detail = {
+        "flexact-2-table1-recovery": f"the paper's synthetic task and single-layer router, {seeds} seeds against the "
+        f"paper's {paper.TABLE1_SEEDS}; {OPEN_CHOICES}",
+        "flexact-3-table6-strategies": f"the paper's Sigmoid task and its correction strategies, {claim.n} seeds "
+        f"paired; clipping levels and {OPEN_CHOICES}",
+        "flexact-4-appendix-b-alpha": f"the paper's alpha sweep at {paper.APPENDIX_B_EPOCHS} epochs, {claim.n} "
+        f"networks at alpha >= 0.1 against the paper's {alphas * paper.APPENDIX_B_SEEDS} "
+        f"({paper.APPENDIX_B_SEEDS} seeds); {OPEN_CHOICES}",
+        "flexact-5-every-truth": f"the paper's alpha = {paper.PAPER_ALPHA:g} on its synthetic task, {seeds} seeds per "
+        f"truth as the paper's {paper.TABLE1_SEEDS}; lambda = tau (the paper gives none)",
+    }.get(claim.claim_id)
+    return None if detail is None else Fidelity("paper-scale", detail)

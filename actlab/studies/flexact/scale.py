@@ -27,6 +27,7 @@ from actlab.studies.flexact.analysis import (
     mse_cell,
     paper_setting,
     proportion_cell,
+    summarise,
     uniform_unbounded_mass,
 )
 from actlab.studies.flexact.arms import FLEXACT
@@ -37,12 +38,9 @@ BOUNDED_TRUTHS = ("sigmoid", "tanh")
 
 def mass_summary(rows: pd.DataFrame) -> pd.DataFrame:
     """Per (ground truth, k, alpha): n and the mean final unbounded mass with its bootstrap CI."""
-    part = paper_setting(rows)
-    records = []
-    for (truth, k, alpha), group in part.groupby(["ground_truth", "k", "alpha"], sort=False):
-        cell = mse_cell(group["unbounded_mass"])  # the same mean/CI machinery, on masses
-        records.append({"ground_truth": truth, "k": k, "alpha": alpha, **cell})
-    return pd.DataFrame(records).sort_values(["ground_truth", "alpha", "k"]).reset_index(drop=True)
+    # the same mean/CI machinery as the MSE cells, on masses
+    summary = summarise(paper_setting(rows), ["ground_truth", "k", "alpha"], success=None, value="unbounded_mass")
+    return summary.sort_values(["ground_truth", "alpha", "k"]).reset_index(drop=True)
 
 
 def mass_regression(

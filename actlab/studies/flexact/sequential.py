@@ -1,9 +1,9 @@
 """Flex-Act's Table 1 recovery decided look by look (`actlab decide`): a rate rule under a sequential design.
 
-The claim's rule (`rules.rule_recovery`) at each look's nominal level over the networks of the seeds taken so
-far. Error rates come from binomial draws at the threshold, half the MDE and the MDE (of the fixed design the
-registered one is built against) and the observed rate: a rate rule's spread is its rate, so only that rate is read
-from the runs.
+The claim's own decision and rule (`designs.Recovery`) at each look's nominal level over the networks of the
+seeds taken so far. Error rates come from binomial draws at the threshold, half the MDE and the MDE (of the fixed
+design the registered one is built against) and the observed rate: a rate rule's spread is its rate, so only that
+rate is read from the runs.
 """
 
 from __future__ import annotations
@@ -14,16 +14,18 @@ import numpy as np
 
 from actlab.errors import ActlabError
 from actlab.stats import sequential
-from actlab.stats.binomial import clopper_pearson, rate_mde
+from actlab.stats.binomial import rate_mde
 from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, SequentialTarget
 from actlab.studies.flexact import analysis, units
 from actlab.studies.flexact.claims import SEQUENTIAL
-from actlab.studies.flexact.rules import RECOVERY_THRESHOLD, rule_recovery
+from actlab.studies.flexact.designs import Recovery
+from actlab.studies.flexact.rules import RECOVERY_THRESHOLD
 
 CLAIM_ID = "flexact-2-table1-recovery"
 SWEEP = "table1"
 DESIGN = SEQUENTIAL[CLAIM_ID]  # registered with the claim (flexact.claims.definitions)
 TRUTHS = 5  # networks per seed: one per ground truth
+RECOVERY = Recovery()  # the claim's own decision (Clopper-Pearson over the networks) and rule, at each look's level
 
 
 def table_at(runs_dir: Path, sweep: str, seeds: list[int] | None) -> np.ndarray:
@@ -34,21 +36,14 @@ def table_at(runs_dir: Path, sweep: str, seeds: list[int] | None) -> np.ndarray:
     return units.selection(rows)
 
 
-def _decide(table: np.ndarray, level: float) -> tuple[float, tuple[float, float], str]:
-    """(rate, Clopper-Pearson interval, verdict) of one seeds x truths table at `level`."""
-    values = table[np.isfinite(table)]
-    k, n = int(round(values.sum())), int(values.size)
-    ci = clopper_pearson(k, n, 1 - level)
-    return k / n, (float(ci[0]), float(ci[1])), rule_recovery(k / n, ci, RECOVERY_THRESHOLD)
-
-
 def decide_batch(data: np.ndarray, level: float) -> list[str]:
-    """The rule on every data set of `data` (batch, seeds, truths) at `level`."""
-    return [_decide(table, level)[2] for table in data]
+    """The claim's rule on every data set of `data` (batch, seeds, truths) at `level`, in one pass."""
+    return [RECOVERY.rule(estimate, ci, **inputs) for estimate, ci, inputs in RECOVERY.decisions(data, level)]
 
 
 def _look(runs_dir: Path, sweep: str, seeds: list[int], level: float) -> Look:
-    return Look(len(seeds), level, *_decide(table_at(runs_dir, sweep, seeds), level))
+    estimate, ci, inputs = RECOVERY.decision(table_at(runs_dir, sweep, seeds), level)
+    return Look(len(seeds), level, estimate, ci, RECOVERY.rule(estimate, ci, **inputs))
 
 
 def operating(

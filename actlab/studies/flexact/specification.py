@@ -206,32 +206,22 @@ def _effects_model(plan: Plan, runs: tuple[int, ...]) -> EffectsModel | None:
 
 
 def claim_effects(
-    design: ClaimDesign,
-    tables: Mapping[Specification, np.ndarray],
-    plan: Plan,
-    *,
-    components: bool = False,
-    confidence: float = 0.95,
+    design: ClaimDesign, tables: Mapping[Specification, np.ndarray], plan: Plan, *, confidence: float = 0.95
 ) -> list[Effect]:
-    """Main effects and two-way interactions of the claim's per-run value (or of every quantity its rule reads)
-    over the alternatives' runs; the baseline, the factorial's centre point, is left out."""
+    """Main effects and two-way interactions of the claim's per-run value over the alternatives' runs; the
+    baseline, the factorial's centre point, is left out."""
     specs = [spec for spec in plan.alternatives if spec in tables]
     if len(specs) < 2 or len(specs) < len(plan.alternatives):
         return []
-    runs = np.concatenate([tables[spec] for spec in specs])  # per_run and components work row by row
-    values = design.components(runs) if components else design.per_run(runs)[:, None]
+    column = design.per_run(np.concatenate([tables[spec] for spec in specs]))  # per_run works row by row
+    present = column[np.isfinite(column)]
+    if present.size == 0 or np.ptp(present) == 0:
+        return []  # a value that never moves has no effects to name
     model = _effects_model(plan, tuple(len(tables[spec]) for spec in specs))
-    found = []
-    for column in values.T:
-        present = column[np.isfinite(column)]
-        if present.size == 0 or np.ptp(present) == 0:
-            continue  # a quantity that never moves has no effects to name
-        if model is not None and np.all(np.isfinite(column)):
-            found.extend(model.fit(column, confidence))
-        else:
-            coded = np.vstack([np.tile(plan.code(spec), (len(tables[spec]), 1)) for spec in specs])
-            found.extend(effects(coded, column, DIMENSIONS, confidence))
-    return found
+    if model is not None and np.all(np.isfinite(column)):
+        return model.fit(column, confidence)
+    coded = np.vstack([np.tile(plan.code(spec), (len(tables[spec]), 1)) for spec in specs])
+    return effects(coded, column, DIMENSIONS, confidence)
 
 
 # ---------------------------------------------------------------- the curve as the factorial it is
