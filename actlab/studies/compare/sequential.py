@@ -34,15 +34,20 @@ def mde_at(data: Comparisons, n: int, alpha: float = 0.05, power: float = POWER)
 
 
 def operating(
-    data: Comparisons, design: SequentialDesign, n_simulations: int = 1000, seed: int = 0
+    data: Comparisons,
+    design: SequentialDesign,
+    n_simulations: int = 1000,
+    seed: int = 0,
+    fixed_seeds: int | None = None,
 ) -> list[SequentialScenario]:
     """The sequential rule at the claim's observed covariance (improvements drawn jointly normal, as in
     `beats_every.operating`), at the effects a design's cost is tabulated at (`sequential.cost_truths`, the MDE
-    that of the fixed design of `design.fixed_seeds` seeds) and the MDE against; beside that fixed design."""
+    that of the fixed design of `fixed_seeds` seeds, else the design's own) and the MDE against; beside that fixed
+    design."""
     k = data.values.shape[1]
     covariance = np.cov(data.values, rowvar=False, ddof=1).reshape(k, k)
     factor = beats_every.covariance_factor(covariance)
-    fixed = design.fixed_seeds or REFERENCE_SEEDS
+    fixed = fixed_seeds or design.fixed_seeds or REFERENCE_SEEDS
     mde = mde_at(data, fixed, design.alpha, design.power or POWER)
     truths = sequential.cost_truths(0.0, mde, data.values.mean(axis=0), components=k, against=mde)
 
