@@ -15,9 +15,9 @@ from actlab.stats.beats_every import Comparisons
 from actlab.stats.sequential import SequentialTarget
 from actlab.studies.compare import sequential as compare_sequential
 from actlab.studies.compare.claims import SEQUENTIAL
+from actlab.studies.compare.engine import matching_label
 from actlab.studies.xielu import analysis
 from actlab.studies.xielu.claims import Settings, paper_margins
-from actlab.studies.xielu.variants import matching
 
 SWEEP = "lm"
 DESIGN = SEQUENTIAL  # the comparison's, registered with the claim (xielu.claims.definitions)
@@ -39,6 +39,6 @@ def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
     """Both xIELU claims as `actlab decide` runs them."""
     rule, found = partial(compare_sequential.look_at, supports="below"), {}
     for budget in ("tokens", "seconds"):
-        claim_id, units = f"xielu-lm-{matching(budget)}", partial(comparisons_at, budget)
+        claim_id, units = f"xielu-lm-{matching_label(budget)}", partial(comparisons_at, budget)
         found[claim_id] = sequential.target(claim_id, "xielu", SWEEP, DESIGN, units, rule, compare_sequential.operating)
     return found
