@@ -183,3 +183,16 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
         context={"equivalence_margins": dict(zip(CLAIM_COMPARATORS, margins, strict=True))} if margins else {},
     )
     return beats_claim(analysis.comparisons(runs.arms, budget, margins=margins), spec, settings)
+
+
+def comparisons_at(budget: str, runs_dir: Path, sweep: str, seeds: list[int] | None) -> beats_every.Comparisons:
+    """xIELU's per-seed improvements under `budget` from the runs of `seeds` (all when None), with the claim's
+    margins: the paper's relative gap times each other arm's mean bits/byte in these runs (`actlab decide`'s units,
+    `compare.sequential.sequential_targets`)."""
+    from actlab import sweep as sweeps
+
+    frame = analysis.arms_frame(sweeps.load_run_results(runs_dir, sweep))
+    if seeds is not None:
+        frame = frame[frame["seed"].isin(seeds)]
+    _, margins = paper_margins(frame, budget, Settings().equivalence_scale)
+    return analysis.comparisons(frame, budget, margins=margins)
