@@ -228,7 +228,8 @@ def _synthetic_runs(n_seeds: int = 6, effect: float = -0.1, speed_ratio: float =
                 shift = {"xielu": effect, "swiglu": 0.05}.get(name, 0.0)
                 speed = 1000.0 * (speed_ratio if name == "xielu" else 1.0) * (1 + rng.normal(0, 0.002))
                 alphas = [0.8 + slope * d + rng.normal(0, 0.005) for d in (0.0, 0.5, 1.0)] if name == "xielu" else []
-                arms.append({"activation": name, "budget": budget, "budget_amount": 1.0, "status": "ok",
+                arms.append({"activation": name, "budget": budget, "matching": budget, "task": "xielu_lm",
+                             "seed": seed, "metric": "val_bpb", "budget_amount": 1.0, "status": "ok",
                              "val_loss": math.nan, "val_bpb": 3.0 + seed_noise + shift + rng.normal(0, 0.005),
                              "tokens": 100, "steps": 10, "seconds": 100 / speed, "tokens_per_s": speed,
                              "seconds_per_step": 10 / speed, "fast_path": "compile", "alpha_p": alphas,

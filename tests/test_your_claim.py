@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from actlab.claim import Evidence, apply_rule
 from actlab.cli import main
 from actlab.errors import UsageError
 from actlab.io import read_json
@@ -88,6 +89,26 @@ def test_the_supporting_side_is_a_mirror(example):
     up, down = your_claim.evaluate(definition, values), your_claim.evaluate(mirrored, -values)
     assert up.verdict == down.verdict == "supported"
     assert down.estimate == pytest.approx(-up.estimate) and down.ci == pytest.approx((-up.ci[1], -up.ci[0]))
+
+
+def test_a_threshold_moves_the_claim_onto_its_scale_and_its_rule_reads_it(example):
+    """The comparison's engine decides distances from the threshold: units moved by 1 against a threshold of 1 give
+    the same verdict, every number moved by 1, and the recorded rule gives that verdict from the recorded inputs."""
+    definition, run, unit_table = example
+    definition = dataclasses.replace(definition, specifications={})
+    moved = dataclasses.replace(definition, threshold=1.0, paper_value=definition.paper_value + 1.0)
+    at_zero = your_claim.check(definition, run, unit_table, n_simulations=50)
+    at_one = your_claim.check(moved, run, lambda runs: unit_table(runs).assign(gain=lambda t: t["gain"] + 1.0),
+                              n_simulations=50)  # fmt: skip
+    assert at_one.verdict == at_zero.verdict == "supported" and at_one.threshold == 1.0
+    assert at_one.estimate == pytest.approx(at_zero.estimate + 1) and at_one.ci == pytest.approx(
+        (at_zero.ci[0] + 1, at_zero.ci[1] + 1)
+    )
+    assert at_one.parts[0].threshold == 1.0 and at_one.parts[0].estimate == pytest.approx(at_one.estimate)
+    assert at_one.paper_value == pytest.approx(moved.paper_value)
+    assert at_one.operating.scenario("null boundary").effect == pytest.approx(1.0)
+    assert apply_rule(at_one.claim_id, your_claim.rule_threshold, Evidence(at_one.estimate, at_one.ci, at_one.n,
+                      at_one.inputs)) == at_one.verdict  # fmt: skip
 
 
 def test_a_users_registry_registers_and_a_later_change_is_post_hoc(example, tmp_path):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from actlab.kernels.paths import set_module_paths
 from actlab.studies.zoo import build
 from actlab.studies.zoo.entries import BUILDS, ENTRIES, entry_names, get_entry
 
@@ -24,7 +25,7 @@ EXTREMES = torch.tensor([-1e4, -100.0, -1e-6, 0.0, 1e-6, 100.0, 1e4])
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, torch.nn.Module]:
     built, _ = build.factories(entry_names(), tmp_path_factory.mktemp("zoo"))
-    return {name: build.set_path(make(), "function") for name, make in built.items()}
+    return {name: set_module_paths(make(), "function") for name, make in built.items()}
 
 
 def test_the_zoo_holds_at_least_24_entries_with_sources_and_known_builds() -> None:

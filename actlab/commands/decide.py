@@ -376,10 +376,9 @@ def targets(profile: str = "default") -> dict[str, SequentialTarget]:
     from actlab.studies.compare import sequential as compare
     from actlab.studies.flexact import sequential as flexact
     from actlab.studies.smartmixed import sequential as smartmixed
-    from actlab.studies.xielu import sequential as xielu
 
     found: dict[str, SequentialTarget] = {}
-    for module in (compare, xielu, flexact, smartmixed):
+    for module in (compare, flexact, smartmixed):  # compare's: the comparison's, the zoo's and xIELU's claims
         found.update(module.sequential_targets(profile))
     return found
 

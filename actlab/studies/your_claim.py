@@ -2,29 +2,22 @@
 
 Why one module, and why no new machinery: a researcher checking a claim from a paper actlab does not ship should
 write only what is theirs (what to run per seed, which number per unit the claim is about, and the claim's
-definition), not a 1-4k line study package. Everything else is the engine the studies use: the shared "beats its
-threshold" rule and its statistics (`actlab.stats.beats_every`: t interval, TOST, MDE, the paper's effect ruled out),
-the simulated operating characteristics (`beats_every.operating`, via `actlab.stats.calibrate`), the robustness rule
-over the user's alternative specifications (`actlab.stats.robustness.assess`), the registry (`actlab.registry`,
-in a file of the user's, never `actlab/registry.json`), the sequential design of `actlab decide`
-(`actlab.stats.sequential`); its page block is the studies' own (`actlab.site.page.claims_block([claim])`).
-
-It lives with the studies (their layer: `tests/test_import_layers.py`) because a user's claim is a study of one
-claim. A claim here is one quantity per unit (a seed, or a paired difference on one seed) compared with a threshold:
-"supported" when the (1 - alpha) t interval of its mean lies wholly on the supporting side, "not supported" when
-wholly on the other, "equivalent" when TOST puts it within +-margin of the threshold, else "inconclusive" with its
-MDE. The runs are a plain loop over seeds, not `actlab.sweep`: the sweep runner executes papermill notebooks (a
-kernel per run, seconds each), while a user's run function is a Python callable; each run's seed, parameters and
-metrics, with versions and the git commit, are kept in the claim's provenance. See docs/your_claim.md.
+definition), not a 1-4k line study package. A claim here is one quantity per unit (a seed, or a paired difference on
+one seed) against a threshold: the comparison study's claim "beats every baseline" with one baseline, the threshold.
+So the comparison's engine decides it: `compare.claims.beats_claim` (verdict, parts, MDE, simulated error rates,
+the paper's value ruled out) and `compare.sequential` (each look of `actlab decide`, and the design's cost); this
+module adds the runs (a plain loop over seeds: the sweep runner executes papermill notebooks, a user's run function
+is a Python callable), the robustness over the user's alternative specifications (`actlab.stats.robustness`) and
+the registry in a file of the user's, never `actlab/registry.json`. It lives with the studies (their layer:
+`tests/test_import_layers.py`) because a user's claim is a study of one claim. See docs/your_claim.md.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +25,15 @@ import numpy as np
 import pandas as pd
 
 from actlab import provenance, registry
-from actlab.claim import Claim, Evidence, Fidelity, OperatingCharacteristics, decide
+from actlab.claim import Claim, Fidelity
 from actlab.errors import UsageError
 from actlab.stats import beats_every, sequential
-from actlab.stats.beats_every import rule_beats_baselines
+from actlab.stats.beats_every import Comparisons, rule_beats_baselines
 from actlab.stats.robustness import SpecificationResult, assess
-from actlab.stats.tdist import standardised_mde
+from actlab.stats.sequential import Look
+from actlab.studies.compare.claims import BeatsClaim, Settings, beats_claim
+from actlab.studies.compare.sequential import look_at
+from actlab.studies.compare.sequential import operating as compare_operating
 
 Run = Callable[[int, Mapping[str, Any]], Mapping[str, float]]  # (seed, params) -> metrics
 UnitTable = Callable[[pd.DataFrame], pd.DataFrame]  # runs (one row per seed) -> one row per unit
@@ -93,10 +89,11 @@ def rule_threshold(
     supports: str,
     alpha: float,
     equivalence_p: float | None = None,
+    diverged: int = 0,
 ) -> str:
     """The shared `rule_beats_baselines` on the distance from `threshold`: its one comparator is the threshold."""
     distance = (ci[0] - threshold, ci[1] - threshold)
-    return rule_beats_baselines(estimate - threshold, distance, supports, 0, alpha, equivalence_p)
+    return rule_beats_baselines(estimate - threshold, distance, supports, diverged, alpha, equivalence_p)
 
 
 # ---------------------------------------------------------------- runs and units
@@ -132,39 +129,22 @@ def unit_values(definition: ClaimDefinition, unit_table: UnitTable, runs: pd.Dat
     return values
 
 
-@dataclass(frozen=True)
-class _Evaluated:
-    """One set of units read by the rule: the shared statistics and what the claim shows (threshold's scale)."""
-
-    data: beats_every.Comparisons
-    ev: beats_every.Statistics
-    estimate: float
-    ci: tuple[float, float]
-    inputs: dict[str, Any]
-    verdict: str
-
-
-def evaluate(definition: ClaimDefinition, values: np.ndarray, alpha: float | None = None) -> _Evaluated:
-    """The rule on `values` at level `alpha` (the definition's by default), through `beats_every`'s statistics of
-    the oriented distance from the threshold (positive: the supporting side)."""
-    alpha = definition.alpha if alpha is None else alpha
+def comparisons(definition: ClaimDefinition, values: np.ndarray) -> Comparisons:
+    """The units as the comparison's engine reads them: one comparator (the threshold), each unit's distance from
+    it oriented so that > 0 supports the claim, with the definition's margin."""
     sign = 1.0 if definition.supports == "above" else -1.0
     margins = None if definition.margin is None else (float(definition.margin),)
     distances = sign * (np.asarray(values, dtype=float) - definition.threshold)
-    data = beats_every.Comparisons((definition.column,), distances[:, None], 0, distances.size, margins)
-    ev = beats_every.statistics(data.values[None], confidence=1 - alpha, margins=margins, alpha=alpha)
-    distance, (low, high), shared = beats_every.rule_inputs(ev, 0, supports=definition.supports, alpha=alpha)
-    inputs = {"threshold": definition.threshold, "supports": definition.supports, "alpha": alpha}
-    inputs["equivalence_p"] = shared["equivalence_p"]
+    return Comparisons((definition.column,), distances[:, None], 0, distances.size, margins)
+
+
+def evaluate(definition: ClaimDefinition, values: np.ndarray, alpha: float | None = None) -> Look:
+    """The rule on `values` at level `alpha` (the definition's by default): the comparison's look
+    (`compare.sequential.look_at`), on the claim's own scale."""
+    level = definition.alpha if alpha is None else alpha
+    look = look_at(comparisons(definition, values), len(values), level, definition.supports)
     t = definition.threshold
-    estimate, ci = t + distance, (t + low, t + high)
-    return _Evaluated(data, ev, estimate, ci, inputs, rule_threshold(estimate, ci, **inputs))
-
-
-def _shifted(operating: OperatingCharacteristics, threshold: float) -> OperatingCharacteristics:
-    """`beats_every.operating`'s truths are distances from the threshold; the claim states them on its own scale."""
-    scenarios = tuple(dataclasses.replace(s, effect=s.effect + threshold) for s in operating.scenarios)
-    return dataclasses.replace(operating, scenarios=scenarios)
+    return replace(look, estimate=t + look.estimate, ci=(t + look.ci[0], t + look.ci[1]))
 
 
 # ---------------------------------------------------------------- the claim
@@ -177,81 +157,35 @@ def check(
     n_simulations: int = 1000,
     seed: int = 0,
 ) -> Claim:
-    """Run seeds 0..n-1 at `definition.params`, decide the claim, simulate its error rates, check it at every
-    alternative specification, and stamp it from `registry_path` (a registry file of the user's: `register`);
-    without one the claim is marked "not registered"."""
-    seeds = list(range(definition.n))
-    runs = run_seeds(run, seeds, definition.params)
-    found = evaluate(definition, unit_values(definition, unit_table, runs))
-    data, ev, alpha = found.data, found.ev, definition.alpha
-    name = definition.column
-    mde, context = beats_every.mde_context(data, ev, [name], confidence=1 - alpha)
-    parts = beats_every.parts(
-        ev,
-        [name],
-        verdict=found.verdict,
-        supports=definition.supports,
-        units=definition.units,
-        margins=data.margins,
-    )
-    t = definition.threshold
-    parts = [dataclasses.replace(p, estimate=p.estimate + t, ci=(p.ci[0] + t, p.ci[1] + t), threshold=t) for p in parts]
-    context.update(beats_every.spread_context(data), units_per_run=len(data.values) / len(seeds))
-    evidence = Evidence(
-        found.estimate,
-        found.ci,
-        data.n,
-        found.inputs,
-        mde=mde,
-        context=context,
-        p_value=beats_every.deciding_p(ev, found.verdict, 0),
-    )
-    simulations = {"confidence": 1 - alpha, "n_simulations": n_simulations, "seed": seed}
-    sign = 1.0 if definition.supports == "above" else -1.0
-    paper = None if definition.paper_value is None else [sign * (definition.paper_value - t)]
-    operating = beats_every.operating(
-        data, supports=definition.supports, alpha=alpha, paper_effect=paper, **simulations
-    )
-    claim = decide(
-        registry_definition(definition, run, unit_table),  # its id, study, statement, units, threshold and side
-        evidence,
-        rule_threshold,
-        title=definition.title or definition.claim_id,
+    """Run seeds 0..n-1 at `definition.params`, decide the claim as the comparison decides one
+    (`compare.claims.beats_claim`: verdict, parts, MDE, simulated error rates, the paper's value ruled out?), check
+    it at every alternative specification, and stamp it from `registry_path` (a registry file of the user's:
+    `register`); without one the claim is marked "not registered"."""
+    runs = run_seeds(run, range(definition.n), definition.params)
+    data = comparisons(definition, unit_values(definition, unit_table, runs))
+    t, sign = definition.threshold, 1.0 if definition.supports == "above" else -1.0
+    spec = BeatsClaim(
+        definition=registry_definition(definition, run, unit_table),  # its id, study, statement, units, threshold
         source=definition.paper or "a user-defined claim (actlab.studies.your_claim)",
+        title=definition.title or definition.claim_id,
         budget=f"{definition.n} seeds of {getattr(run, '__name__', 'run')}({dict(definition.params)})",
-        confidence=1 - alpha,
-        equivalence_margin=definition.margin,
+        candidate=definition.column,
+        comparators=(f"{t:g}",),
+        part_names=(definition.column,),
         paper=definition.paper,
-        paper_value=definition.paper_value,
-        parts=parts,
-        deciding_test=f"one-sample t test of the mean {name} against {t:g} (TOST +-margin for 'equivalent')",
-        margin_sensitivity=beats_every.margin_sensitivity(data, supports="above", alpha=alpha, confidence=1 - alpha),
+        paper_effect=None if definition.paper_value is None else (sign * (definition.paper_value - t),),
+        rule=rule_threshold,
+    )
+    alpha = definition.alpha
+    how = {"n_simulations": n_simulations, "seed": seed, "provenance": _provenance(run, runs)}
+    claim = beats_claim(data, spec, Settings(alpha=alpha, confidence=1 - alpha, **how))
+    claim = claim.with_changes(
+        deciding_test=f"one-sample t test of the mean {definition.column} against {t:g} (TOST +-margin for "
+        "'equivalent')",
         fidelity=definition.fidelity,
-        provenance=_provenance(run, runs),
-        operating=_shifted(operating, t),
-        ruled_out=_ruled_out(definition, found, paper, simulations),
     )
     claim = claim.with_changes(robustness=robustness(definition, run, unit_table, claim))
     return stamp(claim, definition, run, unit_table, registry_path)
-
-
-def _ruled_out(definition: ClaimDefinition, found: _Evaluated, paper: list[float] | None, simulations: dict) -> Any:
-    """The paper's value lies outside the claim's interval, short of it (`beats_every.ruled_out_outcome`)."""
-    if paper is None:
-        return None
-    outcome = beats_every.ruled_out_outcome(
-        found.data,
-        found.ev,
-        [definition.column],
-        paper,
-        supports=definition.supports,
-        units=definition.units,
-        **simulations,
-    )
-    if outcome is None:
-        return None
-    t = definition.threshold
-    return dataclasses.replace(outcome, paper_value=definition.paper_value, estimate=outcome.estimate + t, ci=found.ci)
 
 
 def _provenance(run: Run, runs: pd.DataFrame) -> dict[str, Any]:
@@ -270,18 +204,20 @@ def robustness(definition: ClaimDefinition, run: Run, unit_table: UnitTable, cla
     claim's alpha and at alpha / m (Bonferroni over the m alternatives), with its own MDE; None without any."""
     if not definition.specifications:
         return None
-    m = len(definition.specifications)
+    alpha, m = definition.alpha, len(definition.specifications)
     results = []
     for label, changes in definition.specifications.items():
         runs = run_seeds(run, range(definition.n), {**definition.params, **changes})
         values = unit_values(definition, unit_table, runs)
-        own, family = evaluate(definition, values), evaluate(definition, values, definition.alpha / m)
-        mde, _ = beats_every.mde_context(own.data, own.ev, [definition.column], confidence=1 - definition.alpha)
-        ps = beats_every.directional_ps(own.ev)
+        own, family = evaluate(definition, values), evaluate(definition, values, alpha / m)
+        data = comparisons(definition, values)
+        ps = beats_every.directional_ps(
+            beats_every.statistics(data.values[None], confidence=1 - alpha, margins=data.margins, alpha=alpha)
+        )
         against = {"supported": ps["not supported"], "not supported": ps["supported"]}
         p_against = against.get(claim.verdict, ps["supported"] if claim.verdict == "equivalent" else min(ps.values()))
         results.append(
-            SpecificationResult(label, own.data.n, own.verdict, family.verdict, own.estimate, mde, p_against)
+            SpecificationResult(label, data.n, own.verdict, family.verdict, own.estimate, own.mde, p_against)
         )
     return assess(claim.verdict, claim.mde, results)
 
@@ -358,8 +294,7 @@ def sequential_design(definition: ClaimDefinition, first: int | None, batch: int
     first, batch, most = first or half, batch or half, most or 2 * definition.n
     if first < 2 or batch < 1 or most < first:
         raise UsageError(f"need --first >= 2, --batch >= 1 and --max-seeds >= --first; got {first}, {batch}, {most}")
-    looks = tuple(dict.fromkeys([*range(first, most, batch), most]))
-    return sequential.SequentialDesign(looks, alpha=definition.alpha)
+    return sequential.SequentialDesign(tuple(sequential.flag_looks(first, batch, most)), alpha=definition.alpha)
 
 
 def decide_sequentially(
@@ -373,22 +308,21 @@ def decide_sequentially(
 ) -> dict[str, Any]:
     """`actlab decide` for a user's claim: new seeds from `first_seed` (never the fixed design's 0..n-1), a look
     at each of the design's seed counts at its nominal level, the first decisive look decides (`sequential.stopped`);
-    its error rates and expected seeds simulated at the observed spread. A record `page.sequential_block` shows."""
-    rows: list[pd.DataFrame] = []
+    its error rates and expected seeds simulated at the observed spread by the comparison's sequential engine
+    (`compare.sequential.operating`, beside the fixed design of the definition's n seeds). A record
+    `page.sequential_block` shows."""
+    runs = run_seeds(run, [], definition.params)
     looks: list[sequential.Look] = []
-    verdict, why = "", ""
     for n, level in zip(design.looks, design.nominal_levels, strict=True):
-        done = sum(len(frame) for frame in rows)
-        rows.append(run_seeds(run, range(first_seed + done, first_seed + n), definition.params))
-        found = evaluate(definition, unit_values(definition, unit_table, pd.concat(rows)), level)
-        mde, _ = beats_every.mde_context(found.data, found.ev, [definition.column], confidence=1 - level)
-        looks.append(sequential.Look(n, level, found.estimate, found.ci, found.verdict, mde))
+        more = run_seeds(run, range(first_seed + len(runs), first_seed + n), definition.params)
+        runs = pd.concat([runs, more], ignore_index=True)
+        looks.append(evaluate(definition, unit_values(definition, unit_table, runs), level))
         verdict, why = sequential.stopped(looks, design)
         if verdict:
             break
-    spread = float(found.data.values[:, 0].std(ddof=1))
-    mde = standardised_mde(definition.n, definition.alpha, beats_every.POWER) * spread  # the fixed design's MDE
-    operating = _sequential_operating(definition, design, spread, mde, n_simulations)
+    data = comparisons(definition, unit_values(definition, unit_table, runs))
+    t, sign = definition.threshold, 1.0 if definition.supports == "above" else -1.0
+    operating = compare_operating(data, design, n_simulations, fixed_seeds=definition.n)
     return {
         "claim_id": definition.claim_id,
         "study": definition.study,
@@ -400,34 +334,9 @@ def decide_sequentially(
         "looks": [look.as_json() for look in looks],
         "verdict": verdict,
         "why": why,
-        "operating": [scenario.as_json() for scenario in operating],
+        # the engine's truths are distances from the threshold: shown on the claim's scale
+        "operating": [replace(s, effect=t + sign * s.effect).as_json() for s in operating],
     }
-
-
-def _sequential_operating(
-    definition: ClaimDefinition, design: sequential.SequentialDesign, sd: float, mde: float, n_simulations: int
-) -> list[sequential.SequentialScenario]:
-    """The sequential rule on normal units at `sd`, at the null boundary and one MDE of the fixed n-seed design either
-    side (distances from the threshold, shown on the claim's scale), decided by the code the looks use."""
-    margins = None if definition.margin is None else [float(definition.margin)]
-    rng = np.random.default_rng(0)
-    sign = 1.0 if definition.supports == "above" else -1.0
-
-    def decide_batch(data: np.ndarray, level: float) -> list[str]:
-        return beats_every.verdicts(
-            data[..., None], supports="above", alpha=level, confidence=1 - level, margins=margins
-        )
-
-    found = []
-    for name, distance, errors, target in (
-        ("null boundary", 0.0, ("supported", "not supported"), None),
-        ("MDE, supporting", mde, (), "supported"),
-        ("MDE, against", -mde, (), "not supported"),
-    ):
-        data = distance + sd * rng.standard_normal((n_simulations, design.max_seeds))
-        effect = definition.threshold + sign * distance
-        found.append(sequential.scenario(name, effect, design, data, decide_batch, errors=errors, target=target))
-    return found
 
 
 def decide_command(

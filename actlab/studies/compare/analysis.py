@@ -46,21 +46,18 @@ def load_runs(runs_dir: str | Path, sweep_names: Iterable[str]) -> dict[str, dic
     return runs
 
 
-def arms_frame(run_results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per (run, matching, arm): run_id, task, matching, seed, activation, metric and the arm's numbers.
+def arms_frame(run_results: Mapping[str, Mapping[str, Any]], columns: Sequence[str] = _ARM_COLUMNS) -> pd.DataFrame:
+    """One row per (run, matching, arm): run_id, task, matching, seed, activation, metric and the arm's `columns`
+    (the engine's `arm_record` of any study on it: the comparison's, the zoo's, xIELU's).
 
     Runs that recorded no arms (failed before the end) contribute no rows; `run_counts` reports them.
     """
     rows = [
-        {
-            "run_id": run_id,
-            **{key: arm[key] for key in _ARM_KEYS},
-            **{key: arm.get(key, math.nan) for key in _ARM_COLUMNS},
-        }
+        {"run_id": run_id, **{key: arm[key] for key in _ARM_KEYS}, **{key: arm.get(key, math.nan) for key in columns}}
         for run_id, run in run_results.items()
         for arm in run.get("results", {}).get("arms", [])
     ]
-    return pd.DataFrame(rows, columns=["run_id", *_ARM_KEYS, *_ARM_COLUMNS])
+    return pd.DataFrame(rows, columns=["run_id", *_ARM_KEYS, *columns])
 
 
 def ordered(frame: pd.DataFrame, column: str, first: Iterable[str] = ()) -> list[str]:

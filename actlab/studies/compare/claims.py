@@ -17,8 +17,8 @@ candidate has none and says so.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -172,6 +172,9 @@ class BeatsClaim:
     paper: str = ""
     paper_effect: tuple[float, ...] | None = None  # the paper's improvements on this run's scale: ruled out? power?
     context: Mapping[str, Any] = field(default_factory=dict)  # the study's own context, after the seeds
+    # The rule on the estimate and interval as the claim shows them: a claim against a threshold other than 0 (a
+    # user's, `actlab.studies.your_claim`) decides with one that reads it (`inputs["threshold"]`)
+    rule: Callable[..., str] = rule_beats_baselines
 
 
 def candidate_claim(
@@ -194,8 +197,12 @@ def candidate_claim(
 def beats_claim(data: Comparisons, spec: BeatsClaim, settings: RuleSettings) -> Claim:
     """One claim from its comparisons: the evidence, the rule's verdict, its parts and its operating
     characteristics (a candidate that never trained: the divergence share and the divergence branch's); where
-    `spec` has the paper's effect, whether the data rule it out and the power at it."""
+    `spec` has the paper's effect, whether the data rule it out and the power at it.
+
+    `data` are distances from the definition's threshold (improvements, > 0 supports): a study's threshold is 0; a
+    user's claim against another threshold is shown on its own scale (every estimate, part and truth moved by it)."""
     alpha, confidence, supports = spec.definition.alpha, settings.confidence, spec.definition.supports
+    t = spec.definition.threshold
     simulations = {"n_simulations": settings.n_simulations, "seed": settings.seed}
     context: dict[str, Any] = {"seeds": data.seeds, "complete_seeds": data.n, "diverged": data.diverged}
     context.update(spec.context)
@@ -213,10 +220,18 @@ def beats_claim(data: Comparisons, spec: BeatsClaim, settings: RuleSettings) -> 
         p_value = beats_every.deciding_p(ev, verdict, data.diverged)
         mde, about_mde = beats_every.mde_context(data, ev, spec.comparators, confidence=confidence)
         context.update(about_mde)
-        evidence = Evidence(estimate, ci, data.n, inputs, mde=mde, context=context, p_value=p_value)
+        if spec.rule is not rule_beats_baselines:  # a threshold rule reads where its threshold is
+            inputs["threshold"] = t
+        shown = (t + estimate, (t + ci[0], t + ci[1]))
+        evidence = Evidence(*shown, data.n, inputs, mde=mde, context=context, p_value=p_value)
         if effect is not None:  # is the paper's effect ruled out at this scale?
             how = {"supports": supports, "units": units, "confidence": confidence, **simulations}
             ruled_out = beats_every.ruled_out_outcome(data, ev, spec.part_names, effect, **how)
+        if t:
+            parts = [replace(p, estimate=t + p.estimate, ci=(t + p.ci[0], t + p.ci[1]), threshold=t) for p in parts]
+            if ruled_out is not None:
+                moved = (t + ruled_out.paper_value, t + ruled_out.estimate, (t + ruled_out.ci[0], t + ruled_out.ci[1]))
+                ruled_out = replace(ruled_out, paper_value=moved[0], estimate=moved[1], ci=moved[2])
     elif data.diverged:  # diverged on every seed (or all but one): nothing to pair, the divergence decides
         share, ci = beats_every.divergence_share(data.diverged, data.seeds, confidence)
         inputs = {"supports": "below", "diverged": data.diverged, "alpha": alpha, "equivalence_p": None}
@@ -234,13 +249,13 @@ def beats_claim(data: Comparisons, spec: BeatsClaim, settings: RuleSettings) -> 
     claim = decide(
         spec.definition,
         evidence,
-        rule_beats_baselines,
+        spec.rule,
         source=spec.source,
         budget=spec.budget,
         title=spec.title,
         paper=spec.paper,
         # the paper's effect as the estimate shows it: the least favourable comparison, oriented as `supports`
-        paper_value=(min(effect) if supports == "above" else -min(effect)) if effect and data.testable else None,
+        paper_value=t + (min(effect) if supports == "above" else -min(effect)) if effect and data.testable else None,
         confidence=confidence,
         equivalence_margin=min(data.margins) if data.margins and data.testable else None,
         parts=parts,
@@ -257,6 +272,9 @@ def beats_claim(data: Comparisons, spec: BeatsClaim, settings: RuleSettings) -> 
         operating = beats_every.operating(
             data, supports=supports, alpha=alpha, confidence=confidence, paper_effect=effect, **simulations
         )
+        if t:  # its truths are distances from the threshold
+            scenarios = tuple(replace(s, effect=t + s.effect) for s in operating.scenarios)
+            operating = replace(operating, scenarios=scenarios)
     else:
         operating = beats_every.divergence_operating(data.seeds, confidence=confidence, alpha=alpha, **simulations)
     return claim.with_changes(operating=operating)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from actlab.finding import join_names
 from actlab.studies.compare.tasks import get_task
 from actlab.sweep.spec import load_spec, study_specs
 
@@ -36,10 +37,6 @@ def spec_budgets(study_dir: str | Path, profile: str) -> dict[str, SpecBudget]:
     return found
 
 
-def _and(words: Sequence[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
 def budget_difference(task: str, here: SpecBudget, there: SpecBudget, where: tuple[str, str]) -> str:
     """'Fashion-MNIST: 400 steps, the compute time of 180 ReLU steps and 8 seeds here, against 200, 90 and 5 in the
     zoo': the fields that differ, in `where`'s words (here, there)."""
@@ -52,8 +49,8 @@ def budget_difference(task: str, here: SpecBudget, there: SpecBudget, where: tup
     name = get_task(task).label.split(",")[0]
     if not differ:
         return f"{name}: the same steps and seeds {where[0]} and {where[1]}"
-    mine = _and([form.format(value) for value, _, form in differ])
-    theirs = _and([str(value) for _, value, _ in differ])
+    mine = join_names([form.format(value) for value, _, form in differ])
+    theirs = join_names([str(value) for _, value, _ in differ])
     return f"{name}: {mine} {where[0]}, against {theirs} {where[1]}"
 
 
@@ -69,9 +66,9 @@ def zoo_sentence(
     if not activations or not shared:
         return ""
     differences = "; ".join(budget_difference(t, here[t], there[t], ("here", "in the zoo")) for t in shared)
-    tasks = _and([get_task(t).label.split(",")[0] for t in shared])
+    tasks, names = join_names([get_task(t).label.split(",")[0] for t in shared]), join_names(activations)
     return (
-        f"The activation zoo (`make zoo`, its page {page}) also trains {_and(list(activations))} on {tasks}, at other "
+        f"The activation zoo (`make zoo`, its page {page}) also trains {names} on {tasks}, at other "
         f"budgets: {differences}. It decides each pair with Holm over all its entries' pairs, not Bonferroni over "
         "a candidate's baselines, so its verdicts can differ from this page's; its page names each that does."
     )

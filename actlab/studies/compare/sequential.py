@@ -5,7 +5,7 @@ alpha and spending function are the claim's registered design (`actlab.stats.seq
 look applies the claim's own rule (`beats_every.rule_beats_baselines`) at its nominal level, and the first decisive
 look ends it. The same code decides the runs and the simulations of its error rates, power and expected seeds,
 beside the fixed design of the power and effect the design is built for (Jennison & Turnbull's convention).
-xIELU's and the zoo's claims are this rule too.
+xIELU's and the zoo's claims are this rule too, and so are their sequential decisions (`sequential_targets`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from actlab.stats import beats_every, sequential
 from actlab.stats.beats_every import Comparisons
 from actlab.stats.sequential import Look, SequentialDesign, SequentialScenario, SequentialTarget
 from actlab.studies.compare.claims import SEQUENTIAL
+from actlab.studies.compare.engine import matching_label
 
 POWER = 0.8
 # The fixed design a design that states none is judged against (a design built by `design_for` states its own).
@@ -34,15 +35,20 @@ def mde_at(data: Comparisons, n: int, alpha: float = 0.05, power: float = POWER)
 
 
 def operating(
-    data: Comparisons, design: SequentialDesign, n_simulations: int = 1000, seed: int = 0
+    data: Comparisons,
+    design: SequentialDesign,
+    n_simulations: int = 1000,
+    seed: int = 0,
+    fixed_seeds: int | None = None,
 ) -> list[SequentialScenario]:
     """The sequential rule at the claim's observed covariance (improvements drawn jointly normal, as in
     `beats_every.operating`), at the effects a design's cost is tabulated at (`sequential.cost_truths`, the MDE
-    that of the fixed design of `design.fixed_seeds` seeds) and the MDE against; beside that fixed design."""
+    that of the fixed design of `fixed_seeds` seeds, else the design's own) and the MDE against; beside that fixed
+    design."""
     k = data.values.shape[1]
     covariance = np.cov(data.values, rowvar=False, ddof=1).reshape(k, k)
     factor = beats_every.covariance_factor(covariance)
-    fixed = design.fixed_seeds or REFERENCE_SEEDS
+    fixed = fixed_seeds or design.fixed_seeds or REFERENCE_SEEDS
     mde = mde_at(data, fixed, design.alpha, design.power or POWER)
     truths = sequential.cost_truths(0.0, mde, data.values.mean(axis=0), components=k, against=mde)
 
@@ -60,12 +66,18 @@ DESIGN = SEQUENTIAL  # registered with the claims (compare.claims.definitions)
 
 
 def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
-    """The comparison study's and the zoo's claims as `actlab decide` runs them (one rule, one design): every
-    comparison claim the committed sweep files of `profile` produce (the zoo's with ReLU alone)."""
+    """The comparison study's, the zoo's and xIELU's claims as `actlab decide` runs them (one rule, one design):
+    every comparison claim the committed sweep files of `profile` produce (the zoo's with ReLU alone), and xIELU's
+    two, read from its LM sweep with their paper-derived margins (lower loss supports: `supports` below)."""
     from actlab.studies.compare import claims as compare_claims
+    from actlab.studies.xielu import claims as xielu_claims
     from actlab.studies.zoo import claims as zoo_claims
 
-    settings, rule = compare_claims.Settings(), partial(look_at, supports="above")
+    settings, rule, below = (
+        compare_claims.Settings(),
+        partial(look_at, supports="above"),
+        partial(look_at, supports="below"),
+    )
     found = {}
     for study, baselines, margins, every in (
         ("compare", settings.baselines, settings.margins, ()),
@@ -77,6 +89,9 @@ def sequential_targets(profile: str = "default") -> dict[str, SequentialTarget]:
                 claim_id = "zoo-" + claim_id.removeprefix("compare-")
             units = partial(comparisons_at, task, matching, candidate, tuple(baselines), margins.get(task))
             found[claim_id] = sequential.target(claim_id, study, sweep, DESIGN, units, rule, operating)
+    for budget in ("tokens", "seconds"):
+        claim_id, units = f"xielu-lm-{matching_label(budget)}", partial(xielu_claims.comparisons_at, budget)
+        found[claim_id] = sequential.target(claim_id, "xielu", "lm", DESIGN, units, below, operating)
     return found
 
 

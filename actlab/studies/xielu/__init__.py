@@ -2,7 +2,8 @@
 
 Modules: `variants` (the arms, the 1.5x width rule, counts), `run` (one run as a configuration of
 `actlab.studies.compare.engine`), `analysis` (what the report computes), `plots`, `claims` (the two claims, a pure
-function of the runs), `sequential` (`actlab decide`), `paper` (the paper's published numbers, shown only as "paper").
+function of the runs, which `actlab decide` runs as the comparison's: `compare.sequential`), `paper` (the paper's
+published numbers, shown only as "paper").
 """
 
 from __future__ import annotations

@@ -15,12 +15,13 @@ from scipy import stats as sps
 
 from actlab import stats
 from actlab.stats.beats_every import Comparisons
+from actlab.studies.compare import analysis as compare_analysis
 from actlab.studies.compare.analysis import arm_summary, paired_comparisons, speed_ratio
 from actlab.studies.compare.analysis import operating_table as operating_table  # the report shows claims alike
 from actlab.studies.compare.analysis import verdict_text as verdict_text
-from actlab.studies.compare.engine import budget_phrase, stated_budget
+from actlab.studies.compare.engine import budget_phrase, matching_label, stated_budget
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
-from actlab.studies.xielu.variants import arm_order, label, matching
+from actlab.studies.xielu.variants import arm_order, label
 from actlab.sweep import run_counts as run_counts  # the report notebooks call analysis.run_counts
 
 CLAIM_COMPARATORS = ("relu2", "swiglu")  # the comparisons the paper's claim makes
@@ -51,21 +52,10 @@ _PAIRED_COLUMNS = (
 
 
 def arms_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    """One row per (run, arm) of `actlab.sweep.load_run_results(...)`: run_id, seed, budget, activation and the
-    arm's metrics; runs that recorded no arms contribute no rows (`run_counts` reports them)."""
-    rows = []
-    for run_id, run in run_results.items():
-        for arm in run.get("results", {}).get("arms", []):
-            row = {
-                "run_id": run_id,
-                "seed": run["params"].get("seed", arm.get("config", {}).get("seed")),
-                "budget": arm["budget"],
-                "activation": arm["activation"],
-            }
-            row.update({key: arm.get(key, math.nan) for key in _ARM_COLUMNS})
-            rows.append(row)
-    columns = ["run_id", "seed", "budget", "activation", *_ARM_COLUMNS]
-    return pd.DataFrame(rows, columns=columns)
+    """The comparison's arms frame (`compare.analysis.arms_frame`: an xIELU run is a comparison run on one LM task,
+    its matching the budget) with xIELU's columns, `budget` naming the matching as this study does."""
+    frame = compare_analysis.arms_frame(run_results, _ARM_COLUMNS)
+    return frame.assign(budget=frame["matching"])
 
 
 def loss_table(frame: pd.DataFrame, metric: str = "val_bpb", confidence: float = 0.95) -> pd.DataFrame:
@@ -286,7 +276,7 @@ def compare_with_paper(table: pd.DataFrame, paired: pd.DataFrame, budget: str, a
     ours, paper = ranking(table, budget), paper_ranking()
     order = " < ".join(label(a) for a in ours) or "no complete arms"
     sentences = [
-        f"**{matching(budget)}:** mean bits per byte order {order}; the paper's perplexity order is "
+        f"**{matching_label(budget)}:** mean bits per byte order {order}; the paper's perplexity order is "
         f"{' < '.join(label(a) for a in paper)}, so the order {'agrees' if ours == paper else 'differs'}."
     ]
     part = paired[paired["budget"] == budget]
@@ -379,7 +369,7 @@ def depth_trend_text(trend: pd.DataFrame) -> str:
         return "No learned alphas were recorded (no xIELU or xIPReLU arm trained cleanly)."
 
     def groups(rows: pd.DataFrame) -> str:
-        names = [f"{label(r.activation)} {r.parameter} ({matching(r.budget)})" for r in rows.itertuples()]
+        names = [f"{label(r.activation)} {r.parameter} ({matching_label(r.budget)})" for r in rows.itertuples()]
         return ", ".join(names) or "none"
 
     shrinking, growing = trend[trend["shrinks"]], trend[trend["grows"]]

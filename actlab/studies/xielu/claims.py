@@ -41,10 +41,11 @@ from actlab.stats.beats_every import rule_beats_baselines
 from actlab.stats.family import adjust_family
 from actlab.stats.sequential import FIRST_SEED
 from actlab.studies.compare.claims import SEQUENTIAL, BeatsClaim, StudyRuns, beats_claim
+from actlab.studies.compare.engine import matching_label
 from actlab.studies.xielu import analysis, findings, paper
 from actlab.studies.xielu.analysis import CLAIM_COMPARATORS
 from actlab.studies.xielu.paper import PAPER_PERPLEXITY_1B
-from actlab.studies.xielu.variants import label, matching
+from actlab.studies.xielu.variants import label
 
 __all__ = [
     "Settings",
@@ -77,7 +78,7 @@ def definitions(settings: Settings | None = None) -> list[registry.Definition]:
     gaps = {other: round(paper_relative_gap(other), 6) for other in CLAIM_COMPARATORS}
     return [
         registry.Definition(
-            claim_id=f"xielu-lm-{matching(budget)}",
+            claim_id=f"xielu-lm-{matching_label(budget)}",
             study=STUDY,
             kind="experiment" if budget == "tokens" else "reviewer",
             statement=STATEMENTS[budget],
@@ -170,9 +171,9 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
     gaps, margins = paper_margins(runs.arms, budget, settings.equivalence_scale)
     token_matched = budget == "tokens"
     spec = BeatsClaim(
-        definition=registry.find(definitions(settings), f"xielu-lm-{matching(budget)}"),
+        definition=registry.find(definitions(settings), f"xielu-lm-{matching_label(budget)}"),
         source=SOURCE,
-        title=f"xIELU below ReLU² and SwiGLU ({matching(budget)})",
+        title=f"xIELU below ReLU² and SwiGLU ({matching_label(budget)})",
         budget=analysis.budget_text(runs.setup, budget),
         candidate="xIELU",
         comparators=tuple(label(o) for o in CLAIM_COMPARATORS),
@@ -182,3 +183,16 @@ def budget_claim(runs: StudyRuns, budget: str, settings: Settings) -> Claim:
         context={"equivalence_margins": dict(zip(CLAIM_COMPARATORS, margins, strict=True))} if margins else {},
     )
     return beats_claim(analysis.comparisons(runs.arms, budget, margins=margins), spec, settings)
+
+
+def comparisons_at(budget: str, runs_dir: Path, sweep: str, seeds: list[int] | None) -> beats_every.Comparisons:
+    """xIELU's per-seed improvements under `budget` from the runs of `seeds` (all when None), with the claim's
+    margins: the paper's relative gap times each other arm's mean bits/byte in these runs (`actlab decide`'s units,
+    `compare.sequential.sequential_targets`)."""
+    from actlab import sweep as sweeps
+
+    frame = analysis.arms_frame(sweeps.load_run_results(runs_dir, sweep))
+    if seeds is not None:
+        frame = frame[frame["seed"].isin(seeds)]
+    _, margins = paper_margins(frame, budget, Settings().equivalence_scale)
+    return analysis.comparisons(frame, budget, margins=margins)

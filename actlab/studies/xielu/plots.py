@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from actlab.figure_style import activation_color
-from actlab.studies.xielu.variants import arm_order, label, matching
+from actlab.studies.compare.engine import matching_label
+from actlab.studies.xielu.variants import arm_order, label
 
 
 def curves_frame(run_results: dict[str, dict[str, Any]]) -> pd.DataFrame:
@@ -56,7 +57,7 @@ def loss_by_activation(arms: pd.DataFrame, metric: str = "val_bpb") -> plt.Figur
         colors = [activation_color(a) for a in order]
         ax.scatter(positions, wide.mean().to_numpy(), marker="_", s=600, color=colors, zorder=2, label="mean")
         ax.set_xticks(positions, [label(a) for a in order])
-        ax.set_title(f"{matching(budget)} (n = {len(wide)} seeds)")
+        ax.set_title(f"{matching_label(budget)} (n = {len(wide)} seeds)")
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("validation bits per byte")
     axes[0][0].legend(loc="upper left", fontsize=8)
@@ -76,7 +77,7 @@ def training_curves(curves: pd.DataFrame) -> plt.Figure:
             mean = part[part["activation"] == activation].groupby("step")[[x, "loss_bpb"]].mean()
             ax.plot(mean[x], mean["loss_bpb"], label=label(activation), lw=1.2, color=activation_color(activation))
         ax.set_xlabel("training tokens" if x == "tokens" else "training seconds")
-        ax.set_title(f"{matching(budget)}: training loss (mean over seeds)")
+        ax.set_title(f"{matching_label(budget)}: training loss (mean over seeds)")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("training bits per byte")
     if panels:
@@ -102,7 +103,7 @@ def alpha_vs_depth(alphas: pd.DataFrame) -> plt.Figure:
                 style,
                 color=color,
                 marker="o",
-                label=f"{label(activation)}, {matching(budget)}",
+                label=f"{label(activation)}, {matching_label(budget)}",
             )
         ax.set_xlabel("normalised depth (0 = first layer, 1 = last)")
         ax.set_ylabel(parameter)
@@ -128,6 +129,6 @@ def improvement_probabilities(poi: pd.DataFrame, budget: str) -> plt.Figure:
     ax.set_xlim(0, 1)
     ax.invert_yaxis()
     ax.set_xlabel(f"P({reference} has the lower validation loss), 95% bootstrap CI")
-    ax.set_title(f"Probability of improvement, {matching(budget)}")
+    ax.set_title(f"Probability of improvement, {matching_label(budget)}")
     fig.tight_layout()
     return fig

@@ -26,18 +26,12 @@ GATED = {"swiglu": "silu"}  # arm name -> the activation inside its gated MLP
 TRAINABLE = ("xielu", "xiprelu")  # arms with learned alpha_p, alpha_n per layer
 
 
-MATCHING = {"tokens": "token-matched", "seconds": "compute-time-matched"}  # budget kind -> what it matches
 LABELS = {"xielu": "xIELU", "xiprelu": "xIPReLU", "relu2": "ReLU²", "swiglu": "SwiGLU", "gelu": "GELU"}
 
 
 def label(activation: str) -> str:
     """The arm's name as tables and figures print it (ReLU², SwiGLU, ...)."""
     return LABELS.get(activation, activation)
-
-
-def matching(budget: str) -> str:
-    """'token-matched' or 'compute-time-matched': how a budget kind is named on the page and in claim ids."""
-    return MATCHING.get(budget, f"{budget}-matched")
 
 
 def arm_order(names: Iterable[str]) -> list[str]:

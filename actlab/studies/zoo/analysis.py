@@ -150,6 +150,18 @@ def decision(row: dict, alpha: float) -> str:
     return "inconclusive"
 
 
+def against(pairs: pd.DataFrame, baseline: str) -> dict[tuple[str, str, str], str]:
+    """(task, matching, entry) -> the entry's decision against `baseline` in that matrix ('better': the entry is
+    better), from `pairwise` tables concatenated: what the leaderboard, the conclusion and the reconciliation read."""
+    found = {}
+    for row in pairs.to_dict("records"):
+        if row["b"] == baseline:
+            found[row["task"], row["matching"], row["a"]] = row["decision"]
+        elif row["a"] == baseline:
+            found[row["task"], row["matching"], row["b"]] = MIRROR[row["decision"]]
+    return found
+
+
 def decision_matrix(table: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     """One `pairwise` table as a square matrix: row a, column b holds a's decision against b, inconclusive cells with
     their MDE ('inconclusive (MDE 1.2)')."""

@@ -14,7 +14,6 @@ from torch import nn
 
 from actlab import activation_specs as specs
 from actlab.environ import temporary_environment
-from actlab.kernels.paths import set_module_paths
 from actlab.studies.zoo.entries import derive_table, get_entry
 from actlab.symbolic.saved import ENV_DIR
 
@@ -41,8 +40,3 @@ def _load_derived(name: str, folder: Path) -> nn.Module:
 
     with temporary_environment({ENV_DIR: str(folder.resolve())}):
         return resolve(name)
-
-
-def set_path(module: nn.Module, path: str) -> nn.Module:
-    """Put a derived or integrated module (one with `a_p` and `path`) on `path`; others are returned unchanged."""
-    return set_module_paths(module, path)

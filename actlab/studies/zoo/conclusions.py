@@ -27,13 +27,10 @@ def label(name: str) -> str:
 
 def against(pairs: pd.DataFrame, baseline: str) -> dict[str, Counter]:
     """entry -> how many (task, matching) matrices decide it better / worse / equivalent / inconclusive against
-    `baseline` (the entry's side of each cell), from every `analysis.pairwise` table concatenated."""
+    `baseline` (the entry's side of each cell, `analysis.against`)."""
     found: dict[str, Counter] = {}
-    for row in pairs.to_dict("records"):
-        if row["b"] == baseline:
-            found.setdefault(row["a"], Counter())[row["decision"]] += 1
-        elif row["a"] == baseline:
-            found.setdefault(row["b"], Counter())[analysis.MIRROR[row["decision"]]] += 1
+    for (_, _, entry), decision in analysis.against(pairs, baseline).items():
+        found.setdefault(entry, Counter())[decision] += 1
     return found
 
 

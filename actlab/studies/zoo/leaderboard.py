@@ -43,18 +43,6 @@ COLUMNS = [
 ]
 
 
-def _decisions(pairs: pd.DataFrame, task: str, matching: str, baseline: str) -> dict[str, str]:
-    """entry -> its decision against `baseline` in one (task, matching) matrix ('better': the entry is better)."""
-    part = pairs[(pairs["task"] == task) & (pairs["matching"] == matching)]
-    found = {}
-    for row in part.to_dict("records"):
-        if row["b"] == baseline:
-            found[row["a"]] = row["decision"]
-        elif row["a"] == baseline:
-            found[row["b"]] = analysis.MIRROR[row["decision"]]
-    return found
-
-
 def leaderboard(
     arms: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -72,12 +60,12 @@ def leaderboard(
     `relu_claim` names the entry's claim, `vs_relu` is that claim's verdict in `CLAIM_WORDS`.
     """
     by_id = {claim.claim_id: claim for claim in claims}
+    against = {baseline: analysis.against(pairs, baseline) for baseline in BASELINES}
     rows = []
     for task in dict.fromkeys(arms["task"]):
         for matching in [m for m in ("steps", "seconds") if ((arms["task"] == task) & (arms["matching"] == m)).any()]:
             part = arms[(arms["task"] == task) & (arms["matching"] == matching)]
             ranks = analysis.mean_rank(analysis.ranks(part, matching, order))
-            against = {baseline: _decisions(pairs, task, matching, baseline) for baseline in BASELINES}
             names = [name for name in order if name in set(part["activation"])]
             names += [name for name in dict.fromkeys(part["activation"]) if name not in names]
             for name in names:
@@ -94,9 +82,9 @@ def leaderboard(
                 row["iqm"] = float(iqm(values)) if len(values) else math.nan
                 row["seeds"], row["diverged"] = len(values), int((mine["status"] != "ok").sum())
                 row["mean_rank"] = float(ranks.get(name, math.nan))
-                row["vs_relu"] = claim_words(claim) if claim else against["relu"].get(name, "")
+                row["vs_relu"] = claim_words(claim) if claim else against["relu"].get((task, matching, name), "")
                 row["relu_claim"] = claim.claim_id if claim else ""
-                row["vs_gelu"] = against["gelu"].get(name, "")
+                row["vs_gelu"] = against["gelu"].get((task, matching, name), "")
                 rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
 

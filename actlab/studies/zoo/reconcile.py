@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from actlab.finding import join_names
 from actlab.studies.compare import analysis as compare_analysis
 from actlab.studies.compare.engine import matching_label
 from actlab.studies.compare.overlap import SpecBudget, budget_difference
@@ -51,22 +52,14 @@ def compare_verdicts(paired: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*KEYS, "compare"])
 
 
-def zoo_verdict(pairs: pd.DataFrame, task: str, matching: str, candidate: str, baseline: str) -> str:
-    """The zoo's decision on `candidate` against `baseline` in one (task, matching) matrix ('' if not both ran)."""
-    part = pairs[(pairs["task"] == task) & (pairs["matching"] == matching)]
-    for row in part.to_dict("records"):
-        if (row["a"], row["b"]) == (candidate, baseline):
-            return row["decision"]
-        if (row["a"], row["b"]) == (baseline, candidate):
-            return analysis.MIRROR[row["decision"]]
-    return ""
-
-
 def reconcile(paired: pd.DataFrame, pairs: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """Every comparison both pages make: `KEYS`, the comparison's verdict, the zoo's, and whether they agree.
     `paired`: the comparison's `paired_improvements` on its runs; `pairs`: the zoo's `analysis.pairwise` tables."""
     table = compare_verdicts(paired, alpha)
-    table["zoo"] = [zoo_verdict(pairs, *(row[key] for key in KEYS)) for row in table.to_dict("records")]
+    zoo = {baseline: analysis.against(pairs, baseline) for baseline in set(table["baseline"])}
+    table["zoo"] = [
+        zoo[r["baseline"]].get((r["task"], r["matching"], r["candidate"]), "") for r in table.to_dict("records")
+    ]
     table = table[table["zoo"] != ""].reset_index(drop=True)
     table["agree"] = table["compare"] == table["zoo"]
     return table
@@ -92,10 +85,6 @@ def shared_comparisons(
     return reconcile(paired, pairs, alpha)
 
 
-def _and(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
 def sentence(
     table: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -107,9 +96,9 @@ def sentence(
     the budgets and control behind it (budgets from the sweep files, `compare.overlap.spec_budgets`)."""
     if table.empty:
         return ""
-    candidates = _and([label(n) for n in dict.fromkeys(table["candidate"])])
-    baselines = _and([label(n) for n in dict.fromkeys(table["baseline"])])
-    tasks = _and([get_task(t).label.split(",")[0] for t in dict.fromkeys(table["task"])])
+    candidates = join_names([label(n) for n in dict.fromkeys(table["candidate"])])
+    baselines = join_names([label(n) for n in dict.fromkeys(table["baseline"])])
+    tasks = join_names([get_task(t).label.split(",")[0] for t in dict.fromkeys(table["task"])])
     said = f"The comparison page ([{link}]({link})) also tests {candidates} against {baselines} on {tasks}"
     differ = table[~table["agree"]]
     if differ.empty:
