@@ -270,17 +270,9 @@ def test_a_planted_depth_trend_is_found_and_its_absence_is_not():
     assert tests.loc[("elu+selu", "pooled"), "zscore"] > 3 and tests.loc[("elu+selu", "pooled"), "p_holm"] < 0.01
     assert tests.loc[("relu+leaky_relu", "pooled"), "zscore"] < -3
     assert (layers.chi_square_tests(trend.layers).pvalue < 0.01).all()
-    effect = layers.preference_effect(trend.layers, seed=0)
-    assert effect.low > 0.5 and abs(effect.estimate - 0.8) < 0.15  # planted: 0.1 -> 0.9
-    mnl, joint = layers.multinomial(trend.layers)
-    assert joint["pvalue"] < 0.01 and joint["clusters"] == 12
-    assert mnl.set_index("choice").loc["selu", "slope"] > 0
 
-    flat = _records(deep_trend=False)
-    effect = layers.preference_effect(flat.layers, seed=0)
-    assert effect.low < 0 < effect.high
-    shares = layers.depth_shares(flat.layers)
-    assert np.allclose(shares[list(SMARTMIXED_POOL)].sum(axis=1), 1.0)
+    flat = layers.trend_tests(_records(deep_trend=False).layers).set_index(["group", "architecture"])
+    assert flat.loc[("elu+selu", "pooled"), "p_holm"] > 0.01
 
 
 def test_phase_tables_pair_phase1_with_phase2_by_seed():
