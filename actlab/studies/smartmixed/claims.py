@@ -98,8 +98,9 @@ LAYERWISE_MARGIN_SOURCE = (
     "registered on 2026-12-06 with its n from a pilot of 2026-12-05, before the reference sweep ran; not blind: "
     "the speccurve's 3 reference-procedure networks (ELU+SELU +11.8 points) and the pilot's 8 had been seen"
 )
-LAYERWISE_MARGINS = (1.0, 2.0, 3.0, 4.0, 5.0)  # points: the sensitivity strip around the registered 3
-LEARNED_MARGINS = (0.0, 0.25, 0.5, 1.0, 1.5)  # accuracy points around the registered 0.5
+# the margin-sensitivity strips: offsets from the registered margin (3 points: 1 to 5; 0.5 accuracy points: 0 to 1.5)
+LAYERWISE_STRIP = (-2.0, -1.0, 0.0, 1.0, 2.0)
+LEARNED_STRIP = (-0.5, -0.25, 0.0, 0.5, 1.0)
 
 
 @dataclass(frozen=True)
@@ -587,7 +588,7 @@ def _layerwise(
         settings,
         not_run,
         context={"relative_contrast": contrast, **context},
-        margins=LAYERWISE_MARGINS,
+        strip=LAYERWISE_STRIP,
         parts_units="points of a layer's neurons, first to last hidden layer",
         source="arXiv 2510.22450, Fig. 3 and Sec. IV-C",
         paper="early layers ReLU/LeakyReLU, deep layers ELU/SELU (one network shown)",
@@ -911,7 +912,7 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
         LEARNED,
         settings,
         not_run,
-        margins=LEARNED_MARGINS,
+        strip=LEARNED_STRIP,
         parts_units="accuracy points (SmartMixed - control)",
         not_run_reason="the compare sweep's routers did not commit",
         source="review of arXiv 2510.22450 (falsifier); paper Sec. IV-C",
@@ -929,7 +930,7 @@ def _two_component_claim(
     settings: Settings,
     not_run: list[str],
     *,
-    margins: tuple[float, ...],
+    strip: tuple[float, ...],
     parts_units: str,
     not_run_reason: str,
     context: Mapping[str, Any] | None = None,
@@ -963,7 +964,7 @@ def _two_component_claim(
         robustness=ev.robustness(decision, specs, evidence.mde, verdict),
         parts=ev.parts(decision, rule, names, parts_units),
         deciding_test="" if verdict == "not run" else TWO_COMPONENT_TESTS.get(verdict, NEARER_TWO_COMPONENT_TEST),
-        margin_sensitivity=_sensitivity(specs, rule, margins),
+        margin_sensitivity=_sensitivity(specs, rule, strip),
         decided_by=reasons.get(verdict, ""),
         provenance=settings.provenance,
         **described,
@@ -983,11 +984,12 @@ def _init_of(results: analysis.StudyResults, preferred: str) -> str:
     return next((init for init in INITS if f"smartmixed@{init}" in arms), preferred)
 
 
-def _sensitivity(specs: ev.Specifications, rule: ev.TwoComponentClaim, margins: tuple[float, ...]) -> list:
-    """The primary verdict (the pooled baseline) at each margin of the strip, everything else as registered."""
+def _sensitivity(specs: ev.Specifications, rule: ev.TwoComponentClaim, strip: tuple[float, ...]) -> list:
+    """The primary verdict (the pooled baseline) at each margin of the strip around the registered one (`rule.margin`
+    plus each offset, so the strip follows the margin the claim is decided at), everything else as registered."""
     baseline = ev.Specifications(specs.cells, stratified=specs.stratified)
     found = []
-    for margin in margins:
+    for margin in (rule.margin + offset for offset in strip):
         verdict = ev.decide_two_component(baseline, replace(rule, margin=margin)).verdicts[0]
         found.append((float(margin), verdict))
     return found
