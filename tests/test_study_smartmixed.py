@@ -137,11 +137,9 @@ def test_carry_phase2_network_computes_the_phase1_argmax_network(mode):
 def test_every_arm_starts_from_the_same_weights_and_reinit_returns_to_them():
     config = RunConfig(architecture=(16, 8), seed=5)
     routed = protocol.build_network(config, 7, 3, "smartmixed")
-    initial = protocol.linear_weights(routed)
+    initial = _linear_weights(routed)
     for activation in ("relu", "selu"):
-        for a, b in zip(
-            protocol.linear_weights(protocol.build_network(config, 7, 3, activation)), initial, strict=True
-        ):
+        for a, b in zip(_linear_weights(protocol.build_network(config, 7, 3, activation)), initial, strict=True):
             assert torch.equal(a, b)
     with torch.no_grad():
         for module in routed.modules():
@@ -153,7 +151,7 @@ def test_every_arm_starts_from_the_same_weights_and_reinit_returns_to_them():
         protocol.phase2_network(routed, None, "reinit", 5),
         protocol.phase2_network(routed, control, "reinit", 5),
     ):
-        for a, b in zip(protocol.linear_weights(network), initial, strict=True):
+        for a, b in zip(_linear_weights(network), initial, strict=True):
             assert torch.equal(a, b)
 
 
@@ -195,6 +193,11 @@ def test_one_run_gives_every_arm_the_same_steps_and_records_the_freeze():
 
 # ---------------------------------------------------------------- analysis on synthetic sweeps
 ARMS = [*analysis.ranked_arms("carry"), "random@carry", "reversed@carry", "uniform_mixed@carry", "smartmixed@reinit"]
+
+
+def _linear_weights(model: torch.nn.Module) -> list[torch.Tensor]:
+    """The Linear weights in depth order (to check that arms share their initialisation)."""
+    return [module.weight.detach().clone() for module in model.modules() if isinstance(module, torch.nn.Linear)]
 
 
 def _records(smart_gain=0.03, deep_trend=True, seeds=6, architectures=("40-30-20-20", "30-30-20"), seed=0):
@@ -270,17 +273,9 @@ def test_a_planted_depth_trend_is_found_and_its_absence_is_not():
     assert tests.loc[("elu+selu", "pooled"), "zscore"] > 3 and tests.loc[("elu+selu", "pooled"), "p_holm"] < 0.01
     assert tests.loc[("relu+leaky_relu", "pooled"), "zscore"] < -3
     assert (layers.chi_square_tests(trend.layers).pvalue < 0.01).all()
-    effect = layers.preference_effect(trend.layers, seed=0)
-    assert effect.low > 0.5 and abs(effect.estimate - 0.8) < 0.15  # planted: 0.1 -> 0.9
-    mnl, joint = layers.multinomial(trend.layers)
-    assert joint["pvalue"] < 0.01 and joint["clusters"] == 12
-    assert mnl.set_index("choice").loc["selu", "slope"] > 0
 
-    flat = _records(deep_trend=False)
-    effect = layers.preference_effect(flat.layers, seed=0)
-    assert effect.low < 0 < effect.high
-    shares = layers.depth_shares(flat.layers)
-    assert np.allclose(shares[list(SMARTMIXED_POOL)].sum(axis=1), 1.0)
+    flat = layers.trend_tests(_records(deep_trend=False).layers).set_index(["group", "architecture"])
+    assert flat.loc[("elu+selu", "pooled"), "p_holm"] > 0.01
 
 
 def test_phase_tables_pair_phase1_with_phase2_by_seed():

@@ -147,16 +147,15 @@ def accuracy_table(results: StudyResults, metric: str = "test_accuracy", confide
     """Mean, t interval and n over seeds per (architecture, arm)."""
     rows = []
     for (architecture, arm), group in ok_arms(results).groupby(["architecture", "arm"], sort=False):
-        values = group[metric].to_numpy()
-        interval = stats.t_interval(values, confidence) if len(values) > 1 else None
+        interval = stats.mean_interval(group[metric].to_numpy(), confidence)  # one seed: NaN bounds
         rows.append(
             {
                 "architecture": architecture,
                 "arm": arm,
-                "n": len(values),
-                "mean": float(np.mean(values)),
-                "ci_low": interval.low if interval else math.nan,
-                "ci_high": interval.high if interval else math.nan,
+                "n": len(group),
+                "mean": interval.estimate,
+                "ci_low": interval.low,
+                "ci_high": interval.high,
             }
         )
     return pd.DataFrame(rows)

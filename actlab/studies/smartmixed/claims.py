@@ -1,23 +1,12 @@
 """SmartMixed's claims as typed values: `claims(runs, settings)`, one pure function of the runs.
 
 One function, so the report notebook, `actlab calibrate` and the tests get the same verdicts from the same runs, and
-a rule can be simulated because nothing about a claim is put together in a notebook. The claims:
-
-- `smartmixed-top3-step-matched` / `-compute-time-matched`: SmartMixed ranks in the top 3 of the 7 strategies on
-  most architectures; estimate: the majority margin over the 3rd-best fixed activation (accuracy points).
-- `smartmixed-layerwise-preference`: the ELU+SELU share rises AND the ReLU+LeakyReLU share falls from the first to
-  the last hidden layer, each by at least `preference_margin` points; the network is the unit.
-- `smartmixed-learned-beats-controls`: SmartMixed beats the random AND the reversed control by at least
-  `accuracy_margin` points; the run (architecture x seed) is the unit.
-- `smartmixed-routers-commit`, `smartmixed-preference-follows-depth`: what the layer-wise pattern is (`pattern.py`).
-- `smartmixed-layerwise-committed`: the layer-wise rule on the committed-router design, a modified method (its
-  `Fidelity` says what changed). A sensitivity analysis of the layer-wise claim: published so the index lists it
-  beside the others, but kept out of the study's Holm family (`study_family`), so it neither adjusts nor replaces
-  the primary verdict.
-
-Each carries its operating characteristics (`operating.py`), the two-component ones their robustness across the
-specification curve (`speccurve.py`); Holm over the study's family is applied and each is stamped with its registry
-entry.
+a rule can be simulated because nothing about a claim is put together in a notebook. Each claim is registered once
+(`definitions`: statement, units, threshold, alpha, design) and decided from that definition (`registered`).
+`smartmixed-layerwise-committed`, the layer-wise rule on the committed-router design, is a modified method: a
+sensitivity analysis published beside the others but kept out of the study's Holm family (`study_family`), so it
+neither adjusts nor replaces the primary verdict. Each claim carries its operating characteristics
+(`operating.py`, `pattern.py`) and, where it has one, its specification curve (`speccurve.py`).
 """
 
 from __future__ import annotations
@@ -29,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as stats_t
+from scipy.stats import ttest_1samp, ttest_ind
 
 from actlab import measured_on, registry
 from actlab.claim import Claim, Evidence, Fidelity, decide
@@ -109,8 +98,9 @@ LAYERWISE_MARGIN_SOURCE = (
     "registered on 2026-12-06 with its n from a pilot of 2026-12-05, before the reference sweep ran; not blind: "
     "the speccurve's 3 reference-procedure networks (ELU+SELU +11.8 points) and the pilot's 8 had been seen"
 )
-LAYERWISE_MARGINS = (1.0, 2.0, 3.0, 4.0, 5.0)  # points: the sensitivity strip around the registered 3
-LEARNED_MARGINS = (0.0, 0.25, 0.5, 1.0, 1.5)  # accuracy points around the registered 0.5
+# the margin-sensitivity strips: offsets from the registered margin (3 points: 1 to 5; 0.5 accuracy points: 0 to 1.5)
+LAYERWISE_STRIP = (-2.0, -1.0, 0.0, 1.0, 2.0)
+LEARNED_STRIP = (-0.5, -0.25, 0.0, 0.5, 1.0)
 
 
 @dataclass(frozen=True)
@@ -144,11 +134,7 @@ class StudyRuns:
     def reference_networks(self, claim: str = "reference") -> preference.Preference | None:
         """Every network of the reference sweep that serves `claim` (reference: the layer-wise cells; depthwidth:
         the width profiles), as one preference frame; None when the sweep or its entries are absent."""
-        if self.reference is None:
-            return None
-        records = {}
-        for label in self.reference.labels(claim):
-            records.update(self.reference.records[label])
+        records = self.reference.merged(claim) if self.reference is not None else {}
         return preference.from_records(records) if records else None
 
 
@@ -472,19 +458,20 @@ def layerwise_readings(runs: StudyRuns) -> pd.DataFrame:
     many committed and their mean commitment (the mean over layers of each network's lowest layer commitment),
     and both readings of the two trends, in points: committed networks only, and every network's noise-free
     argmax (the reference code's reading, whatever the commitment)."""
-    sources = [(f"baseline: {d} / {a}", block) for (d, a), block in _cells(runs.preference)]
+    pref = runs.preference
+    sources = [
+        (f"baseline: {label}", preference.Preference(block, pref.layers[pref.layers.network.isin(block.network)], ""))
+        for label, block in _by_cell(pref.runs).items()
+    ]
     curve = runs.curve
     for label in curve.labels("layerwise") if curve else []:
         sources.append((label, preference.from_records(curve.records[label])))
     return pd.DataFrame([_reading(label, pref) for label, pref in sources])
 
 
-def _cells(pref: preference.Preference) -> list[tuple[tuple[str, str], preference.Preference]]:
-    found = []
-    for cell, block in pref.runs.groupby(list(preference.CELL), sort=False):
-        networks = set(block.network)
-        found.append((cell, preference.Preference(block, pref.layers[pref.layers.network.isin(networks)], pref.budget)))
-    return found
+def _by_cell(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """`frame`'s rows by (dataset, architecture) cell, labelled 'dataset / architecture', in the frame's order."""
+    return {f"{d} / {a}": block for (d, a), block in frame.groupby(list(preference.CELL), sort=False)}
 
 
 def _reading(label: str, pref: preference.Preference) -> dict[str, Any]:
@@ -528,17 +515,89 @@ def layerwise_design(settings: Settings, alpha: float, confidence: float) -> ev.
 def layerwise_claim(runs: StudyRuns, settings: Settings) -> Decided:
     """Both trends of Fig. 3: at the reference code's procedure (the `reference` sweep, every network, its registered
     power analysis) when the runs have it; else, as in runs folders from before it, the committed-router design."""
-    reference = runs.reference_networks("reference")
-    if reference is None:
-        return _committed_layerwise(runs, settings, LAYERWISE_ID)
-    return _reference_layerwise(reference, settings)
+    return _layerwise(runs, settings, LAYERWISE_ID, runs.reference_networks("reference"))
 
 
 def committed_sensitivity(runs: StudyRuns, settings: Settings) -> Decided:
     """The committed-router design (the `preference` sweep and its curve): a modified method, decided by the same
     rule as a sensitivity analysis of the primary verdict, published as its own claim (`COMMITTED_ID`, its fidelity
     `MODIFIED_FIDELITY`) but never one of the family's verdicts (`study_family`)."""
-    return _committed_layerwise(runs, settings, COMMITTED_ID)
+    return _layerwise(runs, settings, COMMITTED_ID)
+
+
+def _layerwise(
+    runs: StudyRuns, settings: Settings, claim_id: str, reference: preference.Preference | None = None
+) -> Decided:
+    """The layer-wise rule on one design. With `reference`, the primary design: the reference code's procedure on the
+    preference cells, every network's argmax read (the reference freezes it whatever the commitment), n fixed by the
+    registered power analysis. Without, the committed-router design: committed networks of the `preference` sweep
+    (routers at 100x), the baseline's cells and the curve's layer-wise settings its specifications, the curve's
+    reference procedure read by its own argmax."""
+    alternatives, not_run, choice_of = {}, [], {}
+    if reference is not None:
+        pref, n = reference, int(reference.runs.network.nunique())
+        cells = _layer_cells(pref.layers)
+        design = reference_design(settings)
+        context = {
+            "design": "the reference code's procedure (routers at the weights' learning rate, its Gumbel mode, the "
+            "noise-free argmax frozen whatever the commitment, 50-epoch phase 1); every network counts",
+            "power_analysis": {**design.as_json(), "networks_run": n, "meets_registered_n": n >= design.networks},
+            "commitment_mean": float(pref.runs.commitment_mean.mean()),
+        }
+        described = {
+            "not_run_reason": f"{n} networks, fewer than {settings.min_networks}",
+            "budget": f"reference sweep (the reference code's procedure), {n} networks, registered n "
+            f"{design.networks}; {pref.budget}",
+            "title": "Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
+        }
+    else:
+        pref = runs.preference
+        n = int(pref.committed_layers.network.nunique())
+        cells = _layer_cells(pref.committed_layers if n >= settings.min_networks else pref.layers)  # shown, not tested
+        curve = runs.curve
+        for label in curve.labels("layerwise") if curve else []:
+            spec = preference.from_records(curve.records[label])
+            # the reference procedure freezes the argmax whatever the commitment: every network counts there
+            chosen = spec.layers if curve.choice_of[label] == REFERENCE_CHOICE else spec.committed_layers
+            if chosen.network.nunique() >= 2:
+                alternatives[label] = layer_values(chosen)
+            else:
+                not_run.append(label)
+        choice_of = dict(curve.choice_of) if curve else {}
+        sensitivity = claim_id != LAYERWISE_ID
+        context = {"design": MODIFIED_METHOD if sensitivity else "committed routers"}
+        described = {
+            "n": n if n < settings.min_networks else None,
+            "not_run_reason": f"{n} committed networks, fewer than {settings.min_networks}",
+            "budget": f"preference sweep, {n} committed networks; {pref.budget}",
+            "fidelity": MODIFIED_FIDELITY if sensitivity else None,
+            "title": "Committed routers (modified method): early ReLU/LeakyReLU, deep ELU/SELU"
+            if sensitivity
+            else "Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
+        }
+    choice_of = {**{label: "dataset x architecture" for label in cells}, **choice_of}
+    specs = ev.Specifications(cells, alternatives, choice_of, stratified=reference is not None)
+    # rise of ELU+SELU minus change of ReLU+LeakyReLU: the relative preference
+    interval = t_interval(specs.pooled()[0].sum(axis=1), settings.confidence)
+    contrast = {"estimate": interval.estimate, "ci": [interval.low, interval.high]}
+    return _two_component_claim(
+        claim_id,
+        specs,
+        layerwise_design(settings, settings.alpha, settings.confidence),
+        LAYERWISE,
+        settings,
+        not_run,
+        context={"relative_contrast": contrast, **context},
+        strip=LAYERWISE_STRIP,
+        parts_units="points of a layer's neurons, first to last hidden layer",
+        source="arXiv 2510.22450, Fig. 3 and Sec. IV-C",
+        paper="early layers ReLU/LeakyReLU, deep layers ELU/SELU (one network shown)",
+        **described,
+    )
+
+
+def _layer_cells(layers: pd.DataFrame) -> dict[str, np.ndarray]:
+    return {label: layer_values(block) for label, block in _by_cell(layers).items()}
 
 
 def sensitivity_summary(claim: Claim) -> dict[str, Any]:
@@ -564,92 +623,6 @@ def depth_design(settings: Settings) -> power.ProfileDesign:
     return power.depth_design(settings.preference_margin, settings.alpha, len(pattern.PROFILES))
 
 
-def _cells_of(layers: pd.DataFrame) -> dict[str, np.ndarray]:
-    return {f"{d} / {a}": layer_values(block) for (d, a), block in layers.groupby(list(preference.CELL), sort=False)}
-
-
-def _reference_layerwise(pref: preference.Preference, settings: Settings) -> Decided:
-    """The primary design: the reference code's procedure on the preference cells, every network's argmax read (the
-    reference freezes it whatever the commitment), n fixed by the registered power analysis."""
-    cells = _cells_of(pref.layers)
-    specs = ev.Specifications(cells, {}, {label: "dataset x architecture" for label in cells}, stratified=True)
-    rule = layerwise_design(settings, settings.alpha, settings.confidence)
-    n = int(pref.runs.network.nunique())
-    design = reference_design(settings)
-    interval = t_interval(specs.pooled()[0].sum(axis=1), settings.confidence)
-    context = {
-        "relative_contrast": {"estimate": interval.estimate, "ci": [interval.low, interval.high]},
-        "design": "the reference code's procedure (routers at the weights' learning rate, its Gumbel mode, the "
-        "noise-free argmax frozen whatever the commitment, 50-epoch phase 1); every network counts",
-        "power_analysis": {**design.as_json(), "networks_run": n, "meets_registered_n": n >= design.networks},
-        "commitment_mean": float(pref.runs.commitment_mean.mean()),
-    }
-    return _two_component_claim(
-        LAYERWISE_ID,
-        specs,
-        rule,
-        LAYERWISE,
-        settings,
-        [],
-        context=context,
-        margins=LAYERWISE_MARGINS,
-        parts_units="points of a layer's neurons, first to last hidden layer",
-        not_run_reason=f"{n} networks, fewer than {settings.min_networks}",
-        source="arXiv 2510.22450, Fig. 3 and Sec. IV-C",
-        budget=f"reference sweep (the reference code's procedure), {n} networks, registered n {design.networks}; "
-        f"{pref.budget}",
-        title="Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
-        paper="early layers ReLU/LeakyReLU, deep layers ELU/SELU (one network shown)",
-    )
-
-
-def _committed_layerwise(runs: StudyRuns, settings: Settings, claim_id: str) -> Decided:
-    """Both trends over committed networks of the `preference` sweep (routers at 100x), the baseline's cells and the
-    curve's layer-wise settings its specifications, the curve's reference procedure read by its own argmax."""
-    pref = runs.preference
-    committed = pref.committed_layers
-    n_committed = int(committed.network.nunique())
-    source = committed if n_committed >= settings.min_networks else pref.layers  # shown, never tested
-    cells = _cells_of(source)
-    alternatives, not_run = {}, []
-    curve = runs.curve
-    for label in curve.labels("layerwise") if curve else []:
-        spec = preference.from_records(curve.records[label])
-        # the reference procedure freezes the argmax whatever the commitment: every network counts there
-        chosen = spec.layers if curve.choice_of[label] == REFERENCE_CHOICE else spec.committed_layers
-        if chosen.network.nunique() >= 2:
-            alternatives[label] = layer_values(chosen)
-        else:
-            not_run.append(label)
-    choice_of = {**{label: "dataset x architecture" for label in cells}, **(curve.choice_of if curve else {})}
-    specs = ev.Specifications(cells, alternatives, choice_of)
-    rule = layerwise_design(settings, settings.alpha, settings.confidence)
-    # rise of ELU+SELU minus change of ReLU+LeakyReLU: the relative preference
-    interval = t_interval(specs.pooled()[0].sum(axis=1), settings.confidence)
-    contrast = {"estimate": interval.estimate, "ci": [interval.low, interval.high]}
-    sensitivity = claim_id != LAYERWISE_ID
-    return _two_component_claim(
-        claim_id,
-        specs,
-        rule,
-        LAYERWISE,
-        settings,
-        not_run,
-        context={"relative_contrast": contrast, "design": MODIFIED_METHOD if sensitivity else "committed routers"},
-        n=n_committed if n_committed < settings.min_networks else None,
-        margins=LAYERWISE_MARGINS,
-        parts_units="points of a layer's neurons, first to last hidden layer",
-        not_run_reason=f"{n_committed} committed networks, fewer than {settings.min_networks}",
-        source="arXiv 2510.22450, Fig. 3 and Sec. IV-C",
-        budget=f"preference sweep, {n_committed} committed networks; {pref.budget}",
-        fidelity=MODIFIED_FIDELITY if sensitivity else None,
-        title="Committed routers (modified method): early ReLU/LeakyReLU, deep ELU/SELU"
-        if sensitivity
-        else "Early layers ReLU/LeakyReLU, deep layers ELU/SELU",
-        paper="early layers ReLU/LeakyReLU, deep layers ELU/SELU (one network shown)",
-    )
-
-
 # ---------------------------------------------------------------- what the pattern is
 def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
     """Do the neurons choose under the reference procedure? Each network's lowest layer commitment at the freeze,
@@ -668,7 +641,7 @@ def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
         interval, _ = pattern.commitment_verdicts(values, settings.confidence, settings.min_networks)
         estimate, sd = float(interval.mean[0]), float(interval.sd[0])
         ci = (float(interval.low[0]), float(interval.high[0]))
-        p = float(2 * stats_t.sf(abs(estimate - threshold) / (sd / np.sqrt(n)), n - 1)) if sd > 0 else 0.0
+        p = float(ttest_1samp(values[0], threshold).pvalue) if sd > 0 else 0.0
     mde = power.t_mde(n, sd, settings.alpha) if n >= 2 else None
     excess = pattern.t_interval(values - pattern.UNIFORM, settings.confidence) if n >= 2 else None
     evidence = Evidence(
@@ -684,7 +657,12 @@ def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
             else {"estimate": float(excess.mean[0]), "ci": [float(excess.low[0]), float(excess.high[0])]},
             "by_layer": by_layer.to_dict("records"),
             "contrasts": contrast_summary(
-                ev.Specifications({cell: block[:, :, None] for cell, block in _commitment_cells(pref).items()}),
+                ev.Specifications(
+                    {
+                        cell: block.commitment_min.to_numpy(dtype=float)[None, :, None]
+                        for cell, block in _by_cell(pref.runs).items()
+                    }
+                ),
                 mde,
                 settings,
                 "(routing probability)",
@@ -716,13 +694,6 @@ def commitment_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
         seed=settings.seed,
     )
     return claim.with_changes(operating=operating)
-
-
-def _commitment_cells(pref: preference.Preference) -> dict[str, np.ndarray]:
-    return {
-        f"{d} / {a}": block.commitment_min.to_numpy(dtype=float)[None]
-        for (d, a), block in pref.runs.groupby(list(preference.CELL), sort=False)
-    }
 
 
 def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
@@ -758,7 +729,9 @@ def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
     decision = pattern.depth_verdicts(rises, margin=margin, alpha=alpha, min_networks=settings.min_networks)
     mde = pattern.depth_mde(rises, alpha)
     groups = decision.groups
-    difference = t_interval_welch(rises["growing"][0], rises["constant"][0], settings.confidence)
+    growing, constant = rises["growing"][0], rises["constant"][0]  # independent networks: Welch's interval
+    welch = ttest_ind(growing, constant, equal_var=False).confidence_interval(settings.confidence)
+    difference = {"estimate": float(growing.mean() - constant.mean()), "ci": [float(welch.low), float(welch.high)]}
     context: dict[str, Any] = {
         f"{profile} width": {
             "estimate": float(groups[profile].mean[0]),
@@ -771,10 +744,7 @@ def depth_claim(runs: StudyRuns, settings: Settings) -> Claim | None:
     }
     context["growing minus constant"] = difference
     context["reversed where the width grows"] = bool(groups["growing"].high[0] < 0)
-    p_each = [
-        min(1.0, len(rises) * float(2 * stats_t.sf(abs(g.mean[0] - margin) / (g.sd[0] / np.sqrt(g.n)), g.n - 1)))
-        for g in groups.values()
-    ]
+    p_each = [min(1.0, len(rises) * float(ttest_1samp(values[0], margin).pvalue)) for values in rises.values()]
     verdict = decision.verdicts[0]
     evidence = Evidence(
         estimate=float(decision.estimate[0]),
@@ -824,16 +794,6 @@ def _depth_decided(evidence: Evidence, pref: preference.Preference, settings: Se
         decided_by="fewer than two networks in a width profile" if evidence.n < 2 * settings.min_networks else "",
         provenance=settings.provenance,
     )
-
-
-def t_interval_welch(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, Any]:
-    """mean(a) - mean(b) with its Welch t interval (independent networks)."""
-    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-    se = float(np.sqrt(va + vb))
-    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1)) if se > 0 else 1.0
-    half = float(stats_t.ppf(0.5 + confidence / 2, df)) * se
-    estimate = float(a.mean() - b.mean())
-    return {"estimate": estimate, "ci": [estimate - half, estimate + half]}
 
 
 def contrast_summary(
@@ -952,7 +912,7 @@ def learned_claim(runs: StudyRuns, settings: Settings) -> Decided:
         LEARNED,
         settings,
         not_run,
-        margins=LEARNED_MARGINS,
+        strip=LEARNED_STRIP,
         parts_units="accuracy points (SmartMixed - control)",
         not_run_reason="the compare sweep's routers did not commit",
         source="review of arXiv 2510.22450 (falsifier); paper Sec. IV-C",
@@ -970,7 +930,7 @@ def _two_component_claim(
     settings: Settings,
     not_run: list[str],
     *,
-    margins: tuple[float, ...],
+    strip: tuple[float, ...],
     parts_units: str,
     not_run_reason: str,
     context: Mapping[str, Any] | None = None,
@@ -1004,7 +964,7 @@ def _two_component_claim(
         robustness=ev.robustness(decision, specs, evidence.mde, verdict),
         parts=ev.parts(decision, rule, names, parts_units),
         deciding_test="" if verdict == "not run" else TWO_COMPONENT_TESTS.get(verdict, NEARER_TWO_COMPONENT_TEST),
-        margin_sensitivity=_sensitivity(specs, rule, margins),
+        margin_sensitivity=_sensitivity(specs, rule, strip),
         decided_by=reasons.get(verdict, ""),
         provenance=settings.provenance,
         **described,
@@ -1024,11 +984,12 @@ def _init_of(results: analysis.StudyResults, preferred: str) -> str:
     return next((init for init in INITS if f"smartmixed@{init}" in arms), preferred)
 
 
-def _sensitivity(specs: ev.Specifications, rule: ev.TwoComponentClaim, margins: tuple[float, ...]) -> list:
-    """The primary verdict (the pooled baseline) at each margin of the strip, everything else as registered."""
+def _sensitivity(specs: ev.Specifications, rule: ev.TwoComponentClaim, strip: tuple[float, ...]) -> list:
+    """The primary verdict (the pooled baseline) at each margin of the strip around the registered one (`rule.margin`
+    plus each offset, so the strip follows the margin the claim is decided at), everything else as registered."""
     baseline = ev.Specifications(specs.cells, stratified=specs.stratified)
     found = []
-    for margin in margins:
+    for margin in (rule.margin + offset for offset in strip):
         verdict = ev.decide_two_component(baseline, replace(rule, margin=margin)).verdicts[0]
         found.append((float(margin), verdict))
     return found

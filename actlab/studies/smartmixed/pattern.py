@@ -28,7 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from actlab.claim import OperatingCharacteristics
-from actlab.stats.calibrate import ScenarioSpec, Truth, batched_operating_characteristics
+from actlab.stats.calibrate import ScenarioSpec, Truth, batched_operating_characteristics, threshold_scenarios
 from actlab.studies.smartmixed import preference
 from actlab.studies.smartmixed.power import t_mde
 from actlab.studies.smartmixed.rules import commitment_rule, depth_rule
@@ -111,11 +111,7 @@ def commitment_operating(
         drawn = parameters[0] + sd * rng.standard_normal((count, n))
         return commitment_verdicts(drawn, confidence, min_networks)[1]
 
-    truths = [
-        Truth(ScenarioSpec("null boundary", COMMITTED, errors=("supported", "not supported")), (COMMITTED,)),
-        Truth(ScenarioSpec("MDE, supporting", COMMITTED + mde, target="supported"), (COMMITTED + mde,)),
-        Truth(ScenarioSpec("MDE, against", COMMITTED - mde, target="not supported"), (COMMITTED - mde,)),
-    ]
+    truths = [Truth(spec, (spec.effect,)) for spec in threshold_scenarios(COMMITTED, supports="above", mde=mde)]
     design = f"{n} networks' lowest-layer commitment drawn normal at the observed SD {sd:.3g}"
     return batched_operating_characteristics(simulate, truths, design=design, n_simulations=n_simulations, seed=seed)
 

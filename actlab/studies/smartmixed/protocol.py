@@ -115,8 +115,3 @@ def max_output_difference(a: nn.Module, b: nn.Module, x: torch.Tensor) -> float:
     finally:
         a.train(was[0])
         b.train(was[1])
-
-
-def linear_weights(model: nn.Module) -> list[torch.Tensor]:
-    """The Linear weights in depth order (to check that arms share their initialisation)."""
-    return [module.weight.detach().clone() for module in model.modules() if isinstance(module, nn.Linear)]

@@ -53,10 +53,7 @@ def values_at(runs_dir: Path, sweep: str, seeds: list[int] | None) -> np.ndarray
     of the reference sweep's layer-wise cells; a grid sweep such as `preference`: its committed networks)."""
     curve = speccurve.load_curve(runs_dir, sweep)
     if curve is not None and curve.labels("reference"):
-        records = {}
-        for label in curve.labels("reference"):
-            records.update(curve.records[label])
-        layers = preference.from_records(records).layers
+        layers = preference.from_records(curve.merged("reference")).layers
     else:
         layers = preference.load(runs_dir, sweep).committed_layers
     if seeds is not None:

@@ -94,6 +94,10 @@ class CurveRuns:
         """The specifications that serve `claim` (layerwise or controls), in the sweep file's order."""
         return [label for label in self.records if self.claim_of[label] == claim]
 
+    def merged(self, claim: str) -> dict[str, dict[str, Any]]:
+        """Every record of every specification that serves `claim`, as one sweep's records."""
+        return {run_id: record for label in self.labels(claim) for run_id, record in self.records[label].items()}
+
 
 def from_records(records: Mapping[str, Mapping[str, Any]]) -> CurveRuns:
     """Split each run's specifications into per-label records (run ids '<run>:<label>')."""

@@ -13,18 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from actlab.claim import Claim, Part
+from actlab.finding import part_side
 
 
 def component_verdict(part: Part) -> str:
     """A component's own verdict against the claim's margin, from its simultaneous interval: 'supported' above it,
     'not supported' below it, else 'inconclusive'."""
-    low, high = part.ci
-    threshold = part.threshold if part.threshold is not None else 0.0
-    if low > threshold:
-        return "supported"
-    if high < threshold:
-        return "not supported"
-    return "inconclusive"
+    return {"holds": "supported", "fails": "not supported"}.get(part_side(part), "inconclusive")
 
 
 def _interval(value: Mapping[str, Any] | None, digits: int = 1) -> str:
