@@ -7,7 +7,7 @@ import gzip
 import numpy as np
 import pytest
 
-from actlab.data import read_idx, write_idx
+from actlab.data.idx import read_idx, write_idx
 from actlab.errors import ActlabError
 
 

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from actlab.activations import get_activation
-from actlab.data import dataset_names, load_dataset, write_idx
+from actlab.data import dataset_names, load_dataset
+from actlab.data.idx import write_idx
 from actlab.data.images import FASHION_MNIST_DIR
 from actlab.errors import ActlabError
 

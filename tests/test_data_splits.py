@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actlab.data import split_indices, split_tensors
+from actlab.data.splits import split_indices, split_tensors
 
 
 @settings(max_examples=60, deadline=None)

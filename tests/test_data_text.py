@@ -8,8 +8,8 @@ import shutil
 import pytest
 import torch
 
-from actlab.data import load_dataset, read_corpus, token_windows
-from actlab.data.text import DEFAULT_CORPUS
+from actlab.data import load_dataset
+from actlab.data.text import DEFAULT_CORPUS, read_corpus, token_windows
 from actlab.errors import ActlabError
 
 

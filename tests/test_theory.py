@@ -16,6 +16,7 @@ from actlab import cli
 from actlab.theory import checks as theory_checks
 from actlab.theory import propositions as theory
 from actlab.theory import scale as theory_scale
+from actlab.train.device import cpu_threads
 
 SEEDS = st.integers(min_value=0, max_value=2**31 - 1)
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -23,7 +24,7 @@ FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 
 @pytest.fixture(autouse=True)
 def _one_thread():
-    with theory_checks.single_thread():
+    with cpu_threads(1):
         yield
 
 

@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from actlab.data import cache
-from actlab.data.dataset import Dataset, DatasetInfo, Split
-from actlab.data.idx import read_idx, write_idx
+from actlab.data.dataset import Dataset
 from actlab.data.images import FASHION_MNIST_DIR, digits, fashion_mnist, mnist, mnist1d, mnist5k
-from actlab.data.splits import split_indices, split_tensors
+from actlab.data.splits import split_indices
 from actlab.data.synthetic import flexact_regression
-from actlab.data.text import TextCorpus, read_corpus, text, token_windows
+from actlab.data.text import text
 
 LOADERS: dict[str, Callable[..., Dataset]] = {
     "flexact": flexact_regression,
@@ -66,25 +65,4 @@ def load_dataset(name: str, seed: int = 0, **options: object) -> Dataset:
     return cache.load(name, loader, seed, options, SOURCES.get(name))
 
 
-__all__ = [
-    "LOADERS",
-    "Dataset",
-    "DatasetInfo",
-    "Split",
-    "TextCorpus",
-    "dataset_names",
-    "digits",
-    "fashion_mnist",
-    "flexact_regression",
-    "load_dataset",
-    "mnist",
-    "mnist1d",
-    "mnist5k",
-    "read_corpus",
-    "read_idx",
-    "split_indices",
-    "split_tensors",
-    "text",
-    "token_windows",
-    "write_idx",
-]
+__all__ = ["LOADERS", "Dataset", "dataset_names", "load_dataset", "split_indices"]

@@ -177,10 +177,8 @@ def _arguments(loader: Callable[..., Dataset], seed: int, options: Mapping[str, 
 
 def _info(stored: Mapping[str, Any]) -> DatasetInfo:
     """A `DatasetInfo` back from its JSON form (its tuples came back as lists)."""
-    fields = dict(stored)
-    fields["input_shape"] = tuple(fields["input_shape"])
-    fields["target_shape"] = tuple(fields["target_shape"])
-    return DatasetInfo(**fields)
+    shapes = {key: tuple(stored[key]) for key in ("input_shape", "target_shape")}
+    return DatasetInfo(**{**stored, **shapes})
 
 
 def _digest(key: Mapping[str, Any]) -> str:

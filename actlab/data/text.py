@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from actlab.data.dataset import Dataset, make_dataset
+from actlab.data.splits import check_fraction
 from actlab.errors import ActlabError
 
 DEFAULT_CORPUS = Path("/usr/share/doc/python3.11/html/_sources")
@@ -46,8 +47,7 @@ def read_corpus(
     least `val_fraction` of the bytes. `max_bytes` caps the corpus (applied after the shuffle, so a
     capped corpus is still a random sample of documents).
     """
-    if not 0.0 < val_fraction < 1.0:
-        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction!r}")
+    check_fraction(val_fraction)
     root = Path(path) if path is not None else DEFAULT_CORPUS
     hint = CORPUS_HINT if path is None else "pass path= an existing file or folder of text"
     if root.is_file():

@@ -192,13 +192,19 @@ class TorchKernels:
         return torch.where(x_ > 0, value_pos, value_neg)
 
     def partials(
-        self, x_: torch.Tensor, params: Sequence[torch.Tensor | float], beta_: float, clamp: bool = False
+        self,
+        x_: torch.Tensor,
+        params: Sequence[torch.Tensor | float],
+        beta_: float,
+        clamp: bool = False,
+        sides: tuple[Sequence[torch.Tensor | float] | None, Sequence[torch.Tensor | float] | None] = (None, None),
     ) -> list[torch.Tensor]:
-        """[f'(x), df/dparameter_0, ...] elementwise from the symbolic gradient (x = 0 takes the x <= 0 side); never
-        differentiated, so `clamp` is only for the compiled kernels, whose fusable exps need it."""
+        """[f'(x), df/dparameter_0, ...] elementwise from the symbolic gradient (x = 0 takes the x <= 0 side), or a
+        side's partials given in `sides` (x > 0, x <= 0); never differentiated, so `clamp` is only for the compiled
+        kernels, whose fusable exps need it."""
         x_pos, x_neg = (torch.clamp(x_, min=0.0), torch.clamp(x_, max=0.0)) if clamp else (x_, x_)
-        positive = self.positive.partials(x_pos, *params, beta_)
-        negative = self.negative.partials(x_neg, *params, beta_)
+        positive = self.positive.partials(x_pos, *params, beta_) if sides[0] is None else sides[0]
+        negative = self.negative.partials(x_neg, *params, beta_) if sides[1] is None else sides[1]
         mask = x_ > 0
         return [
             torch.where(mask, broadcast_full(p, x_), broadcast_full(n, x_))

@@ -23,7 +23,7 @@ import torch
 
 from actlab.errors import ActlabError
 from actlab.kernels.pointwise import Gradients, softplus_alphas, softplus_derivative, sum_dtype
-from actlab.symbolic.codegen import TorchKernels, broadcast_full, derivation_key, torch_kernels
+from actlab.symbolic.codegen import TorchKernels, derivation_key, torch_kernels
 from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig
 from actlab.symbolic.recipe import Branch, Derivation, x
 from actlab.symbolic.trainable import SoftplusScales
@@ -103,37 +103,27 @@ class DerivedSpec:
         """(dL/dx, dL/dp, dL/dn): [f'(x), df/dalpha_p, df/dalpha_n] from each side's symbolic partials, or read off y
         on an exponential side when y is given; times `grad`, the alpha sums in float32 or float64."""
         alpha_p, alpha_n = softplus_alphas(p, n, x_.dtype)
-        x_pos, x_neg = torch.clamp(x_, min=0.0), torch.clamp(x_, max=0.0)
-        positive_side, negative_side = self.exponential
-        if y is not None and positive_side is not None:
-            slope, F = self._read_off(x_, y, alpha_p, positive_side)
-            positive = [slope, F, 0.0]
-        else:
-            positive = self.kernels.positive.partials(x_pos, alpha_p, alpha_n, self.beta)
-        if y is not None and negative_side is not None:
-            slope, F = self._read_off(x_, y, alpha_n, negative_side)
-            negative = [slope, 0.0, F]
-        else:
-            negative = self.kernels.negative.partials(x_neg, alpha_p, alpha_n, self.beta)
-        mask = x_ > 0
-        d_dx, d_dalpha_p, d_dalpha_n = (
-            torch.where(mask, broadcast_full(pos, x_), broadcast_full(neg, x_))
-            for pos, neg in zip(positive, negative, strict=True)
+        positive_side, negative_side = self.exponential if y is not None else (None, None)
+        sides = (
+            None if positive_side is None else self._read_off(x_, y, alpha_p, positive_side, 1),
+            None if negative_side is None else self._read_off(x_, y, alpha_n, negative_side, 2),
         )
+        d_dx, d_dalpha_p, d_dalpha_n = self.kernels.partials(x_, (alpha_p, alpha_n), self.beta, True, sides)
         total = sum_dtype(x_)
         grad_p = torch.sum(grad * d_dalpha_p, dtype=total) * softplus_derivative(p).to(total)
         grad_n = torch.sum(grad * d_dalpha_n, dtype=total) * softplus_derivative(n).to(total)
         return grad * d_dx, grad_p.to(p.dtype), grad_n.to(n.dtype)
 
     def _read_off(
-        self, x_: torch.Tensor, y: torch.Tensor, alpha: torch.Tensor, side: Exponential
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(f'(x), F(x)) on an exponential side from y = f(x), with the exact limits where a x <= -SATURATES."""
+        self, x_: torch.Tensor, y: torch.Tensor, alpha: torch.Tensor, side: Exponential, alpha_index: int
+    ) -> list[torch.Tensor | float]:
+        """[f'(x), df/dalpha_p, df/dalpha_n] on an exponential side from y = f(x), df/dalpha = F(x) for the side's
+        alpha (`alpha_index`) and 0 for the other, with the exact limits where a x <= -SATURATES."""
         scaled = y - self.beta * x_  # alpha F
         saturated = side.a * x_ <= -SATURATES
         slope = torch.where(saturated, self.beta, side.a * scaled + (alpha * side.c + self.beta))
         F = torch.where(saturated, -side.c / side.a, scaled / alpha)
-        return slope, F
+        return [slope, F, 0.0] if alpha_index == 1 else [slope, 0.0, F]
 
 
 class DerivedActivation(SoftplusScales):

@@ -4,13 +4,25 @@ Why: a base gradient without an elementary antiderivative (softplus as a gradien
 still give a working activation. f' = alpha g(x) + beta is evaluated in closed form, so the backward pass is exact;
 only f's value is numeric.
 
-G on [-L, L] comes from a table at spacing h (each cell by 8-point Gauss-Legendre in float64, exact to rounding for
-smooth g on a cell of width 1/256) and cubic Hermite interpolation with the exact g as the derivative at both ends:
-error at most h^4/384 max|g'''|. Beyond L, G(x) = G(+-L) + a 32-point Gauss-Legendre integral from +-L to x. G(0) = 0
-and the continuity of f at 0 hold by construction (G is one integral over both sides).
+The reference (`QuadratureTable`, `path="eager"`): G on [-L, L] from a table at spacing h (each cell by 8-point
+Gauss-Legendre in float64, exact to rounding for smooth g on a cell of width 1/256) and cubic Hermite interpolation
+with the exact g as the derivative at both ends: error at most h^4/384 max|g'''|. Beyond L, G(x) = G(+-L) + a
+32-point Gauss-Legendre integral from +-L to x. G(0) = 0 and the continuity of f at 0 hold by construction (G is one
+integral over both sides).
 
-`QuadratureFunction` is the reference (`path="eager"`); training runs the fast evaluator by default
-(`actlab.symbolic.fast_quadrature`), and where g has none, the module says why in a warning and runs the reference.
+The fast evaluator (`FastTable`, what training runs by default): the same Hermite lookup, which inductor fuses into
+one loop, and beyond the table G in closed form instead of a tail integral per element:
+
+    x > L:   G(x) = Q+(x) + c+  - int_x^inf r+,         x < -L:  G(x) = Q-(x) + c-  + int_-inf^x r-
+
+where P± = c0 + c1 x + c2 x² is g's polynomial asymptote at ±inf (three SymPy limits), Q± its antiderivative, r± =
+g - P± the remainder, and the constants c± = G(±L) - Q±(±L) ± int_(±L)^(±inf) r± are computed once (mpmath, 30
+digits). The dropped term is at most `tail_bound` = int_L^inf |r| over both ends; a gradient whose remainder is not
+integrable (e.g. sin(x)/x + 1) has no fast evaluator, and the module says why in a warning and runs the reference.
+Its stated error bound against the exact integral (`FastTable.bound`): in float64 the table's Hermite bound
+(`error_bound`) plus `tail_bound`; in float32 (also for float16/bfloat16 inputs) FLOAT32_RELATIVE * max(1, |G(x)|)
+plus `tail_bound`. The cell index and the position in the cell are exact (x * 256 and its floor are exact in binary
+floating point), so small x keep their digits.
 """
 
 from __future__ import annotations
@@ -25,26 +37,48 @@ import sympy as sp
 import torch
 import torch.nn.functional as F
 
+from actlab.errors import ActlabError
 from actlab.kernels.paths import activate  # at import, not in every forward call
 from actlab.kernels.pointwise import Gradients, softplus_alphas, softplus_derivative
 from actlab.symbolic.defaults import XIELU_DEFAULTS, XIELUConfig
-from actlab.symbolic.fast_quadrature import FastTable, NoFastEvaluatorError, compute_dtype, fast_table
+from actlab.symbolic.symbols import x as symbol
 from actlab.symbolic.trainable import SoftplusScales
 
 TABLE_HALF_WIDTH = 16.0  # L
 FAST_HALF_WIDTH = 32.0  # the fast evaluator's table: its asymptotes' dropped tails are then e^-32-small for most g
-TABLE_STEP = 1.0 / 256  # h
+STEPS_PER_UNIT = 256  # 1 / h, a power of two: x * STEPS_PER_UNIT and its floor are exact
 CELL_NODES = 8
 TAIL_NODES = 32
+QUADRATURE_TOLERANCE = 1e-10
+FAST_TAIL_TOLERANCE = 1e-6  # the largest accepted tail bound (absolute): beyond it, the reference is kept
+FLOAT32_RELATIVE = 2.0**-20  # the float32 evaluator's bound relative to max(1, |G|): 16 float32 ulps of 1
+ASYMPTOTE_DEGREE = 2  # P = c0 + c1 x + c2 x^2: gradients growing faster than x^2 keep the reference
 
 GradientFn = Callable[[torch.Tensor], torch.Tensor]
+
+
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """float64 for float64 inputs (checks, gradchecks), float32 for the rest: half-precision tables are too coarse."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def hermite(x: torch.Tensor, G_table: torch.Tensor, g_table: torch.Tensor, half_width: float) -> torch.Tensor:
+    """G(clamp(x, -L, L)) from the table by cubic Hermite interpolation, in x's dtype; traceable torch ops."""
+    half = round(half_width * STEPS_PER_UNIT)  # grid[half] = 0
+    t = x.clamp(-half_width, half_width) * STEPS_PER_UNIT  # exact
+    cell = (torch.floor(t).to(torch.int32) + half).clamp(0, 2 * half - 1)  # NaN lands in range too
+    s = t - (cell - half).to(x.dtype)  # exact, in [0, 1] (1 at x = L)
+    G0, G1, g0, g1 = G_table[cell], G_table[cell + 1], g_table[cell], g_table[cell + 1]
+    s2 = s * s
+    one_minus = 1.0 - s
+    slopes = (1.0 / STEPS_PER_UNIT) * (s * one_minus * one_minus * g0 - s2 * one_minus * g1)
+    return G0 + s2 * (3.0 - 2.0 * s) * (G1 - G0) + slopes
 
 
 @dataclass(frozen=True)
 class QuadratureTable:
     """G and g on the grid -L, -L + h, ..., L (float64), and g itself for the tails and the backward pass."""
 
-    grid: torch.Tensor
     G: torch.Tensor
     g_grid: torch.Tensor
     g: GradientFn
@@ -52,7 +86,7 @@ class QuadratureTable:
 
     @classmethod
     def build(cls, g: GradientFn, half_width: float = TABLE_HALF_WIDTH) -> QuadratureTable:
-        steps = round(2 * half_width / TABLE_STEP)
+        steps = round(2 * half_width * STEPS_PER_UNIT)
         grid = torch.linspace(-half_width, half_width, steps + 1, dtype=torch.float64)
         nodes, weights = (torch.from_numpy(a) for a in np.polynomial.legendre.leggauss(CELL_NODES))
         left, right = grid[:-1, None], grid[1:, None]
@@ -60,32 +94,22 @@ class QuadratureTable:
         cell_integrals = ((right - left)[:, 0] / 2) * (g(points) * weights).sum(-1)
         cumulative = torch.cat([torch.zeros(1, dtype=torch.float64), torch.cumsum(cell_integrals, 0)])
         zero = steps // 2  # grid[zero] = 0
-        return cls(grid=grid, G=cumulative - cumulative[zero], g_grid=g(grid), g=g, half_width=half_width)
+        return cls(G=cumulative - cumulative[zero], g_grid=g(grid), g=g, half_width=half_width)
 
     def integral(self, x: torch.Tensor) -> torch.Tensor:
         """G(x) for any x: in float64 for float64 x (the checks), else in float32, whose rounding (~1e-7 relative)
         is below what a float32 network resolves."""
-        dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
-        grid, G_table, g_table = self._in(dtype)
+        dtype = compute_dtype(x.dtype)
+        cast = self.__dict__.setdefault("_cast", {})
+        if dtype not in cast:
+            cast[dtype] = (self.G.to(dtype), self.g_grid.to(dtype))
         x64 = x.detach().to(dtype)
-        inside = x64.clamp(-self.half_width, self.half_width)
-        cell = ((inside + self.half_width) / TABLE_STEP).floor().clamp(max=len(grid) - 2)
-        index = torch.nan_to_num(cell).long()  # NaN x: any cell (its G is NaN through s), not an index error
-        s = (inside - grid[index]) / TABLE_STEP
-        s2 = s * s
-        h01 = s2 * (3 - 2 * s)  # Hermite basis: h00 = 1 - h01, h10 = s (1 - s)^2, h11 = s^2 (s - 1)
-        G = G_table[index] + h01 * (G_table[index + 1] - G_table[index])
-        G = G + TABLE_STEP * (s * (1 - s) * (1 - s) * g_table[index] + s2 * (s - 1) * g_table[index + 1])
+        G = hermite(x64, *cast[dtype], self.half_width)
         outside = x64.abs() > self.half_width
         if bool(outside.any()):
-            G = torch.where(outside, G + self._tail(x64, inside).to(dtype), G)
+            edge = x64.clamp(-self.half_width, self.half_width)
+            G = torch.where(outside, G + self._tail(x64, edge).to(dtype), G)
         return G
-
-    def _in(self, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        cache = self.__dict__.setdefault("_cast", {})
-        if dtype not in cache:
-            cache[dtype] = (self.grid.to(dtype), self.G.to(dtype), self.g_grid.to(dtype))
-        return cache[dtype]
 
     def _tail(self, x: torch.Tensor, edge: torch.Tensor) -> torch.Tensor:
         nodes, weights = (torch.from_numpy(a) for a in np.polynomial.legendre.leggauss(TAIL_NODES))
@@ -97,6 +121,136 @@ class QuadratureTable:
             far = self.g(torch.sign(x) * 1e6)
             tail = torch.where(infinite, torch.sign(x) * torch.sign(far) * math.inf, tail)
         return tail
+
+
+class NoFastEvaluatorError(ActlabError):
+    """g has no polynomial asymptote whose remainder is integrable (or SymPy cannot find it)."""
+
+
+@dataclass(frozen=True)
+class Asymptote:
+    """G on one side beyond the table: Q(x) + offset, Q(x) = c0 x + c1 x^2/2 + c2 x^3/3, exact up to `bound`."""
+
+    coefficients: tuple[float, ...]  # c0, c1, c2 of g's asymptote P
+    offset: float
+    bound: float
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        """Q(x) + offset, with only the nonzero terms (so x = +-inf gives +-inf or the finite limit, never inf * 0)."""
+        terms = [
+            c / (power + 1) * (x if power == 0 else x ** (power + 1))
+            for power, c in enumerate(self.coefficients)
+            if c != 0.0
+        ]
+        return self.offset + (sum(terms[1:], terms[0]) if terms else torch.zeros_like(x))
+
+    def antiderivative(self, x: float) -> float:
+        return sum(c * x ** (power + 1) / (power + 1) for power, c in enumerate(self.coefficients))
+
+
+def polynomial_asymptote(g: sp.Expr, symbol: sp.Symbol, direction: sp.Expr) -> tuple[sp.Expr, ...]:
+    """(c0, c1, c2) with g - (c0 + c1 x + c2 x^2) -> 0 as x -> `direction` (+-oo), from SymPy limits (exact: a
+    rounded pi/2 would leave a remainder of 1e-17 that never decays, and its integral would diverge)."""
+    coefficients: list[sp.Expr] = []
+    remainder = g
+    for power in range(ASYMPTOTE_DEGREE, -1, -1):
+        try:
+            c = sp.limit(remainder / symbol**power, symbol, direction)
+        except (NotImplementedError, ValueError, TypeError, RecursionError) as error:
+            raise NoFastEvaluatorError(f"SymPy found no limit of g at {direction} ({type(error).__name__})") from None
+        if not (c.is_number and c.is_finite and c.is_real):
+            raise NoFastEvaluatorError(f"g grows faster than x^{ASYMPTOTE_DEGREE} or has no limit at {direction}")
+        coefficients.insert(0, c)
+        remainder = remainder - c * symbol**power
+    return tuple(coefficients)
+
+
+def _remainder_integrals(
+    g: sp.Expr, symbol: sp.Symbol, coefficients: tuple[sp.Expr, ...], edge: float
+) -> tuple[float, float]:
+    """(int r, int |r|) from `edge` to +-inf (the side of edge's sign), r = g - P, by mpmath at 30 digits."""
+    import mpmath
+
+    polynomial = sum(c * symbol**power for power, c in enumerate(coefficients))
+    remainder = sp.lambdify(symbol, g - polynomial, modules="mpmath")
+    interval = [edge, mpmath.inf] if edge > 0 else [-mpmath.inf, edge]
+    with mpmath.workdps(30):
+        signed = mpmath.quad(remainder, interval)
+        absolute = mpmath.quad(lambda t: abs(remainder(t)), interval)
+    if not (mpmath.isfinite(signed) and mpmath.isfinite(absolute)):
+        raise NoFastEvaluatorError(f"g - its asymptote is not integrable beyond {edge}")
+    return float(signed), float(absolute)
+
+
+@dataclass(frozen=True)
+class FastTable:
+    """The reference's table on [-L, L] (L = FAST_HALF_WIDTH) and the asymptotes beyond it (module docstring)."""
+
+    half_width: float  # L
+    G: torch.Tensor
+    g_grid: torch.Tensor
+    lower: Asymptote
+    upper: Asymptote
+    interpolation_bound: float  # the float64 table's measured bound (error_bound)
+
+    @property
+    def tail_bound(self) -> float:
+        return max(self.lower.bound, self.upper.bound)
+
+    def bound(self, dtype: torch.dtype, G: float | torch.Tensor) -> float | torch.Tensor:
+        """The stated bound of |G_fast(x) - G(x)| in `dtype` where |G(x)| = G (module docstring); G may be a tensor."""
+        relative = self.interpolation_bound if dtype == torch.float64 else FLOAT32_RELATIVE
+        scale = G.abs().clamp_min(1.0) if isinstance(G, torch.Tensor) else max(1.0, abs(G))
+        return relative * scale + self.tail_bound
+
+    def tensors(self, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """(G on the grid, g on the grid) in the evaluator's compute dtype, on `device` (cached)."""
+        cache = self.__dict__.setdefault("_tensors", {})
+        key = (compute_dtype(dtype), device)
+        if key not in cache:
+            cache[key] = (self.G.to(device, key[0]), self.g_grid.to(device, key[0]))
+        return cache[key]
+
+    def integral(self, x: torch.Tensor, G_table: torch.Tensor, g_table: torch.Tensor) -> torch.Tensor:
+        """G(x) in x's dtype (the compute dtype): Hermite on the table, the asymptotes beyond. Traceable torch ops."""
+        L = self.half_width
+        inner = hermite(x, G_table, g_table, L)
+        return torch.where(x > L, self.upper.value(x), torch.where(x < -L, self.lower.value(x), inner))
+
+
+_BUILT: dict[tuple[str, float], FastTable | NoFastEvaluatorError] = {}
+
+
+def fast_table(g: sp.Expr, table: QuadratureTable, interpolation_bound: float) -> FastTable:
+    """The fast evaluator of g's float64 quadrature `table`, or `NoFastEvaluatorError` with the reason; cached per
+    g, as a network builds one module per layer from it."""
+    key = (sp.srepr(g), float(table.half_width))
+    if key not in _BUILT:
+        try:
+            _BUILT[key] = _build(g, table, interpolation_bound)
+        except NoFastEvaluatorError as error:
+            _BUILT[key] = error
+    built = _BUILT[key]
+    if isinstance(built, NoFastEvaluatorError):
+        raise built
+    return built
+
+
+def _build(g: sp.Expr, table: QuadratureTable, interpolation_bound: float) -> FastTable:
+    half_width = float(table.half_width)
+    asymptotes = []
+    for sign, edge_value in ((-1, float(table.G[0])), (1, float(table.G[-1]))):
+        coefficients = polynomial_asymptote(g, symbol, sign * sp.oo)
+        signed, absolute = _remainder_integrals(g, symbol, coefficients, sign * half_width)
+        if not absolute <= FAST_TAIL_TOLERANCE:
+            raise NoFastEvaluatorError(
+                f"g approaches its asymptote too slowly: the tail beyond {sign * half_width:g} is {absolute:.1e} "
+                f"(tolerance {FAST_TAIL_TOLERANCE:g})"
+            )
+        rounded = tuple(float(c) for c in coefficients)
+        offset = edge_value - Asymptote(rounded, 0.0, absolute).antiderivative(sign * half_width) + sign * signed
+        asymptotes.append(Asymptote(rounded, offset, absolute))
+    return FastTable(half_width, table.G, table.g_grid, asymptotes[0], asymptotes[1], interpolation_bound)
 
 
 class QuadratureFunction(torch.autograd.Function):
@@ -186,7 +340,6 @@ class QuadratureActivation(SoftplusScales):
     ) -> None:
         super().__init__(XIELUConfig(alpha_p_init, alpha_n_init, beta), path)
         from actlab.symbolic.codegen import lambdify_torch
-        from actlab.symbolic.recipe import x as symbol
 
         gradient = lambdify_torch([symbol], g)
 
@@ -227,8 +380,7 @@ class QuadratureActivation(SoftplusScales):
 def _fast_spec(g: sp.Expr, table: QuadratureTable, beta: float) -> QuadratureSpec | None:
     """The fast evaluator's spec, or None after a warning that says why g has none (the reference then runs)."""
     try:
-        wide = QuadratureTable.build(table.g, FAST_HALF_WIDTH)
-        fast = fast_table(g, wide.G, wide.g_grid, FAST_HALF_WIDTH, QUADRATURE_TOLERANCE)
+        fast = fast_table(g, QuadratureTable.build(table.g, FAST_HALF_WIDTH), QUADRATURE_TOLERANCE)
     except NoFastEvaluatorError as error:
         message = f"actlab: no fast evaluator for g = {g} ({error}); using the quadrature table (same f, slower)"
         warnings.warn(message, RuntimeWarning, stacklevel=3)
@@ -240,8 +392,6 @@ def error_bound(g: sp.Expr, points: int = 41, half_width: float = 2 * TABLE_HALF
     """The largest |G(x) - mpmath.quad(g, [0, x])| over a grid of x in [-half_width, half_width] (float64)."""
     import mpmath
 
-    from actlab.symbolic.recipe import x as symbol
-
     module = QuadratureActivation(g)
     xs = torch.linspace(-half_width, half_width, points, dtype=torch.float64)
     ours = module.table.integral(xs)
@@ -252,9 +402,6 @@ def error_bound(g: sp.Expr, points: int = 41, half_width: float = 2 * TABLE_HALF
         exact = float(mpmath.quad(exact_g, [0, value])) if value else 0.0
         worst = max(worst, abs(approx - exact) / max(1.0, abs(exact)))
     return worst
-
-
-QUADRATURE_TOLERANCE = 1e-10
 
 
 def numeric_checks(g: sp.Expr, bound: float, seed: int = 0) -> list:

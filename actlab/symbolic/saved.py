@@ -248,7 +248,7 @@ def _validate(record: Any, source: str) -> dict[str, Any]:
             raise ActlabError(f"{source}: {key!r} is longer than {_MAX_EXPRESSION} characters")
     check_name(record["name"])
     for key in ("alpha_p_init", "alpha_n_init", "beta"):
-        value = record.get(key, 0.8 if key != "beta" else 0.5)
+        value = record.get(key, _IDENTITY_FIELDS[key])
         # compared before any float(): 10**400 is an int that float() cannot hold; NaN fails both comparisons
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_PARAMETER:
             raise ActlabError(

@@ -64,8 +64,11 @@ class PackedSoftplusAlphas(nn.Module):
         return f"{alphas}, beta={self.beta}, path={self.path!r}"
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: object, **kwargs: object) -> None:
-        """Loads state dicts that hold a_p and a_n as two 0-d parameters (saved before they were packed)."""
-        pack_old_alphas(state_dict, prefix)
+        """Loads state dicts that hold a_p and a_n as two 0-d parameters (saved before they were packed): in place,
+        they become `<prefix>raw_alphas` (shape (2,)), so the module's own loader finds what it expects."""
+        old = (prefix + "a_p", prefix + "a_n")
+        if prefix + "raw_alphas" not in state_dict and all(key in state_dict for key in old):
+            state_dict[prefix + "raw_alphas"] = torch.stack([state_dict.pop(key).reshape(()) for key in old])
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)  # type: ignore[arg-type]
 
 
@@ -76,11 +79,3 @@ class SoftplusScales(PackedSoftplusAlphas):
         super().__init__(path)
         self.beta = float(init.beta)
         self._pack_alphas(init.alpha_p_init, init.alpha_n_init)
-
-
-def pack_old_alphas(state_dict: dict, prefix: str) -> None:
-    """In place: `<prefix>a_p` and `<prefix>a_n`, two 0-d tensors of a state dict saved before the packing, become
-    `<prefix>raw_alphas` (shape (2,)), so the module's own loader finds what it expects. A no-op otherwise."""
-    old = (prefix + "a_p", prefix + "a_n")
-    if prefix + "raw_alphas" not in state_dict and all(key in state_dict for key in old):
-        state_dict[prefix + "raw_alphas"] = torch.stack([state_dict.pop(key).reshape(()) for key in old])

@@ -8,7 +8,6 @@ to be exact *and* the difference to be real (`CONDITION_TOLERANCE`).
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -148,11 +147,6 @@ def _exact_row(claim: str, checks: list[theory.GradientCheck], condition: str) -
     )
 
 
-def single_thread() -> contextlib.AbstractContextManager[None]:
-    """Run torch on one thread: these tensors are tiny, and thread hand-offs cost more than the math."""
-    return cpu_threads(1)
-
-
 def _share(flags: np.ndarray) -> float:
     """The share of true `flags`, NaN for none: `np.mean` of nothing warns, and a page with a warning is not
     published."""
@@ -167,7 +161,7 @@ def run_checks(configs: int = 200, seed: int = 0, mc_samples: int = 200_000) -> 
     """Every claim over `configs` random configurations (seeds seed, seed+1, ...)."""
     if configs < 1:
         raise ValueError(f"configs must be >= 1, got {configs}")
-    with single_thread():
+    with cpu_threads(1):  # these tensors are tiny: thread hand-offs would cost more than the math
         return _run_checks(configs, seed, mc_samples)
 
 
