@@ -41,13 +41,10 @@ def file_digest(path: Path) -> str:
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
             return MISSING
-        digest = hashlib.sha256()
         with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+            return hashlib.file_digest(handle, "sha256").hexdigest()
     except FileNotFoundError:
         return MISSING
-    return digest.hexdigest()
 
 
 def run_digests(folders: Iterable[Path], root: Path) -> dict[str, str]:

@@ -285,13 +285,10 @@ def check_scheduler(address: str, timeout: float | None = None) -> None:
         finally:
             comm.abort()
 
-    def ask() -> Any:
-        return asyncio.run(asyncio.wait_for(identity(), timeout))
-
     answer, failure = None, f"{address} is not a Dask scheduler"
     with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="actlab-dask-check") as pool:
         try:
-            answer, why = pool.submit(ask).result(), None
+            answer, why = pool.submit(asyncio.run, asyncio.wait_for(identity(), timeout)).result(), None
         except TimeoutError:  # connected, then silence (TimeoutError is an OSError: caught first)
             why = f"no answer to Dask's handshake within {timeout:g} s"
         except CommClosedError as error:

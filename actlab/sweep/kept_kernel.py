@@ -362,7 +362,7 @@ def _become_kernel(conn: socket.socket, template_env: dict[str, str]) -> None:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
-        request = json.loads(_read_request(conn))
+        request = json.loads(conn.makefile("rb").readline())  # the stand-in sends one line, then waits
         env = request["env"]
         if _key(env) != _key(template_env):
             changed = sorted(set(_key(env)) ^ set(_key(template_env)))
@@ -391,16 +391,6 @@ def _become_kernel(conn: socket.socket, template_env: dict[str, str]) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-def _read_request(conn: socket.socket) -> bytes:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            raise ConnectionError("the kernel's stand-in closed its connection before its request")
-        data += chunk
-    return data
 
 
 def _die_with(conn: socket.socket) -> None:

@@ -69,13 +69,12 @@ def run_lock(folder: Path, poll_seconds: float = 0.5) -> Iterator[None]:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder / LOCK_FILE))
-    waited = False
-    while True:
-        try:
-            lock.acquire(timeout=poll_seconds)
-            break
-        except Timeout:
-            waited = True
+    try:
+        lock.acquire(timeout=0)
+        waited = False
+    except Timeout:
+        lock.acquire(poll_interval=poll_seconds)
+        waited = True
     try:
         previous = read_owner(folder)
         if previous and not waited and previous.get("pid") != os.getpid() and not _finished(previous):

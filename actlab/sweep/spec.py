@@ -1,25 +1,8 @@
-"""The sweep specification: a YAML file naming a notebook, a grid, seeds and fixed parameters.
+"""The sweep specification: a YAML file naming a notebook, a grid, seeds and fixed parameters (`KEYS`; each is
+described in docs/sweeps.md, with an example).
 
 Why validate up front: papermill silently ignores a misspelt parameter, for hours of notebooks. Every error names
 the file and the bad key or value, in one line.
-
-```yaml
-# notebooks/<study>/sweeps/default/alpha.yml
-name: alpha                 # optional; default: the file name without .yml
-notebook: ../../train.ipynb # the parameterised notebook, relative to this file
-grid:                       # every combination of these runs ...
-  alpha: [0.0, 0.3]
-  target: [sigmoid, tanh]
-seeds: [0, 1, 2]            # ... once per seed (or `seeds: 3` for 0, 1, 2)
-fixed:                      # the same for every run
-  epochs: 20
-report: ../../report.ipynb  # the notebook that summarises the sweep (default: the study's report.ipynb)
-seed_param: seed            # optional: the notebook parameter that receives the seed
-timeout: 600                # optional: seconds a single cell may run before the run counts as failed
-time_limit: 90              # optional: minutes one run may take on the machine it is meant for (SLURM's limit)
-smoke:                      # optional: what `actlab report --smoke` overrides to run one tiny run of this sweep
-  epochs: 1
-```
 """
 
 from __future__ import annotations

@@ -27,7 +27,6 @@ from actlab.io import (
     atomic_write_json,
     atomic_write_text,
     read_bounded_tail,
-    read_json,
     read_record,
 )
 from actlab.record import RESULTS_FILE, RUN_MARKER, read_results
@@ -207,12 +206,7 @@ def describe_error(exc: BaseException, executed: Path) -> dict[str, Any]:
 
 def _failing_cell(executed: Path) -> tuple[int | None, str]:
     """The cell papermill flagged with an exception, else the last one it started (a dead or hung kernel)."""
-    if not executed.is_file():
-        return None, ""
-    try:
-        cells = read_json(executed, MAX_TABLE_BYTES).get("cells", [])
-    except (OSError, ValueError, AttributeError):
-        return None, ""
+    cells = (read_record(executed, MAX_TABLE_BYTES)[0] or {}).get("cells", [])
     marks = [cell.get("metadata", {}).get("papermill", {}) for cell in cells]
     flagged = [i for i, mark in enumerate(marks) if mark.get("exception")]
     started = [i for i, mark in enumerate(marks) if mark.get("start_time")]
