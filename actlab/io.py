@@ -113,14 +113,11 @@ def _not_regular(mode: int) -> str | None:
     return f"it is {kind}, not a regular file; actlab reads only regular files here (remove it, or copy the file in)"
 
 
-def read_bounded_bytes(path: str | os.PathLike[str], limit: int = MAX_READ_BYTES) -> bytes:
-    """The bytes of the regular file `path`, at most `limit` of them; `UnsafeFileError` for anything else.
+def _open_regular(path: str | os.PathLike[str]) -> tuple[Any, os.stat_result]:
+    """(binary handle, its `fstat`) of the regular file `path`; `UnsafeFileError` for anything else.
 
     The type is checked by `lstat` and again on the open descriptor (`O_NOFOLLOW | O_NONBLOCK`: a symlink or a
-    FIFO swapped in after the check is refused, never waited on), and the size on the bytes read (`limit + 1`
-    at most), since a device or a growing file has no honest `stat` size. A missing file raises
-    `FileNotFoundError` as before.
-    """
+    FIFO swapped in after the check is refused, never waited on). A missing file raises `FileNotFoundError`."""
     path = Path(path)
     why = _not_regular(os.lstat(path).st_mode)
     if why is not None:
@@ -132,10 +129,20 @@ def read_bounded_bytes(path: str | os.PathLike[str], limit: int = MAX_READ_BYTES
         if error.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink that replaced the file after lstat
             raise UnsafeFileError(path, _not_regular(stat.S_IFLNK) or "") from None
         raise
-    with os.fdopen(fd, "rb") as handle:
-        why = _not_regular(os.fstat(handle.fileno()).st_mode)
-        if why is not None:
-            raise UnsafeFileError(path, why)
+    handle = os.fdopen(fd, "rb")
+    info = os.fstat(fd)
+    why = _not_regular(info.st_mode)
+    if why is not None:
+        handle.close()
+        raise UnsafeFileError(path, why)
+    return handle, info
+
+
+def read_bounded_bytes(path: str | os.PathLike[str], limit: int = MAX_READ_BYTES) -> bytes:
+    """The bytes of the regular file `path` (`_open_regular`), at most `limit` of them, counted on the bytes read
+    (`limit + 1` at most), since a device or a growing file has no honest `stat` size."""
+    handle, _ = _open_regular(path)
+    with handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise UnsafeFileError(path, f"it is larger than {limit:,} bytes, the most actlab reads from such a file")
@@ -143,17 +150,9 @@ def read_bounded_bytes(path: str | os.PathLike[str], limit: int = MAX_READ_BYTES
 
 
 def read_bounded_tail(path: str | os.PathLike[str], max_bytes: int) -> bytes:
-    """The last `max_bytes` bytes of the regular file `path` (a log's tail), with `read_bounded_bytes`' checks."""
-    path = Path(path)
-    why = _not_regular(os.lstat(path).st_mode)
-    if why is not None:
-        raise UnsafeFileError(path, why)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        why = _not_regular(info.st_mode)
-        if why is not None:
-            raise UnsafeFileError(path, why)
+    """The last `max_bytes` bytes of the regular file `path` (a log's tail), with `_open_regular`'s checks."""
+    handle, info = _open_regular(path)
+    with handle:
         handle.seek(max(info.st_size - max_bytes, 0))
         return handle.read(max_bytes)
 
@@ -162,6 +161,22 @@ def read_json(path: str | os.PathLike[str], limit: int = MAX_READ_BYTES) -> Any:
     """Read a JSON file written by `atomic_write_json`: a regular file of at most `limit` bytes
     (`read_bounded_bytes`; `UnsafeFileError`, an `OSError`, otherwise)."""
     return json.loads(read_bounded_bytes(path, limit).decode("utf-8"))
+
+
+NOT_AN_OBJECT = "not a JSON object"  # `read_record`'s why for valid JSON of another kind
+
+
+def read_record(path: str | os.PathLike[str], limit: int = MAX_READ_BYTES) -> tuple[dict[str, Any] | None, str]:
+    """(the JSON object in `path`, ""), (None, "") when nothing is there, or (None, why it cannot be used), for the
+    records (a run's status, parameters, results, a lock's owner) that a reader counts as corrupt instead of
+    failing on. A FIFO or a link there is unreadable (named), never missing (`lexists`)."""
+    if not os.path.lexists(path):
+        return None, ""
+    try:
+        record = read_json(path, limit)
+    except (OSError, ValueError, RecursionError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return None, f"{type(error).__name__}: {error}"
+    return (record, "") if isinstance(record, dict) else (None, NOT_AN_OBJECT)
 
 
 _WARNED: set[tuple[str, str]] = set()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from actlab import provenance
 from actlab.claim import Claim
-from actlab.io import read_json
+from actlab.io import read_record
 from actlab.sweep.worker import PROVENANCE_FILE
 
 COMPUTE_TIME_SUFFIX = "compute-time-matched"
@@ -32,11 +32,8 @@ def machines(runs_dir: str | Path) -> list[str]:
     records are skipped (this labels a verdict, it does not decide one)."""
     found: dict[str, None] = {}
     for path in sorted(Path(runs_dir).glob(f"*/*/{PROVENANCE_FILE}")):
-        try:
-            record = read_json(path)
-        except (OSError, ValueError):
-            continue
-        machine = machine_of(record) if isinstance(record, dict) else ""
+        record = read_record(path)[0]
+        machine = machine_of(record) if record else ""
         if machine:
             found.setdefault(machine, None)
     return list(found)

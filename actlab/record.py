@@ -95,15 +95,11 @@ def read_results(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     return read_json(path) if path.is_file() else {}
 
 
-def default_claims_dir() -> Path:
-    """Where a notebook run by hand saves its claims: `runs/claims/` under the project root."""
-    return project_root() / "runs" / "claims"
-
-
 def save_claims(claims: Iterable[Claim], claims_dir: str | os.PathLike[str] | None = None) -> list[Path]:
-    """Write each claim to `<claims_dir>/<claim_id>.json` (atomically; default `default_claims_dir()`); returns the
-    paths. Two claims with one id are refused: the second would silently overwrite the first."""
-    folder = Path(claims_dir) if claims_dir else default_claims_dir()
+    """Write each claim to `<claims_dir>/<claim_id>.json` (atomically; default `runs/claims/` under the project root,
+    for a notebook run by hand); returns the paths. Two claims with one id are refused: the second would silently
+    overwrite the first."""
+    folder = Path(claims_dir) if claims_dir else project_root() / "runs" / "claims"
     claims = list(claims)
     seen: set[str] = set()
     for claim in claims:

@@ -71,12 +71,6 @@ def phase(name: str) -> contextlib.AbstractContextManager[None]:
     return CLOCK.phase(name)
 
 
-def reset() -> None:
-    """Start this process's clock afresh (a new run in the same process, or a test)."""
-    global CLOCK
-    CLOCK = PhaseClock()
-
-
 def save(run_dir: str | os.PathLike[str]) -> Path:
     """Write the clock's totals to `<run_dir>/phases.json` (atomically), for the runner to assemble."""
     from actlab.io import atomic_write_json

@@ -8,6 +8,7 @@ f(-1), re-saves `mine` with the same formula (nothing reruns) and then with anot
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -115,7 +116,18 @@ def test_stale_reason_names_each_changed_or_vanished_formula():
     )
 
 
-def test_a_re_saved_formula_reruns_its_runs_and_an_unchanged_one_does_not(tmp_path, derivations_dir, capsys):
+@pytest.fixture
+def kept_worker() -> Iterator[ExecutorOptions]:
+    """One worker, and its kernel template, for every sweep of a test: a new one costs seconds of imports."""
+    from actlab.sweep.executors import close_kept_pools
+
+    yield ExecutorOptions(workers=1, keep_workers=True)
+    close_kept_pools()
+
+
+def test_a_re_saved_formula_reruns_its_runs_and_an_unchanged_one_does_not(
+    tmp_path, derivations_dir, capsys, kept_worker
+):
     saved.save_derivation("mine", "1", "1/(1-x)")
     notebook = write_notebook(tmp_path / "nb.ipynb", ["activation = 'relu'\n", "seed = 0\n"], BODY)
     spec_path = tmp_path / "s.yml"
@@ -126,7 +138,7 @@ def test_a_re_saved_formula_reruns_its_runs_and_an_unchanged_one_does_not(tmp_pa
     def value() -> float:
         return read_json(first.folder / first.to_run[0] / "results.json")["value"]
 
-    first = run_sweep(spec, runs_dir=runs_dir, options=ExecutorOptions(workers=1), progress=False)
+    first = run_sweep(spec, runs_dir=runs_dir, options=kept_worker, progress=False)
     assert len(first.to_run) == 1 and first.counts() == {"ok": 1}
     assert value() == pytest.approx(-ALPHA * math.log(2) - BETA, rel=1e-6)  # f(-1) = -alpha_n log 2 - beta
     status = read_json(first.folder / first.to_run[0] / "status.json")
@@ -146,7 +158,7 @@ def test_a_re_saved_formula_reruns_its_runs_and_an_unchanged_one_does_not(tmp_pa
     assert "stale" in (out := capsys.readouterr().out) and "formula of 'mine' changed since it ran" in out
     assert cli.main([*sweep, "--dry-run"]) == 0
     assert f"run   {first.to_run[0]}" in capsys.readouterr().out
-    again = run_sweep(spec, runs_dir=runs_dir, options=ExecutorOptions(workers=1), progress=False)
+    again = run_sweep(spec, runs_dir=runs_dir, options=kept_worker, progress=False)
     assert again.to_run == first.to_run and again.counts() == {"ok": 1}
     assert value() == pytest.approx(ALPHA * (1 / 2 - 1) - BETA, rel=1e-6)  # f(-1) = alpha_n (1/(1-x) - 1) + beta x
     assert [state for _, state, _ in run_states(spec, runs_dir)] == ["done"]

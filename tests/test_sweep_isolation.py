@@ -4,7 +4,8 @@ A poisoning notebook changes every kind of interpreter state a notebook can reac
 (and one patched to call a name of its own notebook), the default dtype, torch's thread count, deterministic
 algorithms, environment variables, a `sys.modules` entry, `sys.path`, a builtin, an activation registry entry.
 Then a victim notebook, which mentions none of it, runs in the same worker through the sweep machinery. Its results
-must equal, bit for bit, those of the same run in a fresh worker, and the values a fresh interpreter gives.
+must equal, bit for bit, those of the same run before the poisoning (the first kernel of the worker's fresh
+template), and the values a fresh interpreter gives.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from toy_notebook import write_notebook
 
 from actlab.io import read_json
-from actlab.sweep import ExecutorOptions, load_spec, plan, run_sweep, run_sweeps
+from actlab.sweep import ExecutorOptions, load_spec, plan, run_sweeps
 
 POISON = """\
 import builtins, os, sys, types
@@ -96,21 +97,24 @@ def _run(spec_path: Path, runs: Path) -> tuple[dict, dict]:
     return read_json(folder / "status.json"), read_json(folder / "results.json")
 
 
-def test_a_poisoning_run_leaves_the_next_run_in_its_worker_bit_for_bit_as_in_a_fresh_worker(tmp_path):
+def test_a_poisoning_run_leaves_the_next_run_in_its_worker_bit_for_bit_as_before_it(tmp_path):
     write_notebook(tmp_path / "poison.ipynb", ["seed = 0\n"], POISON)
     write_notebook(tmp_path / "victim.ipynb", ["seed = 0\n"], VICTIM)
+    before = _spec(tmp_path, "before", "victim.ipynb")
     poison, victim = _spec(tmp_path, "poison", "poison.ipynb"), _spec(tmp_path, "victim", "victim.ipynb")
-    shared, fresh = tmp_path / "one_worker", tmp_path / "fresh_worker"
-    # One pool with one worker: the poisoning run, then the victim, one after the other in that worker.
-    run_sweeps([load_spec(poison), load_spec(victim)], shared, ExecutorOptions(workers=1), progress=False)
-    run_sweep(load_spec(victim), fresh, ExecutorOptions(workers=1), progress=False)
+    runs = tmp_path / "runs"
+    # One pool with one worker: the victim, the poisoning run, then the victim again, one after the other.
+    run_sweeps(
+        [load_spec(before), load_spec(poison), load_spec(victim)], runs, ExecutorOptions(workers=1), progress=False
+    )
 
-    poison_status, poison_results = _run(poison, shared)
-    after_status, after = _run(victim, shared)
-    fresh_status, alone = _run(victim, fresh)
+    fresh_status, alone = _run(before, runs)
+    poison_status, poison_results = _run(poison, runs)
+    after_status, after = _run(victim, runs)
     assert poison_status["status"] == after_status["status"] == fresh_status["status"] == "ok"
     assert poison_results["poisoned"] == 1.0
-    assert poison_status["pid"] == after_status["pid"] != fresh_status["pid"]  # one worker ran both; another alone
+    assert fresh_status["pid"] == poison_status["pid"] == after_status["pid"]  # one worker ran all three
+    assert fresh_status["kernel_template_forks"] == 0  # the victim first ran in the template's first kernel
     victim_kernel = after.pop("kernel_pid")
     alone.pop("kernel_pid")
     assert after == alone  # every value, float for float

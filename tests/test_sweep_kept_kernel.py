@@ -1,10 +1,10 @@
 """A worker's kernel template: every run in a fresh kernel forked from it, with its identity and results bit for bit.
 
 One local worker runs seeds of a notebook, each in its own kernel forked from the worker's one template; a run must
-not see the previous run's names, must write into its own folder, and must record what the same seed records in a
-fresh worker (a tiny model trained by `actlab.train`, its final weights compared exactly). The template outlives a
-failed run, serves the next sweep of a kept pool, and ends with its worker. What a poisoning run cannot pass on to
-the next run is tested in tests/test_sweep_isolation.py.
+not see the previous run's names, must write into its own folder, and must record what the same seed records as the
+first kernel of a new template (a tiny model trained by `actlab.train`, its final weights compared exactly). The
+template outlives a failed run, serves the next sweep of a kept pool, and ends with its worker. What a poisoning run
+cannot pass on to the next run is tested in tests/test_sweep_isolation.py.
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ def _notebook(folder: Path) -> Path:
     return write_notebook(folder / "nb.ipynb", ["seed = 0\n", "fail_seed = -1\n"], BODY)
 
 
-def _sweep(folder: Path, name: str, seeds: list[int], fail_seed: int = -1) -> list[dict]:
+def _sweep(folder: Path, name: str, seeds: list[int], options: ExecutorOptions, fail_seed: int = -1) -> list[dict]:
     spec_path = folder / f"{name}.yml"
     spec_path.write_text(f"name: {name}\nnotebook: nb.ipynb\nseeds: {seeds}\nfixed:\n  fail_seed: {fail_seed}\n")
     spec = load_spec(spec_path)
-    run_sweep(spec, folder / "runs", ExecutorOptions(workers=1), progress=False)
+    run_sweep(spec, folder / "runs", options, progress=False)
     return [
         {"status": read_json(run.folder / "status.json"), "results": read_json(run.folder / "results.json")}
         if (run.folder / "results.json").is_file()
@@ -59,32 +59,42 @@ def _sweep(folder: Path, name: str, seeds: list[int], fail_seed: int = -1) -> li
     ]
 
 
-def test_each_run_of_a_worker_gets_a_fresh_kernel_from_its_template_and_repeats_bit_for_bit(tmp_path):
+def test_each_run_gets_a_fresh_kernel_from_its_worker_s_template_which_outlives_failures_and_sweeps(tmp_path):
+    """One worker of a kept pool (as `actlab report` keeps it) runs two sweeps: seed 1 alone (the first kernel of a
+    new template), then seeds 0, 2 and 1 with seed 2 failing. Every run is a new fork of the one template (a failed
+    run leaves it serving; the second sweep is served by the first's template), sees nothing of the run before, and
+    seed 1 after the others records what it recorded first, float for float. `close_kept_pools` ends the worker and
+    its template. (One pool for all of it: each template start costs seconds of imports and a compile.)"""
+    from actlab.sweep.executors import _kept_pools, close_kept_pools
+
     _notebook(tmp_path)
-    first, second = _sweep(tmp_path, "kept", [0, 1])
-    (fresh,) = _sweep(tmp_path, "fresh", [1])  # seed 1 alone: the first kernel of a new worker's template
-    assert first["status"]["status"] == second["status"]["status"] == fresh["status"]["status"] == "ok"
-    assert [first["status"]["kernel_template_forks"], second["status"]["kernel_template_forks"]] == [0, 1]
-    assert first["status"]["kernel_template_pid"] == second["status"]["kernel_template_pid"]  # one template
-    assert first["results"]["template_pid"] == first["status"]["kernel_template_pid"]  # the kernel is its fork
-    assert first["results"]["kernel_pid"] != second["results"]["kernel_pid"]  # a kernel per run
-    assert fresh["status"]["kernel_template_forks"] == 0
-    assert second["results"]["leftover"] == 0.0  # nothing the first run defined survived
+    options = ExecutorOptions(workers=1, keep_workers=True)
+    try:
+        (fresh,) = _sweep(tmp_path, "fresh", [1], options)
+        first, failed, second = _sweep(tmp_path, "kept", [0, 2, 1], options, fail_seed=2)
+        assert _kept_pools
+    finally:
+        close_kept_pools()
+    assert not _kept_pools
+    runs = (fresh, first, failed, second)
+    assert [run["status"]["status"] for run in runs] == ["ok", "ok", "failed", "ok"]
+    assert failed["status"]["ename"] == "ValueError"
+    assert [run["status"]["kernel_template_forks"] for run in runs] == [0, 1, 2, 3]  # no run executes in it
+    template = fresh["status"]["kernel_template_pid"]
+    assert {run["status"]["kernel_template_pid"] for run in runs} == {template}  # one template, across sweeps
+    assert fresh["results"]["template_pid"] == first["results"]["template_pid"] == template  # kernels are its forks
+    assert len({run["results"]["kernel_pid"] for run in (fresh, first, second)}) == 3  # a kernel per run
+    assert first["results"]["leftover"] == second["results"]["leftover"] == 0.0  # nothing of the run before
     for run in (first, second):
         folder = Path(run["results"]["cwd"])
         assert folder.name == run["status"]["run_id"] and run["results"]["run_dir"] == str(folder)
         assert (folder / "kernel.log").is_file() and (folder / "nb.ipynb").is_file()
     assert second["results"]["weights"] == fresh["results"]["weights"]  # exactly, float for float
     assert first["results"]["weights"] != second["results"]["weights"]
-
-
-def test_a_failed_run_leaves_the_template_serving_the_next_run(tmp_path):
-    _notebook(tmp_path)
-    runs = _sweep(tmp_path, "failing", [0, 1, 2], fail_seed=1)
-    assert [run["status"]["status"] for run in runs] == ["ok", "failed", "ok"]
-    assert runs[1]["status"]["ename"] == "ValueError"
-    assert [run["status"]["kernel_template_forks"] for run in runs] == [0, 1, 2]  # no run executes in the template
-    assert runs[2]["results"]["leftover"] == 0.0
+    assert not psutil.pid_exists(template) or psutil.Process(template).status() in (
+        psutil.STATUS_ZOMBIE,
+        psutil.STATUS_DEAD,
+    )
 
 
 @pytest.mark.slow
@@ -103,33 +113,6 @@ def test_a_comparison_run_repeats_bit_for_bit_after_another_in_its_worker(tmp_pa
     kept = [{key: arm[key] for key in keys} for arm in results["kept"]["arms"]]
     fresh = [{key: arm[key] for key in keys} for arm in results["fresh"]["arms"]]
     assert kept == fresh
-
-
-def test_kept_workers_serve_the_next_sweep_from_their_template_and_close_with_it(tmp_path):
-    """`actlab report`'s pool outlives each sweep: a second sweep's run is forked from the first's template, and
-    `close_kept_pools` ends the workers and their templates."""
-    from actlab.sweep.executors import _kept_pools, close_kept_pools
-
-    _notebook(tmp_path)
-    options = ExecutorOptions(workers=1, keep_workers=True)
-    statuses = []
-    try:
-        for name, seed in (("one", 0), ("two", 1)):
-            (tmp_path / f"{name}.yml").write_text(f"name: {name}\nnotebook: nb.ipynb\nseeds: [{seed}]\n")
-            spec = load_spec(tmp_path / f"{name}.yml")
-            run_sweep(spec, tmp_path / "runs", options, progress=False)
-            statuses.append(read_json(plan(spec, tmp_path / "runs")[0].folder / "status.json"))
-        assert [status["kernel_template_forks"] for status in statuses] == [0, 1]
-        assert statuses[0]["kernel_template_pid"] == statuses[1]["kernel_template_pid"]
-        assert _kept_pools
-    finally:
-        close_kept_pools()
-    assert not _kept_pools
-    template = statuses[0]["kernel_template_pid"]
-    assert not psutil.pid_exists(template) or psutil.Process(template).status() in (
-        psutil.STATUS_ZOMBIE,
-        psutil.STATUS_DEAD,
-    )
 
 
 def test_a_template_is_replaced_when_it_died_or_the_environment_changed(tmp_path, monkeypatch):

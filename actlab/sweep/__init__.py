@@ -1,21 +1,9 @@
 """Seed sweeps of papermill notebooks: spec, runner, executors, and loading their results.
 
 Why a package: four separate jobs (validate a YAML spec, run and resume run folders, dispatch to a process pool /
-Dask / SLURM, read results back for a report notebook).
-
-Study convention (what `actlab report` and `make report` look for; no registration needed):
-
-    notebooks/<study>/report.ipynb                 the study's page; parameters `runs_dir`, `profile`
-    notebooks/<study>/<any>.ipynb                  the parameterised notebook(s) the sweeps run
-    notebooks/<study>/sweeps/default/<name>.yml    sweeps `make report` runs (CPU budget)
-    notebooks/<study>/sweeps/full/<name>.yml       sweeps `make report-full` runs (paper scale)
-
-A spec under `sweeps/<profile>/` writes its runs to `runs/<study>/<profile>/<name>/<run_id>/`,
-whether run by `actlab sweep` or by `actlab report`, so each finds the other's finished runs.
-`actlab report` passes the report notebook `runs_dir="runs/<study>/<profile>"` (absolute) and
-`profile` and `claims_dir`; the notebook reads a sweep with `actlab.sweep.load_results(runs_dir, "<name>")`
-and saves its claims (typed `actlab.claim.Claim` values) with `actlab.save_claims(claims, claims_dir)`.
-See `actlab.sweep.spec` for the YAML.
+Dask / SLURM, read results back for a report notebook). The study layout it serves (`notebooks/<study>/sweeps/
+<profile>/<name>.yml` writing to `runs/<study>/<profile>/<name>/<run_id>/`, found by `actlab sweep` and `actlab
+report` alike) is described in docs/sweeps.md; the YAML in `actlab.sweep.spec`.
 """
 
 from __future__ import annotations

@@ -13,10 +13,8 @@ out seen seeds. (3) Two `decide`s of one claim cannot interleave their looks in 
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import hashlib
 import os
-import socket
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
@@ -25,18 +23,15 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from actlab.errors import ActlabError, UsageError
-from actlab.io import atomic_write_json, read_json
+from actlab.io import atomic_write_json, read_json, read_record
 from actlab.record import RESULTS_FILE
-from actlab.sweep.worker import PARAMS_FILE, STATUS_FILE
+from actlab.sweep.locks import new_owner
+from actlab.sweep.worker import PARAMS_FILE, STATUS_FILE, now_utc
 
 RUN_FILES = (PARAMS_FILE, STATUS_FILE, RESULTS_FILE)  # what `load_run_results` reads of a run folder
 MISSING = "missing"  # the digest of a run file that is not there (or is not a regular file)
 LEDGER_FILE = "seed-ledger.json"  # in `<runs>/<study>/<profile>/`, beside `decisions/`, not in it
 MAX_PARAMS_BYTES = 1 << 20  # a params.json is a few hundred bytes; a larger one is not a run's
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 # ---------------------------------------------------------------- what a look read
@@ -46,13 +41,10 @@ def file_digest(path: Path) -> str:
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
             return MISSING
-        digest = hashlib.sha256()
         with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+            return hashlib.file_digest(handle, "sha256").hexdigest()
     except FileNotFoundError:
         return MISSING
-    return digest.hexdigest()
 
 
 def run_digests(folders: Iterable[Path], root: Path) -> dict[str, str]:
@@ -100,27 +92,19 @@ def decision_lock(record_path: Path) -> Iterator[None]:
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        owner = _read_owner(owner_path)
+        owner = read_record(owner_path)[0]
         who = f" (pid {owner.get('pid')} on {owner.get('host')}, since {owner.get('started_utc')})" if owner else ""
         raise UsageError(
             f"another `actlab decide` is deciding {record_path.stem} in {record_path.parent.parent}{who}; one "
             "decision per claim at a time: wait for it to finish (a rerun then resumes its record), or stop it"
         ) from None
     try:
-        atomic_write_json(owner_path, {"pid": os.getpid(), "host": socket.gethostname(), "started_utc": _now()})
+        atomic_write_json(owner_path, new_owner())
         yield
     finally:
         with contextlib.suppress(OSError):
             owner_path.unlink()
         lock.release()
-
-
-def _read_owner(path: Path) -> dict[str, Any]:
-    try:
-        owner = read_json(path)
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return owner if isinstance(owner, dict) else {}
 
 
 # ---------------------------------------------------------------- the seeds every decision took
@@ -132,15 +116,7 @@ def seeds_in_folders(folders: Iterable[Path], seed_param: str) -> set[int]:
         if not Path(folder).is_dir():
             continue
         for run in Path(folder).iterdir():
-            path = run / PARAMS_FILE
-            try:
-                info = os.lstat(path)
-                if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_PARAMS_BYTES:
-                    continue
-                params = read_json(path)
-            except (OSError, ValueError, RecursionError):
-                continue
-            seed = params.get(seed_param) if isinstance(params, dict) else None
+            seed = (read_record(run / PARAMS_FILE, MAX_PARAMS_BYTES)[0] or {}).get(seed_param)
             if isinstance(seed, int) and not isinstance(seed, bool):
                 seeds.add(seed)
     return seeds
@@ -207,7 +183,7 @@ class SeedLedger:
                 "first": first,
                 "last": first + count - 1,
                 "design": design,
-                "utc": _now(),
+                "utc": now_utc(),
                 "pid": os.getpid(),
             }
             atomic_write_json(self.path, [*entries, entry])
@@ -216,7 +192,7 @@ class SeedLedger:
     def looked(self, claim_id: str, sweep: str, first: int, n: int) -> None:
         """Note that the decision of `claim_id` from seed `first` took a look at `n` seeds."""
         with self._locked() as entries:
-            entry = {"event": "look", "claim_id": claim_id, "sweep": sweep, "first": first, "n": n, "utc": _now()}
+            entry = {"event": "look", "claim_id": claim_id, "sweep": sweep, "first": first, "n": n, "utc": now_utc()}
             atomic_write_json(self.path, [*entries, entry])
 
     def blocks(self, claim_id: str) -> list[tuple[int, int]]:

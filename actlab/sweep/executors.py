@@ -1,24 +1,12 @@
 """Where sweep runs execute: a local process pool, a Dask cluster, or SLURM via submitit.
 
-Why one interface: the runner only needs `submit_many(fn, items) -> [concurrent.futures.Future]`
-and `shutdown()`, so a sweep that outgrows one machine moves to an existing distributed engine by
-changing `--executor`, not code. Each executor is a `concurrent.futures.Executor`; runs are
-independent and write their own folders, so the executors never ship results back beyond a small
-status dict (losing that dict loses nothing: the run folder holds everything).
-
-- `local`: `ProcessPoolExecutor` with N workers (forked from a clean forkserver that pre-imported them).
-- GPUs: on a machine with visible GPUs, the local and Dask workers each get their own `CUDA_VISIBLE_DEVICES`
-  (`gpus_per_run` devices, round robin over the visible ones: with 2 GPUs, 4 workers use 0, 1, 0, 1), so runs
-  spread over the GPUs instead of all landing on `cuda:0`; `default_workers()` is one worker per GPU slot there.
-- `dask`: `distributed.Client` at `address`, or a `LocalCluster` of N single-threaded worker
-  processes; tasks are submitted with `pure=False` (a rerun must run, not reuse a cached result). An address is
-  first asked who it is (`check_scheduler`: a bounded wait, once per process if it fails). The GPUs are
-  shared out round robin only on a LocalCluster: workers at an `address` keep the `CUDA_VISIBLE_DEVICES` they
-  were started with (docs/sweeps.md: one worker process per GPU), since this machine's GPUs are not theirs.
-- `slurm`: `submitit.AutoExecutor`; the sweep is submitted as job arrays (`map_array`) of at most `array_limit`
-  tasks (SLURM's default MaxArraySize is 1001), each running at most `workers` tasks at a time, with partition,
-  time limit (the spec's `time_limit`, unless `--time` says otherwise) and GPUs per task; `cluster="local"` runs
-  the same path on this machine, at most `workers` jobs at a time (submitit's local executor would start all).
+Why one interface: the runner only needs `submit_many(fn, items) -> [concurrent.futures.Future]` and `shutdown()`,
+so a sweep that outgrows one machine moves to an existing distributed engine by changing `--executor`, not code.
+Runs write their own folders, so an executor ships back only a small status dict (losing it loses nothing).
+GPUs on this machine are shared out round robin, one `CUDA_VISIBLE_DEVICES` slot per worker (`gpu_slots`); workers
+of a Dask scheduler at an address keep their own (docs/sweeps.md). SLURM runs as job arrays of at most
+`array_limit` tasks (SLURM's default MaxArraySize is 1001); submitit's local cluster runs at most `workers` jobs at
+a time (its own executor would start all).
 """
 
 from __future__ import annotations
@@ -26,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures as cf
+import contextlib
 import dataclasses
 import itertools
 import math
@@ -240,23 +229,17 @@ class LocalExecutor(SweepExecutor):
 
 
 def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
-    """Kill a pool's worker processes and everything they started (their kernels)."""
-    import contextlib
-
+    """Kill a pool's worker processes and everything they started (their kernels and kept kernels' templates)."""
     import psutil
 
-    from actlab.notebooks import remove_sockets_of
+    from actlab.sweep.lifeline import kill_processes
 
-    workers = [process.pid for process in list(getattr(pool, "_processes", {}).values())]
-    for pid in workers:
-        with contextlib.suppress(psutil.Error, ValueError):
+    workers = []
+    for pid in list(getattr(pool, "_processes", {})):
+        with contextlib.suppress(psutil.Error):
             worker = psutil.Process(pid)
-            for child in worker.children(recursive=True):
-                with contextlib.suppress(psutil.Error):
-                    child.kill()
-            worker.kill()
-            worker.wait(timeout=3)
-    remove_sockets_of(workers)  # a killed worker never stops its kept kernel (`kept_kernel.discard`)
+            workers += [worker, *worker.children(recursive=True)]
+    kill_processes(workers)
 
 
 def close_kept_pools() -> None:
@@ -302,13 +285,10 @@ def check_scheduler(address: str, timeout: float | None = None) -> None:
         finally:
             comm.abort()
 
-    def ask() -> Any:
-        return asyncio.run(asyncio.wait_for(identity(), timeout))
-
     answer, failure = None, f"{address} is not a Dask scheduler"
     with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="actlab-dask-check") as pool:
         try:
-            answer, why = pool.submit(ask).result(), None
+            answer, why = pool.submit(asyncio.run, asyncio.wait_for(identity(), timeout)).result(), None
         except TimeoutError:  # connected, then silence (TimeoutError is an OSError: caught first)
             why = f"no answer to Dask's handshake within {timeout:g} s"
         except CommClosedError as error:
@@ -402,28 +382,22 @@ class SlurmExecutor(SweepExecutor):
         self._watcher.start()
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
-        if self.throttled:
-            return self._queue(lambda item: fn(*args, **kwargs), [None])[0]
-        return self._track([self._executor.submit(fn, *args, **kwargs)])[0]
+        return self.submit_many(lambda _: fn(*args, **kwargs), [None])[0]
 
     def submit_many(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[cf.Future]:
+        """One future per item. Throttled: queued, for the watcher to submit once fewer than `workers` are in
+        flight; else submitted now, one job array per `array_limit` items."""
         items = list(items)
-        if self.throttled:
-            return self._queue(fn, items)
-        futures: list[cf.Future] = []
-        for start in range(0, len(items), self.array_limit):  # one array per chunk, none above the limit
-            futures += self._track(self._executor.map_array(fn, items[start : start + self.array_limit]))
-        return futures
-
-    def _queue(self, fn: Callable[[Any], Any], items: list[Any]) -> list[cf.Future]:
-        """Futures for jobs the watcher submits once fewer than `workers` are in flight."""
-        futures = []
+        futures = [cf.Future() for _ in items]
+        for future in futures:
+            future.set_running_or_notify_cancel()
         with self._lock:
-            for item in items:
-                future: cf.Future = cf.Future()
-                future.set_running_or_notify_cancel()
-                self._waiting.append((fn, item, future))
-                futures.append(future)
+            if self.throttled:
+                self._waiting.extend((fn, item, future) for item, future in zip(items, futures, strict=True))
+            else:
+                for start in range(0, len(items), self.array_limit):
+                    chunk = slice(start, start + self.array_limit)
+                    self._track(self._executor.map_array(fn, items[chunk]), futures[chunk])
         self._start_waiting()
         return futures
 
@@ -431,20 +405,13 @@ class SlurmExecutor(SweepExecutor):
         with self._lock:
             while self._waiting and len(self._pending) < self.workers:
                 fn, item, future = self._waiting.popleft()
-                job = self._executor.submit(fn, item)
-                future.job_id = job.job_id  # type: ignore[attr-defined]
-                self._pending.append((job, future))
+                self._track([self._executor.submit(fn, item)], [future])
 
-    def _track(self, jobs: list[Any]) -> list[cf.Future]:
-        futures = []
-        with self._lock:
-            for job in jobs:
-                future: cf.Future = cf.Future()
-                future.set_running_or_notify_cancel()
-                future.job_id = job.job_id  # type: ignore[attr-defined]  # shown when a job fails
-                self._pending.append((job, future))
-                futures.append(future)
-        return futures
+    def _track(self, jobs: list[Any], futures: list[cf.Future]) -> None:
+        """Watch `jobs` for `futures` (the caller holds the lock); a future names its job, shown when it fails."""
+        for job, future in zip(jobs, futures, strict=True):
+            future.job_id = job.job_id  # type: ignore[attr-defined]
+            self._pending.append((job, future))
 
     def _watch(self) -> None:
         while not self._stop.is_set():

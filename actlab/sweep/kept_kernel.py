@@ -1,32 +1,19 @@
 """Every run in a fresh kernel, forked from a warm template that no run ever executes in.
 
 Why fresh: a kernel kept from one run to the next carries whatever a run changed (a monkeypatched function, the
-default dtype, torch's thread count, an environment variable, `sys.modules`, an activation registry entry), and the
-next run computes with it. No reset can list everything a notebook may change, so no run executes in an
-interpreter another run touched.
+default dtype, an environment variable, `sys.modules`), and no reset can list everything a notebook may change.
+Why a template: a new kernel spends seconds importing torch and friends and warming the compiler; a template pays
+that once (`WARM_IMPORTS`, `_warm_the_compiler`, `PREBUILD`), never runs a notebook, and forks each run's kernel
+copy-on-write while no thread runs (checked). docs/sweeps.md ("A fresh kernel per run") has the whole design.
 
-Why a template: a new kernel spends seconds importing ipykernel, torch, pandas and SymPy, and its first
-`torch.compile` call more. So a worker keeps one *template* process per environment that imports those and warms
-the compiler once (`WARM_IMPORTS`, `_warm_the_compiler`), then only forks. Each run's kernel is a fork of it
-(copy-on-write): it starts with the template's state and nothing else, since the template never runs a notebook,
-reads nothing a run sends it, and forks only while no thread runs (checked). What a run changes dies with its
-kernel; what it computes in memory is computed again by the next run, except what every run of the default studies
-builds identically, whatever its parameters and seed, which a pinned template builds once (`PREBUILD`).
-
-How jupyter_client drives it, through public interfaces only: the kernel spec the run's kernel manager reads
-(`spec_folder`, passed to `actlab.notebooks.execute`) launches a stdlib-only stand-in (`PROXY`, a few ms) instead
-of `python -m ipykernel_launcher`. The stand-in connects to the template's Unix socket and hands over its stdin,
-stdout, stderr, working directory, environment and kernel arguments; the template forks, and the child becomes
-the kernel with exactly those (its environment is checked to be the template's, plus the run's own variables,
-`PER_RUN`). The stand-in stays as the process jupyter_client manages: it passes on signals (interrupt, terminate)
-and exits when the kernel does; when it is killed, or its worker dies, the kernel kills itself (it holds the
-other end of the stand-in's socket). So stopping, interrupting and killing a kernel work as for any kernel, and
-the worker's lifeline (`actlab.sweep.lifeline`) reaches the template and every kernel as its descendants.
-
-Only the local executor on Linux uses a template (a SLURM job or Dask task runs one run and starts a plain kernel;
-see `FORKS` for other systems); a template that cannot start leaves its worker's runs to plain kernels, said in
-each run's status.
-This file is also the template's program (`python kept_kernel.py ADDRESS`): at import it needs only the stdlib.
+How jupyter_client drives it, through public interfaces only: the run's kernel spec (`spec_folder`) launches a
+stdlib-only stand-in (`PROXY`) that hands the template's Unix socket its stdio, working directory, environment and
+kernel arguments; the template forks and the child becomes the kernel. The stand-in stays as the process
+jupyter_client manages (it passes on signals and exits with the kernel; the kernel dies with it), so stopping,
+interrupting and killing work as for any kernel, and the worker's lifeline (`actlab.sweep.lifeline`) reaches them.
+Only the local executor on Linux (`FORKS`) uses a template; one that cannot start leaves its worker's runs to plain
+kernels, said in each run's status. This file is also the template's program (`python kept_kernel.py ADDRESS`): at
+import it needs only the stdlib.
 """
 
 from __future__ import annotations
@@ -126,23 +113,14 @@ def execute(
 
     env = dict(os.environ)
     kernel_template = _usable_template(env) if FORKS else None
-    if kernel_template is None:
-        if facts is not None and _key(env) in _failed:
-            facts["kernel_template_error"] = _failed[_key(env)]
-        notebooks.execute(template, output, parameters, cwd=folder, timeout=timeout, stop_kernel_at_once=True)
-        return
-    if facts is not None:
+    if facts is not None and kernel_template is not None:
         facts.update(kernel_template_pid=kernel_template.process.pid, kernel_template_forks=kernel_template.forks)
-    kernel_template.forks += 1
-    notebooks.execute(
-        template,
-        output,
-        parameters,
-        cwd=folder,
-        timeout=timeout,
-        stop_kernel_at_once=True,
-        kernel_specs=spec_folder(kernel_template.folder),
-    )
+    elif facts is not None and _key(env) in _failed:
+        facts["kernel_template_error"] = _failed[_key(env)]
+    if kernel_template is not None:
+        kernel_template.forks += 1
+    specs = spec_folder(kernel_template.folder) if kernel_template is not None else None
+    notebooks.execute(template, output, parameters, folder, timeout, stop_kernel_at_once=True, kernel_specs=specs)
 
 
 def spec_folder(folder: str) -> str:
@@ -384,7 +362,7 @@ def _become_kernel(conn: socket.socket, template_env: dict[str, str]) -> None:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
-        request = json.loads(_read_request(conn))
+        request = json.loads(conn.makefile("rb").readline())  # the stand-in sends one line, then waits
         env = request["env"]
         if _key(env) != _key(template_env):
             changed = sorted(set(_key(env)) ^ set(_key(template_env)))
@@ -413,16 +391,6 @@ def _become_kernel(conn: socket.socket, template_env: dict[str, str]) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-def _read_request(conn: socket.socket) -> bytes:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            raise ConnectionError("the kernel's stand-in closed its connection before its request")
-        data += chunk
-    return data
 
 
 def _die_with(conn: socket.socket) -> None:

@@ -42,17 +42,25 @@ def _watch(sweep_pid: int, poll_seconds: float) -> None:
 
 
 def end_this_worker() -> None:
-    """Kill this process's descendants (kernels first, so none is orphaned), then exit at once."""
-    me = psutil.Process()
-    children = me.children(recursive=True)
-    for child in children:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            child.kill()
-    psutil.wait_procs(children, timeout=3)
+    """Kill this process's descendants, then exit at once."""
+    kill_processes(psutil.Process().children(recursive=True))
     from actlab.notebooks import remove_own_sockets
 
     remove_own_sockets()  # the template's and the kernel's socket folders: `os._exit` runs no finaliser
     os._exit(1)
+
+
+def kill_processes(processes: list[psutil.Process], grace_seconds: float = 3.0) -> None:
+    """Kill `processes` in their order, wait for them, and remove their kernel socket folders (a killed process
+    never cleans up its own). Given as `children(recursive=True)` lists them, each before its descendants: no
+    worker outlives its kernel to record the run as failed, and no kernel is orphaned."""
+    from actlab.notebooks import remove_sockets_of
+
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(processes, timeout=grace_seconds)
+    remove_sockets_of(process.pid for process in processes)
 
 
 def leave_interrupts_to_the_sweep() -> None:

@@ -22,7 +22,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from actlab.io import atomic_write_json, read_json
+from actlab.io import atomic_write_json, read_record
+from actlab.sweep.worker import now_utc
 
 LOCK_FILE = ".lock"
 OWNER_FILE = "owner.json"
@@ -30,17 +31,14 @@ HEARTBEAT_SECONDS = 5.0
 STALE_AFTER_SECONDS = 60.0
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
 def read_owner(folder: Path) -> dict[str, Any] | None:
     """Who holds (or last held) the run in `folder`: pid, host, started and heartbeat times."""
-    path = Path(folder) / OWNER_FILE
-    try:
-        return read_json(path) if path.is_file() else None
-    except (OSError, ValueError):
-        return None
+    return read_record(Path(folder) / OWNER_FILE)[0]
+
+
+def new_owner() -> dict[str, Any]:
+    """This process's owner record: who holds a run (`run_lock`) or a claim's decision (`decisions.decision_lock`)."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "started_utc": now_utc()}
 
 
 def owner_alive(owner: dict[str, Any] | None, stale_after: float = STALE_AFTER_SECONDS) -> bool:
@@ -71,13 +69,12 @@ def run_lock(folder: Path, poll_seconds: float = 0.5) -> Iterator[None]:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder / LOCK_FILE))
-    waited = False
-    while True:
-        try:
-            lock.acquire(timeout=poll_seconds)
-            break
-        except Timeout:
-            waited = True
+    try:
+        lock.acquire(timeout=0)
+        waited = False
+    except Timeout:
+        lock.acquire(poll_interval=poll_seconds)
+        waited = True
     try:
         previous = read_owner(folder)
         if previous and not waited and previous.get("pid") != os.getpid() and not _finished(previous):
@@ -87,7 +84,7 @@ def run_lock(folder: Path, poll_seconds: float = 0.5) -> Iterator[None]:
                 f"last heartbeat {previous.get('heartbeat_utc')})",
                 file=sys.stderr,
             )
-        owner = {"pid": os.getpid(), "host": socket.gethostname(), "started_utc": _now(), "heartbeat_utc": _now()}
+        owner = {**new_owner(), "heartbeat_utc": now_utc()}
         atomic_write_json(folder / OWNER_FILE, owner)
         stop = threading.Event()
         beat = threading.Thread(target=_heartbeat, args=(folder, owner, stop), daemon=True)
@@ -97,7 +94,7 @@ def run_lock(folder: Path, poll_seconds: float = 0.5) -> Iterator[None]:
         finally:
             stop.set()
             beat.join(timeout=2 * HEARTBEAT_SECONDS)
-            atomic_write_json(folder / OWNER_FILE, {**owner, "heartbeat_utc": _now(), "released_utc": _now()})
+            atomic_write_json(folder / OWNER_FILE, {**owner, "heartbeat_utc": now_utc(), "released_utc": now_utc()})
     finally:
         lock.release()
 
@@ -109,4 +106,4 @@ def _finished(owner: dict[str, Any]) -> bool:
 def _heartbeat(folder: Path, owner: dict[str, Any], stop: threading.Event) -> None:
     while not stop.wait(HEARTBEAT_SECONDS):
         with contextlib.suppress(OSError):
-            atomic_write_json(folder / OWNER_FILE, {**owner, "heartbeat_utc": _now()})
+            atomic_write_json(folder / OWNER_FILE, {**owner, "heartbeat_utc": now_utc()})

@@ -2,18 +2,9 @@
 
 Why here: only the sweep runner sees a run whole. It knows when it launched the notebook and when everything
 ended; papermill stamps when each cell started and ended; the kernel's own clock (`actlab.timing`, saved to
-`phases.json` by `actlab.record`) knows what the run code spent on data, compiling, training, evaluation,
-checkpoints and writing. `run_phases` puts the three together into the seconds `status.json` records under
-`phases`, which add up to the run's wall time:
-
-- `kernel_start`: launch to the first cell's start (papermill reading the notebook, the kernel process starting);
-- `imports`: the first cell's start to the first phase the run code marked (imports, parameters, configuration);
-- the marked phases (`actlab.timing.MARKED`);
-- `other`: notebook time in no marked phase (building networks, tables, figures, anything after the last record);
-- `kernel_stop`: the last cell's end to the run's end (saving the executed notebook, stopping the kernel,
-  provenance).
-
-`phase_table` and `training_share` are pure functions of such records: what a study's page shows.
+`phases.json` by `actlab.record`) knows what the run code spent in its marked phases. `run_phases` puts the three
+together into the seconds `status.json` records under `phases`, which add up to the run's wall time (each phase is
+described in docs/sweeps.md, "Where a run's time goes"). `phase_table` and `training_share` are what a page shows.
 """
 
 from __future__ import annotations
@@ -23,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from actlab.io import MAX_TABLE_BYTES, read_json
+from actlab.io import MAX_TABLE_BYTES, read_record
 from actlab.timing import MARKED, PHASES_FILE, RUN_PHASES
 
 TRAINING = "training"
@@ -82,18 +73,12 @@ def run_phases(
 
 def read_run_phases(folder: Path, executed: Path, launched: float, ended: float) -> dict[str, float]:
     """`run_phases` from a run folder's files: the executed notebook and the kernel's `phases.json`."""
-    span = None
+    notebook = read_record(executed, MAX_TABLE_BYTES)[0]
     try:
-        span = cell_span(read_json(executed, MAX_TABLE_BYTES)) if executed.is_file() else None
-    except (OSError, ValueError, AttributeError):
+        span = cell_span(notebook) if notebook else None
+    except AttributeError:  # cells that are not mappings: no span, as for a kernel that never started
         span = None
-    kernel = None
-    path = folder / PHASES_FILE
-    try:
-        kernel = read_json(path) if path.is_file() else None
-    except (OSError, ValueError):
-        kernel = None
-    return run_phases(launched, ended, span, kernel if isinstance(kernel, dict) else None)
+    return run_phases(launched, ended, span, read_record(folder / PHASES_FILE)[0])
 
 
 def phase_totals(records: Iterable[Mapping[str, Any]]) -> tuple[dict[str, float], int]:

@@ -8,9 +8,10 @@ the runs' named activations stood for when they ran (`activation_formulas`).
 
 from __future__ import annotations
 
+import collections
 import io
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from actlab.errors import ActlabError
-from actlab.io import MAX_TABLE_BYTES, read_bounded_bytes, read_json
+from actlab.io import MAX_TABLE_BYTES, read_bounded_bytes, read_json, read_record
 from actlab.spreadsheet import restore_frame
 from actlab.sweep import phases
 from actlab.sweep.runner import (
@@ -44,22 +45,15 @@ def _record_of(run_folder: Path, reads: Sequence[str] = ()) -> tuple[dict[str, A
     failing on them or silently dropping their seeds.
     """
     status = read_status(run_folder) or {"status": "not run"}
-    params: dict[str, Any] = {}
     path = run_folder / PARAMS_FILE
-    if os.path.lexists(path):  # a FIFO or a link there makes the run corrupt (named), not parameter-less
-        try:
-            params = read_json(path)
-        except (OSError, ValueError, RecursionError) as error:
-            params = {"record_error": f"{path}: {type(error).__name__}: {error}"}
-        if not isinstance(params, dict):
-            params = {"record_error": f"{path}: not a JSON object"}
-        if "record_error" in params:
-            status = {"status": "corrupt", "record_error": params.pop("record_error")}
+    params, why = read_record(path)  # a FIFO or a link there makes the run corrupt (named), not parameter-less
+    if why:
+        status = {"status": "corrupt", "record_error": f"{path}: {why}"}
     problem = results_problem(status, run_folder, reads)
     if problem is not None:
         status = {**status, "status": INCOMPLETE, "record_error": problem}
     results = read_run_results(run_folder)[0] if status["status"] != "not run" else {}
-    return params, status, results
+    return params or {}, status, results
 
 
 def sweep_folder(runs_dir: str | os.PathLike[str], sweep: str) -> Path:
@@ -70,11 +64,6 @@ def sweep_folder(runs_dir: str | os.PathLike[str], sweep: str) -> Path:
         listing = ", ".join(found) if found else "none"
         raise ActlabError(f"no sweep {sweep!r} under {runs_dir} (found: {listing}); run `actlab sweep SPEC` first")
     return folder
-
-
-def _run_folders(folder: Path) -> list[Path]:
-    """The spec's runs in plan order (from sweep.json), so stale folders of an older grid are ignored."""
-    return _sweep_plan(folder)[0]
 
 
 def _sweep_plan(folder: Path) -> tuple[list[Path], tuple[str, ...]]:
@@ -92,6 +81,13 @@ def _sweep_plan(folder: Path) -> tuple[list[Path], tuple[str, ...]]:
             f"{path} is unreadable ({type(error).__name__}: {error}); run `actlab sweep SPEC` again to rewrite it"
         ) from None
     return [folder / Path(run_id).name for run_id in run_ids], tuple(reads)
+
+
+def _records(runs_dir: str | os.PathLike[str], sweep: str) -> Iterator[tuple[Path, dict, dict, dict]]:
+    """(folder, params, status, results) of each planned run of `sweep`, in plan order (`_record_of`)."""
+    folders, reads = _sweep_plan(sweep_folder(runs_dir, sweep))
+    for run_folder in folders:
+        yield run_folder, *_record_of(run_folder, reads)
 
 
 def load_results(runs_dir: str | os.PathLike[str], sweep: str, statuses: Sequence[str] | None = None) -> pd.DataFrame:
@@ -112,7 +108,7 @@ def load_results(runs_dir: str | os.PathLike[str], sweep: str, statuses: Sequenc
         from actlab.sweep.runner import Run, tidy_rows
 
         runs = []
-        for run_folder in _run_folders(folder):
+        for run_folder in _sweep_plan(folder)[0]:
             params = _record_of(run_folder)[0]
             runs.append(Run(run_id=run_folder.name, params=params, labels=params, folder=run_folder))
         frame = pd.DataFrame(tidy_rows(runs))
@@ -125,11 +121,10 @@ def load_results(runs_dir: str | os.PathLike[str], sweep: str, statuses: Sequenc
 
 def load_status(runs_dir: str | os.PathLike[str], sweep: str) -> pd.DataFrame:
     """One row per planned run: parameters, status and, for failures, the error and its cell."""
-    rows = []
-    folders, reads = _sweep_plan(sweep_folder(runs_dir, sweep))
-    for run_folder in folders:
-        params, status, _ = _record_of(run_folder, reads)
-        rows.append({"run_id": run_folder.name, **params, **{k: status.get(k) for k in _STATUS_FIELDS}})
+    rows = [
+        {"run_id": run_folder.name, **params, **{k: status.get(k) for k in _STATUS_FIELDS}}
+        for run_folder, params, status, _ in _records(runs_dir, sweep)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -139,9 +134,7 @@ def load_run_results(runs_dir: str | os.PathLike[str], sweep: str) -> dict[str, 
     A run whose files cannot be used has status "corrupt" or "incomplete" (see `_record_of`), so `run_counts`
     shows it and the analyses, which read ok runs, leave it out visibly."""
     out = {}
-    folders, reads = _sweep_plan(sweep_folder(runs_dir, sweep))
-    for run_folder in folders:
-        params, status, results = _record_of(run_folder, reads)
+    for run_folder, params, status, results in _records(runs_dir, sweep):
         out[run_folder.name] = {"params": params, "status": status["status"], "results": results}
         if status.get("record_error"):
             out[run_folder.name]["record_error"] = status["record_error"]
@@ -164,23 +157,18 @@ class Coverage:
 def sweep_coverage(runs_dir: str | os.PathLike[str], sweep: str) -> Coverage:
     """The runs of `sweep` under `runs_dir` that its claims can read (`USABLE`, with every key the spec `reads`),
     and why each other planned run cannot be read: what a page states beside a claim computed on fewer units."""
-    folders, reads = _sweep_plan(sweep_folder(runs_dir, sweep))
-    left_out = []
-    for run_folder in folders:
-        status = _record_of(run_folder, reads)[1]
+    records, left_out = list(_records(runs_dir, sweep)), []
+    for run_folder, _, status, _ in records:
         if status["status"] not in USABLE:
             why = str(status.get("record_error") or status.get("evalue") or "")
             why = why.replace(f"{run_folder}{os.sep}", "")  # the run is named beside it: no machine path on a page
             left_out.append((run_folder.name, f"{status['status']}{f': {why}' if why else ''}"))
-    return Coverage(sweep, len(folders), len(folders) - len(left_out), tuple(left_out))
+    return Coverage(sweep, len(records), len(records) - len(left_out), tuple(left_out))
 
 
 def run_counts(run_results: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
     """Runs by status (ok, diverged, failed, not run) in `load_run_results`' output: the n behind every table."""
-    counts: dict[str, int] = {}
-    for run in run_results.values():
-        counts[run["status"]] = counts.get(run["status"], 0) + 1
-    return counts
+    return dict(collections.Counter(run["status"] for run in run_results.values()))
 
 
 def metrics_wide(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -197,7 +185,7 @@ def study_records(runs_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     records = []
     for sweep_file in sorted(Path(runs_dir).glob(f"*/{SWEEP_FILE}")):
         try:
-            folders = _run_folders(sweep_file.parent)
+            folders = _sweep_plan(sweep_file.parent)[0]
         except ActlabError:
             continue
         records.extend(status for status in map(read_status, folders) if status is not None)
@@ -219,7 +207,7 @@ def activation_formulas(runs_dir: str | os.PathLike[str], sweeps: Sequence[str])
     changed since. Two formulas for one name mean the runs mix formulas, which a page should show, not hide."""
     found: dict[str, list[str]] = {}
     for sweep in sweeps:
-        for run_folder in _run_folders(sweep_folder(runs_dir, sweep)):
+        for run_folder in _sweep_plan(sweep_folder(runs_dir, sweep))[0]:
             producer = (read_status(run_folder) or {}).get("producer")
             formulas = producer.get(FORMULAS) if isinstance(producer, dict) else None
             for name, source in (formulas if isinstance(formulas, dict) else {}).items():

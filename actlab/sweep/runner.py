@@ -2,22 +2,19 @@
 
 Why this shape: a run is identified by a hash of what it computes (notebook name + parameters, seed included), so
 a rerun of the same spec finds the runs already done and skips them. A finished run also records what produced it
-(`producer`: the hash of the notebook's code cells, the actlab version, and the content and formula of every saved
-derivation or user module its parameters name, `actlab.sweep.formulas`); when any of these has changed, the run is
-stale and runs again (`actlab sweep SPEC --status` says which and why). `status.json` is written last, so a
-folder is either complete or visibly unfinished. A run that raises, diverges or kills its kernel is recorded and
-the sweep goes on.
+(`producer`: the notebook's code, the actlab version, and every saved derivation or user module its parameters
+name, `actlab.sweep.formulas`); when any of these has changed, the run is stale and runs again. A run that raises,
+diverges or kills its kernel is recorded and the sweep goes on.
 
-Each run folder `runs/<sweep>/<run_id>/` is written by `actlab.sweep.worker`; this module plans the runs, decides
-which still need to run, dispatches them, records a worker that died, and writes `sweep.json` and `results.csv`:
-the tidy table, one row per run and metric (run_id, <grid parameters>, seed, status, metric, value; a run with no
-results gets one row with an empty metric, so the table accounts for every run).
+Each run folder is written by `actlab.sweep.worker`; this module plans the runs, decides which still need to run,
+dispatches them, records a worker that died, and writes `sweep.json` and the tidy `results.csv` (one row per run and
+metric; a run with no results gets one row with an empty metric, so the table accounts for every run).
 """
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures as cf
-import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -28,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from actlab.io import _json_default, atomic_write_json, atomic_write_text, inside, read_json
+from actlab.io import _json_default, atomic_write_json, atomic_write_text, inside, read_record
 from actlab.record import RESULTS_FILE
 from actlab.sweep.executors import ExecutorOptions, make_executor
 from actlab.sweep.formulas import SourceLookup
@@ -132,14 +129,9 @@ def read_run_results(folder: Path, reads: Sequence[str] = ()) -> tuple[dict[str,
     """(results.json's record, None), or ({}, why it cannot be used): missing, unreadable, without metrics, or
     without a key in `reads` (what the study's claims read, `SweepSpec.reads`; the record is returned then)."""
     path = Path(folder) / RESULTS_FILE
-    if not os.path.lexists(path):  # a FIFO or a link there is unreadable (named below), not missing
-        return {}, f"{path} is missing"
-    try:
-        results = read_json(path)
-    except (OSError, ValueError, RecursionError) as error:
-        return {}, f"{path} is unreadable ({type(error).__name__}: {error})"
-    if not isinstance(results, dict):
-        return {}, f"{path} is not a JSON object"
+    results, why = read_record(path)
+    if results is None:
+        return {}, f"{path} is unreadable ({why})" if why else f"{path} is missing"
     if not any(key != "status" for key in results):
         return results, f"{path} records no metrics"
     missing = [key for key in reads if key not in results]
@@ -220,11 +212,8 @@ class SweepOutcome:
 
     def counts(self) -> dict[str, int]:
         """Runs per status (ok, failed, diverged, and 'not run' for a dry run)."""
-        counts: dict[str, int] = {}
-        for run in self.runs:
-            status = (self.statuses.get(run.run_id) or {}).get("status", "not run")
-            counts[status] = counts.get(status, 0) + 1
-        return counts
+        statuses = ((self.statuses.get(run.run_id) or {}).get("status", "not run") for run in self.runs)
+        return dict(collections.Counter(statuses))
 
     @property
     def failed(self) -> list[str]:
@@ -360,8 +349,7 @@ def descendant_pids() -> set[int]:
 
 
 def end_processes_started_since(before: set[int], grace_seconds: float = 3.0) -> None:
-    """Kill the processes the sweep started (forkserver, workers, their notebook kernels), shallowest first so that
-    no worker outlives its kernel to record the run as failed, and wait for them.
+    """Kill the processes the sweep started (forkserver, workers, their notebook kernels) and wait for them.
 
     Why: otherwise an interrupted sweep waits for every running and queued run (the pool's exit joins its
     workers). A killed run keeps status "running" with a dead owner, so a rerun takes it over, as after SIGTERM
@@ -371,35 +359,11 @@ def end_processes_started_since(before: set[int], grace_seconds: float = 3.0) ->
 
     import psutil
 
-    from actlab.notebooks import remove_sockets_of
+    from actlab.sweep.lifeline import kill_processes
 
-    spared = {getattr(multiprocessing.resource_tracker._resource_tracker, "_pid", None)}
-    depth: dict[int, int] = {}
-    started = []
-    for level, process in _descendants_by_level(psutil.Process()):
-        if process.pid not in before and process.pid not in spared:
-            depth[process.pid] = level
-            started.append(process)
-    for process in sorted(started, key=lambda p: depth[p.pid]):
-        with contextlib.suppress(psutil.Error):
-            process.kill()
-    psutil.wait_procs(started, timeout=grace_seconds)
-    remove_sockets_of(process.pid for process in started)  # a killed worker never cleans up its own
-
-
-def _descendants_by_level(root: Any) -> list[tuple[int, Any]]:
-    """(depth, process) for every descendant of `root` (a psutil.Process): children 1, grandchildren 2, ..."""
-    import psutil
-
-    found, level, current = [], 1, [root]
-    while current:
-        children = []
-        for process in current:
-            with contextlib.suppress(psutil.Error):
-                children.extend(process.children())
-        found.extend((level, child) for child in children)
-        current, level = children, level + 1
-    return found
+    spared = {*before, getattr(multiprocessing.resource_tracker._resource_tracker, "_pid", None)}
+    started = [process for process in psutil.Process().children(recursive=True) if process.pid not in spared]
+    kill_processes(started, grace_seconds)
 
 
 def _collect(future: cf.Future, task: RunTask) -> dict[str, Any]:

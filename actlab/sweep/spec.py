@@ -1,25 +1,8 @@
-"""The sweep specification: a YAML file naming a notebook, a grid, seeds and fixed parameters.
+"""The sweep specification: a YAML file naming a notebook, a grid, seeds and fixed parameters (`KEYS`; each is
+described in docs/sweeps.md, with an example).
 
 Why validate up front: papermill silently ignores a misspelt parameter, for hours of notebooks. Every error names
 the file and the bad key or value, in one line.
-
-```yaml
-# notebooks/<study>/sweeps/default/alpha.yml
-name: alpha                 # optional; default: the file name without .yml
-notebook: ../../train.ipynb # the parameterised notebook, relative to this file
-grid:                       # every combination of these runs ...
-  alpha: [0.0, 0.3]
-  target: [sigmoid, tanh]
-seeds: [0, 1, 2]            # ... once per seed (or `seeds: 3` for 0, 1, 2)
-fixed:                      # the same for every run
-  epochs: 20
-report: ../../report.ipynb  # the notebook that summarises the sweep (default: the study's report.ipynb)
-seed_param: seed            # optional: the notebook parameter that receives the seed
-timeout: 600                # optional: seconds a single cell may run before the run counts as failed
-time_limit: 90              # optional: minutes one run may take on the machine it is meant for (SLURM's limit)
-smoke:                      # optional: what `actlab report --smoke` overrides to run one tiny run of this sweep
-  epochs: 1
-```
 """
 
 from __future__ import annotations
@@ -126,9 +109,7 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
         raise fail(f"name {name!r} must be letters, digits, '_', '.', '-' (it names the runs folder)")
     notebook = _notebook_path(raw["notebook"], path, "notebook", fail)
 
-    grid = raw.get("grid") or {}
-    if not isinstance(grid, dict):
-        raise fail(f"grid must be a mapping of parameter -> list of values, got {grid!r}")
+    grid = _mapping(raw, "grid", "list of values", fail)
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise fail(
@@ -142,9 +123,7 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
     if runs > MAX_RUNS:
         sizes = " x ".join([*(f"{len(v)} {k}" for k, v in grid.items()), f"{len(seeds)} seeds"])
         raise fail(f"{sizes} make {runs:,} runs; a sweep has at most {MAX_RUNS:,}: split it into several files")
-    fixed = raw.get("fixed") or {}
-    if not isinstance(fixed, dict):
-        raise fail(f"fixed must be a mapping of parameter -> value, got {fixed!r}")
+    fixed = _mapping(raw, "fixed", "value", fail)
     seed_param = raw.get("seed_param", "seed")
     if not isinstance(seed_param, str):
         raise fail(f"seed_param must be a parameter name, got {seed_param!r}")
@@ -154,9 +133,7 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
     if seed_param in grid or seed_param in fixed:
         raise fail(f"parameter '{seed_param}' is the seed; list seeds under 'seeds', not in grid or fixed")
 
-    smoke = raw.get("smoke") or {}
-    if not isinstance(smoke, dict):
-        raise fail(f"smoke must be a mapping of parameter -> value (the smoke run's overrides), got {smoke!r}")
+    smoke = _mapping(raw, "smoke", "value (the smoke run's overrides)", fail)
     declared = notebook_parameters(notebook)
     sections = (("grid", list(grid)), ("fixed", list(fixed)), ("seed_param", [seed_param]), ("smoke", list(smoke)))
     for section, names in sections:
@@ -181,17 +158,24 @@ def _validate(raw: dict[str, Any], path: Path) -> SweepSpec:
         name=name,
         path=path.resolve(),
         notebook=notebook,
-        grid={str(k): list(v) for k, v in grid.items()},
+        grid=grid,
         seeds=seeds,
-        fixed={str(k): v for k, v in fixed.items()},
+        fixed=fixed,
         report=report,
         seed_param=seed_param,
         timeout=_positive(raw, "timeout", "seconds", fail),
         description=str(raw.get("description", "")),
         time_limit=_positive(raw, "time_limit", "minutes", fail),
-        smoke={str(k): v for k, v in smoke.items()},
+        smoke=smoke,
         reads=tuple(reads),
     )
+
+
+def _mapping(raw: dict[str, Any], key: str, values: str, fail: Any) -> dict[str, Any]:
+    value = raw.get(key) or {}
+    if not isinstance(value, dict):
+        raise fail(f"{key} must be a mapping of parameter -> {values}, got {value!r}")
+    return {str(name): item for name, item in value.items()}
 
 
 def _positive(raw: dict[str, Any], key: str, unit: str, fail: Any) -> float | None:

@@ -1,20 +1,10 @@
 """Executing one run inside a worker process: the part every executor ships to its workers.
 
 Why separate from the runner: this code runs far away (a pool process, a Dask worker, a SLURM job), so it takes
-plain data (`RunTask`), never raises for the notebook's own errors, and leaves a complete record in the run folder:
-
-- `<notebook>.ipynb`: the executed notebook (outputs and the traceback, if any);
-- `params.json`: every parameter papermill injected;
-- `results.json`: what the notebook recorded with `actlab.record(...)`;
-- `status.json`: ok / failed / diverged (or running while in flight), the error's `ename`,
-  `evalue` and `cell_index` (from `PapermillExecutionError`; a dead kernel gives
-  `kernel_died: true` and the cell it died in), start and end times, duration; on the local executor, the
-  kernel template its fresh kernel was forked from (`kernel_template_pid`, `kernel_template_forks`); written last;
-- `provenance.json`: versions, git commit, device, host, parameters;
-- `kernel.log`: what the kernel (and papermill) wrote to stderr, one block per attempt; its tail
-  goes into `status.json` as `kernel_log_tail` when the kernel died;
-- `phases.json`: the kernel's own phase clock (`actlab.timing`), which `status.json`'s `phases` (seconds per
-  phase, kernel start to provenance, adding up to `duration_s`: `actlab.sweep.phases`) is assembled from.
+plain data (`RunTask`), never raises for the notebook's own errors, and leaves a complete record in the run folder
+(docs/sweeps.md lists its files): the executed notebook, `params.json`, `results.json`, `provenance.json`,
+`kernel.log` (the kernel's stderr, whose tail goes into the status when the kernel died), `phases.json`, and
+`status.json`, written last, whose final status marks the folder complete.
 """
 
 from __future__ import annotations
@@ -31,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from actlab.environ import temporary_environment
-from actlab.io import MAX_TABLE_BYTES, atomic_write_json, atomic_write_text, read_bounded_tail, read_json
+from actlab.io import (
+    MAX_TABLE_BYTES,
+    NOT_AN_OBJECT,
+    atomic_write_json,
+    atomic_write_text,
+    read_bounded_tail,
+    read_record,
+)
 from actlab.record import RESULTS_FILE, RUN_MARKER, read_results
 from actlab.sweep import kept_kernel
 from actlab.sweep.phases import read_run_phases
@@ -75,15 +72,10 @@ def read_status(folder: Path) -> dict[str, Any] | None:
     interrupted and runs again, and `--status` shows the file and the problem instead of the sweep aborting.
     """
     path = Path(folder) / STATUS_FILE
-    if not os.path.lexists(path):  # a FIFO or a link there is read as corrupt (named, rerun), never as "not started"
-        return None
-    try:
-        record = read_json(path)
-    except (OSError, ValueError, RecursionError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        return {"status": CORRUPT, "record_error": f"{path}: {type(error).__name__}: {error}"}
-    if not isinstance(record, dict) or not isinstance(record.get("status"), str):
-        return {"status": CORRUPT, "record_error": f"{path}: not a status record (a JSON object with a 'status')"}
-    return record
+    record, why = read_record(path)
+    if record is not None and not isinstance(record.get("status"), str) or why == NOT_AN_OBJECT:
+        why = "not a status record (a JSON object with a 'status')"
+    return {"status": CORRUPT, "record_error": f"{path}: {why}"} if why else record
 
 
 def now_utc() -> str:
@@ -214,12 +206,7 @@ def describe_error(exc: BaseException, executed: Path) -> dict[str, Any]:
 
 def _failing_cell(executed: Path) -> tuple[int | None, str]:
     """The cell papermill flagged with an exception, else the last one it started (a dead or hung kernel)."""
-    if not executed.is_file():
-        return None, ""
-    try:
-        cells = read_json(executed, MAX_TABLE_BYTES).get("cells", [])
-    except (OSError, ValueError, AttributeError):
-        return None, ""
+    cells = (read_record(executed, MAX_TABLE_BYTES)[0] or {}).get("cells", [])
     marks = [cell.get("metadata", {}).get("papermill", {}) for cell in cells]
     flagged = [i for i, mark in enumerate(marks) if mark.get("exception")]
     started = [i for i, mark in enumerate(marks) if mark.get("start_time")]
