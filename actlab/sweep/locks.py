@@ -23,7 +23,6 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from actlab.io import atomic_write_json, read_record
-from actlab.sweep.worker import now_utc
 
 LOCK_FILE = ".lock"
 OWNER_FILE = "owner.json"
@@ -34,6 +33,10 @@ STALE_AFTER_SECONDS = 60.0
 def read_owner(folder: Path) -> dict[str, Any] | None:
     """Who holds (or last held) the run in `folder`: pid, host, started and heartbeat times."""
     return read_record(Path(folder) / OWNER_FILE)[0]
+
+
+def now_utc() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def new_owner() -> dict[str, Any]:

@@ -10,7 +10,6 @@ plain data (`RunTask`), never raises for the notebook's own errors, and leaves a
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import os
 import socket
 import sys
@@ -31,6 +30,7 @@ from actlab.io import (
 )
 from actlab.record import RESULTS_FILE, RUN_MARKER, read_results
 from actlab.sweep import kept_kernel
+from actlab.sweep.locks import now_utc, run_lock
 from actlab.sweep.phases import read_run_phases
 from actlab.timing import PHASES_FILE
 
@@ -78,10 +78,6 @@ def read_status(folder: Path) -> dict[str, Any] | None:
     return {"status": CORRUPT, "record_error": f"{path}: {why}"} if why else record
 
 
-def now_utc() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
 @contextlib.contextmanager
 def _stderr_to(path: Path) -> Iterator[None]:
     """Send this process's stderr (fd 2, which the kernel inherits) to `path` while a run executes: kernel warnings
@@ -106,8 +102,6 @@ def execute_run(task: RunTask) -> dict[str, Any]:
     Only while holding the run's lock (`actlab.sweep.locks`): if another sweep held it first, its finished record
     is returned instead of executing the run a second time.
     """
-    from actlab.sweep.locks import run_lock
-
     with run_lock(Path(task.folder)):
         # Another sweep may have finished this run between our planning and our lock (with or without us waiting
         # for its lock): a finished, current record that is not the one we planned from is that sweep's result.
