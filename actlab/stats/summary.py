@@ -148,14 +148,15 @@ def iqm(values: Any, axis: int | None = None) -> Any:
     return stats.trim_mean(array, proportiontocut=0.25, axis=axis)
 
 
-def _runs_by_tasks(scores: Any, name: str) -> np.ndarray:
+def runs_by_tasks(scores: Any, name: str, min_runs: int = 2) -> np.ndarray:
+    """`scores` as (runs, tasks) floats ((runs,): one task); NaN, infinity and too few runs raise a clear error."""
     array = np.asarray(scores, dtype=float)
     if array.ndim == 1:
         array = array[:, None]
-    if array.ndim != 2 or array.shape[0] < 2 or array.shape[1] < 1:
-        raise ValueError(f"{name}: scores must be (runs, tasks) with at least 2 runs, got shape {array.shape}")
-    if np.isnan(array).any():
-        raise ValueError(f"{name}: contains NaN (a diverged or failed run?); drop or replace it explicitly first")
+    if array.ndim != 2 or array.shape[0] < min_runs or array.shape[1] < 1:
+        raise ValueError(f"{name}: scores must be (runs, tasks) with at least {min_runs} run(s), got {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name}: contains NaN or infinity (a diverged or failed run?); drop or replace it first")
     return array
 
 
@@ -169,7 +170,7 @@ def stratified_bootstrap_interval(
 ) -> Interval:
     """Percentile interval of `statistic` over `scores` (n_runs, n_tasks) or (n_runs,), resampling runs within each
     task (rliable's `StratifiedBootstrap`): the tasks are fixed, so pooling them would add their spread."""
-    array = _runs_by_tasks(scores, "stratified_bootstrap_interval")
+    array = runs_by_tasks(scores, "stratified_bootstrap_interval")
     runs, tasks = array.shape
     rng = np.random.default_rng(seed)
     estimate = float(statistic(array))
@@ -272,8 +273,8 @@ def probability_of_improvement_interval(
 
 
 def _poi_interval_by_task(x: Any, y: Any, *, seed: int, confidence: float, n_resamples: int) -> Interval:
-    xs = _runs_by_tasks(x, "probability_of_improvement_interval")
-    ys = _runs_by_tasks(y, "probability_of_improvement_interval")
+    xs = runs_by_tasks(x, "probability_of_improvement_interval")
+    ys = runs_by_tasks(y, "probability_of_improvement_interval")
     if xs.shape[1] != ys.shape[1]:
         raise ValueError(f"probability_of_improvement_interval: x has {xs.shape[1]} tasks, y has {ys.shape[1]}")
     rng = np.random.default_rng(seed)
