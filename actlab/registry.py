@@ -196,7 +196,7 @@ def drift(definitions: Iterable[Definition], registry: Mapping[str, Any] | None 
     changed = []
     for claim_id, entry in current_entries(definitions).items():
         old = registry.get(claim_id)
-        if old is None or _hashes(old) != _hashes(entry):
+        if old is None or history.profile_hashes(old) != history.profile_hashes(entry):
             changed.append(claim_id)
     return changed
 
@@ -230,10 +230,6 @@ def update(
     written = history.register(document, current_entries(definitions), now, post_hoc or {})
     history.write(path, document)
     return written
-
-
-def _hashes(entry: Mapping[str, Any]) -> dict[str, str]:
-    return history.profile_hashes(entry)
 
 
 # ---------------------------------------------------------------- stamping claims

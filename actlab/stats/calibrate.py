@@ -191,51 +191,47 @@ def _positive(value: float | None) -> bool:
     return value is not None and math.isfinite(value) and value > 0
 
 
+def scenario_rows(operating: OperatingCharacteristics) -> list[dict[str, object]]:
+    """One row per scenario: the share of each verdict with its Monte-Carlo SE, the error rate or power, and how
+    often the robustness rule said "contradicted" (what `actlab calibrate` prints and the reports show)."""
+
+    def share(scenario: Scenario, p: float | None) -> str:
+        return "-" if p is None else f"{p:.3f} ± {scenario.standard_error(p):.3f}"
+
+    return [
+        {
+            "scenario": s.name,
+            "true effect": f"{s.effect:.4g}",
+            "simulations": s.n_simulations,
+            **{verdict: share(s, s.probability(verdict)) for verdict in ("supported", "not supported", "inconclusive")},
+            "wrong here": ", ".join(s.errors) or "-",
+            "error rate": share(s, s.error_rate),
+            "power": share(s, s.power),
+            "contradicted": share(s, s.contradicted),
+        }
+        for s in operating.scenarios
+    ]
+
+
 def format_table(operating: OperatingCharacteristics) -> str:
-    """A plain-text table of every scenario's verdict shares (what `actlab calibrate` prints)."""
-    verdicts = sorted({v for s in operating.scenarios for v in s.probabilities})
-    header = ["scenario", "true effect", *verdicts, "error rate", "power"]
-    lines = ["  ".join(header)]
-    for s in operating.scenarios:
-        shares = [f"{s.probabilities.get(v, 0.0):.3f}" for v in verdicts]
-        error = "-" if s.error_rate is None else f"{s.error_rate:.3f} ± {s.standard_error(s.error_rate):.3f}"
-        power = "-" if s.power is None else f"{s.power:.3f} ± {s.standard_error(s.power):.3f}"
-        lines.append("  ".join([s.name, f"{s.effect:.4g}", *shares, error, power]))
+    """A plain-text table of every scenario (`scenario_rows`), its design and the outcomes out of reach."""
+    import pandas as pd
+
+    lines = [pd.DataFrame(scenario_rows(operating)).to_string(index=False)] if operating.scenarios else []
     lines.append(
         f"design: {operating.design}; {operating.scenarios[0].n_simulations if operating.scenarios else 0} "
         f"simulations per scenario, seed {operating.seed}"
     )
-    for verdict, why in operating.unreachable.items():
-        lines.append(f"unreachable at this n: {verdict}: {why}")
+    lines += [f"unreachable at this n: {verdict}: {why}" for verdict, why in operating.unreachable.items()]
     return "\n".join(lines)
 
 
 def operating_table(claims: Sequence[Any]) -> Any:
-    """One row per (claim, scenario) of `claims` (`actlab.claim.Claim`s), as a DataFrame: the share of each verdict
-    with its Monte-Carlo SE, the error rate or power, and how often the robustness rule said "contradicted"."""
+    """`scenario_rows` of every claim of `claims` (`actlab.claim.Claim`s) with operating characteristics, as one
+    DataFrame."""
     import pandas as pd
 
-    def share(scenario: Scenario, verdicts: tuple[str, ...] | str) -> str:
-        p = scenario.probability(verdicts)
-        return f"{p:.3f} ± {scenario.standard_error(p):.3f}"
-
-    records = []
-    for claim in claims:
-        for scenario in claim.operating.scenarios if claim.operating is not None else ():
-            error, power, contradicted = scenario.error_rate, scenario.power, scenario.contradicted
-            records.append(
-                {
-                    "claim": claim.claim_id,
-                    "scenario": scenario.name,
-                    "true effect": f"{scenario.effect:.4g}",
-                    "simulations": scenario.n_simulations,
-                    **{verdict: share(scenario, verdict) for verdict in ("supported", "not supported", "inconclusive")},
-                    "wrong here": ", ".join(scenario.errors) or "-",
-                    "error rate": "-" if error is None else share(scenario, scenario.errors),
-                    "power": "-" if power is None else share(scenario, scenario.target or ()),
-                    "contradicted": "-"
-                    if contradicted is None
-                    else f"{contradicted:.3f} ± {scenario.standard_error(contradicted):.3f}",
-                }
-            )
-    return pd.DataFrame(records)
+    simulated = [claim for claim in claims if claim.operating is not None]
+    return pd.DataFrame(
+        [{"claim": claim.claim_id, **row} for claim in simulated for row in scenario_rows(claim.operating)]
+    )

@@ -21,14 +21,7 @@ import numpy as np
 
 from actlab.errors import UsageError
 from actlab.stats.calibrate import ScenarioSpec, Truth, each_truth
-from actlab.stats.sequential_design import (  # noqa: F401 - the designs' names, kept here
-    SPENDING,
-    SequentialDesign,
-    boundaries,
-    crossing_probability,
-    design_for,
-    inflation_factor,
-)
+from actlab.stats.sequential_design import SequentialDesign
 
 # ---------------------------------------------------------------- a claim decided look by look
 DECISIVE_VERDICTS = ("supported", "not supported", "equivalent")
