@@ -1,4 +1,4 @@
-"""Point estimates and intervals over seeds: mean/std/n, t and bootstrap CIs, IQM, Hedges' g, P(improvement).
+"""Point estimates and intervals over seeds: mean/std/n, t and bootstrap CIs, IQM, d_z, P(improvement).
 
 scipy does the statistics; this module fixes the conventions (ddof=1, 95%, an explicit seed for every resample) and
 refuses NaN rather than averaging it away (a NaN is usually a diverged run, which the caller must decide about).
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 
 @dataclass(frozen=True)
@@ -182,27 +182,9 @@ def stratified_bootstrap_interval(
     return Interval(estimate, float(low), float(high), confidence, "stratified bootstrap percentile")
 
 
-def hedges_g(a: Any, b: Any) -> float:
-    """(a - b) / pooled sd times the exact small-sample correction J; `a` (n_a,), `b` (n_b,).
-
-    >>> round(hedges_g([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]), 4)
-    0.7979
-
-    Why g, not Cohen's d: with 3-10 seeds d is biased upwards; J removes that bias (Hedges 1981).
-    """
-    x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
-    df = x.size + y.size - 2
-    pooled_var = ((x.size - 1) * np.var(x, ddof=1) + (y.size - 1) * np.var(y, ddof=1)) / df
-    if pooled_var == 0.0:
-        raise ValueError("hedges_g: both samples are constant; the standardised difference is undefined")
-    d = (np.mean(x) - np.mean(y)) / math.sqrt(pooled_var)
-    j = math.exp(special.gammaln(df / 2) - special.gammaln((df - 1) / 2)) / math.sqrt(df / 2)
-    return float(j * d)
-
-
 def cohens_dz(a: Any, b: Any) -> float:
     """d_z = mean(a - b) / sd(a - b), `a`, `b` (n,) paired by position: the effect a paired t-test sees
-    (t = d_z sqrt(n)); g's pooled SD ignores the pairing.
+    (t = d_z sqrt(n)); a pooled SD would ignore the pairing.
 
     >>> round(cohens_dz([1.0, 2.0, 4.0], [0.0, 1.0, 2.0]), 4)
     2.3094
