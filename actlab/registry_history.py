@@ -41,6 +41,7 @@ ABOUT = (
     "post_hoc contradicts it. To undo a hand edit: git checkout -- actlab/registry.json"
 )
 
+
 class RegistryError(ActlabError):
     """A registry file that cannot be read as one: the message names the file and how to restore it."""
 
