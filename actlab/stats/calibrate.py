@@ -72,7 +72,7 @@ def operating(
     for truth, data in each_truth(truths, draw, seed, n_simulations):
         outcomes = list(decide(data))
         if len(outcomes) != n_simulations:
-            raise ValueError(f"simulate returned {len(outcomes)} outcomes for {n_simulations} simulations")
+            raise ValueError(f"{len(outcomes)} outcomes for {n_simulations} simulations: need one per data set")
         scenarios.append(counted(truth.spec, outcomes))
     return OperatingCharacteristics(design=design, scenarios=tuple(scenarios), seed=seed, unreachable=unreachable or {})
 
@@ -99,7 +99,8 @@ def batched_operating_characteristics(
     seed: int = 0,
     unreachable: Mapping[str, str] | None = None,
 ) -> OperatingCharacteristics:
-    """`operating` with the draw and the decision in one: `simulate(parameters, rng, n_simulations)` -> outcomes."""
+    """`operating` for a study whose `simulate(parameters, rng, n_simulations)` draws and decides in one (SmartMixed's
+    pattern claims)."""
 
     def draw(rng: np.random.Generator, parameters: tuple[float, ...], n: int) -> Sequence[Outcome]:
         return simulate(parameters, rng, n)
