@@ -120,6 +120,25 @@ def _text(claim_id: str, name: str, value: Any) -> str:
     return value
 
 
+def _check_fields(
+    value: Any,
+    where: str,
+    *,
+    texts: Sequence[str] = (),
+    numbers: Sequence[str] = (),
+    optional: Sequence[str] = (),
+    interval: str = "",
+) -> None:
+    """Validate a frozen dataclass's fields in place: `texts` are text, `numbers` finite numbers (`optional` ones may
+    be None), `interval` a (low, high) pair; numbers are stored as floats."""
+    for name in texts:
+        _text(where, name, getattr(value, name))
+    for name in (*numbers, *optional):
+        object.__setattr__(value, name, _number(where, name, getattr(value, name), optional=name in optional))
+    if interval:
+        object.__setattr__(value, interval, _interval(where, getattr(value, interval), where))
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What one claim's rule reads from one set of runs: `inputs` are its keyword arguments, `context` is shown but
@@ -150,13 +169,8 @@ class Part:
 
     def __post_init__(self) -> None:
         where = f"part {self.name!r}"
-        _text(where, "name", self.name)
-        _text(where, "units", self.units)
-        _text(where, "untestable", self.untestable)
-        object.__setattr__(self, "estimate", _number(where, "estimate", self.estimate))
-        object.__setattr__(self, "ci", _interval(where, self.ci, where))
-        for name in ("threshold", "margin"):
-            object.__setattr__(self, name, _number(where, name, getattr(self, name), optional=True))
+        texts = ("name", "units", "untestable")
+        _check_fields(self, where, texts=texts, numbers=("estimate",), optional=("threshold", "margin"), interval="ci")
         if self.supports not in (None, "above", "below"):
             raise ClaimError(f"{where}: supports must be 'above', 'below' or None, got {self.supports!r}")
         if self.margin is not None and (self.margin <= 0 or self.threshold is None):
@@ -187,13 +201,8 @@ class RuledOut:
 
     def __post_init__(self) -> None:
         where = f"ruled-out part {self.part!r}"
-        for name in ("part", "units", "test", "side"):
-            _text(where, name, getattr(self, name))
-        for name in ("paper_value", "estimate"):
-            object.__setattr__(self, name, _number(where, name, getattr(self, name)))
-        object.__setattr__(self, "ci", _interval(where, self.ci, where))
-        for name in ("p_value", "alpha"):
-            object.__setattr__(self, name, _number(where, name, getattr(self, name), optional=True))
+        texts, numbers = ("part", "units", "test", "side"), ("paper_value", "estimate")
+        _check_fields(self, where, texts=texts, numbers=numbers, optional=("p_value", "alpha"), interval="ci")
         if self.side not in RULED_OUT_SIDES:
             raise ClaimError(f"{where}: side must be one of {RULED_OUT_SIDES}, got {self.side!r}")
         if self.ci[0] <= self.paper_value <= self.ci[1]:
@@ -284,13 +293,11 @@ class SpecificationCheck:
 
     def __post_init__(self) -> None:
         where = f"specification {self.label!r}"
-        _text(where, "label", self.label)
+        _check_fields(self, where, texts=("label",), optional=("estimate", "mde", "p_family"))
         _count(where, self.n)
         for name in ("verdict", "family_verdict"):
             if not is_verdict(getattr(self, name)):
                 raise ClaimError(f"{where}: {name} {getattr(self, name)!r} is not one of {VERDICTS}")
-        for name in ("estimate", "mde", "p_family"):
-            object.__setattr__(self, name, _number(where, name, getattr(self, name), optional=True))
         if self.contradicts and not self.adequate:
             raise ClaimError(f"{where}: only an adequately powered or decisive specification can contradict")
 
@@ -555,8 +562,9 @@ class Claim:
         texts = ("study", "title", "statement", "source", "units", "budget", "rule", "rule_name", "paper", "family")
         texts += ("evidence_page", "decided_by", "deciding_test", "registry_hash", "fixed_on", "post_hoc_reason")
         texts += ("registration", "hardware", "finding")
-        for name in texts:
-            _text(cid, name, getattr(self, name))
+        optional = ("mde", "equivalence_margin", "threshold", "paper_value", "p_value", "p_adjusted")
+        _check_fields(self, cid, texts=texts, numbers=("estimate", "confidence"), optional=optional)
+        object.__setattr__(self, "ci", _interval(cid, self.ci))
         if self.kind not in KINDS:
             raise ClaimError(f"claim {cid}: kind {self.kind!r} is not one of {KINDS}")
         if not isinstance(self.post_hoc, bool):
@@ -572,15 +580,8 @@ class Claim:
             )
         object.__setattr__(self, "margin_sensitivity", _sensitivity(cid, self.margin_sensitivity))
         _count(f"claim {cid}", self.n)
-        set_ = object.__setattr__
-        set_(self, "estimate", _number(cid, "estimate", self.estimate))
-        set_(self, "ci", _interval(cid, self.ci))
-        confidence = _number(cid, "confidence", self.confidence)
-        if not 0 < confidence < 1:
-            raise ClaimError(f"claim {cid}: confidence must lie in (0, 1), got {confidence}")
-        set_(self, "confidence", confidence)
-        for name in ("mde", "equivalence_margin", "threshold", "paper_value", "p_value", "p_adjusted"):
-            set_(self, name, _number(cid, name, getattr(self, name), optional=True))
+        if not 0 < self.confidence < 1:
+            raise ClaimError(f"claim {cid}: confidence must lie in (0, 1), got {self.confidence}")
         for name in ("p_value", "p_adjusted"):
             value = getattr(self, name)
             if value is not None and not 0 <= value <= 1:
@@ -609,12 +610,12 @@ class Claim:
             raise ClaimError(f"claim {cid}: ruled_out must be an actlab.claim.RuledOut value")
         if not all(isinstance(part, Part) for part in self.parts):
             raise ClaimError(f"claim {cid}: parts must be actlab.claim.Part values")
-        set_(self, "parts", tuple(self.parts))
+        object.__setattr__(self, "parts", tuple(self.parts))
         for name in ("inputs", "context", "provenance"):
             value = getattr(self, name)
             if not isinstance(value, Mapping):
                 raise ClaimError(f"claim {cid}: {name} must be a mapping, got {type(value).__name__}")
-            set_(self, name, plain(dict(value)))
+            object.__setattr__(self, name, plain(dict(value)))
 
     # ------------------------------------------------------------ what pages show
     @property

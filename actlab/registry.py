@@ -196,7 +196,7 @@ def drift(definitions: Iterable[Definition], registry: Mapping[str, Any] | None 
     changed = []
     for claim_id, entry in current_entries(definitions).items():
         old = registry.get(claim_id)
-        if old is None or _hashes(old) != _hashes(entry):
+        if old is None or history.profile_hashes(old) != history.profile_hashes(entry):
             changed.append(claim_id)
     return changed
 
@@ -217,11 +217,10 @@ def update(
 ) -> list[str]:
     """Register every changed or new definition at `now` (UTC), appending to the history; unchanged entries keep
     theirs, claims no study defines are dropped (an entry too). `post_hoc`: claim id -> why it is fixed after its
-    runs were seen. Returns the ids written. A registry whose history is contradicted is refused, and a first,
-    date-only registry is converted first (`registry_history.migrate`)."""
+    runs were seen. Returns the ids written. A registry whose history is contradicted is refused."""
     now = (now or history.now_utc()).astimezone(dt.timezone.utc)
     path = Path(path or REGISTRY_FILE)
-    document = history.read(path, migrate_at=now)
+    document = history.read(path)
     problems = history.verify(document, history.committed_history(path))
     if problems:
         raise history.RegistryError(
@@ -231,10 +230,6 @@ def update(
     written = history.register(document, current_entries(definitions), now, post_hoc or {})
     history.write(path, document)
     return written
-
-
-def _hashes(entry: Mapping[str, Any]) -> dict[str, str]:
-    return history.profile_hashes(entry)
 
 
 # ---------------------------------------------------------------- stamping claims

@@ -11,9 +11,8 @@ change or removal in the order it happened, each with its UTC time and the sha25
 - in a git checkout, the committed history must be the start of the working copy's (`committed_history`): a chain
   rewritten from the top, hashes and all, still differs from the committed one.
 
-The first registry recorded dates only. `migrate` converts it once (`actlab registry --update`): each entry's time
-is the end of its date (23:59:59 UTC), or the migration's time if that is earlier, marked `precision: day`, so a run
-of that date is never shown as preceded by its registration.
+The first registry recorded dates only; its entries were converted once (the `migrated` entry says how) and carry
+`precision: day`.
 """
 
 from __future__ import annotations
@@ -40,11 +39,6 @@ ABOUT = (
     "Written only by `actlab registry --update`, never by hand: `history` is append-only, each entry chained to the "
     "sha256 of the one before, and `actlab registry` (also a test) fails when an entry or a claim's fixed_on or "
     "post_hoc contradicts it. To undo a hand edit: git checkout -- actlab/registry.json"
-)
-MIGRATION_NOTE = (
-    "The entries above were converted from the first, date-only registry: its fixed_on was a date, the time of day "
-    "was not recorded. Each is timed at the end of its date (23:59:59 UTC), or at this migration if that is earlier "
-    "(precision: day), so no run of that date is shown as preceded by its registration."
 )
 
 
@@ -106,12 +100,8 @@ def _restore_hint(path: Path) -> str:
     return f"restore it with `git checkout -- {path}` (it is written only by `actlab registry --update`)"
 
 
-def read(path: Path, *, migrate_at: dt.datetime | None = None) -> dict[str, Any]:
-    """The registry document in `path` (an empty one when there is no file), its shape checked.
-
-    A file of the first, date-only format is converted with `migrate` when `migrate_at` is given (`--update`),
-    and refused otherwise, saying how to convert it.
-    """
+def read(path: Path) -> dict[str, Any]:
+    """The registry document in `path` (an empty one when there is no file), its shape checked."""
     if not path.is_file():
         return empty()
     try:
@@ -120,28 +110,8 @@ def read(path: Path, *, migrate_at: dt.datetime | None = None) -> dict[str, Any]
         raise RegistryError(f"the claim registry {path} is not valid JSON ({error}); {_restore_hint(path)}") from None
     if not isinstance(document, dict):
         raise RegistryError(f"the claim registry {path} is not a JSON object; {_restore_hint(path)}")
-    if is_date_only(document):
-        if migrate_at is None:
-            raise RegistryError(
-                f"the claim registry {path} has the first, date-only format, with no history; convert it once with "
-                "`actlab registry --update`"
-            )
-        return migrate(document, migrate_at, path)
     _check_shape(document, path)
     return document
-
-
-def is_date_only(document: Any) -> bool:
-    """Whether `document` is a registry of the first format: claim id -> entry with a date, no history."""
-    return isinstance(document, dict) and "format" not in document and "history" not in document
-
-
-def is_date_only_file(path: Path) -> bool:
-    """Whether `path` holds a registry of the first format (False when it is unreadable: `read` says why)."""
-    try:
-        return is_date_only(json.loads(Path(path).read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
 
 
 def _check_shape(document: Mapping[str, Any], path: Path) -> None:
@@ -244,40 +214,6 @@ def register(
 def profile_hashes(entry: Mapping[str, Any]) -> dict[str, str]:
     """A claim entry's hash per profile: what decides whether its definition or design changed."""
     return {profile: item["hash"] for profile, item in entry.get("profiles", {}).items()}
-
-
-def migrate(old: Mapping[str, Any], moment: dt.datetime, path: Path) -> dict[str, Any]:
-    """The first, date-only registry as a document with a history (module docstring): one entry per claim in time
-    order, then a `migrated` entry saying what was converted, at `moment`."""
-    document = empty()
-    timed = []
-    for claim_id, entry in old.items():
-        try:
-            day = dt.date.fromisoformat(entry["fixed_on"])
-        except (TypeError, KeyError, ValueError):
-            raise RegistryError(
-                f"the claim registry {path}: claim {claim_id!r} has no ISO date in fixed_on; {_restore_hint(path)}"
-            ) from None
-        end_of_day = dt.datetime.combine(day, dt.time(23, 59, 59), tzinfo=dt.timezone.utc)
-        timed.append((min(end_of_day, moment), claim_id, entry))
-    for fixed, claim_id, entry in sorted(timed, key=lambda item: (item[0], item[1])):
-        profiles = profile_hashes(entry)
-        reason = entry.get("post_hoc_reason", "") if entry.get("post_hoc") else ""
-        kept = {"definition": entry.get("definition"), "profiles": entry.get("profiles", {})}
-        added = append(
-            document,
-            claim_id,
-            "registered",
-            fixed,
-            precision="day",
-            definition=digest(kept["definition"]),
-            profiles=profiles,
-            post_hoc=bool(entry.get("post_hoc")),
-            post_hoc_reason=reason,
-        )
-        document["claims"][claim_id] = {**kept, **current_fields(added)}
-    append(document, "", "migrated", moment, note=MIGRATION_NOTE)
-    return document
 
 
 def current_fields(entry: Mapping[str, Any]) -> dict[str, Any]:

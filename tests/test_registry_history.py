@@ -136,28 +136,19 @@ def test_update_appends_and_never_rewrites(tmp_path):
         registry.update([], now=_at(10), path=path)
 
 
-def test_the_date_only_registry_is_migrated_conservatively(tmp_path):
-    """Its dates become the end of the day (or the migration, if earlier): a same-day run is never preceded."""
+def test_an_entry_known_to_the_day_never_precedes_a_run_of_that_day(tmp_path):
+    """The migrated entries of the first, date-only registry (`precision: day`, timed at the end of their date): a
+    run of the same day cannot be shown to follow its registration, one of the next day can."""
     from tests.test_registry import _claim, _runs
 
-    first, second = _definitions()
-    entries = registry.current_entries([first, second])
-    dated = {first.claim_id: ("2026-12-04", False, ""), second.claim_id: ("2026-12-05", True, "margin set after")}
-    old = {
-        claim_id: {**entries[claim_id], "fixed_on": day, "post_hoc": post_hoc, "post_hoc_reason": reason}
-        for claim_id, (day, post_hoc, reason) in dated.items()
-    }
-    path = tmp_path / "registry.json"
-    path.write_text(json.dumps(old))
-    with pytest.raises(history.RegistryError, match="date-only format.*actlab registry --update"):
-        registry.load_document(path)
-    assert registry.update([first, second], now=_at(12), path=path) == []
-    document = registry.load_document(path)
+    first, _ = _definitions()
+    entry = registry.current_entries([first])[first.claim_id]
+    document = history.empty()
+    fields = {"definition": history.digest(entry["definition"]), "profiles": history.profile_hashes(entry)}
+    added = history.append(document, first.claim_id, "registered", _at(23, day=4), precision="day", **fields)
+    document["claims"][first.claim_id] = {**entry, **history.current_fields(added)}
+    history.append(document, "", "migrated", _at(12), note="converted")
     assert history.verify(document) == []
-    assert document["claims"][first.claim_id]["fixed_on"] == "2026-12-04T23:59:59+00:00"
-    assert document["claims"][second.claim_id]["fixed_on"] == "2026-12-05T12:00:00+00:00"  # the migration's time
-    assert document["claims"][second.claim_id]["post_hoc"] and document["history"][-1]["event"] == "migrated"
-    assert {e["precision"] for e in document["history"][:-1]} == {"day"}
 
     def stamp(started):
         runs = tmp_path / started.isoformat()
@@ -170,6 +161,10 @@ def test_the_date_only_registry_is_migrated_conservatively(tmp_path):
     same_day, next_day = stamp(_at(10, day=4)), stamp(_at(8, day=5))
     assert same_day.post_hoc and "time of day not recorded) cannot be shown to precede" in same_day.post_hoc_reason
     assert not next_day.post_hoc and next_day.fixed_on == "2026-12-04"
+    path = tmp_path / "registry.json"
+    path.write_text(json.dumps({first.claim_id: {**entry, "fixed_on": "2026-12-04"}}))
+    with pytest.raises(history.RegistryError, match="format is None, not 2"):  # the first format: refused, clearly
+        registry.load_document(path)
 
 
 def test_a_rewritten_chain_differs_from_the_committed_one(tmp_path):

@@ -10,12 +10,10 @@ from scipy import stats as scipy_stats
 
 from actlab.stats.calibrate import (
     ScenarioSpec,
-    binomial_count,
+    as_truths,
     format_table,
-    normal_sample,
-    normal_vectors,
+    operating,
     operating_characteristics,
-    recentred_resample,
     threshold_scenarios,
 )
 from actlab.stats.power import mde_one_sample
@@ -33,30 +31,28 @@ def _t_rule(values: np.ndarray, threshold: float = 0.0) -> str:
 def test_a_t_interval_rule_errs_at_its_level_and_has_its_power_at_the_mde():
     n, sd = 8, 1.0
     mde = mde_one_sample(np.random.default_rng(0).normal(size=n), sd=sd).mde
-    draw = normal_sample(n, sd)
-    operating = operating_characteristics(
-        lambda effect, rng: _t_rule(draw(effect, rng)),
-        threshold_scenarios(0.0, supports="above", mde=mde),
+    found = operating(  # the engine: a batch of data sets drawn at each truth, then decided
+        as_truths(threshold_scenarios(0.0, supports="above", mde=mde)),
+        lambda rng, parameters, batch: rng.normal(parameters[0], sd, size=(batch, n)),
+        lambda data: [_t_rule(values) for values in data],
         design=f"{n} seeds, normal, SD {sd}",
         n_simulations=2000,
         seed=1,
     )
-    null = operating.scenario("null boundary")
+    null = found.scenario("null boundary")
     for verdict in ("supported", "not supported"):  # each side errs at 2.5%, within 4 Monte-Carlo SE
         share = null.probability(verdict)
         assert abs(share - 0.025) < 4 * null.standard_error(0.025), (verdict, share)
-    rate, se = operating.false_decisive_rate
+    rate, se = found.false_decisive_rate
     assert abs(rate - 0.05) < 4 * se
-    power, se = operating.power_at("MDE, supporting")
+    power, se = found.power_at("MDE, supporting")
     assert abs(power - 0.8) < 4 * se  # the MDE is defined as the effect seen with 80% power (two-sided test)
-    assert operating.scenario("MDE, against").power == pytest.approx(power, abs=0.05)
+    assert found.scenario("MDE, against").power == pytest.approx(power, abs=0.05)
 
 
 def test_the_same_seed_gives_the_same_table_and_scenarios_draw_independently():
-    draw = normal_sample(5, 1.0)
-
     def simulate(effect, rng):
-        return _t_rule(draw(effect, rng))
+        return _t_rule(rng.normal(effect, 1.0, size=5))
 
     specs = [ScenarioSpec("a", 0.0, errors=("supported",)), ScenarioSpec("b", 1.0, target="supported")]
     first = operating_characteristics(simulate, specs, design="d", n_simulations=300, seed=7)
@@ -76,25 +72,20 @@ def test_a_rate_rule_that_needs_every_run_cannot_say_supported_at_a_true_rate_be
         low = scipy_stats.beta.ppf(0.025, k, n - k + 1) if k > 0 else 0.0
         return "supported" if low >= 0.8 else "inconclusive"
 
-    count = binomial_count(n)
-    operating = operating_characteristics(
-        lambda rate, rng: rule(count(rate, rng)), [ScenarioSpec("rate 0.95", 0.95, target="supported")],
+    found = operating_characteristics(
+        lambda rate, rng: rule(int(rng.binomial(n, rate))), [ScenarioSpec("rate 0.95", 0.95, target="supported")],
         design="binomial", n_simulations=4000, seed=0,
     )  # fmt: skip
-    power = operating.scenarios[0].power
-    assert abs(power - 0.95**25) < 4 * operating.scenarios[0].standard_error(0.95**25)
+    power = found.scenarios[0].power
+    assert abs(power - 0.95**25) < 4 * found.scenarios[0].standard_error(0.95**25)
 
 
-def test_generators_keep_what_they_promise():
-    rng = np.random.default_rng(0)
-    resample = recentred_resample([0.1, 0.2, 0.9])
-    draws = np.array([resample(0.5, rng).mean() for _ in range(4000)])
-    assert abs(draws.mean() - 0.5) < 0.01
-    assert set(np.round(resample(0.0, rng) + 0.4, 10)) <= {0.1, 0.2, 0.9}  # the observed values, recentred
-    vectors = normal_vectors(3000, np.array([[1.0, 0.8], [0.8, 1.0]]))(np.array([1.0, -1.0]), rng)
-    assert vectors.shape == (3000, 2) and abs(np.corrcoef(vectors.T)[0, 1] - 0.8) < 0.05
-    with pytest.raises(ValueError, match="n >= 2"):
-        normal_sample(1, 1.0)
+def test_the_engine_refuses_what_it_cannot_count():
+    truths = as_truths([ScenarioSpec("a", 0.0)])
+    with pytest.raises(ValueError, match="2 outcomes for 3"):
+        operating(truths, lambda rng, p, n: None, lambda data: ["supported"] * 2, design="d", n_simulations=3)
+    with pytest.raises(ValueError, match="non-finite"):
+        operating(as_truths([ScenarioSpec("b", math.nan)]), lambda rng, p, n: None, list, design="d", n_simulations=1)
     with pytest.raises(ValueError, match="supports"):
         threshold_scenarios(0.0, supports="up", mde=1.0)
 

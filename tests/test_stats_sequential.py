@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from actlab.stats import sequential
+from actlab.stats import sequential, sequential_design
 from actlab.stats.beats_every import Comparisons
 from actlab.stats.sequential import Look, SequentialDesign, stopped
 from actlab.studies.compare import sequential as compare_sequential
@@ -21,7 +21,7 @@ ALPHA = 0.05
 def test_obrien_fleming_spending_boundaries_equal_the_published_table():
     """SeqBounds.jl's one-sided O'Brien-Fleming (Lan-DeMets) design, looks at 1/4, 1/2, 3/4, 1, alpha 0.05:
     Z = 3.74955, 2.53993, 2.01604, 1.72014 (computed there on a coarser grid, so to 1e-3)."""
-    found = sequential.boundaries((0.25, 0.5, 0.75, 1.0), 0.05, "obrien-fleming", sides=1)
+    found = sequential_design.boundaries((0.25, 0.5, 0.75, 1.0), 0.05, "obrien-fleming", sides=1)
     assert found == pytest.approx((3.74955, 2.53993, 2.01604, 1.72014), abs=1e-3)
 
 
@@ -35,14 +35,16 @@ def test_obrien_fleming_spending_boundaries_equal_the_published_table():
 def test_the_classical_constants_spend_alpha(bounds, where):
     """Jennison & Turnbull's Tables 2.1 and 2.3: five equally spaced looks at these bounds reject 5% of the time
     under the null; the same integration that finds the spending boundaries says so."""
-    assert sequential.crossing_probability((0.2, 0.4, 0.6, 0.8, 1.0), bounds) == pytest.approx(0.05, abs=3e-4), where
+    assert sequential_design.crossing_probability((0.2, 0.4, 0.6, 0.8, 1.0), bounds) == pytest.approx(0.05, abs=3e-4), (
+        where
+    )
 
 
-@pytest.mark.parametrize("spending", list(sequential.SPENDING))
+@pytest.mark.parametrize("spending", list(sequential_design.SPENDING))
 def test_spending_boundaries_spend_exactly_alpha(spending):
     fractions = (8 / 24, 12 / 24, 16 / 24, 20 / 24, 1.0)
-    bounds = sequential.boundaries(fractions, ALPHA, spending)
-    assert sequential.crossing_probability(fractions, bounds) == pytest.approx(ALPHA, abs=1e-6)
+    bounds = sequential_design.boundaries(fractions, ALPHA, spending)
+    assert sequential_design.crossing_probability(fractions, bounds) == pytest.approx(ALPHA, abs=1e-6)
     assert all(np.diff(bounds) <= 1e-9) or spending != "obrien-fleming"  # O'Brien-Fleming's fall look by look
 
 
@@ -102,7 +104,9 @@ def _with_covariance(covariance: list[list[float]], n: int = 8) -> np.ndarray:
 def test_the_inflation_factor_equals_jennison_and_turnbulls_tables(bounds, inflation, where):
     """Jennison & Turnbull's Tables 2.2 and 2.4 (two-sided alpha 0.05, power 0.8): R = n_max / n_fixed."""
     fractions = tuple((k + 1) / len(bounds) for k in range(len(bounds)))
-    assert sequential.inflation_factor(fractions, bounds, 0.05, 0.8) == pytest.approx(inflation, abs=1.5e-3), where
+    assert sequential_design.inflation_factor(fractions, bounds, 0.05, 0.8) == pytest.approx(inflation, abs=1.5e-3), (
+        where
+    )
 
 
 def test_the_registered_comparison_design_is_built_for_80_percent_power_at_its_stated_effect():
@@ -125,7 +129,7 @@ def test_design_for_builds_every_registered_design(study):
 
     design = {"compare": compare_sequential, "flexact": flexact, "smartmixed": smartmixed}[study].DESIGN
     step = design.looks[1] - design.looks[0]
-    built = sequential.design_for(
+    built = sequential_design.design_for(
         design.power,
         design.fixed_seeds,
         alpha=design.alpha,

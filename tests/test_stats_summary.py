@@ -97,16 +97,6 @@ def test_iqm_is_rliables_trimmed_mean():
     assert interval.estimate == pytest.approx(stats.iqm(scores))
 
 
-def test_hedges_g_against_t_statistic_and_closed_form():
-    a, b = [1.0, 2.0, 3.0, 4.0, 5.0], [3.0, 4.0, 5.0, 6.0, 7.0]
-    # d from scipy's equal-variance t: d = t * sqrt(1/n_a + 1/n_b); J = Gamma(4) / (2 Gamma(3.5)) for df = 8.
-    t = sps.ttest_ind(a, b).statistic
-    j = math.gamma(4) / (math.sqrt(4) * math.gamma(3.5))
-    assert stats.hedges_g(a, b) == pytest.approx(t * math.sqrt(2 / 5) * j, rel=1e-12)
-    assert stats.hedges_g(a, b) == pytest.approx(-1.2649 * (1 - 3 / (4 * 8 - 1)), abs=2e-3)  # Hedges' approximation
-    assert stats.hedges_g(b, a) == pytest.approx(-stats.hedges_g(a, b))
-
-
 def test_probability_of_improvement():
     assert stats.probability_of_improvement([1, 2, 3], [0, 0, 0]) == 1.0
     assert stats.probability_of_improvement([1, 1], [1, 1]) == 0.5  # ties count one half

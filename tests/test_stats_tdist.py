@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from actlab.stats.power import mde_independent
-from actlab.stats.tdist import standardised_mde, standardised_mde_independent
+from actlab.stats.tdist import standardised_mde
 
 
 def _nct_power(d: float, n: int, alpha: float) -> float:
@@ -49,15 +48,6 @@ def test_two_seeds_need_an_effect_of_29_6_sds_not_the_solvers_cap_of_10():
     assert standardised_mde(2, 0.025, 0.9) == pytest.approx(29.6, abs=0.05)
     assert standardised_mde(3, 0.025, 0.9) == pytest.approx(5.55, abs=0.005)
     assert _nct_power(10.0, 2, 0.025) == pytest.approx(0.42, abs=0.005)
-
-
-def test_the_two_sample_mde_is_the_noncentral_t_solution_at_small_n():
-    d = standardised_mde_independent(2, 2, 0.01, 0.95)  # beyond statsmodels' d = 10
-    critical, nc = stats.t.ppf(1 - 0.01 / 2, 2), d * math.sqrt(2 * 2 / 4)
-    assert stats.nct.sf(critical, 2, nc) + stats.nct.sf(critical, 2, -nc) == pytest.approx(0.95, abs=1e-6)
-    assert d > 10
-    found = mde_independent([0.0, 1.0], [0.5, 1.5], alpha=0.01, power=0.95)
-    assert found.standardised == pytest.approx(d) and found.mde == pytest.approx(d * math.sqrt(0.5))
 
 
 def test_a_power_at_or_below_alpha_is_refused():

@@ -49,7 +49,7 @@ def all_definitions() -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from actlab import registry, registry_history
+    from actlab import registry
 
     post_hoc = {}
     for item in args.post_hoc:
@@ -75,10 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"--post-hoc names no registered claim: {', '.join(unknown)}; see `actlab registry`")
     if args.update:
-        converted = registry_history.is_date_only_file(path)
         written = registry.update(definitions, post_hoc=post_hoc)
-        if converted:
-            print(f"converted {path.name} to a history: its dates kept as dates (time of day not recorded)")
         print(f"registered {len(written)} definition(s) in {path.name}: {', '.join(written) or '-'}")
         return 0
     changed = registry.drift(definitions)

@@ -32,9 +32,10 @@ import numpy as np
 
 from actlab.claim import OperatingCharacteristics, Part, RuledOut, rule_out
 from actlab.errors import require_finite
+from actlab.stats import calibrate
 from actlab.stats import smaller_effect as se
 from actlab.stats.binomial import clopper_pearson
-from actlab.stats.calibrate import ScenarioSpec, Truth, batched_operating_characteristics, operating_characteristics
+from actlab.stats.calibrate import ScenarioSpec, Truth, operating_characteristics
 from actlab.stats.sample_size import smallest_n
 from actlab.stats.tdist import standardised_mde, t_quantile
 
@@ -515,8 +516,10 @@ def operating(
 
     factor = covariance_factor(covariance)
 
-    def simulate(parameters: tuple[float, ...], rng: np.random.Generator, batch: int) -> list[str]:
-        draws = normal_draws(rng, parameters, factor, batch, n)
+    def draw(rng: np.random.Generator, parameters: tuple[float, ...], batch: int) -> np.ndarray:
+        return normal_draws(rng, parameters, factor, batch, n)
+
+    def decide(draws: np.ndarray) -> list[str]:
         return verdicts(draws, supports=supports, alpha=alpha, confidence=confidence, margins=data.margins)
 
     def truth(name: str, improvements: Sequence[float], **spec: object) -> Truth:
@@ -539,9 +542,10 @@ def operating(
         truths.append(truth("equivalence, no difference", [0.0] * k, target="equivalent"))
         # "supported" means better by any amount: how often it says so when every improvement is half its margin
         truths.append(truth(HALF_MARGIN, [m / 2 for m in data.margins]))
-    result = batched_operating_characteristics(
-        simulate,
+    result = calibrate.operating(
         truths,
+        draw,
+        decide,
         n_simulations=n_simulations,
         seed=seed,
         design=f"{n} seeds, paired: each seed's improvements over {', '.join(data.comparators)} drawn jointly normal "

@@ -5,19 +5,21 @@ intervals undercover at 5 seeds; "depends on" rules fire on noise). So each clai
 at its own n, pairing and observed spread, at a few truths (`ScenarioSpec`), through the same evidence and rule
 code the study uses, and each verdict's share is reported with its Monte-Carlo standard error.
 
-A study supplies a data generator and a decider, in one of two shapes: `simulate(effect, rng) -> verdict`, one
-data set at a truth of one number (`operating_characteristics`, with the generators below), or
-`simulate(parameters, rng, n) -> n verdicts`, a batch at a `Truth` of several numbers (a claim read from two
-components; a rule vectorised over data sets: `batched_operating_characteristics`). Each scenario draws from its own
-`np.random.default_rng([seed, index])`, so adding a scenario leaves the others' numbers unchanged.
+One engine, `operating`: a study supplies its truths (`Truth`: a `ScenarioSpec` and the parameters it draws at;
+`threshold_scenarios` and `as_truths` give the standard ones), how it draws simulated data at a truth, and its rule
+on them (`decide`, the code its claims are decided with). `batched_operating_characteristics` takes the draw and the
+rule in one function, `operating_characteristics` one data set at a time. Each truth draws from its own
+`np.random.default_rng([seed, index])` (`each_truth`, shared with the sequential engine `actlab.stats.sequential`),
+so adding a truth leaves the others' numbers unchanged.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +30,8 @@ DEFAULT_SIMULATIONS = 1000
 Outcome = str | tuple[str, bool]
 Simulate = Callable[[float, np.random.Generator], Outcome]
 SimulateBatch = Callable[[tuple[float, ...], np.random.Generator, int], Sequence[Outcome]]
+Draw = Callable[[np.random.Generator, tuple[float, ...], int], Any]  # (rng, a truth's parameters, simulations)
+Decide = Callable[[Any], Sequence[Outcome]]  # the data `Draw` gave -> one outcome per simulated data set
 
 
 @dataclass(frozen=True)
@@ -41,26 +45,6 @@ class ScenarioSpec:
     target: str | None = None
 
 
-def operating_characteristics(
-    simulate: Simulate,
-    scenarios: Sequence[ScenarioSpec],
-    *,
-    design: str,
-    n_simulations: int = DEFAULT_SIMULATIONS,
-    seed: int = 0,
-    unreachable: Mapping[str, str] | None = None,
-) -> OperatingCharacteristics:
-    """Run `simulate` `n_simulations` times at each scenario's effect and count the verdicts."""
-
-    def batch(parameters: tuple[float, ...], rng: np.random.Generator, n: int) -> list[Outcome]:
-        return [simulate(parameters[0], rng) for _ in range(n)]
-
-    truths = [Truth(spec, (spec.effect,)) for spec in scenarios]
-    return batched_operating_characteristics(
-        batch, truths, design=design, n_simulations=n_simulations, seed=seed, unreachable=unreachable
-    )
-
-
 @dataclass(frozen=True)
 class Truth:
     """One scenario: `spec` (name, effect on the claim's scale, wrong and target verdicts) and the `parameters`
@@ -68,6 +52,42 @@ class Truth:
 
     spec: ScenarioSpec
     parameters: tuple[float, ...]
+
+
+def operating(
+    truths: Sequence[Truth],
+    draw: Draw,
+    decide: Decide,
+    *,
+    design: str,
+    n_simulations: int = DEFAULT_SIMULATIONS,
+    seed: int = 0,
+    unreachable: Mapping[str, str] | None = None,
+) -> OperatingCharacteristics:
+    """The one engine of a fixed design's operating characteristics: at each truth, `draw(rng, parameters,
+    n_simulations)` simulated data sets and `decide(data)` one outcome per data set, counted into a `Scenario`."""
+    if n_simulations < 1:
+        raise ValueError(f"operating_characteristics: n_simulations must be >= 1, got {n_simulations}")
+    scenarios = []
+    for truth, data in each_truth(truths, draw, seed, n_simulations):
+        outcomes = list(decide(data))
+        if len(outcomes) != n_simulations:
+            raise ValueError(f"{len(outcomes)} outcomes for {n_simulations} simulations: need one per data set")
+        scenarios.append(counted(truth.spec, outcomes))
+    return OperatingCharacteristics(design=design, scenarios=tuple(scenarios), seed=seed, unreachable=unreachable or {})
+
+
+def each_truth(
+    truths: Sequence[Truth], draw: Callable[..., Any], seed: int, *sizes: int
+) -> Iterator[tuple[Truth, Any]]:
+    """(truth, `draw(rng, truth.parameters, *sizes)`) for each truth, from its own `np.random.default_rng([seed,
+    index])`, so adding a truth leaves the others' numbers unchanged: the draws of this engine and of the sequential
+    one (`actlab.stats.sequential.operating`)."""
+    for index, truth in enumerate(truths):
+        spec = truth.spec
+        if not (math.isfinite(spec.effect) and all(math.isfinite(p) for p in truth.parameters)):
+            raise ValueError(f"operating_characteristics: scenario {spec.name!r} has a non-finite truth")
+        yield truth, draw(np.random.default_rng([seed, index]), truth.parameters, *sizes)
 
 
 def batched_operating_characteristics(
@@ -79,19 +99,37 @@ def batched_operating_characteristics(
     seed: int = 0,
     unreachable: Mapping[str, str] | None = None,
 ) -> OperatingCharacteristics:
-    """`n_simulations` outcomes per truth from `simulate(parameters, rng, n_simulations)`, counted into scenarios."""
-    if n_simulations < 1:
-        raise ValueError(f"operating_characteristics: n_simulations must be >= 1, got {n_simulations}")
-    scenarios = []
-    for index, truth in enumerate(truths):
-        spec = truth.spec
-        if not (math.isfinite(spec.effect) and all(math.isfinite(p) for p in truth.parameters)):
-            raise ValueError(f"operating_characteristics: scenario {spec.name!r} has a non-finite truth")
-        outcomes = list(simulate(truth.parameters, np.random.default_rng([seed, index]), n_simulations))
-        if len(outcomes) != n_simulations:
-            raise ValueError(f"simulate returned {len(outcomes)} outcomes for {n_simulations} simulations")
-        scenarios.append(counted(spec, outcomes))
-    return OperatingCharacteristics(design=design, scenarios=tuple(scenarios), seed=seed, unreachable=unreachable or {})
+    """`operating` for a study whose `simulate(parameters, rng, n_simulations)` draws and decides in one (SmartMixed's
+    pattern claims)."""
+
+    def draw(rng: np.random.Generator, parameters: tuple[float, ...], n: int) -> Sequence[Outcome]:
+        return simulate(parameters, rng, n)
+
+    return operating(truths, draw, list, design=design, n_simulations=n_simulations, seed=seed, unreachable=unreachable)
+
+
+def operating_characteristics(
+    simulate: Simulate,
+    scenarios: Sequence[ScenarioSpec],
+    *,
+    design: str,
+    n_simulations: int = DEFAULT_SIMULATIONS,
+    seed: int = 0,
+    unreachable: Mapping[str, str] | None = None,
+) -> OperatingCharacteristics:
+    """`operating` one data set at a time: `simulate(effect, rng)` -> one outcome, at each scenario's effect."""
+
+    def batch(parameters: tuple[float, ...], rng: np.random.Generator, n: int) -> list[Outcome]:
+        return [simulate(parameters[0], rng) for _ in range(n)]
+
+    return batched_operating_characteristics(
+        batch, as_truths(scenarios), design=design, n_simulations=n_simulations, seed=seed, unreachable=unreachable
+    )
+
+
+def as_truths(scenarios: Sequence[ScenarioSpec], components: int = 1) -> list[Truth]:
+    """Each scenario as a `Truth` with its effect in every one of `components` parameters."""
+    return [Truth(spec, (spec.effect,) * components) for spec in scenarios]
 
 
 def counted(spec: ScenarioSpec, outcomes: Sequence[Outcome]) -> Scenario:
@@ -154,55 +192,47 @@ def _positive(value: float | None) -> bool:
     return value is not None and math.isfinite(value) and value > 0
 
 
-# ---------------------------------------------------------------- data generators for a design
-def normal_sample(n: int, sd: float) -> Callable[[float, np.random.Generator], np.ndarray]:
-    """n independent values ~ Normal(effect, sd), (n,): one-sample or paired-difference designs."""
-    if n < 2:
-        raise ValueError(f"a simulated design needs n >= 2 units, got {n}")
-    if not (math.isfinite(sd) and sd >= 0):
-        raise ValueError(f"a simulated design needs a finite SD >= 0, got {sd}")
-    return lambda effect, rng: rng.normal(effect, sd, size=n)
+def scenario_rows(operating: OperatingCharacteristics) -> list[dict[str, object]]:
+    """One row per scenario: the share of each verdict with its Monte-Carlo SE, the error rate or power, and how
+    often the robustness rule said "contradicted" (what `actlab calibrate` prints and the reports show)."""
 
+    def share(scenario: Scenario, p: float | None) -> str:
+        return "-" if p is None else f"{p:.3f} ± {scenario.standard_error(p):.3f}"
 
-def recentred_resample(values: Sequence[float]) -> Callable[[float, np.random.Generator], np.ndarray]:
-    """`values` (n,) shifted to mean `effect` and resampled, (n,): keeps the skew a normal model smooths away."""
-    observed = np.asarray(values, dtype=float)
-    if observed.size < 2 or not np.all(np.isfinite(observed)):
-        raise ValueError(f"recentred_resample: needs >= 2 finite values, got {observed.tolist()}")
-    centred = observed - observed.mean()
-    return lambda effect, rng: effect + rng.choice(centred, size=centred.size, replace=True)
-
-
-def normal_vectors(n: int, covariance: np.ndarray) -> Callable[[np.ndarray, np.random.Generator], np.ndarray]:
-    """(n, k) draws ~ MultivariateNormal(mean, `covariance` (k, k)): differences on the same seeds keep their
-    correlation."""
-    cov = np.atleast_2d(np.asarray(covariance, dtype=float))
-    if n < 2 or cov.shape[0] != cov.shape[1] or not np.all(np.isfinite(cov)):
-        raise ValueError(f"normal_vectors: needs n >= 2 and a finite square covariance, got n={n}, {cov.shape}")
-    return lambda mean, rng: rng.multivariate_normal(np.broadcast_to(mean, cov.shape[0]), cov, size=n)
-
-
-def binomial_count(n: int) -> Callable[[float, np.random.Generator], int]:
-    """Successes out of n independent runs at rate `effect` (selection or recovery rates)."""
-    if n < 1:
-        raise ValueError(f"binomial_count: n must be >= 1, got {n}")
-    return lambda rate, rng: int(rng.binomial(n, min(max(rate, 0.0), 1.0)))
+    return [
+        {
+            "scenario": s.name,
+            "true effect": f"{s.effect:.4g}",
+            "simulations": s.n_simulations,
+            **{verdict: share(s, s.probability(verdict)) for verdict in ("supported", "not supported", "inconclusive")},
+            "wrong here": ", ".join(s.errors) or "-",
+            "error rate": share(s, s.error_rate),
+            "power": share(s, s.power),
+            "contradicted": share(s, s.contradicted),
+        }
+        for s in operating.scenarios
+    ]
 
 
 def format_table(operating: OperatingCharacteristics) -> str:
-    """A plain-text table of every scenario's verdict shares (what `actlab calibrate` prints)."""
-    verdicts = sorted({v for s in operating.scenarios for v in s.probabilities})
-    header = ["scenario", "true effect", *verdicts, "error rate", "power"]
-    lines = ["  ".join(header)]
-    for s in operating.scenarios:
-        shares = [f"{s.probabilities.get(v, 0.0):.3f}" for v in verdicts]
-        error = "-" if s.error_rate is None else f"{s.error_rate:.3f} ± {s.standard_error(s.error_rate):.3f}"
-        power = "-" if s.power is None else f"{s.power:.3f} ± {s.standard_error(s.power):.3f}"
-        lines.append("  ".join([s.name, f"{s.effect:.4g}", *shares, error, power]))
+    """A plain-text table of every scenario (`scenario_rows`), its design and the outcomes out of reach."""
+    import pandas as pd
+
+    lines = [pd.DataFrame(scenario_rows(operating)).to_string(index=False)] if operating.scenarios else []
     lines.append(
         f"design: {operating.design}; {operating.scenarios[0].n_simulations if operating.scenarios else 0} "
         f"simulations per scenario, seed {operating.seed}"
     )
-    for verdict, why in operating.unreachable.items():
-        lines.append(f"unreachable at this n: {verdict}: {why}")
+    lines += [f"unreachable at this n: {verdict}: {why}" for verdict, why in operating.unreachable.items()]
     return "\n".join(lines)
+
+
+def operating_table(claims: Sequence[Any]) -> Any:
+    """`scenario_rows` of every claim of `claims` (`actlab.claim.Claim`s) with operating characteristics, as one
+    DataFrame."""
+    import pandas as pd
+
+    simulated = [claim for claim in claims if claim.operating is not None]
+    return pd.DataFrame(
+        [{"claim": claim.claim_id, **row} for claim in simulated for row in scenario_rows(claim.operating)]
+    )

@@ -143,10 +143,7 @@ class EffectsModel:
         values = np.asarray(values, dtype=float)
         if values.shape != (self.X.shape[0],) or not np.all(np.isfinite(values)):
             raise ValueError(f"effects: need {self.X.shape[0]} finite values, got shape {values.shape}")
-        coef = self.inverse @ (self.X.T @ values)
-        df = len(values) - self.X.shape[1]
-        residual = values - self.X @ coef
-        sigma2 = float(residual @ residual / df) if df > 0 else math.nan
+        coef, df, sigma2 = self.solve(values)
         t = two_sided_t(confidence, df) if df > 0 else math.nan
         tolerance = 1e-9 * max(1.0, float(np.max(np.abs(values)))) if values.size else 0.0
         found = []
@@ -155,12 +152,27 @@ class EffectsModel:
             if abs(estimate) < tolerance:  # rounding noise of an exact fit, not an effect
                 estimate = 0.0
             se = 2 * math.sqrt(self.inverse[k, k] * sigma2) if math.isfinite(sigma2) else math.nan
-            if se > 0:
-                p = float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
-            else:
-                p = math.nan if not math.isfinite(se) else (0.0 if estimate != 0 else 1.0)
-            found.append(Effect(self.terms[k], estimate, estimate - t * se, estimate + t * se, p))
+            found.append(Effect(self.terms[k], estimate, estimate - t * se, estimate + t * se, _p(estimate, se, df)))
         return found
+
+    def solve(self, values: np.ndarray) -> tuple[np.ndarray, int, float]:
+        """(coefficients, residual degrees of freedom, residual variance: NaN without any) of `values` (n_runs,)."""
+        coef = self.inverse @ (self.X.T @ values)
+        df = len(values) - self.X.shape[1]
+        residual = values - self.X @ coef
+        return coef, df, float(residual @ residual / df) if df > 0 else math.nan
+
+    @property
+    def mains(self) -> list[int]:
+        """The columns of the estimable main effects."""
+        return [k for k in range(1, self.X.shape[1]) if len(self.terms[k][0]) == 1]
+
+
+def _p(estimate: float, se: float, df: int) -> float:
+    """Two-sided t p of `estimate` with standard error `se`; an exact fit (se 0) gives 0 or 1, none NaN."""
+    if se > 0:
+        return float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
+    return math.nan if not math.isfinite(se) else (0.0 if estimate != 0 else 1.0)
 
 
 def effects(coded: np.ndarray, values: np.ndarray, factors: Sequence[str], confidence: float = 0.95) -> list[Effect]:
@@ -211,13 +223,11 @@ def main_effect_tests(
     the few seeds of one specification.
     """
     values = np.asarray(values, dtype=float)
-    mains = [k for k in range(1, model.X.shape[1]) if len(model.terms[k][0]) == 1]
+    mains = model.mains
     if not mains:
         return [], math.nan, 0
-    coef = model.inverse @ (model.X.T @ values)
-    df = len(values) - model.X.shape[1]
-    residual = values - model.X @ coef
-    sigma = math.sqrt(float(residual @ residual) / df) if df > 0 else math.nan
+    coef, df, sigma2 = model.solve(values)
+    sigma = math.sqrt(sigma2)
     m = len(mains)
     t = two_sided_t(1 - alpha / m, df) if df > 0 else math.nan
     found = []
@@ -225,10 +235,7 @@ def main_effect_tests(
         factor = model.terms[k][0][0]
         estimate = 2 * float(coef[k])
         se = 2 * math.sqrt(float(model.inverse[k, k])) * sigma
-        if se > 0:
-            p = float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
-        else:
-            p = math.nan if not math.isfinite(se) else (0.0 if estimate != 0 else 1.0)
+        p = _p(estimate, se, df)
         p_adjusted = min(1.0, m * p) if math.isfinite(p) else math.nan
         aliases = alias_chain(design, factor) if design is not None else ""
         found.append(
@@ -260,7 +267,7 @@ def main_effect_mde(model: EffectsModel, sigma: float, alpha: float, power: floa
     test on df + 1 units with d = effect / (se sqrt(df + 1)); the largest over the factors."""
     from actlab.stats.tdist import standardised_mde
 
-    mains = [k for k in range(1, model.X.shape[1]) if len(model.terms[k][0]) == 1]
+    mains = model.mains
     df = model.X.shape[0] - model.X.shape[1]
     if not mains or df < 1 or not math.isfinite(sigma):
         return math.nan

@@ -16,8 +16,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from actlab.stats.tests import holm
-
 
 @dataclass(frozen=True)
 class ChiSquare:
@@ -83,19 +81,6 @@ def cochran_armitage(successes: Any, totals: Any, scores: Any | None = None) -> 
         row_scores=row_scores, col_scores=np.array([0.0, 1.0])
     )
     return {"statistic": float(result.statistic), "zscore": float(result.zscore), "pvalue": float(result.pvalue)}
-
-
-def layer_trend_tests(table: pd.DataFrame, scores: Any | None = None, alpha: float = 0.05) -> pd.DataFrame:
-    """One Cochran-Armitage test per choice (against all others), Holm-adjusted; `table`: (n_layers, n_choices)."""
-    counts = table.to_numpy(dtype=float)
-    totals = counts.sum(axis=1)
-    rows = []
-    for j, name in enumerate(table.columns):
-        result = cochran_armitage(counts[:, j], totals, scores if scores is not None else None)
-        rows.append({"choice": name, "zscore": result["zscore"], "pvalue": result["pvalue"]})
-    out = pd.DataFrame(rows)
-    out["reject_holm"], out["p_holm"] = holm(out["pvalue"].to_numpy(), alpha)
-    return out
 
 
 def normalised_depth(layer_index: Any, n_layers: Any) -> np.ndarray:

@@ -10,16 +10,14 @@ unit, so a reader can hold it against the paper's effect. `actlab.stats.tdist` s
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from statsmodels.stats.weightstats import ttost_paired
 
-from actlab.errors import require_finite
 from actlab.stats.summary import as_values
-from actlab.stats.tdist import standardised_mde, standardised_mde_independent, two_sided_t
+from actlab.stats.tdist import standardised_mde, two_sided_t
 
 DEFAULT_POWER = 0.8
 DEFAULT_ALPHA = 0.05
@@ -35,7 +33,7 @@ class Detectable:
     n: int
     power: float
     alpha: float
-    design: str  # "one-sample", "paired" or "independent"
+    design: str  # "one-sample"
 
 
 def mde_one_sample(
@@ -50,22 +48,6 @@ def mde_one_sample(
     spread = float(np.std(x, ddof=1)) if sd is None else float(sd)
     d = standardised_mde(int(x.size), alpha, power)
     return Detectable(d * spread, d, spread, int(x.size), power, alpha, "one-sample")
-
-
-def mde_paired(a: Any, b: Any, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> Detectable:
-    """MDE of a paired t-test of `a` - `b`, each (n,): the SD of the per-seed differences sets the scale."""
-    x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
-    if x.size != y.size:
-        raise ValueError(f"mde_paired: a has {x.size} values, b has {y.size}; pair them by seed first")
-    return replace(mde_one_sample(x - y, alpha=alpha, power=power), design="paired")
-
-
-def mde_independent(a: Any, b: Any, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> Detectable:
-    """MDE of a two-sample t-test between independent groups `a` (n_a,) and `b` (n_b,), scaled by their pooled SD."""
-    x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
-    pooled = math.sqrt(((x.size - 1) * np.var(x, ddof=1) + (y.size - 1) * np.var(y, ddof=1)) / (x.size + y.size - 2))
-    d = standardised_mde_independent(int(x.size), int(y.size), alpha, power)
-    return Detectable(d * pooled, d, float(pooled), int(x.size + y.size), power, alpha, "independent")
 
 
 @dataclass(frozen=True)
@@ -120,36 +102,6 @@ def mde_from_t_interval(
     """
     sd = _standard_error("mde_from_t_interval", low, high, n, confidence) * math.sqrt(n)
     return float(standardised_mde(n, alpha, power) * sd)
-
-
-def mde_from_interval(ci: Sequence[float], confidence: float = 0.95, power: float = DEFAULT_POWER) -> float:
-    """MDE from a two-sided interval by the normal approximation, (z_(1+c)/2 + z_power) x half width / z_(1+c)/2:
-    for a bootstrap interval (a share, a rank) there is no n or t distribution to recover.
-
-    >>> round(float(mde_from_interval((-1.0, 1.0))), 4)  # (1.96 + 0.8416) / 1.96
-    1.4294
-    """
-    from scipy.stats import norm
-
-    low, high = (float(bound) for bound in ci)
-    require_finite(
-        "mde_from_interval", "an MDE needs a finite interval; compute it from clean runs only", ci_low=low, ci_high=high
-    )
-    z = norm.ppf(0.5 + confidence / 2)
-    return (high - low) / (2 * z) * (z + norm.ppf(power))
-
-
-def mde_proportion(n: int, p0: float, *, alpha: float = DEFAULT_ALPHA, power: float = DEFAULT_POWER) -> float:
-    """The smallest drop p0 - p1 of a success rate that n runs detect, two-sided, on the arcsine scale (Cohen's h),
-    since a raw proportion's normal approximation is poor near 0 or 1."""
-    from statsmodels.stats.power import NormalIndPower
-
-    if n < 1 or not 0 < p0 <= 1:
-        raise ValueError(f"mde_proportion: need n >= 1 and 0 < p0 <= 1, got n={n}, p0={p0}")
-    h = float(NormalIndPower().solve_power(effect_size=None, nobs1=n, alpha=alpha, power=power, ratio=0))
-    angle = 2 * math.asin(math.sqrt(p0)) - h
-    p1 = math.sin(angle / 2) ** 2 if angle > 0 else 0.0
-    return float(p0 - p1)
 
 
 def tost_from_t_interval(

@@ -9,14 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-
-def _runs_by_tasks(scores: np.ndarray, name: str) -> np.ndarray:
-    array = np.asarray(scores, dtype=float)
-    if array.ndim != 2 or array.shape[0] < 1 or array.shape[1] < 1:
-        raise ValueError(f"{name}: scores must be (runs, tasks) with at least one of each, got shape {array.shape}")
-    if not np.isfinite(array).all():
-        raise ValueError(f"{name}: scores hold NaN or infinity; drop diverged runs (and say so) before profiling")
-    return array
+from actlab.stats.summary import runs_by_tasks
 
 
 def min_max_normalise(scores: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -26,7 +19,7 @@ def min_max_normalise(scores: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]
     >>> normalised["a"].tolist(), normalised["b"].tolist()
     ([[0.0, 0.0]], [[1.0, 1.0]])
     """
-    arrays = {method: _runs_by_tasks(values, "min_max_normalise") for method, values in scores.items()}
+    arrays = {method: runs_by_tasks(values, "min_max_normalise", min_runs=1) for method, values in scores.items()}
     if not arrays:
         raise ValueError("min_max_normalise: no methods")
     tasks = {array.shape[1] for array in arrays.values()}
@@ -45,7 +38,7 @@ def performance_profile(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
     >>> performance_profile(np.array([[0.2, 0.9], [0.6, 0.4]]), np.array([0.0, 0.5, 1.0])).tolist()
     [1.0, 0.5, 0.0]
     """
-    array = _runs_by_tasks(scores, "performance_profile")
+    array = runs_by_tasks(scores, "performance_profile", min_runs=1)
     taus = np.asarray(taus, dtype=float)
     return (array[None, :, :] > taus[:, None, None]).mean(axis=1).mean(axis=1)
 
@@ -54,7 +47,7 @@ def performance_profile_band(
     scores: np.ndarray, taus: np.ndarray, *, seed: int, confidence: float = 0.95, n_resamples: int = 2000
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile band (low, high), each (n_taus,), of `performance_profile`, resampling runs within each task."""
-    array = _runs_by_tasks(scores, "performance_profile_band")
+    array = runs_by_tasks(scores, "performance_profile_band", min_runs=1)
     if not 0 < confidence < 1 or n_resamples < 1:
         raise ValueError(f"need 0 < confidence < 1 and n_resamples >= 1, got {confidence}, {n_resamples}")
     rng = np.random.default_rng(seed)

@@ -159,7 +159,7 @@ def factorial_reversal_power(
     """Simulate runs of the design at the pooled residual SD `sigma` with `factor`'s high level reversing an effect
     `distance` past the threshold, fit the effects model and test every main effect at alpha / m: the share of
     simulations where `factor`'s effect is significant in the reversing direction."""
-    columns = [k for k in range(1, model.X.shape[1]) if len(model.terms[k][0]) == 1]
+    columns = model.mains
     index = next((k for k in columns if model.terms[k][0][0] == factor), None)
     if index is None:
         raise ValueError(f"factorial_reversal_power: {factor!r} is not an estimable main effect of this design")

@@ -20,15 +20,8 @@ from typing import Any
 import numpy as np
 
 from actlab.errors import UsageError
-from actlab.stats.calibrate import ScenarioSpec, Truth
-from actlab.stats.sequential_design import (  # noqa: F401 - the designs' names, kept here
-    SPENDING,
-    SequentialDesign,
-    boundaries,
-    crossing_probability,
-    design_for,
-    inflation_factor,
-)
+from actlab.stats.calibrate import ScenarioSpec, Truth, each_truth
+from actlab.stats.sequential_design import SequentialDesign
 
 # ---------------------------------------------------------------- a claim decided look by look
 DECISIVE_VERDICTS = ("supported", "not supported", "equivalent")
@@ -248,13 +241,12 @@ def operating(
     units_per_seed: int = 1,
 ) -> list[SequentialScenario]:
     """The sequential rule at each truth (`scenario`): `draw(rng, parameters, n_simulations, units)` gives the data
-    sets, each truth from its own `np.random.default_rng([seed, index])` so that adding one leaves the others'
-    numbers unchanged; `units` = the design's most seeds x `units_per_seed`."""
+    sets, each truth from its own stream as in the fixed-design engine (`calibrate.each_truth`); `units` = the
+    design's most seeds x `units_per_seed`."""
     units = design.max_seeds * units_per_seed
     at = partial(scenario, design=design, decide=decide, fixed_seeds=fixed_seeds, units_per_seed=units_per_seed)
     found = []
-    for index, truth in enumerate(truths):
-        data = draw(np.random.default_rng([seed, index]), truth.parameters, n_simulations, units)
+    for truth, data in each_truth(truths, draw, seed, n_simulations, units):
         spec = truth.spec
         found.append(at(spec.name, spec.effect, data=data, errors=spec.errors, target=spec.target))
     return found

@@ -1,4 +1,4 @@
-"""Point estimates and intervals over seeds: mean/std/n, t and bootstrap CIs, IQM, Hedges' g, P(improvement).
+"""Point estimates and intervals over seeds: mean/std/n, t and bootstrap CIs, IQM, d_z, P(improvement).
 
 scipy does the statistics; this module fixes the conventions (ddof=1, 95%, an explicit seed for every resample) and
 refuses NaN rather than averaging it away (a NaN is usually a diverged run, which the caller must decide about).
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 
 @dataclass(frozen=True)
@@ -148,14 +148,15 @@ def iqm(values: Any, axis: int | None = None) -> Any:
     return stats.trim_mean(array, proportiontocut=0.25, axis=axis)
 
 
-def _runs_by_tasks(scores: Any, name: str) -> np.ndarray:
+def runs_by_tasks(scores: Any, name: str, min_runs: int = 2) -> np.ndarray:
+    """`scores` as (runs, tasks) floats ((runs,): one task); NaN, infinity and too few runs raise a clear error."""
     array = np.asarray(scores, dtype=float)
     if array.ndim == 1:
         array = array[:, None]
-    if array.ndim != 2 or array.shape[0] < 2 or array.shape[1] < 1:
-        raise ValueError(f"{name}: scores must be (runs, tasks) with at least 2 runs, got shape {array.shape}")
-    if np.isnan(array).any():
-        raise ValueError(f"{name}: contains NaN (a diverged or failed run?); drop or replace it explicitly first")
+    if array.ndim != 2 or array.shape[0] < min_runs or array.shape[1] < 1:
+        raise ValueError(f"{name}: scores must be (runs, tasks) with at least {min_runs} run(s), got {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name}: contains NaN or infinity (a diverged or failed run?); drop or replace it first")
     return array
 
 
@@ -169,7 +170,7 @@ def stratified_bootstrap_interval(
 ) -> Interval:
     """Percentile interval of `statistic` over `scores` (n_runs, n_tasks) or (n_runs,), resampling runs within each
     task (rliable's `StratifiedBootstrap`): the tasks are fixed, so pooling them would add their spread."""
-    array = _runs_by_tasks(scores, "stratified_bootstrap_interval")
+    array = runs_by_tasks(scores, "stratified_bootstrap_interval")
     runs, tasks = array.shape
     rng = np.random.default_rng(seed)
     estimate = float(statistic(array))
@@ -181,27 +182,9 @@ def stratified_bootstrap_interval(
     return Interval(estimate, float(low), float(high), confidence, "stratified bootstrap percentile")
 
 
-def hedges_g(a: Any, b: Any) -> float:
-    """(a - b) / pooled sd times the exact small-sample correction J; `a` (n_a,), `b` (n_b,).
-
-    >>> round(hedges_g([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]), 4)
-    0.7979
-
-    Why g, not Cohen's d: with 3-10 seeds d is biased upwards; J removes that bias (Hedges 1981).
-    """
-    x, y = as_values(a, "a", min_n=2), as_values(b, "b", min_n=2)
-    df = x.size + y.size - 2
-    pooled_var = ((x.size - 1) * np.var(x, ddof=1) + (y.size - 1) * np.var(y, ddof=1)) / df
-    if pooled_var == 0.0:
-        raise ValueError("hedges_g: both samples are constant; the standardised difference is undefined")
-    d = (np.mean(x) - np.mean(y)) / math.sqrt(pooled_var)
-    j = math.exp(special.gammaln(df / 2) - special.gammaln((df - 1) / 2)) / math.sqrt(df / 2)
-    return float(j * d)
-
-
 def cohens_dz(a: Any, b: Any) -> float:
     """d_z = mean(a - b) / sd(a - b), `a`, `b` (n,) paired by position: the effect a paired t-test sees
-    (t = d_z sqrt(n)); g's pooled SD ignores the pairing.
+    (t = d_z sqrt(n)); a pooled SD would ignore the pairing.
 
     >>> round(cohens_dz([1.0, 2.0, 4.0], [0.0, 1.0, 2.0]), 4)
     2.3094
@@ -272,8 +255,8 @@ def probability_of_improvement_interval(
 
 
 def _poi_interval_by_task(x: Any, y: Any, *, seed: int, confidence: float, n_resamples: int) -> Interval:
-    xs = _runs_by_tasks(x, "probability_of_improvement_interval")
-    ys = _runs_by_tasks(y, "probability_of_improvement_interval")
+    xs = runs_by_tasks(x, "probability_of_improvement_interval")
+    ys = runs_by_tasks(y, "probability_of_improvement_interval")
     if xs.shape[1] != ys.shape[1]:
         raise ValueError(f"probability_of_improvement_interval: x has {xs.shape[1]} tasks, y has {ys.shape[1]}")
     rng = np.random.default_rng(seed)

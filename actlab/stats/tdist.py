@@ -60,18 +60,6 @@ def standardised_mde(n: int, alpha: float, power: float) -> float:
     return _solve_d(float(n), n - 1, alpha, power)
 
 
-@lru_cache(maxsize=4096)
-def standardised_mde_independent(n_a: int, n_b: int, alpha: float, power: float) -> float:
-    """Cohen's d > 0 at which a two-sided two-sample (pooled) t test on `n_a` and `n_b` units has `power`, exact.
-
-    >>> round(standardised_mde_independent(10, 10, 0.05, 0.8), 4)
-    1.3249
-    """
-    if min(n_a, n_b) < 1 or n_a + n_b < 3:
-        raise ValueError(f"standardised_mde_independent: need n_a, n_b >= 1 and n_a + n_b >= 3, got {n_a}, {n_b}")
-    return _solve_d(n_a * n_b / (n_a + n_b), int(n_a + n_b - 2), alpha, power)
-
-
 def _solve_d(n: float, df: int, alpha: float, power: float) -> float:
     """The root of t_test_power(d) = power by Brent's method, its bracket doubled until it holds the root."""
     if not 0 < alpha < 1 or not alpha < power < 1:

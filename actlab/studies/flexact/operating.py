@@ -9,15 +9,16 @@ the threshold, one MDE either side, the paper's), where "contradicted" is always
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from actlab.claim import Claim, OperatingCharacteristics, Scenario
-from actlab.stats.calibrate import ScenarioSpec, operating_characteristics, threshold_scenarios
+from actlab.claim import OperatingCharacteristics
+from actlab.stats import calibrate
+from actlab.stats.calibrate import Decide, Draw, ScenarioSpec, as_truths, threshold_scenarios
 from actlab.studies.flexact.designs import ClaimDesign, Detection
 from actlab.studies.flexact.specification import DIMENSIONS, LABELS, Plan, Specification, contradicted_fast
 
@@ -64,22 +65,37 @@ def simulation_design(
     return SimulationDesign(design, plan, runs, spreads, detection, alpha)
 
 
-def simulator(
-    sim: SimulationDesign, shift: Callable[[Specification], float] | None = None
-) -> Callable[[float, np.random.Generator], tuple[str, bool]]:
-    """simulate(effect, rng) -> (primary verdict, contradicted): every specification drawn at `effect`
-    (+ `shift(spec)`) at its own spread, then decided."""
+def draws(sim: SimulationDesign, shift: Callable[[Specification], float] | None = None) -> Draw:
+    """draw(rng, (effect,), n) -> n simulated curves: each one every specification's table drawn at `effect`
+    (+ `shift(spec)`) at its own spread, one curve after another."""
     design, plan = sim.design, sim.plan
 
-    def simulate(effect: float, rng: np.random.Generator) -> tuple[str, bool]:
-        tables = {}
-        for spec in plan.specifications:
-            moved = effect + (shift(spec) if shift and spec != plan.baseline else 0.0)
-            tables[spec] = design.draw(design.truth(moved, sim.detection), sim.runs[spec], rng, sim.spreads[spec])
-        verdict = design.verdict(tables[plan.baseline], sim.alpha)
-        return verdict, contradicted_fast(design, tables, plan, alpha=sim.alpha, primary=verdict)
+    def draw(rng: np.random.Generator, parameters: tuple[float, ...], n: int) -> list[dict[Specification, np.ndarray]]:
+        truths = {
+            spec: design.truth(parameters[0] + (shift(spec) if shift and spec != plan.baseline else 0.0), sim.detection)
+            for spec in plan.specifications
+        }
+        return [
+            {spec: design.draw(truths[spec], sim.runs[spec], rng, sim.spreads[spec]) for spec in plan.specifications}
+            for _ in range(n)
+        ]
 
-    return simulate
+    return draw
+
+
+def decide(sim: SimulationDesign) -> Decide:
+    """decide(curves) -> (primary verdict, contradicted) of each: the claim's rule at the baseline, robustness by
+    the alternatives' verdicts at alpha / m."""
+    design, plan = sim.design, sim.plan
+
+    def outcomes(curves: list[dict[Specification, np.ndarray]]) -> list[tuple[str, bool]]:
+        found = []
+        for tables in curves:
+            verdict = design.verdict(tables[plan.baseline], sim.alpha)
+            found.append((verdict, contradicted_fast(design, tables, plan, alpha=sim.alpha, primary=verdict)))
+        return found
+
+    return outcomes
 
 
 def operating(
@@ -90,32 +106,22 @@ def operating(
     The claims read a reversal from the factorial instead (`specification.factorial_analysis`): the report leaves
     this one out."""
     design, detection = sim.design, sim.detection
-    shared = operating_characteristics(
-        simulator(sim),
-        threshold_scenarios(  # the truths every specification shares, at the claim's own MDEs on each side
-            design.threshold,
-            supports=design.supports,
-            mde=detection.mde,
-            mde_against=detection.mde_against,
-            paper_effect=paper_value,
-        ),
-        design=sim.describe(),
-        n_simulations=n_simulations,
-        seed=seed,
-        unreachable=detection.unreachable,
+    scenarios = threshold_scenarios(  # the truths every specification shares, at the claim's own MDEs on each side
+        design.threshold,
+        supports=design.supports,
+        mde=detection.mde,
+        mde_against=detection.mde_against,
+        paper_effect=paper_value,
     )
+    at = partial(calibrate.operating, decide=decide(sim), design=sim.describe(), n_simulations=n_simulations)
+    shared = at(as_truths(scenarios), draws(sim), seed=seed, unreachable=detection.unreachable)
     above = reversed_specifications(sim.plan)
     if not reversal or not above or not detection.mde or not detection.mde_against:
         return shared
     supporting = design.threshold + design.sign * detection.mde
     reversed_at = design.threshold - design.sign * detection.mde_against
-    reversal = operating_characteristics(
-        simulator(sim, shift=lambda spec: (reversed_at - supporting) if spec in above else 0.0),
-        [ScenarioSpec(REVERSED, supporting)],
-        design=sim.describe(),
-        n_simulations=n_simulations,
-        seed=seed + 1,
-    )
+    moved = draws(sim, shift=lambda spec: (reversed_at - supporting) if spec in above else 0.0)
+    reversal = at(as_truths([ScenarioSpec(REVERSED, supporting)]), moved, seed=seed + 1)
     return OperatingCharacteristics(shared.design, shared.scenarios + reversal.scenarios, seed, shared.unreachable)
 
 
@@ -125,36 +131,4 @@ def reversed_specifications(plan: Plan) -> set[Specification]:
     return {spec for spec in plan.alternatives if plan.code(spec)[index] > plan.code(plan.baseline)[index]}
 
 
-def operating_table(claims: Sequence[Claim]) -> pd.DataFrame:
-    """One row per (claim, scenario): the share of each verdict with Monte-Carlo SEs, the error rate or power, and
-    how often the robustness rule said "contradicted"."""
-
-    def share(scenario: Scenario, verdicts: tuple[str, ...] | str) -> str:
-        p = scenario.probability(verdicts)
-        return f"{p:.3f} ± {scenario.standard_error(p):.3f}"
-
-    records = []
-    for claim in claims:
-        if claim.operating is None:
-            continue
-        for scenario in claim.operating.scenarios:
-            error, power = scenario.error_rate, scenario.power
-            contradicted = scenario.contradicted
-            records.append(
-                {
-                    "claim": claim.claim_id,
-                    "scenario": scenario.name,
-                    "true effect": f"{scenario.effect:.4g}",
-                    "simulations": scenario.n_simulations,
-                    "supported": share(scenario, "supported"),
-                    "not supported": share(scenario, "not supported"),
-                    "inconclusive": share(scenario, "inconclusive"),
-                    "wrong here": ", ".join(scenario.errors) or "-",
-                    "error rate": "-" if error is None else share(scenario, scenario.errors),
-                    "power": "-" if power is None else share(scenario, scenario.target or ()),
-                    "contradicted": "-"
-                    if contradicted is None
-                    else f"{contradicted:.3f} ± {scenario.standard_error(contradicted):.3f}",
-                }
-            )
-    return pd.DataFrame(records)
+operating_table = calibrate.operating_table  # the notebook's name for the shared table

@@ -20,7 +20,8 @@ from dataclasses import replace
 import numpy as np
 
 from actlab.claim import OperatingCharacteristics
-from actlab.stats.calibrate import ScenarioSpec, Truth, batched_operating_characteristics
+from actlab.stats import calibrate
+from actlab.stats.calibrate import ScenarioSpec, Truth, as_truths, threshold_scenarios
 from actlab.stats.sample_size import tost_units
 from actlab.studies.smartmixed import evidence as ev
 
@@ -51,7 +52,8 @@ def two_component_operating(
     choice = reversal_choice(specs)
     flipped = {label for label in specs.alternatives if specs.choice_of.get(label) == choice}
 
-    def simulate(parameters: tuple[float, ...], rng: np.random.Generator, n: int) -> list[tuple[str, bool]]:
+    def draw(rng: np.random.Generator, parameters: tuple[float, ...], n: int) -> dict[str, np.ndarray]:
+        """Each specification's n simulated data sets (n, units, 2), its units around the truth's means."""
         mean = np.asarray(parameters[:2], dtype=float)
         moved = np.asarray(parameters[2:4], dtype=float) if len(parameters) == 4 else mean
         drawn = {}
@@ -61,6 +63,9 @@ def two_component_operating(
                 drawn[label] = rng.multivariate_normal(centre, covariances[label], size=(n, size), check_valid="ignore")
             else:  # a specification with < 2 units stays untested, as in the runs
                 drawn[label] = np.broadcast_to(centre, (n, size, 2)).copy()
+        return drawn
+
+    def decide(drawn: dict[str, np.ndarray]) -> list[tuple[str, bool]]:
         simulated = ev.Specifications(
             cells={label: drawn[label] for label in specs.cells},
             alternatives={label: drawn[label] for label in specs.alternatives},
@@ -99,9 +104,7 @@ def two_component_operating(
         f"baseline {specs.pooled().shape[1]} units in {len(specs.cells)} cells, "
         f"{len(specs.alternatives)} alternative specifications ({', '.join(f'{k}: {v}' for k, v in sizes.items())})"
     )
-    operating = batched_operating_characteristics(
-        simulate, truths, design=design, n_simulations=n_simulations, seed=seed
-    )
+    operating = calibrate.operating(truths, draw, decide, design=design, n_simulations=n_simulations, seed=seed)
     unreachable = {}
     if claim.equivalence:
         found = operating.scenario("no change in either component")
@@ -151,7 +154,8 @@ def top_k_operating(
     others = np.delete(means, target, axis=-1)
     kth = np.partition(others, others.shape[-1] - k, axis=-1)[:, others.shape[-1] - k]
 
-    def simulate(parameters: tuple[float, ...], rng: np.random.Generator, n: int) -> list[str]:
+    def draw(rng: np.random.Generator, parameters: tuple[float, ...], n: int) -> np.ndarray:
+        """n simulated cubes (n, architectures, strategies, seeds), NaN past an architecture's seeds."""
         truth = means.copy()
         truth[:, target] = kth + parameters[0]
         picks = (rng.random((n, n_arch, n_seeds)) * seeds[None, :, None]).astype(int)  # seeds drawn whole
@@ -160,31 +164,26 @@ def top_k_operating(
             np.broadcast_to(picks[:, :, None, :], (n, n_arch, n_strategies, n_seeds)),
             axis=-1,
         )
-        simulated = np.where(mask[None, :, None, :], truth[None, ..., None] + drawn, np.nan)
-        result = ev.ranking(simulated, seeds, target=target, k=k, alpha=alpha)
+        return np.where(mask[None, :, None, :], truth[None, ..., None] + drawn, np.nan)
+
+    def decide(cubes: np.ndarray) -> list[str]:
+        result = ev.ranking(cubes, seeds, target=target, k=k, alpha=alpha)
+        ci = zip(result.low.tolist(), result.high.tolist(), strict=True)
         return [
-            top3_rule(
-                float(result.estimate[b]),
-                (float(result.low[b]), float(result.high[b])),
-                budget_matched=True,
-                committed=True,
-            )
-            for b in range(n)
+            top3_rule(e, c, budget_matched=True, committed=True)
+            for e, c in zip(result.estimate.tolist(), ci, strict=True)
         ]
 
-    specs = [ScenarioSpec("null boundary", 0.0, errors=("supported", "not supported"))]
-    if math.isfinite(mde):
-        specs.append(ScenarioSpec("MDE, supporting", mde, target="supported"))
-    if math.isfinite(mde_against):
-        specs.append(ScenarioSpec("MDE, against", -mde_against, target="not supported"))
-    truths = [Truth(spec, (spec.effect,)) for spec in specs]
+    scenarios = threshold_scenarios(0.0, supports="above", mde=mde, mde_against=mde_against)
     design = (
         f"{n_arch} architecture(s) x {n_strategies} strategies x {', '.join(map(str, seeds))} seeds; the other "
         f"strategies at their observed means, SmartMixed at the {ordinal(k)} best of them + delta points in every "
         "architecture; each seed's residuals (all strategies of that seed together, scaled by sqrt(S/(S-1))) "
         "resampled"
     )
-    return batched_operating_characteristics(simulate, truths, design=design, n_simulations=n_simulations, seed=seed)
+    return calibrate.operating(
+        as_truths(scenarios), draw, decide, design=design, n_simulations=n_simulations, seed=seed
+    )
 
 
 def ordinal(k: int) -> str:
