@@ -9,7 +9,6 @@ checks that what is drawn implies the verdict, or that the claim names what else
 
 from __future__ import annotations
 
-import base64
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -228,12 +227,6 @@ def svg_bytes(claims: Sequence[Any], phone: bool = False) -> bytes | None:
 
     fig = draw(claims, phone)
     return None if fig is None else figure_svg(fig)
-
-
-def svg_data_uri(claims: Sequence[Any], phone: bool = False) -> str | None:
-    """The forest plot (`phone`: its phone layout) as an SVG `data:` URI for an `<img>`."""
-    data = svg_bytes(claims, phone)
-    return None if data is None else "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
 
 
 FILES = {False: "forest.svg", True: "forest-phone.svg"}  # beside index.html

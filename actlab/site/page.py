@@ -193,12 +193,6 @@ def disagreement_lead(claims: Iterable[Claim]) -> str:
     return "What disagrees: " + "; ".join(items) + "."
 
 
-def verdict_html(claim: Claim) -> str:
-    """'<strong ...>not supported</strong> · the paper's method at reduced scale (10 seeds, ...)': the verdict in its
-    colour, a post-hoc mark and the fidelity label (`blocks.html.j2`'s `verdict`)."""
-    return str(blocks().verdict(claim))
-
-
 def card_data(claim: Claim, figure: Any = None) -> dict[str, Any]:
     """What one claim's card (`blocks.html.j2`'s `claim_card`) shows beyond the claim itself: the primary verdict's
     lines, the folded lines, the headline figure and the study's `figure` (described for screen readers here)."""
@@ -220,11 +214,6 @@ def card_data(claim: Claim, figure: Any = None) -> dict[str, Any]:
         figure_style.describe(figure, finding_alt(claim, figure))
     shown = None if figure is None else Markup(_html_of(figure))
     return {"claim": claim, "primary": primary, "rest": rest, "headline": Markup(headline_html(claim)), "figure": shown}
-
-
-def claim_card(claim: Claim, figure: Any = None) -> str:
-    """One claim's card (`claims_block`): verdict and fidelity, finding, headline figure, `figure`, details."""
-    return str(blocks().claim_card(card_data(claim, figure)))
 
 
 def finding_alt(claim: Claim, figure: Figure) -> str:
