@@ -182,16 +182,10 @@ def svg_bytes(fig: Any) -> bytes:
 def headline_html(claim: Claim) -> str:
     """The headline figure as an `<img>` of its SVG, shown at its drawn width (`WIDTH_INCHES`, 96 px an inch) and
     never wider than its column: on a 390-px phone it shrinks by at most `PHONE_COLUMN_PX` / its width."""
-    import base64
-    import html
+    from actlab.figure_style import img_html
 
-    data = base64.b64encode(svg_bytes(headline_figure(claim))).decode("ascii")
-    alt = html.escape(headline_alt(claim), quote=True)
-    width = round(WIDTH_INCHES * 96)
-    return (
-        f'<img class="actlab-headline-plot" src="data:image/svg+xml;base64,{data}" width="{width}" '
-        f'style="max-width:100%;height:auto" alt="{alt}">'
-    )
+    svg = svg_bytes(headline_figure(claim))
+    return img_html("image/svg+xml", svg, round(WIDTH_INCHES * 96), headline_alt(claim), "actlab-headline-plot")
 
 
 def headline_alt(claim: Claim) -> str:
