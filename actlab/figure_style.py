@@ -429,9 +429,10 @@ def _renderer(fig: Figure) -> Any:
     return canvas.get_renderer()
 
 
-def use(shell: Any = None) -> None:
+def use(shell: Any = None) -> Any:
     """Apply the theme and show figures through `figure_html`, an HTML representation, which nbconvert renders as
-    is (its `<img>` has no alt text and is 1x). Call once, at the top (a plain script gets the theme alone)."""
+    is (its `<img>` has no alt text and is 1x). Call once, at the top (a plain script gets the theme alone).
+    Returns the IPython shell it set up (None in a plain script), for `actlab.site.page.use` to add its tables."""
     import seaborn as sns
 
     sns.set_theme(context="notebook", style="whitegrid", palette=list(OKABE_ITO), font_scale=0.9)
@@ -440,7 +441,7 @@ def use(shell: Any = None) -> None:
 
         shell = get_ipython()
     if shell is None:  # a plain script: the theme is all there is to set
-        return
+        return None
     import matplotlib.pyplot as plt
 
     plt.close(plt.figure())  # resolves the inline backend now, which resets every printer for Figure first
@@ -449,6 +450,7 @@ def use(shell: Any = None) -> None:
     if not getattr(shell, "_actlab_figure_hook", False):
         shell.events.register("pre_run_cell", lambda *args: _show_with_alt(shell))
         shell._actlab_figure_hook = True
+    return shell
 
 
 def _show_with_alt(shell: Any) -> None:

@@ -225,11 +225,7 @@ def finding_alt(claim: Claim, figure: Figure) -> str:
 
 def use(shell: Any = None) -> None:
     """Set up a report notebook: the figure style, and tables shown by `table_html` (call once, at the top)."""
-    figure_style.use(shell)
-    if shell is None:
-        from IPython import get_ipython
-
-        shell = get_ipython()
+    shell = figure_style.use(shell)
     if shell is None:
         return
     formatter = shell.display_formatter.formatters["text/html"]
