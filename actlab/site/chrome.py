@@ -1,8 +1,9 @@
 """What every page of the site shares around its content: the viewport, a title, the top navigation, the CSS.
 
 Why: nbconvert's pages are titled "Notebook", have no viewport tag and no way back to the index. A reader moving
-between pages should find the same bar at the top of each, and each page should lay out on a phone. `decorate` adds
-these to a page nbconvert rendered; the index template includes the same stylesheet and `nav`.
+between pages should find the same bar at the top of each, and each page should lay out on a phone. Every page
+inlines the one stylesheet (`stylesheet`: the notebook pages through `actlab.notebooks.to_html`, the index and the
+benchmark page through `templates/page.html.j2`); `decorate` gives a rendered page its title, viewport and the bar.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ VIEWPORT = '<meta name="viewport" content="width=device-width, initial-scale=1">
 
 
 def stylesheet() -> str:
-    """The site's one stylesheet (`templates/site.css.j2`), which the index and every study page inline."""
+    """The site's one stylesheet (`templates/site.css.j2`), which every page inlines."""
     return jinja_environment().get_template("site.css.j2").render()
 
 
@@ -93,8 +94,8 @@ STALE_PATTERN = re.compile(r'<div class="actlab-stale".*?</div>', flags=re.S)
 def mark_stale(html_path: Path, reason: str, when: str) -> Path:
     """Put the stale banner (`blocks.html.j2`'s `stale_banner`: what it is, since when, and why) at the top of a
     page the site built earlier (one banner: a later failure replaces it; a successful rebuild writes the page anew,
-    without it). Why keep the page at all: the index's claims, kept from
-    the last good build too (`actlab.commands.publish_claims`), link to it; deleting it breaks those links."""
+    without it). Why keep the page at all: the index's claims, kept from the last good build too
+    (`actlab.commands.publish_claims`), link to it; deleting it breaks those links."""
     body = STALE_PATTERN.sub("", html_path.read_text(encoding="utf-8"))
     banner = str(blocks().stale_banner(" ".join(reason.split()), when))
     return atomic_write_text(html_path, _after_body(body, banner))
