@@ -374,9 +374,15 @@ def _img(image: Any, alt: str) -> str:
     palette = image.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     packed = io.BytesIO()
     palette.save(packed, format="PNG", optimize=True)
-    data, alt = base64.b64encode(packed.getvalue()).decode("ascii"), html.escape(alt, quote=True)
-    width = image.size[0] * SHOWN_DPI // IMAGE_DPI
-    return f'<img src="data:image/png;base64,{data}" width="{width}" style="max-width:100%;height:auto" alt="{alt}">'
+    return img_html("image/png", packed.getvalue(), image.size[0] * SHOWN_DPI // IMAGE_DPI, alt)
+
+
+def img_html(mime: str, data: bytes, width: int, alt: str, css_class: str = "") -> str:
+    """An `<img>` of `data` embedded as base64, `width` CSS px wide and never wider than its column, alt escaped."""
+    source = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    shown = f'class="{css_class}" ' if css_class else ""
+    alt = html.escape(alt, quote=True)
+    return f'<img {shown}src="{source}" width="{width}" style="max-width:100%;height:auto" alt="{alt}">'
 
 
 def figure_html(fig: Figure) -> str:
@@ -423,23 +429,19 @@ def _renderer(fig: Figure) -> Any:
     return canvas.get_renderer()
 
 
-def theme() -> None:
-    """The seaborn theme and palette, for scripts that draw without a notebook."""
+def use(shell: Any = None) -> Any:
+    """Apply the theme and show figures through `figure_html`, an HTML representation, which nbconvert renders as
+    is (its `<img>` has no alt text and is 1x). Call once, at the top (a plain script gets the theme alone).
+    Returns the IPython shell it set up (None in a plain script), for `actlab.site.page.use` to add its tables."""
     import seaborn as sns
 
     sns.set_theme(context="notebook", style="whitegrid", palette=list(OKABE_ITO), font_scale=0.9)
-
-
-def use(shell: Any = None) -> None:
-    """Apply the theme and show figures through `figure_html`, an HTML representation, which nbconvert renders as
-    is (its `<img>` has no alt text and is 1x). Call once, at the top."""
-    theme()
     if shell is None:
         from IPython import get_ipython
 
         shell = get_ipython()
     if shell is None:  # a plain script: the theme is all there is to set
-        return
+        return None
     import matplotlib.pyplot as plt
 
     plt.close(plt.figure())  # resolves the inline backend now, which resets every printer for Figure first
@@ -448,6 +450,7 @@ def use(shell: Any = None) -> None:
     if not getattr(shell, "_actlab_figure_hook", False):
         shell.events.register("pre_run_cell", lambda *args: _show_with_alt(shell))
         shell._actlab_figure_hook = True
+    return shell
 
 
 def _show_with_alt(shell: Any) -> None:

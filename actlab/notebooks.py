@@ -152,22 +152,6 @@ def lead_first(cells: list[Any]) -> list[Any]:
 
 TEMPLATES = Path(__file__).parent / "templates" / "nbconvert"
 PAGE_TEMPLATE = "actlab_page"  # nbconvert's lab cell markup with a head that loads nothing (see its index.html.j2)
-CELL_CSS = """
-.jp-Cell { margin: .5rem 0; }
-.jp-Collapser, .jp-InputPrompt, .jp-OutputPrompt, a.anchor-link { display: none; }
-.jp-OutputArea-output { overflow-x: auto; }
-.jp-RenderedText pre, .jp-InputArea pre { background: #f8f8f8; padding: .4rem .6rem; overflow-x: auto;
-  font-size: .85rem; margin: .3rem 0; }
-.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"] pre { background: #fdecea; }
-.jp-RenderedImage img { max-width: 100%; height: auto; }
-.actlab-panels { display: flex; align-items: flex-start; }
-.actlab-panels img { flex: 0 1 auto; min-width: 0; }
-@media (max-width: 600px) { .actlab-panels { flex-wrap: wrap; } }
-.jp-RenderedLatex math { margin: .3rem 0; font-size: 1.15em; }
-table.dataframe { width: auto; }
-.ansi-red-fg { color: #a4161a; } .ansi-green-fg { color: #1b7a3e; } .ansi-cyan-fg { color: #11607a; }
-.ansi-bold { font-weight: 700; }
-"""
 
 
 def to_html(
@@ -180,8 +164,9 @@ def to_html(
     """Render an executed notebook to standalone HTML: images embedded, code hidden by default, `lead` cells first.
 
     Offline: the page loads nothing from the network (no require.js, MathJax or JupyterLab stylesheet); its CSS
-    is `css` plus `CELL_CSS`, LaTeX is MathML. Sanitised by `actlab.sanitize` (`clean_html`, `image_html`), so no
-    string in a notebook's output can run script on the page. `title` is the `<title>` (default: the file name).
+    is `css` (the site's stylesheet, `actlab.site.chrome.stylesheet`, which styles the cells too), LaTeX is MathML.
+    Sanitised by `actlab.sanitize` (`clean_html`, `image_html`), so no string in a notebook's output can run script
+    on the page. `title` is the `<title>` (default: the file name).
     """
     import nbformat
     from nbconvert import HTMLExporter
@@ -204,5 +189,5 @@ def to_html(
     node.cells = lead_first(node.cells)
     if title:
         node.metadata["title"] = title
-    body, _ = exporter.from_notebook_node(node, resources={"page_css": css + CELL_CSS})
+    body, _ = exporter.from_notebook_node(node, resources={"page_css": css})
     return atomic_write_text(html, body)

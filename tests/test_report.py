@@ -223,9 +223,9 @@ def test_index_opens_with_one_answer_per_paper_then_the_demo_apart_then_the_fore
     assert "<th></th>" not in index
 
 
-def test_verdict_summary_counts_per_study_and_unreadable_files():
+def test_verdict_counts_per_paper_count_the_family_wise_failures_apart():
     from actlab.site.inputs import UnreadableClaim
-    from actlab.site.summary import summarise
+    from actlab.site.papers import answers
 
     claims = [
         Claim.from_json(_claim("x-1", verdict="supported", study="x")),
@@ -233,12 +233,9 @@ def test_verdict_summary_counts_per_study_and_unreadable_files():
         Claim.from_json(_claim("y-1", verdict="supported")),  # no study: the id's prefix
         UnreadableClaim(claim_id="bad", file="bad.json", error="JSONDecodeError"),
     ]
-    summary = summarise(claims)
     family = "not after family-wise control"  # decisive, but its adjusted p is not below 0.05: counted apart
-    assert summary.total == {"supported": 2, family: 1}
-    assert summary.by_study == {"x": {"supported": 1, family: 1}, "y": {"supported": 1}}
-    assert summary.unreadable == 1 and summary.n_claims == 3
-    assert summary.columns() == ["supported", family]
+    counts = {answer.paper.key: answer.counts for answer in answers(claims)}
+    assert counts == {"x": {"supported": 1, family: 1}, "y": {"supported": 1}}
 
 
 def test_forest_rows_span_their_ci_threshold_band_and_paper_value():

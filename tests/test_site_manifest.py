@@ -12,8 +12,9 @@ import re
 
 import pytest
 
-from actlab.site import chrome, report
+from actlab.site import report
 from actlab.site.inputs import safe_href
+from actlab.site.pages import blocks
 
 MARK = '<meta name="generator" content="actlab">'
 TITLE = "Owned\nexport PATH=/tmp/evil:$PATH\n"
@@ -73,7 +74,7 @@ def test_a_javascript_target_is_never_a_link_in_the_nav_or_the_index(tmp_path):
 
 def test_the_nav_bar_passes_every_href_through_the_one_link_check():
     links = [("Index", "index.html"), ("Evil", "javascript:alert(1)"), ("Far", "//evil.example/x"), ("Up", "/\\x")]
-    nav = chrome.nav_html(links, "index.html")
+    nav = str(blocks().nav(links, "index.html"))
     assert re.findall(r'href="([^"]*)"', nav) == ["index.html"]
     assert "Evil" in nav and "Far" in nav  # shown as text
     assert safe_href("javascript:alert(1)") is None

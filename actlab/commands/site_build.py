@@ -9,8 +9,6 @@ are staged and replace the study's only if its notebook ran to the end (`actlab.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import json
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -178,11 +176,9 @@ def _render_with_claims(
 
 def declares_claims_dir(template: Path) -> bool:
     """Whether the notebook's `parameters` cell assigns `claims_dir` (else papermill only warns, claims go nowhere)."""
-    cells = json.loads(template.read_text(encoding="utf-8")).get("cells", [])
-    for cell in cells:
-        if "parameters" in cell.get("metadata", {}).get("tags", []):
-            return bool(re.search(r"^claims_dir\s*=", "".join(cell.get("source", [])), flags=re.M))
-    return False
+    from actlab.site.profiles import parameter_defaults
+
+    return "claims_dir" in parameter_defaults(template)
 
 
 class PageQueue:

@@ -22,11 +22,6 @@ TITLE = "Benchmarks: ratios against a baseline measured in one run"
 _MACHINE_KEYS = ("time_utc", "host", "cpus", "torch_threads", "device", "platform", "git_commit")
 
 
-def load_results(json_path: Path) -> dict[str, Any]:
-    """`bench.json` as written by `actlab bench`: benchmark name -> its report dict."""
-    return json.loads(Path(json_path).read_text(encoding="utf-8"))
-
-
 def targeted_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Every ratio an issue set a target for, in benchmark order, plus a row per benchmark not yet measured."""
     rows: list[dict[str, Any]] = []
@@ -170,7 +165,7 @@ def site_page(out_dir: Path):  # noqa: ANN201 - an actlab.report.Page, or None
         return None
     page = index_entry(json_path)
     try:
-        write_page(load_results(json_path), Path(out_dir) / PAGE_NAME, source=str(json_path))
+        write_page(json.loads(json_path.read_text(encoding="utf-8")), Path(out_dir) / PAGE_NAME, source=str(json_path))
     except (OSError, ValueError, KeyError, TypeError) as error:  # a malformed file: say so on the index
         page.status, page.error, page.html = "failed", f"{type(error).__name__}: {error}", ""
     return page

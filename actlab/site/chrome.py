@@ -1,8 +1,9 @@
 """What every page of the site shares around its content: the viewport, a title, the top navigation, the CSS.
 
 Why: nbconvert's pages are titled "Notebook", have no viewport tag and no way back to the index. A reader moving
-between pages should find the same bar at the top of each, and each page should lay out on a phone. `decorate` adds
-these to a page nbconvert rendered; the index template includes the same stylesheet and `nav`.
+between pages should find the same bar at the top of each, and each page should lay out on a phone. Every page
+inlines the one stylesheet (`stylesheet`: the notebook pages through `actlab.notebooks.to_html`, the index and the
+benchmark page through `templates/page.html.j2`); `decorate` gives a rendered page its title, viewport and the bar.
 """
 
 from __future__ import annotations
@@ -19,20 +20,8 @@ VIEWPORT = '<meta name="viewport" content="width=device-width, initial-scale=1">
 
 
 def stylesheet() -> str:
-    """The site's one stylesheet (`templates/site.css.j2`), which the index and every study page inline."""
+    """The site's one stylesheet (`templates/site.css.j2`), which every page inlines."""
     return jinja_environment().get_template("site.css.j2").render()
-
-
-def _css(part: str) -> str:
-    """One part of the stylesheet (its `nav` or `whole` macro), for a page rendered without it."""
-    return str(getattr(jinja_environment().get_template("site.css.j2").module, part)())
-
-
-def nav_html(links: Sequence[tuple[str, str]], current: str = "") -> str:
-    """The top bar (`blocks.html.j2`'s `nav`): one link per (title, href), the current page marked for screen
-    readers and styled. An href that fails `safe_href` (a `javascript:` target from a tampered `pages.json`) is
-    shown as plain text."""
-    return str(blocks().nav(links, current))
 
 
 NAV_PATTERN = re.compile(r'<nav class="actlab-nav".*?</nav>', flags=re.S)
@@ -93,15 +82,8 @@ def decorate(html_path: Path, *, title: str, links: Sequence[tuple[str, str]], c
         body = _into_head(body, page_title)
     if 'name="viewport"' not in body:
         body = _into_head(body, VIEWPORT)
-    for part, marker in (("nav", "nav.actlab-nav{"), ("whole", "span.whole{")):
-        if marker not in body:
-            body = _into_head(body, f"<style>{_css(part)}</style>")
-    nav = nav_html(links, current)
-    if NAV_PATTERN.search(body):
-        body = NAV_PATTERN.sub(lambda _: nav, body, count=1)
-    else:
-        opening = re.search(r"<body[^>]*>", body)
-        body = body[: opening.end()] + nav + body[opening.end() :] if opening else nav + body
+    nav = str(blocks().nav(links, current))  # a `javascript:` href from a tampered `pages.json` shows as text
+    body = NAV_PATTERN.sub(lambda _: nav, body, count=1) if NAV_PATTERN.search(body) else _after_body(body, nav)
     return atomic_write_text(html_path, body)
 
 
@@ -109,22 +91,21 @@ STALE_CLASS = "actlab-stale"
 STALE_PATTERN = re.compile(r'<div class="actlab-stale".*?</div>', flags=re.S)
 
 
-def stale_banner(reason: str, when: str) -> str:
-    """The banner a page keeps while its rebuild fails: what it is, since when, and why (escaped)."""
-    return str(blocks().stale_banner(reason, when))
-
-
 def mark_stale(html_path: Path, reason: str, when: str) -> Path:
-    """Put `stale_banner` at the top of a page the site built earlier (one banner: a later failure replaces it;
-    a successful rebuild writes the page anew, without it). Why keep the page at all: the index's claims, kept from
-    the last good build too (`actlab.commands.publish_claims`), link to it; deleting it breaks those links."""
+    """Put the stale banner (`blocks.html.j2`'s `stale_banner`: what it is, since when, and why) at the top of a
+    page the site built earlier (one banner: a later failure replaces it; a successful rebuild writes the page anew,
+    without it). Why keep the page at all: the index's claims, kept from the last good build too
+    (`actlab.commands.publish_claims`), link to it; deleting it breaks those links."""
     body = STALE_PATTERN.sub("", html_path.read_text(encoding="utf-8"))
-    banner = stale_banner(" ".join(reason.split()), when)
-    opening = re.search(r"<body[^>]*>", body)
-    body = body[: opening.end()] + banner + body[opening.end() :] if opening else banner + body
-    return atomic_write_text(html_path, body)
+    banner = str(blocks().stale_banner(" ".join(reason.split()), when))
+    return atomic_write_text(html_path, _after_body(body, banner))
 
 
 def _into_head(body: str, element: str) -> str:
     at = body.find("</head>")
     return body[:at] + element + body[at:] if at >= 0 else element + body
+
+
+def _after_body(body: str, element: str) -> str:
+    opening = re.search(r"<body[^>]*>", body)
+    return body[: opening.end()] + element + body[opening.end() :] if opening else element + body

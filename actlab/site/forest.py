@@ -9,7 +9,6 @@ checks that what is drawn implies the verdict, or that the claim names what else
 
 from __future__ import annotations
 
-import base64
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -20,8 +19,12 @@ from actlab.figure_style import verdict_color
 from actlab.io import atomic_write_bytes
 from actlab.site.claim_text import part_side
 from actlab.site.headline import (
+    FONT,
+    HEADLINE_FONT,
+    TITLE_CHARS,
     draw_part,
     draw_row,
+    narrow_figure,
     paper_row,
     part_words,
     parts_of,
@@ -33,16 +36,8 @@ from actlab.site.headline import (
 from actlab.site.summary import reported
 
 ROW_INCHES = 0.42
-TITLE_CHARS = 58
+WIDE_TITLE_CHARS = 58
 VERDICT_CHARS = 30
-FONT = 8.5  # points; the SVG is drawn 11 inches wide and shown about 13 inches wide at 1400 px
-# The phone version (`draw(..., phone=True)`, which the index offers below 600 px): 4.4 inches (317 points) shown 358
-# px wide on a 390-px phone, 1.13 px per point, so its smallest text (PHONE_FONT - 1.5 points) is 9.6 px there.
-PHONE_INCHES = 4.4
-PHONE_FONT = 10.0
-PHONE_ROW_INCHES = 1.0  # the row's two lines of words above its axis, then the axis with its ticks and unit
-PHONE_AXIS_INCHES = 0.16
-PHONE_TITLE_CHARS = 50
 # Papers whose claims are listed and plotted on their own page, which the index links to instead: the zoo's ~109
 # claims made the index's forest plot 109 rows tall and the index 1.78 MB.
 OWN_PAGE = {"zoo": "zoo.html"}
@@ -167,7 +162,7 @@ def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplo
         return draw_phone(rows)
     fig = Figure(figsize=(11, 0.7 + ROW_INCHES * len(rows)))  # no pyplot: no backend, no global state
     for ax, claim, index, part, color in _drawn_rows(fig, rows, FONT):
-        label = shorten(_label(claim, index, part), TITLE_CHARS)
+        label = shorten(_label(claim, index, part), WIDE_TITLE_CHARS)
         ax.text(-0.01, 0.5, label, transform=ax.transAxes, ha="right", va="center", fontsize=FONT)
         beside = {"transform": ax.transAxes, "ha": "left", "va": "center"}  # right of the axis
         several = len(claim.parts) > 1
@@ -193,32 +188,17 @@ def draw(claims: Sequence[Any], phone: bool = False):  # noqa: ANN201 - a matplo
 
 
 def draw_phone(rows: list[tuple[Claim, int, Part]]):  # noqa: ANN201 - a matplotlib Figure
-    """The phone layout of `draw`'s rows: the claim's title, then its verdict (in its colour) and what else decided
-    it, then the row's axis, all `PHONE_INCHES` wide so the text shows at 9 px or more."""
-    from matplotlib.figure import Figure
-
-    legend_inches, bottom_inches = 0.55, 0.25
-    height = legend_inches + PHONE_ROW_INCHES * len(rows) + bottom_inches
-    fig = Figure(figsize=(PHONE_INCHES, height))
-    axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
+    """The phone layout of `draw`'s rows (`headline.narrow_figure`, as a headline figure): the claim's title, then
+    its verdict (in its colour) and what else decided it, then the row's axis; the legend above them."""
+    fig, axes = narrow_figure(len(rows), 0.55, 0.4, 0.06)
     for ax, (claim, index, part), limits in zip(axes, rows, shared_ranges(rows), strict=True):
         words = row_words(claim, index, part)
         if index == len(parts_of(claim)) - 1 and claim.decided_by:
             words = f"{words}; decided by {claim.decided_by}"
-        draw_row(ax, claim, index, part, shorten(_label(claim, index, part), PHONE_TITLE_CHARS), PHONE_FONT, words)
+        draw_row(ax, claim, index, part, shorten(_label(claim, index, part), TITLE_CHARS), HEADLINE_FONT, words)
         ax.set_xlim(*limits)
-    fig.legend(
-        handles=_legend_handles(),
-        loc="upper left",
-        ncol=2,
-        fontsize=PHONE_FONT - 1,
-        frameon=False,
-        bbox_to_anchor=(0.0, 1.0),
-    )
-    gap = (PHONE_ROW_INCHES - PHONE_AXIS_INCHES) / PHONE_AXIS_INCHES
-    fig.subplots_adjust(
-        left=0.06, right=0.94, top=1 - (legend_inches + 0.4) / height, bottom=(bottom_inches + 0.3) / height, hspace=gap
-    )
+    legend = {"loc": "upper left", "ncol": 2, "fontsize": HEADLINE_FONT - 1, "bbox_to_anchor": (0.0, 1.0)}
+    fig.legend(handles=_legend_handles(), frameon=False, **legend)
     return fig
 
 
@@ -228,12 +208,6 @@ def svg_bytes(claims: Sequence[Any], phone: bool = False) -> bytes | None:
 
     fig = draw(claims, phone)
     return None if fig is None else figure_svg(fig)
-
-
-def svg_data_uri(claims: Sequence[Any], phone: bool = False) -> str | None:
-    """The forest plot (`phone`: its phone layout) as an SVG `data:` URI for an `<img>`."""
-    data = svg_bytes(claims, phone)
-    return None if data is None else "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
 
 
 FILES = {False: "forest.svg", True: "forest-phone.svg"}  # beside index.html

@@ -149,21 +149,27 @@ def draw_row(ax: Any, claim: Claim, index: int, part: Part, title: str, font: fl
     ax.annotate(words, (0, 1), xytext=(0, 0.9 * font), fontsize=font - 1, color=color, fontweight="bold", **ABOVE_AXIS)
 
 
-def headline_figure(claim: Claim) -> Any:
-    """The claim's headline figure (a matplotlib Figure, no pyplot): one row per part, its name and own verdict
-    above its axis, `WIDTH_INCHES` wide so that a phone shows its text at 9 px or more (`headline_html`)."""
-    from matplotlib.figure import Figure
+def narrow_figure(rows: int, top_inches: float, top_pad: float, side: float) -> tuple[Any, Any]:
+    """(a matplotlib Figure, its axes): `rows` rows laid out for `draw_row`, `WIDTH_INCHES` wide so that a phone
+    shows their text at 9 px or more, `top_inches` above them (a legend) and `side` of its width to either side.
+    The headline figure and the forest plot's phone layout are both drawn on one."""
+    from matplotlib.figure import Figure  # no pyplot: no backend, no global state
 
-    parts = parts_of(claim)
-    height = TOP_INCHES + ROW_INCHES * len(parts) + BOTTOM_INCHES
+    height = top_inches + ROW_INCHES * rows + BOTTOM_INCHES
     fig = Figure(figsize=(WIDTH_INCHES, height))
-    axes = fig.subplots(len(parts), 1, squeeze=False)[:, 0]
+    axes = fig.subplots(rows, 1, squeeze=False)[:, 0]
+    gap = (ROW_INCHES - AXIS_INCHES) / AXIS_INCHES
+    top, bottom = 1 - (top_inches + top_pad) / height, (BOTTOM_INCHES + 0.3) / height
+    fig.subplots_adjust(left=side, right=1 - side, top=top, bottom=bottom, hspace=gap)
+    return fig, axes
+
+
+def headline_figure(claim: Claim) -> Any:
+    """The claim's headline figure: one row per part, its name and own verdict above its axis (`headline_html`)."""
+    parts = parts_of(claim)
+    fig, axes = narrow_figure(len(parts), TOP_INCHES, 0.42, 0.04)
     for index, (ax, part) in enumerate(zip(axes, parts, strict=True)):
         draw_row(ax, claim, index, part, shorten(part.name, TITLE_CHARS), HEADLINE_FONT)
-    gap = (ROW_INCHES - AXIS_INCHES) / AXIS_INCHES
-    fig.subplots_adjust(
-        left=0.04, right=0.96, top=1 - (TOP_INCHES + 0.42) / height, bottom=(BOTTOM_INCHES + 0.3) / height, hspace=gap
-    )
     return fig
 
 
@@ -182,16 +188,10 @@ def svg_bytes(fig: Any) -> bytes:
 def headline_html(claim: Claim) -> str:
     """The headline figure as an `<img>` of its SVG, shown at its drawn width (`WIDTH_INCHES`, 96 px an inch) and
     never wider than its column: on a 390-px phone it shrinks by at most `PHONE_COLUMN_PX` / its width."""
-    import base64
-    import html
+    from actlab.figure_style import img_html
 
-    data = base64.b64encode(svg_bytes(headline_figure(claim))).decode("ascii")
-    alt = html.escape(headline_alt(claim), quote=True)
-    width = round(WIDTH_INCHES * 96)
-    return (
-        f'<img class="actlab-headline-plot" src="data:image/svg+xml;base64,{data}" width="{width}" '
-        f'style="max-width:100%;height:auto" alt="{alt}">'
-    )
+    svg = svg_bytes(headline_figure(claim))
+    return img_html("image/svg+xml", svg, round(WIDTH_INCHES * 96), headline_alt(claim), "actlab-headline-plot")
 
 
 def headline_alt(claim: Claim) -> str:

@@ -193,12 +193,6 @@ def disagreement_lead(claims: Iterable[Claim]) -> str:
     return "What disagrees: " + "; ".join(items) + "."
 
 
-def verdict_html(claim: Claim) -> str:
-    """'<strong ...>not supported</strong> · the paper's method at reduced scale (10 seeds, ...)': the verdict in its
-    colour, a post-hoc mark and the fidelity label (`blocks.html.j2`'s `verdict`)."""
-    return str(blocks().verdict(claim))
-
-
 def card_data(claim: Claim, figure: Any = None) -> dict[str, Any]:
     """What one claim's card (`blocks.html.j2`'s `claim_card`) shows beyond the claim itself: the primary verdict's
     lines, the folded lines, the headline figure and the study's `figure` (described for screen readers here)."""
@@ -222,11 +216,6 @@ def card_data(claim: Claim, figure: Any = None) -> dict[str, Any]:
     return {"claim": claim, "primary": primary, "rest": rest, "headline": Markup(headline_html(claim)), "figure": shown}
 
 
-def claim_card(claim: Claim, figure: Any = None) -> str:
-    """One claim's card (`claims_block`): verdict and fidelity, finding, headline figure, `figure`, details."""
-    return str(blocks().claim_card(card_data(claim, figure)))
-
-
 def finding_alt(claim: Claim, figure: Figure) -> str:
     """A headline figure's alt text: the finding (the claim, its verdict and estimate) first, then what is drawn;
     axis labels alone tell a screen reader what the axes are, not what the figure shows."""
@@ -236,11 +225,7 @@ def finding_alt(claim: Claim, figure: Figure) -> str:
 
 def use(shell: Any = None) -> None:
     """Set up a report notebook: the figure style, and tables shown by `table_html` (call once, at the top)."""
-    figure_style.use(shell)
-    if shell is None:
-        from IPython import get_ipython
-
-        shell = get_ipython()
+    shell = figure_style.use(shell)
     if shell is None:
         return
     formatter = shell.display_formatter.formatters["text/html"]

@@ -55,10 +55,10 @@ def jinja_environment():  # noqa: ANN202 - a jinja2.Environment
         "failed_line",
         "robustness_lines",
         "registry_line",
+        "sensitivity_line",
         "undecided_text",
     ):
         env.filters[name] = getattr(claim_text, name)
-    env.filters["sensitivity_line"] = claim_text.sensitivity_line
     env.filters["reported"] = summary.reported
     env.filters["kind_words"] = lambda kind: story.KIND_WORDS.get(kind, kind).capitalize()
     return env

@@ -117,12 +117,6 @@ class PaperAnswer:
         return notes(self.claims)
 
     @property
-    def tally(self) -> str:
-        """'4 not supported, 1 inconclusive, 1 depends on a choice (6 claims)'."""
-        parts = [f"{n} {verdict}" for verdict, n in self.counts.items()]
-        return f"{', '.join(parts)} ({len(self.claims)} claim{'s' if len(self.claims) != 1 else ''})"
-
-    @property
     def fidelity_counts(self) -> dict[str, int]:
         """fidelity level -> claims, in `FIDELITY_LEVELS` order ("untagged" last, for claims without a tag)."""
         found = Counter(claim.fidelity.level if claim.fidelity else "untagged" for claim in self.claims)

@@ -204,7 +204,7 @@ def write_index(
     """Render `reports/index.html` (Jinja2 with autoescape: every user string is escaped); the profile shown is
     the listed study pages' (which may come from different builds), else the config's. `notes`: lines shown beside
     a claim's verdict (claim id -> lines); `left_out`: runs no claim could read (`actlab.commands.published`)."""
-    from actlab.site import forest, papers, summary
+    from actlab.site import forest, papers
 
     pages = list(pages)
     answers = papers.answers(claims)
@@ -221,7 +221,6 @@ def write_index(
             unreadable=[claim for claim in claims if isinstance(claim, UnreadableClaim)],
             notes=notes or {},
             left_out=left_out or [],
-            summary=summary.summarise(claims),
             fidelity_lede=papers.fidelity_lede(answers),
             forest_uri=forest_files[False],
             forest_phone_uri=forest_files[True],

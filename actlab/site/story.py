@@ -5,7 +5,7 @@ paper "mostly hold" while none of its experiments did). So the index says it in 
 Since issue AG the paragraph is made of the claims' findings (`Claim.finding`, one plain sentence each, at most
 `actlab.finding.MAX_WORDS` words), each led by a short label and its verdict: experiments, then reviewers' tests,
 then the mathematics in one count (its failures told by their own findings), then whether any verdict is
-contradicted at other settings. The older semicolon lists (`kind_sentence`) ran to 66-72 words a sentence.
+contradicted at other settings (the semicolon lists they replaced ran to 66-72 words a sentence).
 Nothing here is typed about a particular paper.
 """
 
@@ -15,90 +15,14 @@ from collections.abc import Sequence
 
 from actlab.claim import Claim, is_decisive
 from actlab.finding import MAX_WORDS, fit, generic_finding, word_count
-from actlab.site.claim_text import failed_parts, part_text, undecided_text
-from actlab.site.headline import paper_row, parts_of
 from actlab.site.summary import reported
 
-LISTED = 4  # claims named per verdict before "and n more": a large family (the zoo's sixty) stays a paragraph
 KIND_WORDS = {
     "experiment": "its experiments",
     "reviewer": "tests its reviewers asked for (not run in the paper)",
     "mathematics": "its mathematics",
     "demo": "the toolkit's demo",
 }
-
-
-def _number(value: float, digits: int) -> str:
-    return f"{value:.{digits}g}"
-
-
-def _against(claim: Claim) -> str:
-    """'0.32 selection accuracy [0.195, 0.467], needed above 0.8; the paper: 0.78', or for a claim failed by some
-    of its parts, those parts (`claim_text.failed_parts`: its own estimate may be a part that held)."""
-    failed = failed_parts(claim)
-    if failed:
-        row = paper_row(claim)  # the part the forest plot gives the paper's value
-        paper = parts_of(claim)[row] if row is not None else None
-        said = f"; the paper: {_number(claim.paper_value, claim.digits)}" if paper is not None else ""
-        return "; ".join(part_text(part, claim) + (said if part is paper else "") for part in failed)
-    text = claim.estimate_text.removesuffix(" (95% CI)")
-    if claim.threshold is not None and claim.supports in ("above", "below"):
-        text += f", needed {claim.supports} {_number(claim.threshold, claim.digits)}"
-    elif claim.threshold is not None:
-        text += f", threshold {_number(claim.threshold, claim.digits)}"
-    if claim.paper_value is not None:
-        text += f"; the paper: {_number(claim.paper_value, claim.digits)}"
-    return text
-
-
-def _item(claim: Claim, detail: str) -> str:
-    return f"{claim.title or claim.claim_id} ({detail})"
-
-
-def kind_sentence(kind: str, claims: Sequence[Claim]) -> str:
-    """One sentence for the claims of one kind, by primary verdict (the family-wise outcome counted apart)."""
-    if not claims:
-        return ""
-    words = KIND_WORDS.get(kind, kind)
-    if kind == "mathematics":
-        held = [c for c in claims if c.verdict == "supported"]
-        failed = [c for c in claims if c.verdict != "supported"]
-        worst = max((c.estimate for c in held if c.threshold is not None and c.supports == "below"), default=None)
-        sentence = f"{words.capitalize()}: {len(held)} of {len(claims)} exact checks hold"
-        if worst is not None:
-            sentence += f" (largest deviation {worst:.2g})"
-        if failed:
-            sentence += "; fails: " + "; ".join(_item(c, _against(c)) for c in failed)
-        return sentence + "."
-    groups: dict[str, list[Claim]] = {}
-    for claim in claims:
-        groups.setdefault(reported(claim), []).append(claim)
-    parts = []
-    for verdict, label in (
-        ("supported", "held"),
-        ("equivalent", "came out equivalent (no difference past the margin)"),
-        ("not supported", "failed"),
-        ("not after family-wise control", "decisive but not after family-wise control"),
-        ("inconclusive", "could not be decided at this n"),
-        ("not run", "did not run"),
-    ):
-        found = groups.get(verdict, [])
-        if not found:
-            continue
-        if verdict == "inconclusive":
-            details = [_item(c, undecided_text(c) + _ruled_out(c)) for c in found]
-        elif verdict == "not run":
-            details = [_item(c, c.decided_by or "nothing to decide") for c in found]
-        else:
-            details = [_item(c, _against(c)) for c in found]
-        shown = details if len(details) <= LISTED else [*details[:LISTED], f"and {len(details) - LISTED} more"]
-        parts.append(f"{len(found)} {label}: " + "; ".join(shown))
-    return f"{words.capitalize()}, at the registered default settings ({len(claims)}): " + ". ".join(parts) + "."
-
-
-def _ruled_out(claim: Claim) -> str:
-    """'; the paper's effect is ruled out at this scale' where the data exclude it (`Claim.ruled_out`)."""
-    return "; the paper's effect is ruled out at this scale" if claim.ruled_out is not None else ""
 
 
 def robustness_sentence(claims: Sequence[Claim]) -> str:
@@ -221,4 +145,4 @@ def notes(claims: Sequence[Claim]) -> list[str]:
     return [s for s in sentences if s]
 
 
-__all__ = ["MAX_WORDS", "claim_sentence", "kind_sentence", "notes", "paragraph", "robustness_sentence"]
+__all__ = ["MAX_WORDS", "claim_sentence", "notes", "paragraph", "robustness_sentence"]
