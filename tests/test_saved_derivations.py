@@ -295,19 +295,6 @@ def test_modules_of_one_derivation_share_their_kernels_and_compiling_leaves_the_
     assert len(paths._compiled) == 1
 
 
-def test_exps_proved_nonpositive_on_their_side_become_the_fusable_ones():
-    import inspect
-
-    from actlab.symbolic import derivations
-    from actlab.symbolic.codegen import torch_kernels
-
-    kernels = torch_kernels(derivations.custom("exp(-x)", "exp(x)"))  # both arguments are <= 0 on their side
-    source = inspect.getsource(kernels.negative.partials.__closure__[0].cell_contents)
-    assert "exp_nonpositive(x)" in source and "torch.exp" not in source
-    kept = torch_kernels(derivations.custom("exp(x)", "exp(-x)"))  # positive on their side: torch.exp stays
-    assert "torch.exp" in inspect.getsource(kept.negative.value.__closure__[0].cell_contents)
-
-
 def test_exponential_sides_are_found_and_read_off_the_output():
     """The cubic's x <= 0 side, g = exp(x), is read off y in the backward; sides that are not c e^(a x) are not."""
     from actlab.symbolic import derivations

@@ -39,7 +39,6 @@ PATHS = ("eager", "compiled", "cpu-kernels")
 ENV = "ACTLAB_FAST_PATH"  # the one override: one of PATHS (unset, "" or "auto": `default_path`)
 # The CPU-only pieces "cpu-kernels" turns on, and what each is (`actlab bench pieces` times a step without each):
 PIECES = {
-    "fast_exp": "exp as a polynomial fused into float32 CPU kernels (actlab.kernels.fast_exp)",
     "fast_log": "log as a polynomial fused into float32 CPU kernels (actlab.kernels.fast_log)",
     "counter_rng": "SmartMixed's uniforms from a counter-based hash inside the kernel (actlab.kernels.counter_rng)",
     "private_entry": "inductor's generated code called directly, checked torch releases only (torch_internals)",

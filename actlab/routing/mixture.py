@@ -26,7 +26,6 @@ import torch
 import torch.nn.functional as F
 
 from actlab.activations import LEAKY_RELU_SLOPE, get_activation, get_spec
-from actlab.kernels.fast_exp import exp_nonpositive
 
 # Positively homogeneous piecewise-linear candidates: sigma(h) = s_pos h (h > 0), s_neg h (h <= 0).
 PIECEWISE_LINEAR: dict[str, tuple[float, float]] = {
@@ -157,7 +156,7 @@ _SHARED_EXP = frozenset({"sigmoid", "silu", "tanh", "elu", "selu"})
 
 def _shared_exp(h: torch.Tensor, plan: MixturePlan) -> torch.Tensor:
     """e = exp(-|h|) in (0, 1] for `_smooth_term`, once for all smooth candidates (h itself if none needs it)."""
-    return exp_nonpositive(-h.abs()) if _SHARED_EXP.intersection(plan.names) else h
+    return torch.exp(-h.abs()) if _SHARED_EXP.intersection(plan.names) else h
 
 
 def _reduce(t: torch.Tensor, per_sample: bool) -> torch.Tensor:
