@@ -12,7 +12,6 @@ import torch
 from torch import nn
 
 from actlab.kernels import fastpath, paths, torch_internals
-from actlab.routing import compiled as routing_kernels
 from actlab.train.device import maybe_compile
 
 ACTLAB = Path(__file__).resolve().parent.parent / "actlab"
@@ -126,8 +125,8 @@ def test_one_fallback_state_is_recorded_once_and_read_by_every_gate(fresh):
         made.append(1)
         return "eager kernel"
 
-    fresh.setattr(routing_kernels, "compile_standalone", lambda *args: pytest.fail("compiled after the fallback"))
-    kernel = routing_kernels.cached_kernel(("test",), make, lambda: [], True, torch.zeros(2, 3))
+    fresh.setattr(paths, "compile_standalone", lambda *args: pytest.fail("compiled after the fallback"))
+    kernel = paths.cached_kernel(("test",), make, lambda: [], True, torch.zeros(2, 3))
     assert kernel == "eager kernel" and made == [1]  # routers: their eager kernels
     assert fastpath.enabled("counter_rng", "cpu")  # the fallback keeps the noise: same numbers, slower
 

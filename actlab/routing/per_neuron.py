@@ -40,7 +40,7 @@ import torch
 from actlab.activations import get_spec
 from actlab.kernels import counter_rng
 from actlab.kernels.fast_log import log_positive
-from actlab.routing.compiled import cached_kernel, example_sizes
+from actlab.kernels.paths import cached_kernel, example_sizes
 from actlab.routing.gumbel import routing_dtype
 from actlab.routing.mixture import _SHARED_EXP, PIECEWISE_LINEAR, _smooth_term
 
