@@ -26,15 +26,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from actlab.bench.timing import (
-    BenchReport,
-    Ratio,
-    interleaved_samples,
-    machine_description,
-    paired_median_interval,
-    paired_median_ratio,
-    without_pieces,
-)
+from actlab.bench.timing import BenchReport, interleaved_samples, machine_description, paired_ratio, without_pieces
 from actlab.errors import ActlabError
 from actlab.kernels import fastpath
 
@@ -119,19 +111,12 @@ def run(quick: bool = False, config: PiecesBenchConfig | None = None) -> dict:
     machine["load_average_before_after"] = [list(load_before), list(os.getloadavg())]
     ratios = []
     for piece in pieces:
-        with_it, without_it = samples["all"], samples[f"without_{piece}"]
-        ratio = paired_median_ratio(with_it, without_it)
-        details = {
-            "piece": fastpath.PIECES[piece],
-            "gain": 1 / ratio - 1,  # the share of the step without it that the piece saves
-            "under_5_percent": 1 / ratio - 1 < MIN_GAIN,
-            "ratio_ci95": paired_median_interval(with_it, without_it),
-            "ratio_of_medians": statistics.median(with_it) / statistics.median(without_it),
-            "rounds": len(with_it),
-            "threads": config.threads,
-        }
-        what = f"step with {piece} / without it"
-        ratios.append(Ratio(what, "all", f"without_{piece}", ratio, TARGET, details=details))
+        times = (samples["all"], samples[f"without_{piece}"])
+        details = {"piece": fastpath.PIECES[piece], "threads": config.threads}
+        row = paired_ratio(f"step with {piece} / without it", "all", f"without_{piece}", times, TARGET, details)
+        row.details["gain"] = 1 / row.ratio - 1  # the share of the step without it that the piece saves
+        row.details["under_5_percent"] = row.details["gain"] < MIN_GAIN
+        ratios.append(row)
     medians = {name: statistics.median(times) for name, times in samples.items()}
     return BenchReport("pieces", ratios, medians_s=medians, machine=machine).to_dict()
 
