@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from actlab.kernels import fastpath, paths, torch_internals
+from actlab.nn import fast_path_status
 from actlab.train.device import maybe_compile
 
 ACTLAB = Path(__file__).resolve().parent.parent / "actlab"
@@ -82,7 +83,6 @@ def test_a_gpu_gets_public_torch_compile_and_no_cpu_piece(fresh, compile_calls):
 
 
 def test_an_unchecked_torch_keeps_the_path_but_not_the_private_entry(fresh):
-    assert fastpath.default_path("cpu", "2.99.0") == "cpu-kernels"
     assert not fastpath.enabled("private_entry", "cpu", torch_version="2.99.0")
     assert fastpath.enabled("fast_log", "cpu", torch_version="2.99.0")
     assert fastpath.enabled("private_entry", "cpu", torch_version="2.13.1") == (
@@ -118,7 +118,7 @@ def test_one_fallback_state_is_recorded_once_and_read_by_every_gate(fresh):
     status = fastpath.status("cpu")
     assert status["path"] == "eager" and status["fallback_reason"] == "compiling failed: RuntimeError: no compiler"
     assert paths.select_path("auto") == "function"  # activations: the eager Function
-    assert paths.fast_path_status() == status  # the old name reads the same state
+    assert fast_path_status() == status  # actlab.nn's name reads the same state
     made = []
 
     def make():  # noqa: ANN202

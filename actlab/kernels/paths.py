@@ -28,7 +28,6 @@ from actlab.kernels.pointwise import CompiledKernels, PointwiseSpec
 from actlab.kernels.standalone import compile_standalone, rng_untouched, thread_key
 
 IMPLEMENTATIONS = ("eager", "compile", "function")
-PATHS = IMPLEMENTATIONS  # the old name, kept for callers (`actlab.nn.xielu`)
 
 _compiled: dict[Hashable, CompiledKernels] = {}
 _COMPILED: dict[tuple[object, ...], Callable[..., object]] = {}  # the routers' kernels (`cached_kernel`)
@@ -44,11 +43,6 @@ def select_path(requested: str = "auto", device_type: str = "cpu") -> str:
     if requested in ("auto", "compile"):
         return "compile" if fastpath.compiles_kernels(device_type) else "function"
     return requested
-
-
-def fast_path_status(device_type: str = "cpu") -> dict[str, object]:
-    """The switch's `fastpath.status` (kept under this name for `actlab.nn`'s callers)."""
-    return fastpath.status(device_type)
 
 
 def compiled_kernels(spec: PointwiseSpec) -> CompiledKernels:
