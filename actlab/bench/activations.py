@@ -134,20 +134,25 @@ def _variants(config: BlockConfig) -> tuple[dict[str, Callable[[], None]], dict[
     x = torch.randn(config.tokens, d, device=config.device, requires_grad=True)
     fast_path = "auto" if config.use_compile else "function"
     quadrature_path = "auto" if config.use_compile else "eager"
+    fast: dict[str, Callable[[], nn.Module]] = {  # the fast paths `actlab.kernels.torch_internals` speeds up
+        "xielu fast": lambda: XIELU(path=fast_path),
+        "quadrature fast": lambda: _quadrature_activation(quadrature_path),
+        "cubic fast": lambda: _cubic_activation(fast_path),
+    }
     blocks: dict[str, nn.Module] = {
         "relu2 eager": MLPBlock(d, h, ReLUSquared()),
         "xielu eager": MLPBlock(d, h, XIELU(path="eager")),
-        "xielu fast": MLPBlock(d, h, XIELU(path=fast_path)),
+        "xielu fast": MLPBlock(d, h, fast["xielu fast"]()),
         "xielu symbolic Function": MLPBlock(d, h, XIELU(path="function")),
         "swiglu eager": SwiGLUBlock(d, config.gated_hidden),
         "relu eager": MLPBlock(d, h, nn.ReLU()),
         # the numeric path of `actlab derive`: f by quadrature table, f' exact (Mish's tanh(softplus) as gradient)
         "quadrature eager": MLPBlock(d, h, _quadrature_activation("eager")),
-        "quadrature fast": MLPBlock(d, h, _quadrature_activation(quadrature_path)),
-        "cubic fast": MLPBlock(d, h, _cubic_activation(fast_path)),
+        "quadrature fast": MLPBlock(d, h, fast["quadrature fast"]()),
+        "cubic fast": MLPBlock(d, h, fast["cubic fast"]()),
     }
     if config.use_compile:  # the same fast paths with their kernels called through torch.compile's public callable
-        blocks |= {f"{name} {PUBLIC}": MLPBlock(d, h, make()) for name, make in _public_variants(fast_path).items()}
+        blocks |= {f"{name} {PUBLIC}": MLPBlock(d, h, make()) for name, make in fast.items()}
         # ReLU² gets both compiled forms: the whole block, and the activation alone (as xIELU)
         blocks["relu2 compiled block"] = MLPBlock(d, h, ReLUSquared())
         blocks["relu2 compiled activation"] = MLPBlock(d, h, torch.compile(ReLUSquared()))
@@ -164,17 +169,6 @@ def _variants(config: BlockConfig) -> tuple[dict[str, Callable[[], None]], dict[
 
 
 PUBLIC = "(public entry)"  # variants whose kernels are compiled and called through torch.compile's public callable
-
-
-def _public_variants(fast_path: str) -> dict[str, Callable[[], nn.Module]]:
-    """The fast paths `actlab.kernels.torch_internals` speeds up, to be timed on the public entry as well."""
-    from actlab.nn import XIELU
-
-    return {
-        "xielu fast": lambda: XIELU(path=fast_path),
-        "quadrature fast": lambda: _quadrature_activation(fast_path),
-        "cubic fast": lambda: _cubic_activation(fast_path),
-    }
 
 
 QUADRATURE_GRADIENT = "tanh(log(1+exp(x)))"  # no closed-form antiderivative: `actlab derive` takes the numeric path
