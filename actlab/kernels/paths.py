@@ -49,7 +49,7 @@ def compiled_kernels(spec: PointwiseSpec) -> CompiledKernels:
     """The spec's kernels, built (lazily, per dtype) on first use and shared by every module with that spec."""
     kernels = _compiled.get(spec)
     if kernels is None:
-        kernels = _compiled[spec] = CompiledKernels(spec, on_backward_failure=fastpath.record_failure)
+        kernels = _compiled[spec] = CompiledKernels(spec)
     return kernels
 
 
