@@ -9,8 +9,9 @@ is met when the piece saves at least 5% of the step. Steps are timed in CPU seco
 millisecond step that is descheduled for a time slice would otherwise read several times slower.
 
 The step is one that uses every piece: an MLP whose hidden layers are xIELU (its compiled kernels: the private
-entry) and SmartMixed phase 1 (the fused kernels: the Gumbel noise's logs, the counter noise), forward, backward and an Adam step, at one CPU thread. Each arm has its own copy of the model, so each
-compiles its own kernels once, during warm-up.
+entry) and SmartMixed phase 1 (the fused kernels: the Gumbel noise's logs, the counter noise), forward, backward
+and an Adam step, at one CPU thread. Each arm has its own copy of the model, so each compiles its own kernels once,
+during warm-up.
 """
 
 from __future__ import annotations

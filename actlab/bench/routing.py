@@ -333,11 +333,11 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
     ratios = []
     for name in FLEX_STEP_ROWS:
         group = "targeted" if name in FLEX_GROUPS["targeted"] else "informational"
-        times = (samples[f"{group}/{name}"], samples[f"{group}/relu"])
+        pair = (samples[f"{group}/{name}"], samples[f"{group}/relu"])
         compiled = DEFAULT_ARMS.get(name, config.compile and group == "targeted")  # eager, reference: not compiled
         target = STEP_TARGET if group == "targeted" else None
         details = {"sizes": sizes, "compiled": compiled, "optimizer": "Adam", "alpha": 0.3}
-        ratios.append(paired_ratio(f"{FLEX_LABELS[name]} step", name, "relu", times, target, details))
+        ratios.append(paired_ratio(f"{FLEX_LABELS[name]} step", name, "relu", pair, target, details))
     for kind in ("unique", "packed"):
         for name in FLEX_MEMORY_ROWS:
             target = MEMORY_TARGET if kind == "unique" and name != "flexact_reference" else None
