@@ -276,8 +276,8 @@ def test_a_compile_failure_falls_back_loudly_with_the_same_numbers(store, monkey
         y = fast(x)
     torch.testing.assert_close(y, reference(x))
     assert paths.select_path("auto") == "function"
-    assert paths.fast_path_status()["path"] == "eager"
-    assert paths.fast_path_status()["fallback_reason"] == "compiling failed: RuntimeError: no C++ compiler found"
+    assert fastpath.status()["path"] == "eager"
+    assert fastpath.status()["fallback_reason"] == "compiling failed: RuntimeError: no C++ compiler found"
 
 
 def test_modules_of_one_derivation_share_their_kernels_and_compiling_leaves_the_seed_alone(store, monkeypatch):
