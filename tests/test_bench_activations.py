@@ -7,6 +7,7 @@ import json
 import pytest
 
 from actlab.bench import activations as bench
+from actlab.bench.timing import paired_ratio
 
 
 def test_tiny_run_has_the_report_shape_and_the_target():
@@ -35,7 +36,7 @@ def test_tiny_run_has_the_report_shape_and_the_target():
     assert headline["target"] == bench.FAST_XIELU_TARGET and headline["met"] == (headline["ratio"] <= 1.03)
     details = headline["details"]
     medians = report["medians_s"]
-    assert details["ratio of medians"] == pytest.approx(medians["xielu fast"] / medians["relu2 eager"])
+    assert details["ratio_of_medians"] == pytest.approx(medians["xielu fast"] / medians["relu2 eager"])
     assert headline["ratio"] > 0
     assert details["block"]["gated_hidden"] == 16
     assert details["parameters"]["standard MLP (2 d h)"] == details["parameters"]["SwiGLU (3 d 2h/3)"] == 384
@@ -55,8 +56,12 @@ def test_block_sizes_are_validated():
 
 
 def test_paired_ratio_is_the_median_of_per_round_ratios():
-    samples = {"candidate": [2.0, 4.0, 9.0], "baseline": [1.0, 2.0, 3.0]}  # per-round ratios 2, 2, 3
-    assert bench.paired_ratio(samples, "candidate", "baseline") == 2.0
+    times = ([2.0, 4.0, 9.0], [1.0, 2.0, 3.0])  # per-round ratios 2, 2, 3
+    row = paired_ratio("what", "candidate", "baseline", times, target=2.5, details={"kept": 1})
+    assert row.ratio == 2.0 and row.met and row.details["kept"] == 1 and row.details["rounds"] == 3
+    assert row.details["ratio_of_medians"] == pytest.approx(4.0 / 2.0)
+    low, high = row.details["ratio_ci95"]
+    assert low <= row.ratio <= high
 
 
 def test_fresh_processes_are_combined_by_the_median_of_each_ratio():

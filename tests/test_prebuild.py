@@ -20,13 +20,12 @@ BODY = """\
 import torch
 import actlab
 from actlab.kernels import paths
-from actlab.routing import compiled
 from actlab.data import images
 from actlab.nn.xielu import XIELU
 from actlab.routing.smartmixed import SmartMixed
 from actlab.train import Budget, TrainConfig, seed_everything, train
 
-kernels_at_start = len(compiled._COMPILED)
+kernels_at_start = len(paths._COMPILED)
 activations_at_start = sorted(str(getattr(spec, "kind", "")) for spec in paths._compiled)
 data_at_start = images._mnist1d_arrays.cache_info().currsize + images._mnist5k_arrays.cache_info().currsize
 seed_everything(seed)

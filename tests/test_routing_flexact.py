@@ -11,10 +11,9 @@ import torch
 from torch import nn
 
 from actlab.activations import activation_names, get_activation, get_spec
-from actlab.kernels import fastpath
+from actlab.kernels import fastpath, paths
 from actlab.models import build_mlp, hidden_activations
 from actlab.routing import FlexAct, SmartMixed, make_schedule, mixture, total_regularization
-from actlab.routing import compiled as compiled_kernels
 from actlab.routing.fused_linear import RoutedSequential
 from actlab.routing.gumbel import sample_gumbel, straight_through
 from actlab.routing.lean_mixture import lean_mixture
@@ -408,7 +407,7 @@ def test_default_flexact_is_the_compiled_fast_path_and_matches_the_reference():
 
 
 def _fresh_fallback_state(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(compiled_kernels, "_COMPILED", {})
+    monkeypatch.setattr(paths, "_COMPILED", {})
     monkeypatch.setattr(fastpath, "_warned", False)
     monkeypatch.setattr(fastpath, "_failure", None)
 
@@ -430,7 +429,7 @@ def test_without_a_compiler_the_default_warns_once_with_the_reason_and_runs_eage
     _fresh_fallback_state(monkeypatch)
     reason = "no C++ compiler for inductor's CPU kernels (InvalidCxxCompiler)"
     monkeypatch.setattr(fastpath, "compile_unavailable", lambda device_type: reason)
-    monkeypatch.setattr(compiled_kernels, "compile_standalone", lambda *args: pytest.fail("tried to compile"))
+    monkeypatch.setattr(paths, "compile_standalone", lambda *args: pytest.fail("tried to compile"))
     x = torch.randn(8, 5)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -452,7 +451,7 @@ def test_a_failing_compilation_warns_once_and_is_not_retried(monkeypatch):
         attempts.append(args)
         raise RuntimeError("cc1plus: out of memory\nmore detail")
 
-    monkeypatch.setattr(compiled_kernels, "compile_standalone", failing)
+    monkeypatch.setattr(paths, "compile_standalone", failing)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _train_twice(torch.randn(8, 5))

@@ -40,9 +40,9 @@ from actlab.bench.timing import (
     Ratio,
     interleaved_samples,
     machine_description,
-    on_public_entry,
-    paired_median_ratio,
+    paired_ratio,
     synchronized,
+    without_pieces,
 )
 
 FAST_XIELU_TARGET = 1.03  # fast xIELU block within 1.03x of ReLU²'s fastest path
@@ -134,20 +134,25 @@ def _variants(config: BlockConfig) -> tuple[dict[str, Callable[[], None]], dict[
     x = torch.randn(config.tokens, d, device=config.device, requires_grad=True)
     fast_path = "auto" if config.use_compile else "function"
     quadrature_path = "auto" if config.use_compile else "eager"
+    fast: dict[str, Callable[[], nn.Module]] = {  # the fast paths `actlab.kernels.torch_internals` speeds up
+        "xielu fast": lambda: XIELU(path=fast_path),
+        "quadrature fast": lambda: _quadrature_activation(quadrature_path),
+        "cubic fast": lambda: _cubic_activation(fast_path),
+    }
     blocks: dict[str, nn.Module] = {
         "relu2 eager": MLPBlock(d, h, ReLUSquared()),
         "xielu eager": MLPBlock(d, h, XIELU(path="eager")),
-        "xielu fast": MLPBlock(d, h, XIELU(path=fast_path)),
+        "xielu fast": MLPBlock(d, h, fast["xielu fast"]()),
         "xielu symbolic Function": MLPBlock(d, h, XIELU(path="function")),
         "swiglu eager": SwiGLUBlock(d, config.gated_hidden),
         "relu eager": MLPBlock(d, h, nn.ReLU()),
         # the numeric path of `actlab derive`: f by quadrature table, f' exact (Mish's tanh(softplus) as gradient)
         "quadrature eager": MLPBlock(d, h, _quadrature_activation("eager")),
-        "quadrature fast": MLPBlock(d, h, _quadrature_activation(quadrature_path)),
-        "cubic fast": MLPBlock(d, h, _cubic_activation(fast_path)),
+        "quadrature fast": MLPBlock(d, h, fast["quadrature fast"]()),
+        "cubic fast": MLPBlock(d, h, fast["cubic fast"]()),
     }
     if config.use_compile:  # the same fast paths with their kernels called through torch.compile's public callable
-        blocks |= {f"{name} {PUBLIC}": MLPBlock(d, h, make()) for name, make in _public_variants(fast_path).items()}
+        blocks |= {f"{name} {PUBLIC}": MLPBlock(d, h, make()) for name, make in fast.items()}
         # ReLU² gets both compiled forms: the whole block, and the activation alone (as xIELU)
         blocks["relu2 compiled block"] = MLPBlock(d, h, ReLUSquared())
         blocks["relu2 compiled activation"] = MLPBlock(d, h, torch.compile(ReLUSquared()))
@@ -158,22 +163,12 @@ def _variants(config: BlockConfig) -> tuple[dict[str, Callable[[], None]], dict[
         block.to(config.device)
         runner = torch.compile(block) if name.endswith("compiled block") else block
         step = _train_step(runner, list(block.parameters()), x)
-        steps[name] = synchronized(on_public_entry(step) if name.endswith(PUBLIC) else step, config.device)
+        public = name.endswith(PUBLIC)
+        steps[name] = synchronized(without_pieces(step, "private_entry") if public else step, config.device)
     return steps, {"xielu fast": fast_path}
 
 
 PUBLIC = "(public entry)"  # variants whose kernels are compiled and called through torch.compile's public callable
-
-
-def _public_variants(fast_path: str) -> dict[str, Callable[[], nn.Module]]:
-    """The fast paths `actlab.kernels.torch_internals` speeds up, to be timed on the public entry as well."""
-    from actlab.nn import XIELU
-
-    return {
-        "xielu fast": lambda: XIELU(path=fast_path),
-        "quadrature fast": lambda: _quadrature_activation(fast_path),
-        "cubic fast": lambda: _cubic_activation(fast_path),
-    }
 
 
 QUADRATURE_GRADIENT = "tanh(log(1+exp(x)))"  # no closed-form antiderivative: `actlab derive` takes the numeric path
@@ -193,11 +188,6 @@ def _cubic_activation(path: str) -> nn.Module:
     return SavedDerivation("cubic", *CUBIC).build(path=path)
 
 
-def paired_ratio(samples: dict[str, list[float]], candidate: str, baseline: str) -> float:
-    """Median over rounds of candidate time / baseline time in the same round."""
-    return paired_median_ratio(samples[candidate], samples[baseline])
-
-
 def run_config(config: BlockConfig) -> dict:
     """Time every variant interleaved and return the `BenchReport` dict (see `actlab.bench.timing`)."""
     from actlab.nn import fast_path_status
@@ -207,8 +197,7 @@ def run_config(config: BlockConfig) -> dict:
     samples = interleaved_samples(steps, repeats=config.repeats, warmup=config.warmup)
     medians = {name: statistics.median(times) for name, times in samples.items()}
     relu2 = {name: seconds for name, seconds in medians.items() if name.startswith("relu2")}
-    relu2_best_name = min(relu2, key=relu2.get)
-    relu2_best = relu2[relu2_best_name]  # ReLU²'s fastest path by median; ratios are per round against it
+    relu2_best_name = min(relu2, key=relu2.get)  # ReLU²'s fastest path by median; ratios are per round against it
     swiglu_best_name = min((n for n in medians if n.startswith("swiglu")), key=medians.get)
     xielu_fast = [name for name in ("xielu fast", "xielu compiled block") if name in medians]
     xielu_best_name = min(xielu_fast, key=medians.get)  # xIELU's fastest path, as ReLU²'s: the same choice for both
@@ -223,10 +212,8 @@ def run_config(config: BlockConfig) -> dict:
         "torch_threads": torch.get_num_threads(),
     }
 
-    def ratio(what: str, candidate: str, target: float | None = None) -> Ratio:
-        ratio_of_medians = {"ratio of medians": medians[candidate] / relu2_best}
-        value = paired_ratio(samples, candidate, relu2_best_name)
-        return Ratio(what, candidate, relu2_best_name, value, target, details={**details, **ratio_of_medians})
+    def ratio(what: str, candidate: str, target: float | None = None, baseline: str = relu2_best_name) -> Ratio:
+        return paired_ratio(what, candidate, baseline, (samples[candidate], samples[baseline]), target, details)
 
     headline = "fast xIELU MLP block (its faster path) vs ReLU² (fastest)"
     ratios = [
@@ -243,7 +230,6 @@ def run_config(config: BlockConfig) -> dict:
     if f"xielu fast {PUBLIC}" in medians:
         what = "fast xIELU MLP block, its fast path on the public entry, vs ReLU² (fastest)"
         ratios.append(ratio(what, f"xielu fast {PUBLIC}", FAST_XIELU_TARGET))
-    derived = {"block": details["block"], "torch_threads": details["torch_threads"]}
     cubic = f"derived cubic ({CUBIC[0]} | {CUBIC[1]}) MLP block"
     quadrature = f"quadrature activation (g = {QUADRATURE_GRADIENT})"
     rows = [
@@ -261,15 +247,15 @@ def run_config(config: BlockConfig) -> dict:
                 QUADRATURE_TARGET,
             ),
         ]
+    derived = {"block": details["block"], "torch_threads": details["torch_threads"]}
     for what, candidate, target in rows:
-        ratio_of_medians = {"ratio of medians": medians[candidate] / medians["relu eager"]}
-        value = paired_ratio(samples, candidate, "relu eager")
-        ratios.append(Ratio(what, candidate, "relu eager", value, target, details={**derived, **ratio_of_medians}))
+        ratios.append(
+            paired_ratio(what, candidate, "relu eager", (samples[candidate], samples["relu eager"]), target, derived)
+        )
     compiled = {name: seconds for name, seconds in relu2.items() if "compiled" in name}
     if compiled:
         best_compiled = min(compiled, key=compiled.get)
-        speedup = paired_ratio(samples, best_compiled, "relu2 eager")
-        ratios.append(Ratio("ReLU² fastest compiled form vs ReLU² eager", best_compiled, "relu2 eager", speedup))
+        ratios.append(ratio("ReLU² fastest compiled form vs ReLU² eager", best_compiled, baseline="relu2 eager"))
     return BenchReport("activations", ratios, medians_s=medians, machine=machine_description(config.device)).to_dict()
 
 

@@ -1,17 +1,17 @@
 """`actlab bench pieces`: what each CPU-only piece of the fast path buys, as a step with it over the step without it.
 
 Why: the "cpu-kernels" path (`actlab.kernels.fastpath`) carries pieces that serve the CPU only (`fastpath.PIECES`:
-the polynomial exp and log, the counter-based noise, the private inductor entry). A piece is worth its code only if
+the polynomial log, the counter-based noise, the private inductor entry). A piece is worth its code only if
 it buys a visible share of a training step; issue AF's bar is 5%. Each row is the step with every piece over the
 same step with one piece off (`fastpath.without`), timed interleaved in one process, so its target, <= 1/1.05,
 is met when the piece saves at least 5% of the step. Steps are timed in CPU seconds of the calling thread
 (`time.thread_time`; the step runs on one torch thread), not wall seconds: on a machine shared by other processes a
 millisecond step that is descheduled for a time slice would otherwise read several times slower.
 
-The step is one that uses every piece: an MLP whose hidden layers are xIELU (its compiled kernels: the polynomial
-exp, the private entry) and SmartMixed phase 1 (the fused kernels: exp, the Gumbel noise's logs, the counter
-noise), forward, backward and an Adam step, at one CPU thread. Each arm has its own copy of the model, so each
-compiles its own kernels once, during warm-up.
+The step is one that uses every piece: an MLP whose hidden layers are xIELU (its compiled kernels: the private
+entry) and SmartMixed phase 1 (the fused kernels: the Gumbel noise's logs, the counter noise), forward, backward
+and an Adam step, at one CPU thread. Each arm has its own copy of the model, so each compiles its own kernels once,
+during warm-up.
 """
 
 from __future__ import annotations
@@ -26,15 +26,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from actlab.bench.timing import (
-    BenchReport,
-    Ratio,
-    interleaved_samples,
-    machine_description,
-    paired_median_interval,
-    paired_median_ratio,
-    without_pieces,
-)
+from actlab.bench.timing import BenchReport, interleaved_samples, machine_description, paired_ratio, without_pieces
 from actlab.errors import ActlabError
 from actlab.kernels import fastpath
 
@@ -90,11 +82,6 @@ def train_step(model: nn.Module, config: PiecesBenchConfig) -> Callable[[], None
     return step
 
 
-def measured_pieces() -> list[str]:
-    """The pieces the CPU's path has on here (the private entry only on a checked torch)."""
-    return [piece for piece in fastpath.PIECES if fastpath.enabled(piece, "cpu")]
-
-
 def run(quick: bool = False, config: PiecesBenchConfig | None = None) -> dict:
     """The step with every piece over the step without each, from one interleaved run on the CPU."""
     from actlab.train import cpu_threads
@@ -108,7 +95,7 @@ def run(quick: bool = False, config: PiecesBenchConfig | None = None) -> dict:
                 f"the CPU runs the {status['path']!r} path here, so no piece can be measured "
                 f"(override {status['override']}, fallback {status['fallback_reason']}); unset {fastpath.ENV}"
             )
-        pieces = measured_pieces()
+        pieces = status["pieces"]  # those the CPU's path has on here (the private entry only on a checked torch)
         model = build_model(config)
         steps = {"all": train_step(copy.deepcopy(model), config)}
         for piece in pieces:
@@ -119,19 +106,12 @@ def run(quick: bool = False, config: PiecesBenchConfig | None = None) -> dict:
     machine["load_average_before_after"] = [list(load_before), list(os.getloadavg())]
     ratios = []
     for piece in pieces:
-        with_it, without_it = samples["all"], samples[f"without_{piece}"]
-        ratio = paired_median_ratio(with_it, without_it)
-        details = {
-            "piece": fastpath.PIECES[piece],
-            "gain": 1 / ratio - 1,  # the share of the step without it that the piece saves
-            "under_5_percent": 1 / ratio - 1 < MIN_GAIN,
-            "ratio_ci95": paired_median_interval(with_it, without_it),
-            "ratio_of_medians": statistics.median(with_it) / statistics.median(without_it),
-            "rounds": len(with_it),
-            "threads": config.threads,
-        }
-        what = f"step with {piece} / without it"
-        ratios.append(Ratio(what, "all", f"without_{piece}", ratio, TARGET, details=details))
+        times = (samples["all"], samples[f"without_{piece}"])
+        details = {"piece": fastpath.PIECES[piece], "threads": config.threads}
+        row = paired_ratio(f"step with {piece} / without it", "all", f"without_{piece}", times, TARGET, details)
+        row.details["gain"] = 1 / row.ratio - 1  # the share of the step without it that the piece saves
+        row.details["under_5_percent"] = row.details["gain"] < MIN_GAIN
+        ratios.append(row)
     medians = {name: statistics.median(times) for name, times in samples.items()}
     return BenchReport("pieces", ratios, medians_s=medians, machine=machine).to_dict()
 

@@ -62,10 +62,9 @@ from actlab.bench.timing import (
     Ratio,
     interleaved_samples,
     machine_description,
-    on_public_entry,
-    paired_median_interval,
-    paired_median_ratio,
+    paired_ratio,
     synchronized,
+    without_pieces,
 )
 from actlab.kernels import fastpath
 from actlab.routing import SMARTMIXED_POOL, FlexAct, SmartMixed, freeze_mlp, total_regularization
@@ -334,14 +333,11 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
     ratios = []
     for name in FLEX_STEP_ROWS:
         group = "targeted" if name in FLEX_GROUPS["targeted"] else "informational"
-        candidate, baseline = samples[f"{group}/{name}"], samples[f"{group}/relu"]
+        pair = (samples[f"{group}/{name}"], samples[f"{group}/relu"])
         compiled = DEFAULT_ARMS.get(name, config.compile and group == "targeted")  # eager, reference: not compiled
         target = STEP_TARGET if group == "targeted" else None
-        details = {"sizes": sizes, "compiled": compiled, "optimizer": "Adam", "alpha": 0.3, "rounds": len(candidate)}
-        details["ratio_of_medians"] = statistics.median(candidate) / statistics.median(baseline)
-        details["ratio_ci95"] = paired_median_interval(candidate, baseline)
-        ratio = paired_median_ratio(candidate, baseline)
-        ratios.append(Ratio(f"{FLEX_LABELS[name]} step", name, "relu", ratio, target, details=details))
+        details = {"sizes": sizes, "compiled": compiled, "optimizer": "Adam", "alpha": 0.3}
+        ratios.append(paired_ratio(f"{FLEX_LABELS[name]} step", name, "relu", pair, target, details))
     for kind in ("unique", "packed"):
         for name in FLEX_MEMORY_ROWS:
             target = MEMORY_TARGET if kind == "unique" and name != "flexact_reference" else None
@@ -361,7 +357,7 @@ def _flexact_ratios(config: RoutingBenchConfig, quick: bool) -> tuple[list[Ratio
 def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[str, float]]:
     smart = {name: model.to(config.device) for name, model in smartmixed_arms(config).items()}
     steps = {name: _train_step(model, config) for name, model in smart.items()}
-    steps["phase1_fused_public"] = on_public_entry(steps["phase1_fused_public"])
+    steps["phase1_fused_public"] = without_pieces(steps["phase1_fused_public"], "private_entry")
     samples = interleaved_samples(steps, repeats=config.repeats, warmup=config.warmup)
     times = {name: statistics.median(values) for name, values in samples.items()}
     ratios = []
@@ -377,33 +373,24 @@ def _smartmixed_ratios(config: RoutingBenchConfig) -> tuple[list[Ratio], dict[st
         ("phase1_autograd", "op-by-op autograd", None),
     ):
         what = f"SmartMixed phase 1 corrected ({label}) vs single_relu step"
-        details = {
-            "sizes": asdict(config),
-            "optimizer": "Adam",
-            "compiled": config.compile and name != "phase1_autograd",
-        }
-        details["ratio_of_medians"] = times[name] / times["single_relu"]
-        details["ratio_ci95"] = paired_median_interval(samples[name], samples["single_relu"])
-        ratio = paired_median_ratio(samples[name], samples["single_relu"])
-        ratios.append(Ratio(what, name, "single_relu", ratio, target, details=details))
+        compiled = config.compile and name != "phase1_autograd"
+        details = {"sizes": asdict(config), "optimizer": "Adam", "compiled": compiled}
+        ratios.append(paired_ratio(what, name, "single_relu", (samples[name], samples["single_relu"]), target, details))
     for name, baseline, target in (
         ("grouped", "single_relu", GROUPED_TARGET),
         ("grouped", "mask_all_six", None),
         ("gather_scatter", "single_relu", None),
     ):
         what = f"SmartMixed phase 2 {name} vs {baseline} step"
-        details = {"sizes": asdict(config), "optimizer": "Adam", "ratio_of_medians": times[name] / times[baseline]}
-        details["ratio_ci95"] = paired_median_interval(samples[name], samples[baseline])
-        ratio = paired_median_ratio(samples[name], samples[baseline])
-        ratios.append(Ratio(what, name, baseline, ratio, target, details=details))
+        details = {"sizes": asdict(config), "optimizer": "Adam"}
+        ratios.append(paired_ratio(what, name, baseline, (samples[name], samples[baseline]), target, details))
     # The grouped net runs each activation on ~1/6 of the units, so its activation cost is that of the
     # average single-activation net: this row separates grouping overhead from the activations' own cost.
     singles = [samples[f"single_{name}"] for name in SMARTMIXED_POOL]
     mean_single = [statistics.fmean(round_times) for round_times in zip(*singles, strict=True)]
-    ratio = paired_median_ratio(samples["grouped"], mean_single)
     details = {"sizes": asdict(config), "single_medians_s": {n: times[f"single_{n}"] for n in SMARTMIXED_POOL}}
     what = "SmartMixed phase 2 grouped vs mean of the six single-activation nets step"
-    ratios.append(Ratio(what, "grouped", "mean_single", ratio, details=details))
+    ratios.append(paired_ratio(what, "grouped", "mean_single", (samples["grouped"], mean_single), details=details))
     return ratios, {f"smartmixed/{k}": v for k, v in times.items()}
 
 

@@ -11,12 +11,13 @@ machine drift hits both alike; one untimed warm-up sweep starts the worker forks
 from __future__ import annotations
 
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from actlab.bench.timing import BenchReport, Ratio, interleaved_medians
+from actlab.bench.timing import BenchReport, Ratio, interleaved_samples
 
 TARGET_SPEEDUP = 1.7
 RUNS = 8
@@ -77,7 +78,7 @@ def run(quick: bool) -> dict[str, Any]:
     try:
         write_notebook(folder / "bench.ipynb")
         time_sweep(folder, workers=2, iterations=1000, runs=2)  # warm-up: forkserver and kernel spec
-        medians = interleaved_medians(
+        samples = interleaved_samples(
             {
                 "1 worker": lambda: time_sweep(folder, 1, iterations),
                 "2 workers": lambda: time_sweep(folder, 2, iterations),
@@ -85,6 +86,7 @@ def run(quick: bool) -> dict[str, Any]:
             repeats=repeats,
             warmup=0,
         )
+        medians = {name: statistics.median(times) for name, times in samples.items()}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     ratio = medians["2 workers"] / medians["1 worker"]

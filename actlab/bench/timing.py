@@ -115,15 +115,10 @@ def synchronized(step: Callable[[], Any], device: str) -> Callable[[], None]:
     return run
 
 
-def on_public_entry(step: Callable[[], Any]) -> Callable[[], None]:
-    """`step` with its compiled kernels built and called through torch.compile's public callable (the switch's
-    "private_entry" piece off, `actlab.kernels.fastpath`): the path every torch release gets, timed beside the fast one.
-    """
-    return without_pieces(step, "private_entry")
-
-
 def without_pieces(step: Callable[[], Any], *pieces: str) -> Callable[[], None]:
-    """`step` run with the fast-path switch's CPU-only `pieces` off (`actlab.kernels.fastpath.without`)."""
+    """`step` run with the fast-path switch's CPU-only `pieces` off (`actlab.kernels.fastpath.without`). With
+    "private_entry" off, kernels are built and called through torch.compile's public callable: the path every torch
+    release gets, timed beside the fast one."""
     from actlab.kernels import fastpath
 
     def run() -> None:
@@ -185,9 +180,23 @@ def paired_median_interval(candidate: list[float], baseline: list[float], level:
     return ratios[max(low - 1, 0)], ratios[min(high + 1, n - 1)]
 
 
-def interleaved_medians(
-    functions: dict[str, Callable[[], Any]], repeats: int = 20, warmup: int = 3
-) -> dict[str, float]:
-    """Median wall seconds of each callable, run in turn A B C A B C ... so drift hits all alike."""
-    samples = interleaved_samples(functions, repeats=repeats, warmup=warmup)
-    return {name: statistics.median(times) for name, times in samples.items()}
+def paired_ratio(
+    what: str,
+    candidate: str,
+    baseline: str,
+    times: tuple[list[float], list[float]],
+    target: float | None = None,
+    details: dict[str, Any] | None = None,
+) -> Ratio:
+    """`candidate` over `baseline` from their per-round `times` (`interleaved_samples`): the median per-round ratio,
+    with the ratio of their medians, the distribution-free 95% interval of the median ratio and the round count
+    added to `details`."""
+    candidate_times, baseline_times = times
+    details = {
+        **(details or {}),
+        "ratio_of_medians": statistics.median(candidate_times) / statistics.median(baseline_times),
+        "ratio_ci95": paired_median_interval(candidate_times, baseline_times),
+        "rounds": len(candidate_times),
+    }
+    ratio = paired_median_ratio(candidate_times, baseline_times)
+    return Ratio(what, candidate, baseline, ratio, target, details=details)

@@ -2,11 +2,11 @@
 
 Why: Gumbel noise g = -log(-log U) takes two logs per draw, one draw per (candidate, sample, unit) in SmartMixed's
 phase 1. Inductor calls SLEEF's vectorised log for each; written as torch ops (exponent and mantissa split off the
-bits, a degree-8 polynomial) it is ~20 vector instructions fused into the kernel's loop, as `fast_exp` does for exp.
+bits, a degree-8 polynomial) it is ~20 vector instructions fused into the kernel's loop.
 
 Cephes' `logf` (S. L. Moshier): the mantissa m is taken into [sqrt(1/2), sqrt(2)), log(m) = t - t^2/2 + t^3 P(t)
-with t = m - 1, and log(x) = log(m) + e ln 2 with ln 2 in two parts. `tests/test_fast_exp.py` holds the float32
-result to 2 ulp of float64's log. Only positive normal x are covered (the routers' U and -log U lie in [2^-24, 17]);
+with t = m - 1, and log(x) = log(m) + e ln 2 with ln 2 in two parts. `tests/test_fast_log.py` holds the float32
+result to 1 ulp of float64's log. Only positive normal x are covered (the routers' U and -log U lie in [2^-24, 17]);
 zero, subnormals, negative numbers, inf and NaN are not.
 
 Where it applies: only while `actlab.kernels.standalone` traces a float32 CPU kernel on the "cpu-kernels" path
@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import torch
 
-from actlab.kernels.fast_exp import LN2_HIGH, LN2_LOW
 from actlab.kernels.standalone import tracing_float32_cpu
 
+LN2_HIGH = 0.693359375  # ln 2 = LN2_HIGH + LN2_LOW, HIGH with few mantissa bits so e * LN2_HIGH is exact
+LN2_LOW = -2.12194440e-4
 SQRT_HALF = 0.707106781186547524
 # Cephes logf: log(1 + t) ~ t - t^2/2 + t^3 P(t) on t in [sqrt(1/2) - 1, sqrt(2) - 1], highest power first
 POLYNOMIAL = (

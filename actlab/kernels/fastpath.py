@@ -39,7 +39,6 @@ PATHS = ("eager", "compiled", "cpu-kernels")
 ENV = "ACTLAB_FAST_PATH"  # the one override: one of PATHS (unset, "" or "auto": `default_path`)
 # The CPU-only pieces "cpu-kernels" turns on, and what each is (`actlab bench pieces` times a step without each):
 PIECES = {
-    "fast_exp": "exp as a polynomial fused into float32 CPU kernels (actlab.kernels.fast_exp)",
     "fast_log": "log as a polynomial fused into float32 CPU kernels (actlab.kernels.fast_log)",
     "counter_rng": "SmartMixed's uniforms from a counter-based hash inside the kernel (actlab.kernels.counter_rng)",
     "private_entry": "inductor's generated code called directly, checked torch releases only (torch_internals)",
@@ -75,10 +74,10 @@ def requested() -> str | None:
     return _override if _override is not None else _environment
 
 
-def default_path(device_type: str, torch_version: str | None = None) -> str:
-    """ "cpu-kernels" on the CPU, "compiled" elsewhere. `torch_version` only decides the private entry (`enabled`):
-    on an unchecked release "cpu-kernels" keeps its other pieces and compiles through the public callable."""
-    del torch_version  # every release gets the same path; only the private entry depends on it
+def default_path(device_type: str) -> str:
+    """ "cpu-kernels" on the CPU, "compiled" elsewhere, on every torch release: only the private entry depends on the
+    release (`enabled`), so on an unchecked one "cpu-kernels" keeps its other pieces and compiles through the public
+    callable."""
     return "cpu-kernels" if device_type == "cpu" else "compiled"
 
 
@@ -157,23 +156,16 @@ def compile_unavailable(device_type: str) -> str | None:
 
 def record_failure(error: Exception | str) -> None:
     """Abandon compiling for this process (every caller takes "eager" from now on), warning once with the reason."""
-    global _failure
+    global _failure, _warned
     if isinstance(error, Exception):
         text = str(error).strip()
         error = f"compiling failed: {type(error).__name__}: {text.splitlines()[0] if text else ''}"
     _failure = _failure or error
-    fall_back(_failure)
-
-
-def fall_back(reason: str) -> None:
-    """Warn, once per process, that compiled kernels are not used and why."""
-    global _warned
-    if _warned:
-        return
-    _warned = True
-    message = f"actlab: compiled fast path unavailable ({reason}); running eagerly (same numbers, slower)"
-    _log.warning(message)
-    warnings.warn(message, RuntimeWarning, stacklevel=3)
+    if not _warned:  # warned once per process: compiled kernels are not used, and why
+        _warned = True
+        message = f"actlab: compiled fast path unavailable ({_failure}); running eagerly (same numbers, slower)"
+        _log.warning(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
 
 
 def fallback_reason() -> str | None:

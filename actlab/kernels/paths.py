@@ -1,7 +1,13 @@
-"""How an elementwise activation with two trainable scalars runs, on the path the switch picks.
+"""How a compiled kernel runs on the path the switch picks: an activation's, and a router's (`cached_kernel`).
 
 Which path runs is decided by the one switch, `actlab.kernels.fastpath` ("eager", "compiled", "cpu-kernels"), with
-its one fallback state. This module only maps it onto a `PointwiseSpec` (xIELU/xIPReLU, saved and in-run
+its one fallback state. This module only maps it onto kernels. A router's kernel (`actlab.routing`'s mixture,
+fused router and per-neuron kernels) is a pure function of (batch, features) tensors with its plan fixed, compiled
+once per (plan, role, dtypes, device, the switch's path and pieces, CPU threads): the checks dynamo's guards would
+have made. float64 always runs the eager function (the dtype of gradchecks, where the eager formulas are the
+definitions), as does code inside an outer `torch.compile` or a dispatch mode (`fastpath.inside_outer_trace`).
+
+An activation maps the switch onto a `PointwiseSpec` (xIELU/xIPReLU, saved and in-run
 derivations, activations by quadrature), whose three implementations a module may also name itself (`IMPLEMENTATIONS`,
 its `path` attribute, kept for the studies' `fast_path` parameter): "compile", the spec's forward and backward as two
 kernels compiled by inductor (`actlab.kernels.pointwise`); "function", the spec's eager autograd Function (closed-form
@@ -12,17 +18,20 @@ after a failed compilation), the reference inside an outer `torch.compile` or a 
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import logging
+from collections.abc import Callable, Hashable
 
 import torch
 
 from actlab.kernels import fastpath, pointwise
 from actlab.kernels.pointwise import CompiledKernels, PointwiseSpec
+from actlab.kernels.standalone import compile_standalone, rng_untouched, thread_key
 
 IMPLEMENTATIONS = ("eager", "compile", "function")
-PATHS = IMPLEMENTATIONS  # the old name, kept for callers (`actlab.nn.xielu`)
 
 _compiled: dict[Hashable, CompiledKernels] = {}
+_COMPILED: dict[tuple[object, ...], Callable[..., object]] = {}  # the routers' kernels (`cached_kernel`)
+_log = logging.getLogger("actlab.kernels")
 
 
 def select_path(requested: str = "auto", device_type: str = "cpu") -> str:
@@ -36,16 +45,11 @@ def select_path(requested: str = "auto", device_type: str = "cpu") -> str:
     return requested
 
 
-def fast_path_status(device_type: str = "cpu") -> dict[str, object]:
-    """The switch's `fastpath.status` (kept under this name for `actlab.nn`'s callers)."""
-    return fastpath.status(device_type)
-
-
 def compiled_kernels(spec: PointwiseSpec) -> CompiledKernels:
     """The spec's kernels, built (lazily, per dtype) on first use and shared by every module with that spec."""
     kernels = _compiled.get(spec)
     if kernels is None:
-        kernels = _compiled[spec] = CompiledKernels(spec, on_backward_failure=fastpath.record_failure)
+        kernels = _compiled[spec] = CompiledKernels(spec)
     return kernels
 
 
@@ -74,3 +78,39 @@ def activate(spec: PointwiseSpec, x: torch.Tensor, scalars: pointwise.Scalars, p
     out = spec.function(x, p, n) if chosen == "function" else spec.reference(x, p, n)
     # Under CUDA autocast, exp/expm1 run in float32 and promote the sum; the output keeps x's dtype on every path.
     return out if out.dtype == x.dtype else out.to(x.dtype)
+
+
+def cached_kernel(
+    key: tuple[object, ...],
+    make: Callable[[], Callable[..., object]],
+    examples: Callable[[], list[torch.Tensor]],
+    compiled: bool,
+    like: torch.Tensor,
+) -> Callable[..., object]:
+    """`make()` itself, or compiled once per (`key`, `like`'s dtype and device, CPU threads) from `examples()`.
+
+    A router compiles its kernels unless its config says not to (`compiled` False: `FlexActConfig.compile`,
+    `SmartMixedConfig.compile`) or the switch does not (`fastpath.compiles_kernels`)."""
+    if not compiled or like.dtype == torch.float64 or fastpath.inside_outer_trace():
+        return make()
+    device_type = like.device.type
+    full_key = (*key, like.dtype, like.device, fastpath.kernel_key(device_type), thread_key(like.device))
+    if full_key in _COMPILED:
+        return _COMPILED[full_key]
+    if not fastpath.compiles_kernels(device_type):
+        return make()
+    _log.info("compiling the routing kernel %s", full_key)
+    try:
+        with rng_untouched(like.device):  # examples are random: the run's generator must not see them
+            _COMPILED[full_key] = compile_standalone(make(), examples())
+    except Exception as error:  # a compiler that fails after all: the switch says so once and takes "eager"
+        fastpath.record_failure(error)
+        return make()
+    return _COMPILED[full_key]
+
+
+def example_sizes(candidates: int) -> tuple[int, int]:
+    """(batch, features) for tracing a router's kernel: not 0 or 1 (specialised on), not 3 or the candidate count
+    (a traced graph gives equal sizes one symbol, which would tie the batch to K)."""
+    batch, features, *_ = (size for size in (5, 7, 11, 13) if size != candidates)
+    return batch, features

@@ -128,15 +128,13 @@ class CompiledKernels:
 
     Callers pass x contiguous, of rank 1 to `MAX_RANK` (`apply` below makes it so). A forward that cannot be
     compiled raises, and the caller falls back. A backward that cannot be compiled (it is built lazily, after the
-    forward worked) calls `on_backward_failure` once with the exception; the spec's eager backward then gives the
-    same numbers, only slower.
+    forward worked) is the switch's one fallback state (`fastpath.record_failure`); from then on the spec's eager
+    backward gives the same numbers, only slower.
     """
 
-    def __init__(self, spec: PointwiseSpec, on_backward_failure: Callable[[Exception], None]) -> None:
+    def __init__(self, spec: PointwiseSpec) -> None:
         self.spec = spec
         self.reads_output = bool(spec.reads_output)  # read once: the forward asks at every call
-        self.on_backward_failure = on_backward_failure
-        self.backward_failed = False
         self._forwards: dict[tuple[object, ...], tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {}
         self._backwards: dict[tuple[object, ...], tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {}
 
@@ -169,7 +167,7 @@ class CompiledKernels:
         """(dL/dx, *the scalars' gradients in their layout) from the spec's backward compiled; `y` = f(x) when the
         forward kept it (`reads_output`). `key` is the forward's `_kernel_key(x, scalars)` when the caller kept it;
         grad's and y's dtypes are added to it here."""
-        if not self.backward_failed:
+        if fastpath.fallback_reason() is None:
             try:
                 full_key = (key or _kernel_key(x, scalars), grad.dtype, None if y is None else y.dtype)
                 entry = self._backwards.get(full_key)
@@ -182,8 +180,7 @@ class CompiledKernels:
                     return kernel(x, grad, *scalars, *tables)  # type: ignore[return-value]
                 return kernel(x, grad, *scalars, *tables, y)  # type: ignore[return-value]
             except Exception as error:  # loud and correct: report once, then use the eager backward from now on
-                self.backward_failed = True
-                self.on_backward_failure(error)
+                fastpath.record_failure(error)
         tables = self.spec.tables(x.dtype, x.device)
         grad_x, grad_p, grad_n = self.spec.backward(x, grad, *unpack(scalars), *tables, y=y)
         return (grad_x, *pack_like(scalars, grad_p, grad_n))

@@ -72,8 +72,8 @@ def compile_standalone(
 def vector_options() -> dict[str, object]:
     """Inductor's vector width for these kernels: 256-bit (AVX2) on every x86 CPU, inductor's choice elsewhere.
 
-    Why not AVX-512 where the CPU has it: inductor's AVX-512 code runs the kernels' bit casts (the polynomial exp's
-    2^n, the log's exponent split, the counter noise) as scalar loops through memory, and splits kernels at them
+    Why not AVX-512 where the CPU has it: inductor's AVX-512 code runs the kernels' bit casts (the log's exponent
+    split, the counter noise) as scalar loops through memory, and splits kernels at them
     (slower: docs/timings.md). One width also means the same generated code, so the same bits, on AVX2 and AVX-512
     machines.
     """
@@ -106,14 +106,14 @@ def rng_untouched(device: torch.device) -> Iterator[None]:
 
 
 def tracing_for_inductor() -> bool:
-    """True while `compile_standalone` traces a function: lets a formula pick a form that is faster compiled
-    but slower eager (`actlab.kernels.fast_exp`), without threading a flag through every caller."""
+    """True while `compile_standalone` traces a function: lets a formula pick a form for compiled code (xIELU's
+    Taylor series near 0, `actlab.nn.formulas`), without threading a flag through every caller."""
     return _TRACING.get()
 
 
 def tracing_float32_cpu(x: torch.Tensor, piece: str) -> bool:
-    """The condition for `fast_exp`'s and `fast_log`'s polynomials (`piece`): a float32 CPU kernel is being traced
-    and the switch has the piece on (`fastpath.enabled`)."""
+    """The condition for `fast_log`'s polynomial (`piece`): a float32 CPU kernel is being traced and the switch has
+    the piece on (`fastpath.enabled`)."""
     return _TRACING.get() and x.dtype == torch.float32 and x.device.type == "cpu" and fastpath.enabled(piece)
 
 

@@ -21,7 +21,6 @@ from collections.abc import Callable
 
 import torch
 
-from actlab.kernels.fast_exp import expm1_nonpositive
 from actlab.kernels.pointwise import sum_dtype
 from actlab.kernels.standalone import tracing_for_inductor
 from actlab.names import NameTable
@@ -44,12 +43,12 @@ def _expm1_minus_x(x_neg: torch.Tensor) -> torch.Tensor:
     expm1(x) - x ~ x²/2 near 0 (f came out positive at x = -1e-12), so inside one the Taylor series replaces it there.
     """
     if not tracing_for_inductor():
-        return expm1_nonpositive(x_neg) - x_neg
+        return torch.expm1(x_neg) - x_neg
     if x_neg.dtype == torch.float64:
         series = x_neg * x_neg * (0.5 + x_neg * (1 / 6 + x_neg * (1 / 24 + x_neg * (1 / 120 + x_neg * (1 / 720)))))
-        return torch.where(x_neg > -TAYLOR_RADIUS_FLOAT64, series, expm1_nonpositive(x_neg) - x_neg)
+        return torch.where(x_neg > -TAYLOR_RADIUS_FLOAT64, series, torch.expm1(x_neg) - x_neg)
     series = x_neg * x_neg * (0.5 + x_neg * (1 / 6))  # two terms: the hot float32 kernel stays cheap
-    return torch.where(x_neg > -TAYLOR_RADIUS, series, expm1_nonpositive(x_neg) - x_neg)
+    return torch.where(x_neg > -TAYLOR_RADIUS, series, torch.expm1(x_neg) - x_neg)
 
 
 def xielu_reference(x: torch.Tensor, alpha_p: torch.Tensor, alpha_n: torch.Tensor, beta: float) -> torch.Tensor:
@@ -72,7 +71,7 @@ def xielu_gradients(
     """(dL/dx, dL/dalpha_p, dL/dalpha_n) of xIELU for upstream `grad`; the alpha sums in float32 or float64."""
     x_pos = torch.clamp(x, min=0.0)
     x_neg = torch.clamp(x, max=0.0)
-    expm1_neg = expm1_nonpositive(x_neg)
+    expm1_neg = torch.expm1(x_neg)
     grad_x = grad * (2.0 * alpha_p * x_pos + alpha_n * expm1_neg + beta)
     grad_alpha_p = torch.sum(grad * x_pos * x_pos, dtype=sum_dtype(x))
     grad_alpha_n = torch.sum(grad * _expm1_minus_x(x_neg), dtype=sum_dtype(x))

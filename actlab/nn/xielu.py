@@ -20,12 +20,13 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from actlab.kernels.paths import PATHS, activate, fast_path_status, select_path
+from actlab.kernels.fastpath import status as fast_path_status
+from actlab.kernels.paths import activate, select_path
 from actlab.nn.fused import KernelSpec
 from actlab.symbolic.defaults import XIELU_DEFAULTS
 from actlab.symbolic.trainable import PackedSoftplusAlphas
 
-__all__ = ["PATHS", "XIELU", "XIPReLU", "fast_path_status", "integrated_activation", "learned_alphas", "select_path"]
+__all__ = ["XIELU", "XIPReLU", "fast_path_status", "integrated_activation", "learned_alphas", "select_path"]
 
 
 def integrated_activation(

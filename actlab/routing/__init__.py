@@ -12,8 +12,8 @@ What a user builds with is exported here (`__all__`); the pieces behind it keep 
 
 Behind them (each module's docstring says why it exists; docs/package.md maps them): the mixture's formulas
 (mixture.py) and its lean Function (lean_mixture.py), a FlexAct layer's fused training step (fused_router.py) and
-its block with the next Linear (fused_linear.py), SmartMixed's fused phase 1 (per_neuron.py), the one place kernels
-are compiled or fall back loudly (compiled.py), opt-in recomputation (recompute.py), the noise (gumbel.py).
+its block with the next Linear (fused_linear.py), SmartMixed's fused phase 1 (per_neuron.py), opt-in recomputation
+(recompute.py), the noise (gumbel.py). Their kernels are compiled, or fall back loudly, in `actlab.kernels.paths`.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ backward of Props. 1 and 2. Output normalisation needs the branch outputs themse
 plain-autograd reference path; a non-detached p_tilde computes its gradient norms with a graph
 (double backward) beside `LeanMixture`, and g_bar = "l2" aggregates them there too.
 `implementation="reference"` forces the plain path. The default `FlexAct()` is lean with compiled kernels
-(`actlab.routing.compiled`); `actlab.models.build_mlp` puts it in a `RoutedSequential`
+(`actlab.kernels.paths.cached_kernel`); `actlab.models.build_mlp` puts it in a `RoutedSequential`
 (`actlab.routing.fused_linear`) for ReLU's activation memory. Many small networks' routers run as one
 module in `actlab.routing.stacked`.
 """

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import torch
 
-from actlab.routing.compiled import cached_kernel, example_sizes
+from actlab.kernels.paths import cached_kernel, example_sizes
 from actlab.routing.gumbel import gumbel_from_uniform, routing_dtype, straight_through
 from actlab.routing.lean_mixture import as_rows
 from actlab.routing.mixture import MixturePlan, mixture_backward, mixture_forward

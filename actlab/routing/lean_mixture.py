@@ -7,10 +7,35 @@ h and p (the formulas are in `actlab.routing.mixture`), so the branches are reco
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
-from actlab.routing.compiled import kernel
-from actlab.routing.mixture import MixturePlan
+from actlab.kernels.paths import cached_kernel, example_sizes
+from actlab.routing.mixture import MixturePlan, mixture_backward, mixture_forward
+
+# role -> (the kernel for a plan, how many (batch, features) tensors it takes after h and p)
+ROLES: dict[str, tuple[Callable[[MixturePlan], Callable[..., object]], int]] = {
+    "forward": (lambda plan: lambda h, p: mixture_forward(h, p, plan, False), 0),
+    "forward_norms": (lambda plan: lambda h, p: mixture_forward(h, p, plan, True), 0),
+    "backward": (lambda plan: lambda h, p, delta: mixture_backward(h, p, delta, plan), 1),
+}
+
+
+def kernel(plan: MixturePlan, role: str, compiled: bool, h: torch.Tensor, p: torch.Tensor) -> Callable[..., object]:
+    """The mixture's `role` kernel of `plan` for inputs like (h, p) ((batch, features) rows): compiled on first use
+    when `compiled` (`actlab.kernels.paths.cached_kernel`), inductor fusing it into one loop over h."""
+    make, extra = ROLES[role]
+    per_sample = p.dim() == 2
+
+    def examples() -> list[torch.Tensor]:
+        batch, features = example_sizes(len(plan.names))
+        rows = torch.randn(batch, features, dtype=h.dtype, device=h.device)
+        p_shape = (batch, len(plan.names)) if per_sample else (len(plan.names),)
+        p_example = torch.softmax(torch.randn(p_shape, dtype=p.dtype, device=p.device), dim=-1)
+        return [rows, p_example] + [torch.randn_like(rows) for _ in range(extra)]
+
+    return cached_kernel(("mixture", plan, role, p.dtype, per_sample), lambda: make(plan), examples, compiled, h)
 
 
 def as_rows(t: torch.Tensor) -> torch.Tensor:

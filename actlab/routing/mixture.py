@@ -5,7 +5,7 @@ The memory-lean path (`LeanMixture`, lean_mixture.py) saves only h and p, becaus
     dL/dh   = delta * sum_k p_k sigma_k'(h)
     dL/dp_k = <delta, sigma_k(h)>          (summed per sample when p is per sample)
 
-The functions here compute those, recomputing the branches; compiled.py compiles them. Two more savings:
+The functions here compute those, recomputing the branches; lean_mixture.py compiles them. Two more savings:
 - candidates that are positively homogeneous and piecewise linear (relu, leaky_relu, identity)
   collapse into one branch: sum_k p_k sigma_k(h) = c_neg h + (c_pos - c_neg) relu(h);
 - the per-sample gradient norms ||sigma_k'(h_b)||_2 that the Flex-Act regulariser needs are
@@ -26,7 +26,6 @@ import torch
 import torch.nn.functional as F
 
 from actlab.activations import LEAKY_RELU_SLOPE, get_activation, get_spec
-from actlab.kernels.fast_exp import exp_nonpositive
 
 # Positively homogeneous piecewise-linear candidates: sigma(h) = s_pos h (h > 0), s_neg h (h <= 0).
 PIECEWISE_LINEAR: dict[str, tuple[float, float]] = {
@@ -157,7 +156,7 @@ _SHARED_EXP = frozenset({"sigmoid", "silu", "tanh", "elu", "selu"})
 
 def _shared_exp(h: torch.Tensor, plan: MixturePlan) -> torch.Tensor:
     """e = exp(-|h|) in (0, 1] for `_smooth_term`, once for all smooth candidates (h itself if none needs it)."""
-    return exp_nonpositive(-h.abs()) if _SHARED_EXP.intersection(plan.names) else h
+    return torch.exp(-h.abs()) if _SHARED_EXP.intersection(plan.names) else h
 
 
 def _reduce(t: torch.Tensor, per_sample: bool) -> torch.Tensor:
@@ -170,7 +169,7 @@ def mixture_forward(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """x = sum_k p_k sigma_k(h) and, if `want_norms`, g (B, K) = ||sigma_k'(h_b)||_2; no graph kept.
 
-    Written as one pure function so inductor can fuse it into a single loop (see compiled.py).
+    Written as one pure function so inductor can fuse it into a single loop (`lean_mixture.kernel`).
     """
     pos = h > 0
     x = torch.zeros_like(h)

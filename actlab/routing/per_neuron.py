@@ -26,7 +26,7 @@ What changes against the op-by-op path (`SmartMixed(implementation="autograd")`)
 rounding only. The hard forward is sigma_c(h) itself where the straight-through product gave ((1 - p_c) + p_c)
 sigma_c(h), within one ulp; argmax is taken over z rather than softmax(z), which differs only where two z are within
 rounding of each other; the branches use the closed forms of `actlab.routing.mixture`, and compiled for a CPU the
-exp and the noise's two logs are `actlab.kernels.fast_exp`'s and `fast_log`'s polynomials (within 1 ulp).
+noise's two logs are `actlab.kernels.fast_log`'s polynomial (within 1 ulp).
 Saved for backward: h and the K planes z_k (B, width), from which the backward recomputes the choice.
 """
 
@@ -39,9 +39,8 @@ import torch
 
 from actlab.activations import get_spec
 from actlab.kernels import counter_rng
-from actlab.kernels.fast_exp import exp_nonpositive
 from actlab.kernels.fast_log import log_positive
-from actlab.routing.compiled import cached_kernel, example_sizes
+from actlab.kernels.paths import cached_kernel, example_sizes
 from actlab.routing.gumbel import routing_dtype
 from actlab.routing.mixture import _SHARED_EXP, PIECEWISE_LINEAR, _smooth_term
 
@@ -68,7 +67,7 @@ def covered(names: tuple[str, ...]) -> bool:
 def branches(h: torch.Tensor, names: tuple[str, ...]) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """[(sigma_k(h), sigma_k'(h))] for each candidate, in h's shape, sharing one exp(-|h|) among the smooth ones."""
     pos = h > 0
-    e = exp_nonpositive(-h.abs()) if _SHARED_EXP.intersection(names) else h
+    e = torch.exp(-h.abs()) if _SHARED_EXP.intersection(names) else h
     terms = []
     for name in names:
         if name in PIECEWISE_LINEAR:
@@ -116,11 +115,11 @@ def select_at_argmax(z: list[torch.Tensor], values: list[torch.Tensor]) -> torch
 
 
 def softmax_terms(z: list[torch.Tensor]) -> list[torch.Tensor]:
-    """softmax over the K slices, written out so that its exp is `exp_nonpositive` (z_k - max <= 0)."""
+    """softmax over the K slices, written out so that inductor fuses it into the kernel's one loop over (B, width)."""
     top = z[0]
     for z_k in z[1:]:
         top = torch.maximum(top, z_k)
-    e = [exp_nonpositive(z_k - top) for z_k in z]
+    e = [torch.exp(z_k - top) for z_k in z]
     total = e[0]
     for e_k in e[1:]:
         total = total + e_k

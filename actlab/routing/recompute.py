@@ -19,8 +19,7 @@ from typing import Any
 
 import torch
 
-from actlab.routing.compiled import kernel
-from actlab.routing.lean_mixture import as_rows
+from actlab.routing.lean_mixture import as_rows, kernel
 from actlab.routing.mixture import MixturePlan
 
 RECIPE_ATTRIBUTE = "_actlab_routed_recipe"

@@ -5,9 +5,7 @@ transcription of it. Softplus and sigmoid patterns become torch's stable functio
 then SymPy's C99 rewrites (`exp(x) - 1` becomes `expm1(x)`) keep full precision near 0.
 
 Each branch is evaluated on its own side only (`clamp(x, min=0)`, `clamp(x, max=0)`): the selected branch is
-unchanged and the other stays finite, so `torch.where` never multiplies a zero gradient by an infinity. And an
-`exp(u)` or `expm1(u)` whose argument SymPy proves <= 0 on the side is printed as `actlab.kernels.fast_exp`'s
-`exp_nonpositive` / `expm1_nonpositive`, which a compiled float32 CPU kernel fuses into its loop.
+unchanged and the other stays finite, so `torch.where` never multiplies a zero gradient by an infinity.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ from sympy.codegen.rewriting import optimize, optims_c99
 from sympy.printing.codeprinter import PrintMethodNotImplementedError
 from sympy.printing.pytorch import TorchPrinter
 
-from actlab.kernels.fast_exp import exp_nonpositive, expm1_nonpositive
 from actlab.symbolic.defaults import XIELU_DEFAULTS
 from actlab.symbolic.recipe import Branch, Derivation, NoClosedFormError, x
 from actlab.symbolic.stable import Sigmoid, Softplus, softplus_forms
@@ -30,33 +27,19 @@ from actlab.symbolic.stable import Sigmoid, Softplus, softplus_forms
 TensorFn = Callable[..., torch.Tensor]
 
 
-class ExpNonpositive(sp.Function):
-    """exp(u) where u <= 0 is proved on the branch's side: printed as `exp_nonpositive` (see the module docstring)."""
-
-    nargs = 1
-
-
-class Expm1Nonpositive(sp.Function):
-    """expm1(u) where u <= 0 is proved on the branch's side: printed as `expm1_nonpositive`."""
-
-    nargs = 1
-
-
 class _Printer(TorchPrinter):
-    """SymPy's torch printer plus the C99 functions that keep precision (`expm1`, `log1p`) and the fusable exps."""
+    """SymPy's torch printer plus the C99 functions that keep precision (`expm1`, `log1p`)."""
 
     mapping = {
         **TorchPrinter.mapping,
         expm1: "torch.expm1",
         log1p: "torch.log1p",
-        ExpNonpositive: "exp_nonpositive",
-        Expm1Nonpositive: "expm1_nonpositive",
         Softplus: "torch.nn.functional.softplus",
         Sigmoid: "torch.sigmoid",
     }
 
 
-_NAMESPACE = {"torch": torch, "exp_nonpositive": exp_nonpositive, "expm1_nonpositive": expm1_nonpositive}
+_NAMESPACE = {"torch": torch}
 _SIDE_MAGNITUDE = sp.Symbol("side_magnitude", nonnegative=True)  # |x| on a branch's side
 
 
@@ -64,16 +47,6 @@ def _nonpositive_on(u: sp.Expr, side: str) -> bool:
     """Whether SymPy proves u <= 0 for every x of `side` ("x > 0" or "x <= 0"); parameters are positive symbols."""
     on_side = u.subs(x, _SIDE_MAGNITUDE if side == "x > 0" else -_SIDE_MAGNITUDE)
     return bool(on_side.is_nonpositive)
-
-
-def _fusable_exps(expr: sp.Expr, side: str) -> sp.Expr:
-    """exp and expm1 of arguments proved <= 0 on `side`, as the functions compiled kernels fuse (module docstring)."""
-    expr = expr.replace(
-        lambda e: isinstance(e, expm1) and _nonpositive_on(e.args[0], side), lambda e: Expm1Nonpositive(e.args[0])
-    )
-    return expr.replace(
-        lambda e: isinstance(e, sp.exp) and _nonpositive_on(e.args[0], side), lambda e: ExpNonpositive(e.args[0])
-    )
 
 
 def _stable_on(expr: sp.Expr, side: str | None) -> sp.Expr:
@@ -104,8 +77,6 @@ def _torch_ready(expr: sp.Expr, side: str | None = None) -> sp.Expr:
     expr = expr.replace(lambda e: isinstance(e, (sp.Max, sp.Min, sp.Heaviside)), lambda e: e.rewrite(sp.Piecewise))
     expr = expr.replace(lambda e: isinstance(e, sp.erfc), lambda e: 1 - sp.erf(e.args[0]))
     expr = optimize(expr, optims_c99)
-    if side is not None:
-        expr = _fusable_exps(expr, side)
     return expr.replace(lambda e: e.is_number and not e.is_Atom or isinstance(e, sp.NumberSymbol), _as_float)
 
 
@@ -118,7 +89,7 @@ def _as_float(e: sp.Expr) -> sp.Expr:
 
 def lambdify_torch(args: Sequence[sp.Symbol], expr: sp.Expr | Sequence[sp.Expr], side: str | None = None) -> TensorFn:
     """A torch function of `args` computing `expr` (or a list of expressions, sharing common subexpressions); with
-    `side`, it is only ever called with x on that side, which lets its exps be the fusable ones."""
+    `side`, it is only ever called with x on that side, which lets its softplus take the accurate form there."""
     rewritten = _torch_ready(expr, side) if isinstance(expr, sp.Basic) else [_torch_ready(e, side) for e in expr]
     generated = sp.lambdify(list(args), rewritten, modules=[_NAMESPACE], printer=_Printer, cse=True)
 
