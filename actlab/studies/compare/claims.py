@@ -37,7 +37,7 @@ from actlab.studies.compare.tasks import get_task
 STUDY = "compare"
 # The sequential design `actlab decide` uses, registered with the claim (fixed before any look): new seeds from
 # FIRST_SEED, Pocock spending, a look every 4 seeds from 8. Built by Jennison & Turnbull's convention for 80% power at
-# the effect a fixed 24-seed design detects with 80% power (`stats.sequential.design_for(0.8, 24)`, checked by
+# the effect a fixed 24-seed design detects with 80% power (`stats.sequential_design.design_for(0.8, 24)`, checked by
 # tests/test_stats_sequential.py): its most seeds, 32, are the fewest whose power reaches 80% there, so its expected
 # seeds compare with those 24. (Before: looks to 36 seeds, 94% power at that effect, a by-product of the cap.)
 SEQUENTIAL = SequentialDesign(tuple(range(8, 33, 4)), alpha=0.05, spending="pocock", power=0.8, fixed_seeds=24)

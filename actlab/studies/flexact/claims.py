@@ -31,7 +31,8 @@ from actlab.sweep.results import SWEEP_FILE
 STUDY = "flexact"
 # The sequential design `actlab decide` uses for this claim, registered with it (fixed before any look):
 # new seeds from FIRST_SEED, looks at these seed counts, O'Brien-Fleming-type alpha spending
-# Built for 80% power at the effect a fixed 28-seed design detects with 80% (`stats.sequential.design_for`, tested)
+# Built for 80% power at the effect a fixed 28-seed design detects with 80%
+# (`stats.sequential_design.design_for`, tested)
 SEQUENTIAL = {
     "flexact-2-table1-recovery": SequentialDesign((10, 15, 20, 25, 30), 0.05, "obrien-fleming", 0.8, 28),
 }

@@ -57,7 +57,8 @@ __all__ = [
 STUDY = "smartmixed"
 # The sequential design `actlab decide` uses for this claim, registered with it (fixed before any look):
 # new seeds from FIRST_SEED, looks at these seed counts, O'Brien-Fleming-type alpha spending
-# layer-wise; built for 80% power at the effect a fixed 23-seed design detects with 80% (`sequential.design_for`)
+# layer-wise; built for 80% power at the effect a fixed 23-seed design detects with 80%
+# (`stats.sequential_design.design_for`)
 SEQUENTIAL = SequentialDesign((8, 12, 16, 20, 24), alpha=0.05, spending="obrien-fleming", power=0.8, fixed_seeds=23)
 LAYERWISE = ("ELU+SELU rise", "ReLU+LeakyReLU fall")
 LEARNED = ("win over random", "win over reversed")
