@@ -228,11 +228,17 @@ def format_table(operating: OperatingCharacteristics) -> str:
 
 
 def operating_table(claims: Sequence[Any]) -> Any:
-    """`scenario_rows` of every claim of `claims` (`actlab.claim.Claim`s) with operating characteristics, as one
-    DataFrame."""
+    """`scenario_rows` of every claim of `claims` (`actlab.claim.Claim`s) with operating characteristics, then the
+    outcomes its rule cannot reach at its n and why, as one DataFrame (every study's page shows this table)."""
     import pandas as pd
 
-    simulated = [claim for claim in claims if claim.operating is not None]
-    return pd.DataFrame(
-        [{"claim": claim.claim_id, **row} for claim in simulated for row in scenario_rows(claim.operating)]
-    )
+    rows: list[dict[str, object]] = []
+    for claim in claims:
+        if claim.operating is None:
+            continue
+        rows += [{"claim": claim.claim_id, **row} for row in scenario_rows(claim.operating)]
+        rows += [
+            {"claim": claim.claim_id, "scenario": f"'{verdict}' out of reach", "error rate": why}
+            for verdict, why in claim.operating.unreachable.items()
+        ]
+    return pd.DataFrame(rows)

@@ -20,6 +20,7 @@ import pandas as pd
 from actlab import stats
 from actlab.claim import Claim
 from actlab.stats.beats_every import POWER, Comparisons
+from actlab.stats.calibrate import operating_table as operating_table  # every study's page shows this one table
 from actlab.stats.power import mde_from_t_interval, tost_from_t_interval
 from actlab.studies.compare.engine import MATCHINGS, budget_phrase, matching_label, stated_budget
 from actlab.studies.compare.tasks import get_task
@@ -378,34 +379,6 @@ def verdict_text(claims: Iterable[Claim]) -> pd.DataFrame:
             "decided by",
         ],
     )
-
-
-def operating_table(claims: Iterable[Claim]) -> pd.DataFrame:
-    """Every simulated scenario of every claim: the true effect, the share of each verdict, the error rate or
-    power with its Monte-Carlo SE (what `actlab calibrate CLAIM_ID` prints), and the outcomes out of reach."""
-    rows = []
-    for claim in claims:
-        if claim.operating is None:
-            continue
-        for scenario in claim.operating.scenarios:
-            rows.append(
-                {
-                    "claim": claim.claim_id,
-                    "scenario": scenario.name,
-                    "true effect": scenario.effect,
-                    **{verdict: share for verdict, share in scenario.probabilities.items()},
-                    "error rate": _rate(_with_se(scenario, scenario.error_rate)),
-                    "power": _rate(_with_se(scenario, scenario.power)),
-                    "simulations": scenario.n_simulations,
-                }
-            )
-        for verdict, why in claim.operating.unreachable.items():
-            rows.append({"claim": claim.claim_id, "scenario": f"'{verdict}' out of reach", "error rate": why})
-    return pd.DataFrame(rows)
-
-
-def _with_se(scenario: Any, rate: float | None) -> tuple[float, float] | None:
-    return None if rate is None else (rate, scenario.standard_error(rate))
 
 
 def _rate(pair: tuple[float, float] | None) -> str:
