@@ -119,12 +119,11 @@ def operating_characteristics(
 ) -> OperatingCharacteristics:
     """`operating` one data set at a time: `simulate(effect, rng)` -> one outcome, at each scenario's effect."""
 
-    def batch(parameters: tuple[float, ...], rng: np.random.Generator, n: int) -> list[Outcome]:
+    def draw(rng: np.random.Generator, parameters: tuple[float, ...], n: int) -> list[Outcome]:
         return [simulate(parameters[0], rng) for _ in range(n)]
 
-    return batched_operating_characteristics(
-        batch, as_truths(scenarios), design=design, n_simulations=n_simulations, seed=seed, unreachable=unreachable
-    )
+    truths = as_truths(scenarios)
+    return operating(truths, draw, list, design=design, n_simulations=n_simulations, seed=seed, unreachable=unreachable)
 
 
 def as_truths(scenarios: Sequence[ScenarioSpec], components: int = 1) -> list[Truth]:
