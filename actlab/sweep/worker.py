@@ -73,7 +73,7 @@ def read_status(folder: Path) -> dict[str, Any] | None:
     """
     path = Path(folder) / STATUS_FILE
     record, why = read_record(path)
-    if record is not None and not isinstance(record.get("status"), str) or why == NOT_AN_OBJECT:
+    if why == NOT_AN_OBJECT or (record is not None and not isinstance(record.get("status"), str)):
         why = "not a status record (a JSON object with a 'status')"
     return {"status": CORRUPT, "record_error": f"{path}: {why}"} if why else record
 
